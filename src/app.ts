@@ -1,0 +1,106 @@
+// The HTTP surface: health probes, tRPC at /trpc, the OpenAPI document and docs page, and
+// the REST facade under /api/v1 (mounted last: the trpc-to-openapi adapter never calls next).
+import crypto from "node:crypto";
+import express, { type Express, type NextFunction, type Request, type Response } from "express";
+import helmet from "helmet";
+import { createExpressMiddleware } from "@trpc/server/adapters/express";
+import { createOpenApiExpressMiddleware } from "trpc-to-openapi";
+import type { Services } from "./services.js";
+import { appRouter } from "./trpc/router.js";
+import { createContextFactory } from "./trpc/context.js";
+import { buildOpenApiDocument, docsRouter } from "./http/docs.js";
+import { extraOpenApiPaths } from "./http/routes.js";
+import type { Meta } from "./trpc/init.js";
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
+
+function successStatusByPath(): Map<string, number> {
+  const map = new Map<string, number>();
+  for (const [path, proc] of Object.entries(appRouter._def.procedures as Record<string, unknown>)) {
+    const meta = (proc as { _def: { meta?: Meta } })._def.meta;
+    if (meta?.successStatus) map.set(path, meta.successStatus);
+  }
+  return map;
+}
+
+export function createApp(services: Services): Express {
+  const { config, logger } = services;
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", config.TRUST_PROXY_HOPS);
+
+  // Request id on every response; a sane incoming one is kept for tracing across hops.
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const incoming = req.headers["x-request-id"];
+    const id = typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+    (req as Request & { id: string }).id = id;
+    res.setHeader("x-request-id", id);
+    const started = process.hrtime.bigint();
+    res.on("finish", () => {
+      logger.info({
+        requestId: id,
+        method: req.method,
+        path: req.originalUrl.split("?")[0], // never the query string: tickets and tokens may travel there
+        status: res.statusCode,
+        ms: Number(process.hrtime.bigint() - started) / 1e6,
+      }, "request");
+    });
+    next();
+  });
+
+  app.use(helmet({
+    contentSecurityPolicy: { directives: { "script-src": ["'self'"], "img-src": ["'self'", "data:"] } },
+  }));
+
+  const origins = config.CORS_ORIGINS.split(",").map((o) => o.trim()).filter(Boolean);
+  if (origins.length > 0) {
+    app.use((req, res, next) => {
+      const origin = req.headers.origin;
+      if (origin && origins.includes(origin)) {
+        res.setHeader("Access-Control-Allow-Origin", origin);
+        res.setHeader("Vary", "Origin");
+        res.setHeader("Access-Control-Allow-Headers", "Content-Type, Authorization, X-API-Key, X-Request-Id");
+        res.setHeader("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS");
+        if (req.method === "OPTIONS") return void res.status(204).end();
+      }
+      next();
+    });
+  }
+
+  app.get("/healthz", (_req, res) => void res.json({ status: "ok" }));
+  app.get("/readyz", async (_req, res) => {
+    try {
+      await services.database.opened.raw.query("SELECT 1");
+      res.json({ status: "ready" });
+    } catch {
+      res.status(503).json({ status: "unavailable", code: "SERVICE_UNAVAILABLE", message: "database unreachable" });
+    }
+  });
+
+  const createContext = createContextFactory(services);
+  app.use("/trpc", createExpressMiddleware({ router: appRouter, createContext, maxBodySize: config.BODY_LIMIT_BYTES }));
+
+  app.use("/api/v1", docsRouter(buildOpenApiDocument(appRouter, extraOpenApiPaths)));
+
+  const statuses = successStatusByPath();
+  app.use("/api/v1", createOpenApiExpressMiddleware({
+    router: appRouter,
+    createContext,
+    maxBodySize: config.BODY_LIMIT_BYTES,
+    responseMeta: ({ paths, errors }) => {
+      if (errors.length > 0 || !paths || paths.length !== 1) return {};
+      const status = statuses.get(paths[0]);
+      return status ? { status } : {};
+    },
+  }) as unknown as express.RequestHandler);
+
+  // Anything outside /api/v1 and /trpc: JSON 404 rather than express's HTML page.
+  app.use((_req, res) => void res.status(404).json({ code: "NOT_FOUND", message: "Not found" }));
+  // Last resort: express-level failures leave as JSON without details.
+  app.use((err: Error & { status?: number; type?: string }, req: Request, res: Response, _next: NextFunction) => {
+    const status = err.status && err.status >= 400 && err.status < 500 ? err.status : 500;
+    if (status === 500) logger.error({ err: { message: err.message, stack: err.stack }, requestId: (req as Request & { id?: string }).id }, "unhandled error");
+    res.status(status).json({ code: status === 500 ? "INTERNAL_SERVER_ERROR" : "BAD_REQUEST", message: status === 500 ? "Internal server error" : "Bad request" });
+  });
+  return app;
+}

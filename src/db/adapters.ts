@@ -1,0 +1,87 @@
+// Driver adapters for Prisma's client engine: PGlite (embedded, in-process PostgreSQL) by
+// default, node-postgres when DATABASE_URL is set. Both also expose a raw `exec` used by the
+// migrator, which must run before Prisma touches the schema.
+import fs from "node:fs";
+import path from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
+import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+
+export interface RawDatabase {
+  kind: "pglite" | "postgres";
+  /** run one or more statements without parameters */
+  exec(sql: string): Promise<void>;
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+export interface OpenedDatabase {
+  raw: RawDatabase;
+  adapter: SqlMigrationAwareDriverAdapterFactory;
+  /** the PGlite instance when embedded (tests dump and reload it) */
+  pglite?: PGlite;
+  pool?: pg.Pool;
+}
+
+/**
+ * Work around prisma/prisma#27403: the JS schema engine cannot deserialize PostgreSQL
+ * catalog columns of type `name` (oid 19). Reporting them as `text` (oid 25) is harmless
+ * because both arrive as strings. Only the migration CLI path needs this.
+ */
+class NameAsTextPool extends pg.Pool {
+  override query(...args: unknown[]): any {
+    const result = (super.query as (...a: unknown[]) => unknown)(...args);
+    if (result && typeof (result as Promise<unknown>).then === "function") {
+      return (result as Promise<pg.QueryResult>).then((r) => {
+        for (const field of r?.fields ?? []) if (field.dataTypeID === 19) field.dataTypeID = 25;
+        return r;
+      });
+    }
+    return result;
+  }
+}
+
+export function openPostgres(url: string, poolSize = 10, forMigrations = false): OpenedDatabase {
+  const PoolClass = forMigrations ? NameAsTextPool : pg.Pool;
+  const pool = new PoolClass({ connectionString: url, max: poolSize });
+  // An idle client losing its connection (server restart) must not crash the process.
+  pool.on("error", () => undefined);
+  const raw: RawDatabase = {
+    kind: "postgres",
+    exec: async (sql) => {
+      await pool.query(sql);
+    },
+    query: async (sql, params) => (await pool.query(sql, params as unknown[])).rows,
+    close: () => pool.end(),
+  };
+  return { raw, adapter: new PrismaPg(pool), pool };
+}
+
+/** `dataDir` undefined = in memory (tests). `loadDataDir` restores a dump made after migrations. */
+export async function openPGlite(dataDir?: string, loadDataDir?: Blob): Promise<OpenedDatabase> {
+  if (dataDir) fs.mkdirSync(path.resolve(dataDir), { recursive: true });
+  const pglite = dataDir
+    ? new PGlite(path.resolve(dataDir, "pgdata"), loadDataDir ? { loadDataDir } : {})
+    : new PGlite(loadDataDir ? { loadDataDir } : {});
+  await pglite.waitReady;
+  const raw: RawDatabase = {
+    kind: "pglite",
+    exec: async (sql) => {
+      await pglite.exec(sql);
+    },
+    query: async (sql, params) => (await pglite.query(sql, params as unknown[])).rows as any[],
+    close: () => pglite.close(),
+  };
+  // pglite-prisma-adapter 0.6 is typed against an older @prisma/driver-adapter-utils; the
+  // runtime protocol is the same (the test suite runs every query through it).
+  const adapter = new PrismaPGlite(pglite) as unknown as SqlMigrationAwareDriverAdapterFactory;
+  return { raw, adapter, pglite };
+}
+
+/** Used by prisma.config.ts so that the Prisma CLI migrates the same database the server uses. */
+export async function openMigrationAdapter(env: NodeJS.ProcessEnv = process.env): Promise<OpenedDatabase> {
+  if (env.DATABASE_URL) return openPostgres(env.DATABASE_URL, 2, true);
+  return openPGlite(env.DATA_DIR || "./data");
+}

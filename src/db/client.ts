@@ -1,0 +1,40 @@
+// The Prisma client over whichever database the configuration names.
+import { PrismaClient } from "../generated/prisma/client.js";
+import type { Config } from "../config.js";
+import { openPGlite, openPostgres, type OpenedDatabase } from "./adapters.js";
+import { applyMigrations } from "./migrate.js";
+
+export type Db = PrismaClient;
+/** The client or an interactive transaction of it: what services receive. */
+export type DbTx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
+
+export interface Database {
+  prisma: PrismaClient;
+  opened: OpenedDatabase;
+  close(): Promise<void>;
+}
+
+export function createPrisma(opened: OpenedDatabase): PrismaClient {
+  return new PrismaClient({
+    adapter: opened.adapter,
+    // PGlite serializes everything on one connection; generous limits avoid spurious
+    // timeouts under load while transactions themselves stay short.
+    transactionOptions: { maxWait: 10_000, timeout: 30_000 },
+  });
+}
+
+export async function openDatabase(config: Pick<Config, "DATABASE_URL" | "DATA_DIR" | "DATABASE_POOL_SIZE">): Promise<Database> {
+  const opened = config.DATABASE_URL
+    ? openPostgres(config.DATABASE_URL, config.DATABASE_POOL_SIZE)
+    : await openPGlite(config.DATA_DIR);
+  await applyMigrations(opened.raw);
+  const prisma = createPrisma(opened);
+  return {
+    prisma,
+    opened,
+    close: async () => {
+      await prisma.$disconnect();
+      await opened.raw.close();
+    },
+  };
+}

@@ -1,0 +1,20 @@
+/**
+ * Single entry point to @peculiar/x509 for the rest of this folder.
+ *
+ * Importing x509 through this module guarantees two things before any PKI
+ * code runs: the Reflect polyfill is loaded first (x509 crashes at import time
+ * without it), and x509 is told to use Node's WebCrypto. Both happen once,
+ * when this module is first evaluated.
+ */
+import "./reflect-polyfill.js";
+import * as x509 from "@peculiar/x509";
+import { webcrypto } from "node:crypto";
+
+x509.cryptoProvider.set(webcrypto as unknown as ReturnType<typeof x509.cryptoProvider.get>);
+
+/** WebCrypto key type, spelled via node:crypto so it works without the DOM lib. */
+export type CryptoKey = webcrypto.CryptoKey;
+export type CryptoKeyPair = webcrypto.CryptoKeyPair;
+
+export const subtle = webcrypto.subtle;
+export { x509 };

@@ -1,0 +1,57 @@
+// `npm start`: configuration, database (migrations applied), bootstrap, listen.
+import { ConfigError, loadConfig } from "./config.js";
+import { createLogger } from "./lib/logger.js";
+import { startService } from "./server.js";
+
+async function main() {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.LOG_LEVEL);
+  const started = Date.now();
+  const service = await startService(config, logger);
+  const where = `http://${config.HOST === "0.0.0.0" ? "localhost" : config.HOST}:${service.server.address() && typeof service.server.address() === "object" ? (service.server.address() as { port: number }).port : config.PORT}`;
+  logger.info({ url: where, database: config.DATABASE_URL ? "postgresql" : `pglite:${config.DATA_DIR}`, ms: Date.now() - started }, "ready");
+
+  const b = service.bootstrapResult;
+  if (b.created) {
+    // Printed once, to the terminal only (not through the structured log).
+    const lines = [
+      "",
+      "First start: created organization 'default' and its Super Admin.",
+      `  admin e-mail:  ${b.adminEmail}`,
+      b.generatedPassword ? `  password:      ${b.generatedPassword}   (shown once; set BOOTSTRAP_ADMIN_PASSWORD to choose it)` : "  password:      from BOOTSTRAP_ADMIN_PASSWORD",
+      b.generatedApiKey ? `  API key:       ${b.generatedApiKey}   (shown once; set BOOTSTRAP_API_KEY to choose it)` : "  API key:       from BOOTSTRAP_API_KEY",
+      `  API docs:      ${where}/api/v1/docs`,
+      "",
+    ];
+    process.stdout.write(lines.join("\n") + "\n");
+  }
+
+  let signals = 0;
+  const shutdown = (signal: string) => {
+    if (++signals > 1) process.exit(1);
+    logger.info({ signal }, "shutting down");
+    service.stop().then(
+      () => process.exit(0),
+      (err: Error) => {
+        logger.error({ err: err.message }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", () => shutdown("SIGINT"));
+}
+
+main().catch((err: Error) => {
+  console.error(`fatal: ${err.message}`);
+  process.exit(1);
+});

@@ -1,0 +1,87 @@
+/** The shapes a parsed application manifest takes once it is read and admitted. */
+
+export type ProfileType = "compose" | "helm";
+
+export type CpuArchitecture = "amd64" | "arm64" | "arm" | "riscv64";
+
+export interface ComponentProperties {
+  repository: string;
+  revision: string;
+  wait?: boolean;
+  timeout?: string;
+}
+
+export interface ManifestComponent {
+  name: string;
+  properties: ComponentProperties;
+}
+
+export interface RequiredResources {
+  cpu?: { cores: number; architectures?: CpuArchitecture[] };
+  memory?: string;
+  storage?: string;
+}
+
+export interface DeploymentProfile {
+  id: string;
+  type: ProfileType;
+  description?: string;
+  components: ManifestComponent[];
+  requiredResources?: RequiredResources;
+}
+
+export interface ParameterTarget {
+  pointer: string;
+  components: string[];
+}
+
+export interface ManifestParameter {
+  value?: unknown;
+  targets: ParameterTarget[];
+}
+
+export interface ManifestVendor {
+  name: string;
+  site?: string;
+}
+
+export interface NormalizedManifest {
+  apiVersion: string;
+  /** metadata.id: the application's key within its organization. */
+  appKey: string;
+  name: string;
+  version: string;
+  description?: string;
+  category?: string;
+  tags: string[];
+  /** The icon path exactly as written, relative to the manifest's folder. */
+  iconPath?: string;
+  vendor?: ManifestVendor;
+  /** Only the profiles that passed admission. */
+  profiles: DeploymentProfile[];
+  parameters: Record<string, ManifestParameter>;
+}
+
+/** The file could not be read as a manifest at all: an error of the sync. */
+export interface ManifestError {
+  kind: "error";
+  path: string;
+  message: string;
+}
+
+/** A readable manifest with no admissible profile: reported, not an error. */
+export interface ManifestRejected {
+  kind: "rejected";
+  path: string;
+  reason: string;
+}
+
+export interface ManifestAdmitted {
+  kind: "admitted";
+  path: string;
+  manifest: NormalizedManifest;
+  /** Dropped profiles and ignored optional fields, in words. */
+  warnings: string[];
+}
+
+export type ManifestParseResult = ManifestError | ManifestRejected | ManifestAdmitted;

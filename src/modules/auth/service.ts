@@ -1,0 +1,107 @@
+// Sign-in with e-mail and password: server-side sessions holding a hashed, rotating refresh
+// token, and short-lived HS256 access tokens that name their session.
+import type { DbTx } from "../../db/client.js";
+import type { Services } from "../../services.js";
+import type { RequestInfo } from "../../trpc/context.js";
+import { randomToken, sha256Hex, verifyPassword } from "../../lib/crypto.js";
+import { signAccessToken } from "../../trpc/auth.js";
+import { writeAudit } from "../../trpc/audit.js";
+import { unauthorized } from "../../trpc/errors.js";
+
+const REFRESH_PREFIX = "fmr_";
+
+export interface TokenPair {
+  accessToken: string;
+  tokenType: "Bearer";
+  expiresAt: string;
+  refreshToken: string;
+}
+
+/** The organization a new session acts in: the one asked for, else the oldest membership. */
+async function sessionOrganization(db: DbTx, user: { id: string; isSuperAdmin: boolean }, wanted?: string) {
+  if (wanted) {
+    const ok = user.isSuperAdmin
+      ? await db.organization.findUnique({ where: { id: wanted }, select: { id: true } })
+      : await db.membership.findUnique({ where: { organizationId_userId: { organizationId: wanted, userId: user.id } } });
+    if (ok) return wanted;
+  }
+  const first = await db.membership.findFirst({ where: { userId: user.id }, orderBy: { createdAt: "asc" } });
+  if (first) return first.organizationId;
+  if (user.isSuperAdmin) {
+    const org = await db.organization.findFirst({ orderBy: { createdAt: "asc" }, select: { id: true } });
+    return org?.id ?? null;
+  }
+  return null;
+}
+
+async function issueTokens(services: Services, session: { id: string; userId: string }, credentialsVersion: number, refreshToken: string): Promise<TokenPair> {
+  const { token, expiresAt } = await signAccessToken(services, { userId: session.userId, sessionId: session.id, credentialsVersion });
+  return { accessToken: token, tokenType: "Bearer", expiresAt: expiresAt.toISOString(), refreshToken };
+}
+
+export async function login(services: Services, request: RequestInfo, input: { email: string; password: string; organizationId?: string }): Promise<TokenPair> {
+  const db = services.prisma;
+  const email = input.email.trim().toLowerCase();
+  const user = await db.user.findUnique({ where: { email } });
+  const valid = await verifyPassword(input.password, user?.passwordHash);
+  if (!user || !valid || user.status !== "active") {
+    await writeAudit(db, request, null, {
+      action: "auth.login",
+      outcome: "failure",
+      entityType: "user",
+      entityId: user?.id ?? null,
+      message: user ? (valid ? "user is disabled" : "wrong password") : "unknown e-mail",
+      actor: { type: "user", id: user?.id ?? null, userId: user?.id ?? null },
+    });
+    // Same answer for every cause: which part was wrong is not revealed.
+    throw unauthorized("Invalid e-mail or password");
+  }
+  const refreshToken = randomToken(REFRESH_PREFIX, 48);
+  const session = await db.$transaction(async (tx) => {
+    const organizationId = await sessionOrganization(tx, user, input.organizationId);
+    const created = await tx.session.create({
+      data: {
+        userId: user.id,
+        organizationId,
+        refreshTokenHash: sha256Hex(refreshToken),
+        userAgent: request.userAgent,
+        ipAddress: request.sourceIp,
+        expiresAt: new Date(Date.now() + services.config.REFRESH_TOKEN_TTL_DAYS * 86_400_000),
+      },
+    });
+    await tx.user.update({ where: { id: user.id }, data: { lastLoginAt: new Date(), lastActivityAt: new Date() } });
+    await writeAudit(tx, request, null, {
+      action: "auth.login",
+      outcome: "success",
+      organizationId,
+      entityType: "session",
+      entityId: created.id,
+      actor: { type: "user", id: user.id, userId: user.id },
+    });
+    return created;
+  });
+  return issueTokens(services, session, user.credentialsVersion, refreshToken);
+}
+
+export async function refresh(services: Services, request: RequestInfo, refreshToken: string): Promise<TokenPair> {
+  const db = services.prisma;
+  const next = randomToken(REFRESH_PREFIX, 48);
+  // Rotation is one conditional update: a refresh token works once, even under a race.
+  const session = await db.session.findUnique({ where: { refreshTokenHash: sha256Hex(refreshToken) }, include: { user: true } });
+  if (!session || session.revokedAt || session.expiresAt <= new Date() || session.user.status !== "active") {
+    throw unauthorized("Invalid or expired refresh token");
+  }
+  const rotated = await db.session.updateMany({
+    where: { id: session.id, refreshTokenHash: session.refreshTokenHash, revokedAt: null },
+    data: { refreshTokenHash: sha256Hex(next), lastUsedAt: new Date(), ipAddress: request.sourceIp, userAgent: request.userAgent },
+  });
+  if (rotated.count !== 1) throw unauthorized("Invalid or expired refresh token");
+  return issueTokens(services, session, session.user.credentialsVersion, next);
+}
+
+export async function logout(db: DbTx, sessionId: string | null, refreshToken?: string) {
+  const where = sessionId ? { id: sessionId } : refreshToken ? { refreshTokenHash: sha256Hex(refreshToken) } : null;
+  if (!where) return { revoked: 0 };
+  const result = await db.session.updateMany({ where: { ...where, revokedAt: null }, data: { revokedAt: new Date() } });
+  return { revoked: result.count };
+}

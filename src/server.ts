@@ -1,0 +1,56 @@
+// Starting and stopping the whole service; used by main.ts and by tests that need a real
+// listening server.
+import type { Server } from "node:http";
+import type { Config } from "./config.js";
+import { openDatabase } from "./db/client.js";
+import { createLogger, type Logger } from "./lib/logger.js";
+import { createServices, type Services } from "./services.js";
+import { createApp } from "./app.js";
+import { bootstrap, type BootstrapResult } from "./bootstrap.js";
+
+export interface RunningService {
+  services: Services;
+  server: Server;
+  url: string;
+  bootstrapResult: BootstrapResult;
+  stop(): Promise<void>;
+}
+
+export async function startService(config: Config, logger: Logger = createLogger(config.LOG_LEVEL)): Promise<RunningService> {
+  const database = await openDatabase(config);
+  const services = createServices(config, database, logger);
+  const bootstrapResult = await bootstrap(services);
+  const app = createApp(services);
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(config.PORT, config.HOST, () => resolve(s));
+    s.once("error", reject);
+  });
+  // Slow clients must not hold a connection forever.
+  server.headersTimeout = 20_000;
+  server.requestTimeout = 60_000;
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : config.PORT;
+  let stopping: Promise<void> | null = null;
+  return {
+    services,
+    server,
+    url: `http://127.0.0.1:${port}`,
+    bootstrapResult,
+    stop: () =>
+      (stopping ??= (async () => {
+        // Stop accepting, let in-flight requests finish (bounded), then close the database.
+        await new Promise<void>((resolve) => {
+          const force = setTimeout(() => {
+            server.closeAllConnections();
+            resolve();
+          }, 10_000);
+          server.close(() => {
+            clearTimeout(force);
+            resolve();
+          });
+          server.closeIdleConnections();
+        });
+        await database.close();
+      })()),
+  };
+}

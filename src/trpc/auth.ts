@@ -1,0 +1,155 @@
+// Authentication: X-API-Key or Authorization: Bearer <access token>. One function, used by
+// the tRPC procedures and by the plain express routes (downloads, streams) alike.
+import { jwtVerify, SignJWT } from "jose";
+import type { IncomingHttpHeaders } from "node:http";
+import type { Services } from "../services.js";
+import { sha256Hex } from "../lib/crypto.js";
+import { forbidden, unauthorized } from "./errors.js";
+import { grants, WILDCARD } from "./permissions.js";
+import type { Principal } from "./principal.js";
+
+export const API_KEY_PREFIX = "fm_";
+const TOKEN_ISSUER = "fleet-manager";
+
+export class AuthFailure extends Error {
+  constructor(
+    readonly code: "UNAUTHORIZED" | "FORBIDDEN",
+    message: string,
+    /** what the audit log records as the refused actor, when known */
+    readonly actor?: { type: "user" | "api_key"; id: string; organizationId?: string },
+  ) {
+    super(message);
+  }
+}
+
+export async function signAccessToken(services: Services, claims: { userId: string; sessionId: string; credentialsVersion: number }) {
+  const ttl = services.config.ACCESS_TOKEN_TTL_SECONDS;
+  const expiresAt = new Date(Date.now() + ttl * 1000);
+  const token = await new SignJWT({ sid: claims.sessionId, cv: claims.credentialsVersion })
+    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+    .setSubject(claims.userId)
+    .setIssuer(TOKEN_ISSUER)
+    .setIssuedAt()
+    .setExpirationTime(expiresAt)
+    .sign(services.jwtKey);
+  return { token, expiresAt };
+}
+
+// lastUsedAt is written at most once a minute per key, not on every request.
+const LAST_USED_WRITE_INTERVAL_MS = 60_000;
+const lastUsedWritten = new Map<string, number>();
+
+function touchApiKey(services: Services, keyId: string) {
+  const now = Date.now();
+  if ((lastUsedWritten.get(keyId) ?? 0) > now - LAST_USED_WRITE_INTERVAL_MS) return;
+  lastUsedWritten.set(keyId, now);
+  services.prisma.apiKey
+    .update({ where: { id: keyId }, data: { lastUsedAt: new Date(now) } })
+    .catch((err: Error) => services.logger.warn({ err: err.message }, "could not record API key use"));
+}
+
+async function rolePermissions(services: Services, organizationId: string, userId: string): Promise<string[] | null> {
+  const membership = await services.prisma.membership.findUnique({
+    where: { organizationId_userId: { organizationId, userId } },
+    select: { role: { select: { permissions: true } } },
+  });
+  return membership ? membership.role.permissions : null;
+}
+
+function assertOrganizationUsable(org: { status: string; name: string }, isSuperAdmin: boolean) {
+  // Super Admins keep access to suspended or disabled organizations so that they can restore them.
+  if (org.status !== "active" && !isSuperAdmin) {
+    throw new AuthFailure("FORBIDDEN", `Organization "${org.name}" is ${org.status}; it cannot be used until it is enabled again`);
+  }
+}
+
+async function authenticateApiKey(services: Services, key: string): Promise<Principal> {
+  const record = await services.prisma.apiKey.findUnique({
+    where: { keyHash: sha256Hex(key) },
+    include: {
+      organization: { select: { id: true, name: true, status: true } },
+    },
+  });
+  if (!record || record.revokedAt) throw new AuthFailure("UNAUTHORIZED", "Invalid API key");
+  const actor = { type: "api_key" as const, id: record.id, organizationId: record.organizationId };
+  if (record.expiresAt && record.expiresAt <= new Date()) throw new AuthFailure("UNAUTHORIZED", "API key has expired", actor);
+  const creator = record.createdById
+    ? await services.prisma.user.findUnique({ where: { id: record.createdById }, select: { id: true, status: true, isSuperAdmin: true } })
+    : null;
+  if (!creator || creator.status !== "active") {
+    throw new AuthFailure("UNAUTHORIZED", "API key is no longer valid: its creator is disabled or removed", actor);
+  }
+  const isSuperAdmin = creator.isSuperAdmin && grants(record.permissions, "platform:admin");
+  assertOrganizationUsable(record.organization, isSuperAdmin);
+  const creatorPermissions = creator.isSuperAdmin ? [WILDCARD] : await rolePermissions(services, record.organizationId, creator.id);
+  if (!creatorPermissions) {
+    throw new AuthFailure("UNAUTHORIZED", "API key is no longer valid: its creator left the organization", actor);
+  }
+  touchApiKey(services, record.id);
+  return {
+    kind: "api_key",
+    userId: creator.id,
+    apiKeyId: record.id,
+    sessionId: null,
+    organizationId: record.organizationId,
+    permissionSets: [new Set(record.permissions), new Set(creatorPermissions)],
+    isSuperAdmin,
+  };
+}
+
+async function authenticateBearer(services: Services, token: string): Promise<Principal> {
+  let claims: { sub?: string; sid?: unknown; cv?: unknown };
+  try {
+    ({ payload: claims } = await jwtVerify(token, services.jwtKey, { issuer: TOKEN_ISSUER, algorithms: ["HS256"] }));
+  } catch {
+    throw new AuthFailure("UNAUTHORIZED", "Invalid or expired access token");
+  }
+  const session = typeof claims.sid === "string"
+    ? await services.prisma.session.findUnique({
+        where: { id: claims.sid },
+        include: { user: { select: { id: true, status: true, isSuperAdmin: true, credentialsVersion: true } } },
+      })
+    : null;
+  if (!session || session.revokedAt || session.expiresAt <= new Date() || session.userId !== claims.sub) {
+    throw new AuthFailure("UNAUTHORIZED", "Session has ended; sign in again");
+  }
+  const user = session.user;
+  const actor = { type: "user" as const, id: user.id };
+  if (user.status !== "active") throw new AuthFailure("UNAUTHORIZED", "User is disabled", actor);
+  if (user.credentialsVersion !== claims.cv) throw new AuthFailure("UNAUTHORIZED", "Credentials changed; sign in again", actor);
+  if (!session.organizationId) throw new AuthFailure("FORBIDDEN", "You are not a member of any organization", actor);
+  const org = await services.prisma.organization.findUnique({
+    where: { id: session.organizationId },
+    select: { id: true, name: true, status: true },
+  });
+  if (!org) throw new AuthFailure("FORBIDDEN", "Your organization no longer exists", actor);
+  assertOrganizationUsable(org, user.isSuperAdmin);
+  const permissions = user.isSuperAdmin ? [WILDCARD] : await rolePermissions(services, org.id, user.id);
+  if (!permissions) throw new AuthFailure("FORBIDDEN", "You are no longer a member of this organization", actor);
+  return {
+    kind: "user",
+    userId: user.id,
+    apiKeyId: null,
+    sessionId: session.id,
+    organizationId: org.id,
+    permissionSets: [new Set(permissions)],
+    isSuperAdmin: user.isSuperAdmin,
+  };
+}
+
+/** Resolves the caller from the request headers; throws AuthFailure. */
+export async function authenticate(services: Services, headers: IncomingHttpHeaders): Promise<Principal> {
+  const apiKey = headers["x-api-key"];
+  if (typeof apiKey === "string" && apiKey.length > 0) return authenticateApiKey(services, apiKey.trim());
+  const authorization = headers.authorization;
+  if (typeof authorization === "string") {
+    const match = /^Bearer\s+(\S+)$/i.exec(authorization.trim());
+    if (!match) throw new AuthFailure("UNAUTHORIZED", "Authorization header must be 'Bearer <token>'");
+    return authenticateBearer(services, match[1]);
+  }
+  throw new AuthFailure("UNAUTHORIZED", "Authentication required: send X-API-Key or Authorization: Bearer <token>");
+}
+
+export function toTrpcError(failure: AuthFailure) {
+  return failure.code === "FORBIDDEN" ? forbidden(failure.message) : unauthorized(failure.message);
+}

@@ -1,0 +1,44 @@
+// Per-request context. The principal is filled in by the authentication middleware; `db`
+// is the Prisma client, or the interactive transaction of a mutation.
+import type { Request, Response } from "express";
+import type { DbTx } from "../db/client.js";
+import type { Services } from "../services.js";
+import type { Principal } from "./principal.js";
+
+export interface RequestInfo {
+  requestId: string;
+  sourceIp: string | null;
+  userAgent: string | null;
+}
+
+export interface Context {
+  services: Services;
+  db: DbTx;
+  request: RequestInfo;
+  headers: Request["headers"];
+  res: Response | null;
+  principal: Principal | null;
+}
+
+export function requestInfoOf(req: Request): RequestInfo {
+  return {
+    requestId: requestIdOf(req),
+    sourceIp: req.ip ?? req.socket.remoteAddress ?? null,
+    userAgent: typeof req.headers["user-agent"] === "string" ? req.headers["user-agent"].slice(0, 500) : null,
+  };
+}
+
+export function requestIdOf(req: Request): string {
+  return (req as Request & { id?: string }).id ?? "unknown";
+}
+
+export function createContextFactory(services: Services) {
+  return ({ req, res }: { req: Request; res: Response }): Context => ({
+    services,
+    db: services.prisma,
+    request: requestInfoOf(req),
+    headers: req.headers,
+    res,
+    principal: null,
+  });
+}

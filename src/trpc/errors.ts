@@ -1,0 +1,35 @@
+// Domain errors are TRPCErrors with the right code; everything else is translated here
+// once (database errors) or masked by the error formatter (anything unexpected).
+import { TRPCError } from "@trpc/server";
+
+export const notFound = (what: string) => new TRPCError({ code: "NOT_FOUND", message: `${what} not found` });
+export const conflict = (message: string) => new TRPCError({ code: "CONFLICT", message });
+export const badRequest = (message: string) => new TRPCError({ code: "BAD_REQUEST", message });
+export const forbidden = (message = "You do not have permission to do this") => new TRPCError({ code: "FORBIDDEN", message });
+export const unauthorized = (message = "Authentication required") => new TRPCError({ code: "UNAUTHORIZED", message });
+export const unavailable = (message: string) => new TRPCError({ code: "SERVICE_UNAVAILABLE", message });
+
+interface PrismaLikeError {
+  name?: string;
+  code?: string;
+  meta?: { target?: string[] | string; modelName?: string; driverAdapterError?: { cause?: { constraint?: { fields?: string[] } } } };
+}
+
+const CONNECTION_ERRORS = /ECONNREFUSED|ECONNRESET|Connection terminated|connect ETIMEDOUT|database system is (shutting down|starting up)|terminating connection/i;
+
+/** Maps database errors that carry a meaning for the caller; null for everything else. */
+export function translateDatabaseError(cause: unknown): TRPCError | null {
+  const err = cause as PrismaLikeError & Error;
+  if (!err || typeof err !== "object") return null;
+  if (err.code === "P2002") {
+    const fields = err.meta?.target ?? err.meta?.driverAdapterError?.cause?.constraint?.fields;
+    const list = Array.isArray(fields) ? fields.filter((f) => f !== "organizationId").join(", ") : fields;
+    return conflict(list ? `A ${err.meta?.modelName ?? "resource"} with this ${list} already exists` : "Resource already exists");
+  }
+  if (err.code === "P2025") return notFound(err.meta?.modelName ?? "Resource");
+  if (err.code === "P2003") return conflict("The resource is still referenced by other resources");
+  if (err.code === "P1001" || err.code === "P1017" || CONNECTION_ERRORS.test(err.message ?? "")) {
+    return unavailable("The database is unavailable; try again shortly");
+  }
+  return null;
+}

@@ -1,0 +1,51 @@
+// The tRPC instance: context, meta and the error formatter that every error leaves through.
+import { initTRPC, TRPCError } from "@trpc/server";
+import type { OpenApiMeta } from "trpc-to-openapi";
+import { ZodError } from "zod";
+import type { Context } from "./context.js";
+
+export interface Meta extends OpenApiMeta {
+  /** HTTP status of a successful REST call (201 for creations) */
+  successStatus?: 200 | 201 | 202;
+  /**
+   * Mutations are audited by default, inside their own transaction. `false` for the few that
+   * record their own entries (login, ...). `entity` names the entity type of the entry.
+   */
+  audit?: false | { entity?: string; action?: string };
+}
+
+export const t = initTRPC
+  .context<Context>()
+  .meta<Meta>()
+  .create({
+    // Never send a stack, SQL text or internal message: only deliberate errors keep theirs.
+    errorFormatter({ shape, error, ctx }) {
+      const internal = error.code === "INTERNAL_SERVER_ERROR";
+      if (internal) ctx?.services.logger.error({ err: describe(error.cause ?? error), requestId: ctx.request.requestId }, "internal error");
+      const issues = error.cause instanceof ZodError
+        ? error.cause.issues.map((i) => ({ path: i.path.map(String), message: i.message, code: i.code }))
+        : undefined;
+      const message = internal
+        ? "Internal server error"
+        : issues
+          ? `Invalid input: ${issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ")}`
+          : error.message;
+      return {
+        message,
+        code: shape.code,
+        data: {
+          code: error.code,
+          httpStatus: shape.data.httpStatus,
+          requestId: ctx?.request.requestId,
+          ...(issues ? { issues } : {}),
+        },
+      };
+    },
+  });
+
+function describe(err: unknown) {
+  if (err instanceof Error) return { name: err.name, message: err.message, stack: err.stack };
+  return { value: String(err) };
+}
+
+export { TRPCError };

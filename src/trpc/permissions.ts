@@ -1,0 +1,74 @@
+// The catalogue of permission keys: the one source of truth for what "list permissions"
+// answers, what API keys and roles may hold, and what every procedure checks.
+
+export const PERMISSION_CATALOGUE = {
+  "organizations:read": "Read organizations",
+  "organizations:write": "Create, update and delete organizations",
+  "users:read": "Read users",
+  "users:write": "Create, update and delete users",
+  "members:read": "Read organization members",
+  "members:write": "Change and remove organization members",
+  "roles:read": "Read roles and the permission catalogue",
+  "roles:write": "Create, update and delete custom roles",
+  "invitations:read": "Read invitations",
+  "invitations:write": "Create, resend and revoke invitations",
+  "api-keys:read": "Read API keys",
+  "api-keys:write": "Create, update and revoke API keys",
+  "devices:read": "Read devices, groups and device activity",
+  "devices:write": "Update, label and delete devices",
+  "enrollment:write": "Create and revoke enrollment tokens",
+  "certificates:read": "Read CA and device certificates",
+  "certificates:write": "Issue, renew, revoke and upload certificates",
+  "certificates:admin": "Choose the default signing CA",
+  "registries:read": "Read registries and sync history",
+  "registries:write": "Create, update, sync and delete registries",
+  "applications:read": "Read the application catalog",
+  "applications:write": "Delete application packages",
+  "deployments:read": "Read deployments and rollouts",
+  "deployments:write": "Create, change and steer deployments and rollbacks",
+  "telemetry:read": "Read telemetry, logs and fleet health",
+  "alerts:read": "Read alert rules, notification targets and deliveries",
+  "alerts:write": "Change alert rules and notification targets",
+  "audit:read": "Read and export the audit log and activity",
+  "tenant:switch": "Switch into other organizations",
+  "platform:admin": "Super Admin operations (only for Super Admin users)",
+} as const;
+
+export type Permission = keyof typeof PERMISSION_CATALOGUE;
+export const ALL_PERMISSIONS = Object.keys(PERMISSION_CATALOGUE) as Permission[];
+export const WILDCARD = "*";
+
+export function isKnownPermission(value: string): boolean {
+  return value === WILDCARD || value in PERMISSION_CATALOGUE || /^[a-z-]+:\*$/.test(value) && ALL_PERMISSIONS.some((p) => p.startsWith(value.slice(0, -1)));
+}
+
+/** `*` grants everything, `devices:*` every action on devices, otherwise the exact key. */
+export function grants(held: Iterable<string>, required: string): boolean {
+  const resource = required.split(":")[0];
+  for (const p of held) {
+    if (p === WILDCARD || p === required || p === `${resource}:*`) return true;
+  }
+  return false;
+}
+
+const read = ALL_PERMISSIONS.filter((p) => p.endsWith(":read"));
+
+/** The system roles every organization has; they cannot be edited or deleted. */
+export const SYSTEM_ROLES: { name: string; description: string; permissions: string[] }[] = [
+  { name: "owner", description: "Full control of the organization", permissions: [WILDCARD] },
+  {
+    name: "admin",
+    description: "Manages the organization, its members and everything in it",
+    permissions: ALL_PERMISSIONS.filter((p) => p !== "platform:admin" && p !== "tenant:switch"),
+  },
+  {
+    name: "operator",
+    description: "Runs the fleet: devices, certificates, registries, deployments and alerts",
+    permissions: [
+      ...read,
+      "devices:write", "enrollment:write", "certificates:write", "registries:write",
+      "applications:write", "deployments:write", "alerts:write",
+    ],
+  },
+  { name: "viewer", description: "Reads everything, changes nothing", permissions: read },
+];

@@ -1,0 +1,129 @@
+// The procedure builders every router uses. One mechanism each for authentication,
+// permissions, tenant scoping, error translation and the audit trail:
+//   publicProcedure            no credentials (login, public invitation links)
+//   authedProcedure            any authenticated caller (own profile, logout)
+//   protectedProcedure(perm)   a caller whose permissions grant `perm`
+//   superAdminProcedure        a Super Admin (API keys must also carry platform:admin)
+import { TRPCError } from "@trpc/server";
+import { t } from "./init.js";
+import { AuthFailure, authenticate, toTrpcError } from "./auth.js";
+import { writeAudit } from "./audit.js";
+import { forbidden, translateDatabaseError } from "./errors.js";
+import type { Permission } from "./permissions.js";
+import { can, type Principal } from "./principal.js";
+
+export const router = t.router;
+export const middleware = t.middleware;
+
+/** Database errors with a meaning become 404/409/503; the rest stays internal (masked). */
+const translateErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && result.error.code === "INTERNAL_SERVER_ERROR") {
+    const translated = translateDatabaseError(result.error.cause);
+    if (translated) return { ...result, error: translated };
+  }
+  return result;
+});
+
+export const publicProcedure = t.procedure.use(translateErrors);
+
+const authenticated = t.middleware(async ({ ctx, path, next }) => {
+  let principal: Principal;
+  try {
+    principal = await authenticate(ctx.services, ctx.headers);
+  } catch (err) {
+    if (!(err instanceof AuthFailure)) throw err;
+    if (err.actor) {
+      await writeAudit(ctx.services.prisma, ctx.request, null, {
+        action: "auth.refused",
+        outcome: "denied",
+        organizationId: err.actor.organizationId ?? null,
+        message: `${path}: ${err.message}`,
+        actor: { type: err.actor.type, id: err.actor.id, userId: err.actor.type === "user" ? err.actor.id : null },
+      }).catch(() => undefined);
+    }
+    throw toTrpcError(err);
+  }
+  return next({ ctx: { principal } });
+});
+
+async function deny(ctx: { services: any; request: any }, principal: Principal, path: string, message: string): Promise<never> {
+  await writeAudit(ctx.services.prisma, ctx.request, principal, {
+    action: "permission.denied",
+    outcome: "denied",
+    message: `${path}: ${message}`,
+  }).catch(() => undefined);
+  throw forbidden(message);
+}
+
+class Rollback extends Error {
+  constructor(readonly result: unknown) {
+    super("rollback");
+  }
+}
+
+/**
+ * Every mutation runs in one interactive transaction together with its audit entry: both
+ * commit or neither does. Handlers see the transaction as `ctx.db`.
+ */
+const auditedMutation = t.middleware(async ({ ctx, type, path, meta, next, getRawInput }) => {
+  if (type !== "mutation" || meta?.audit === false) return next();
+  const principal = ctx.principal!;
+  const audit = meta?.audit || {};
+  try {
+    return await ctx.services.prisma.$transaction(async (tx) => {
+      const result = await next({ ctx: { db: tx } });
+      if (!result.ok) throw new Rollback(result);
+      const input = (await getRawInput().catch(() => undefined)) as Record<string, unknown> | undefined;
+      const data = (result as { data?: unknown }).data as Record<string, unknown> | undefined;
+      const entityId = pickId(data) ?? pickId(input);
+      await writeAudit(tx, ctx.request, principal, {
+        action: audit.action ?? path,
+        outcome: "success",
+        entityType: audit.entity ?? path.split(".")[0],
+        entityId,
+        changes: input,
+      });
+      return result;
+    });
+  } catch (err) {
+    if (err instanceof Rollback) return err.result as Awaited<ReturnType<typeof next>>;
+    throw err;
+  }
+});
+
+function pickId(value: Record<string, unknown> | undefined): string | null {
+  if (!value || typeof value !== "object") return null;
+  const id = value.id ?? value.deviceId ?? value.userId;
+  return typeof id === "string" ? id : null;
+}
+
+const authed = publicProcedure.use(authenticated);
+
+/** Any authenticated caller, whatever their permissions (own profile, logout, ...). */
+export const authedProcedure = authed.use(auditedMutation);
+
+export function protectedProcedure(permission: Permission) {
+  return authed
+    .use(async ({ ctx, path, next }) => {
+      if (!can(ctx.principal, permission)) await deny(ctx, ctx.principal, path, `Missing permission ${permission}`);
+      return next();
+    })
+    .use(auditedMutation);
+}
+
+export const superAdminProcedure = authed
+  .use(async ({ ctx, path, next }) => {
+    if (!ctx.principal.isSuperAdmin) {
+      await deny(ctx, ctx.principal, path, ctx.principal.kind === "api_key"
+        ? "Super Admin required: the key's creator must be a Super Admin and the key must carry platform:admin"
+        : "Super Admin required");
+    }
+    return next();
+  })
+  .use(auditedMutation);
+
+/** Narrowed context type for handlers and services. */
+export type AuthedContext = Parameters<Parameters<typeof authed.query>[0]>[0]["ctx"];
+
+export { TRPCError };

@@ -1,0 +1,226 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ADMIN_EMAIL, ADMIN_KEY, ADMIN_PASSWORD, createHarness, type Harness, type Tenant } from "../support/harness.js";
+import { expectSecured } from "../support/security.js";
+
+let h: Harness;
+let acme: Tenant;
+let globex: Tenant;
+
+beforeAll(async () => {
+  h = await createHarness();
+  acme = await h.createTenant("Acme");
+  globex = await h.createTenant("Globex");
+});
+afterAll(() => h?.close());
+
+describe("health and documents", () => {
+  it("answers /healthz and /readyz without credentials", async () => {
+    expect((await h.api("GET", "/healthz", { key: null })).status).toBe(200);
+    const ready = await h.api("GET", "/readyz", { key: null });
+    expect(ready.status).toBe(200);
+    expect(ready.body).toEqual({ status: "ready" });
+  });
+
+  it("serves the OpenAPI document and the docs page without credentials", async () => {
+    const doc = await h.api("GET", "/api/v1/openapi.json", { key: null });
+    expect(doc.status).toBe(200);
+    expect(doc.body.openapi).toMatch(/^3\./);
+    expect(doc.body.paths["/organizations/by-slug/{slug}"].get).toBeDefined();
+    expect(doc.body.components.securitySchemes.ApiKey).toEqual({ type: "apiKey", in: "header", name: "X-API-Key" });
+    const page = await h.api("GET", "/api/v1/docs", { key: null });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("/api/v1/docs/assets/swagger-ui-bundle.js");
+    const asset = await h.api("GET", "/api/v1/docs/assets/swagger-ui-bundle.js", { key: null });
+    expect(asset.status).toBe(200);
+    expect(asset.text.length).toBeGreaterThan(100_000);
+  });
+
+  it("puts a request id on every response and keeps a sane incoming one", async () => {
+    const a = await h.api("GET", "/healthz", { key: null });
+    expect(a.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    const b = await h.api("GET", "/api/v1/organizations/by-slug/default", { headers: { "x-request-id": "trace-123" } });
+    expect(b.headers.get("x-request-id")).toBe("trace-123");
+    const c = await h.api("GET", "/healthz", { key: null, headers: { "x-request-id": "bad id with spaces" } });
+    expect(c.headers.get("x-request-id")).not.toBe("bad id with spaces");
+  });
+
+  it("sends security headers", async () => {
+    const res = await h.api("GET", "/healthz", { key: null });
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(res.headers.get("x-powered-by")).toBeNull();
+    expect(res.headers.get("access-control-allow-origin")).toBeNull();
+  });
+});
+
+describe("the first operation: organization by slug", () => {
+  it("reads the default organization with the bootstrap key", async () => {
+    const res = await h.api("GET", "/api/v1/organizations/by-slug/default");
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ slug: "default", status: "active", active: true, settings: {}, branding: {} });
+    expect(res.body.id).toBe(h.defaultOrgId);
+    expect(new Date(res.body.createdAt).toISOString()).toBe(res.body.createdAt);
+  });
+
+  it("answers 404 with the error shape for an unknown slug", async () => {
+    const res = await h.api("GET", "/api/v1/organizations/by-slug/nope");
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ code: "NOT_FOUND", message: "Organization not found" });
+    expect(res.body.data.requestId).toBe(res.headers.get("x-request-id"));
+    expect(res.text).not.toMatch(/stack|at \w+ \(/);
+  });
+
+  it("is secured: 401 without or with bad credentials, 403 without permission, 404 across tenants", async () => {
+    await expectSecured(h, acme, globex, {
+      method: "GET",
+      path: `/api/v1/organizations/by-slug/${acme.org.slug}`,
+      permission: "organizations:read",
+      foreignPath: `/api/v1/organizations/by-slug/${acme.org.slug}`,
+    });
+  });
+
+  it("lets a tenant read its own organization and a Super Admin read any", async () => {
+    expect((await h.api("GET", `/api/v1/organizations/by-slug/${acme.org.slug}`, { key: acme.key })).status).toBe(200);
+    expect((await h.api("GET", `/api/v1/organizations/by-slug/${acme.org.slug}`, { key: ADMIN_KEY })).status).toBe(200);
+  });
+
+  it("records a refused key and a permission denial in the audit log", async () => {
+    const weak = await h.createKey(acme.org.id, ["devices:read"]);
+    await h.api("GET", `/api/v1/organizations/by-slug/${acme.org.slug}`, { key: weak });
+    const denied = await h.services.prisma.auditEntry.findFirst({ where: { action: "permission.denied", organizationId: acme.org.id } });
+    expect(denied?.outcome).toBe("denied");
+    expect(denied?.actorType).toBe("api_key");
+  });
+});
+
+describe("API keys as credentials", () => {
+  it("refuses an expired key and a revoked key with 401", async () => {
+    const key = await h.createKey(acme.org.id, ["*"]);
+    const { sha256Hex } = await import("../../src/lib/crypto.js");
+    await h.services.prisma.apiKey.update({ where: { keyHash: sha256Hex(key) }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    const expired = await h.api("GET", `/api/v1/organizations/by-slug/${acme.org.slug}`, { key });
+    expect(expired.status).toBe(401);
+    expect(expired.body.message).toBe("API key has expired");
+    await h.services.prisma.apiKey.update({ where: { keyHash: sha256Hex(key) }, data: { expiresAt: null, revokedAt: new Date() } });
+    expect((await h.api("GET", `/api/v1/organizations/by-slug/${acme.org.slug}`, { key })).status).toBe(401);
+  });
+
+  it("never exceeds its creator: a * key of a viewer cannot do what a viewer cannot", async () => {
+    const key = await h.createKey(acme.org.id, ["*"], { role: "viewer" });
+    expect((await h.api("GET", `/api/v1/organizations/by-slug/${acme.org.slug}`, { key })).status).toBe(200);
+    const { can } = await import("../../src/trpc/principal.js");
+    const { authenticate } = await import("../../src/trpc/auth.js");
+    const principal = await authenticate(h.services, { "x-api-key": key });
+    expect(can(principal, "organizations:read")).toBe(true);
+    expect(can(principal, "devices:write")).toBe(false);
+    expect(principal.isSuperAdmin).toBe(false);
+  });
+
+  it("stops working once its creator is disabled", async () => {
+    const key = await h.createKey(globex.org.id, ["*"]);
+    const { sha256Hex } = await import("../../src/lib/crypto.js");
+    const record = await h.services.prisma.apiKey.findUniqueOrThrow({ where: { keyHash: sha256Hex(key) } });
+    await h.services.prisma.user.update({ where: { id: record.createdById! }, data: { status: "disabled" } });
+    expect((await h.api("GET", `/api/v1/organizations/by-slug/${globex.org.slug}`, { key })).status).toBe(401);
+  });
+
+  it("is refused in a suspended organization, with a message saying so", async () => {
+    const t = await h.createTenant("Suspended Co");
+    await h.services.prisma.organization.update({ where: { id: t.org.id }, data: { status: "suspended" } });
+    const res = await h.api("GET", `/api/v1/organizations/by-slug/${t.org.slug}`, { key: t.key });
+    expect(res.status).toBe(403);
+    expect(res.body.message).toContain("suspended");
+  });
+});
+
+describe("sign-in with bearer tokens", () => {
+  it("logs in, calls with the bearer token, refreshes once, and logs out", async () => {
+    const login = await h.api("POST", "/api/v1/auth/login", { key: null, body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } });
+    expect(login.status).toBe(200);
+    expect(login.body.tokenType).toBe("Bearer");
+    expect(login.body.refreshToken).toMatch(/^fmr_/);
+    const { accessToken, refreshToken } = login.body;
+
+    const read = await h.api("GET", "/api/v1/organizations/by-slug/default", { key: null, token: accessToken });
+    expect(read.status).toBe(200);
+
+    const refreshed = await h.api("POST", "/api/v1/auth/refresh", { key: null, body: { refreshToken } });
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.refreshToken).not.toBe(refreshToken);
+    const replay = await h.api("POST", "/api/v1/auth/refresh", { key: null, body: { refreshToken } });
+    expect(replay.status).toBe(401);
+
+    const out = await h.api("POST", "/api/v1/auth/logout", { key: null, token: refreshed.body.accessToken });
+    expect(out.status).toBe(200);
+    expect(out.body).toEqual({ revoked: 1 });
+    const after = await h.api("GET", "/api/v1/organizations/by-slug/default", { key: null, token: refreshed.body.accessToken });
+    expect(after.status).toBe(401);
+    const logins = await h.services.prisma.auditEntry.count({ where: { action: "auth.login", outcome: "success" } });
+    expect(logins).toBeGreaterThan(0);
+  });
+
+  it("answers 401 without saying which part was wrong, and records the failure", async () => {
+    const wrongPassword = await h.api("POST", "/api/v1/auth/login", { key: null, body: { email: ADMIN_EMAIL, password: "nope-nope" } });
+    const unknownUser = await h.api("POST", "/api/v1/auth/login", { key: null, body: { email: "who@example.test", password: "nope-nope" } });
+    expect(wrongPassword.status).toBe(401);
+    expect(unknownUser.status).toBe(401);
+    expect(wrongPassword.body.message).toBe(unknownUser.body.message);
+    const failures = await h.services.prisma.auditEntry.count({ where: { action: "auth.login", outcome: "failure" } });
+    expect(failures).toBeGreaterThanOrEqual(2);
+  });
+
+  it("rejects a tampered token", async () => {
+    const token = await h.login(ADMIN_EMAIL, ADMIN_PASSWORD);
+    const tampered = token.slice(0, -4) + (token.endsWith("AAAA") ? "BBBB" : "AAAA");
+    expect((await h.api("GET", "/api/v1/organizations/by-slug/default", { key: null, token: tampered })).status).toBe(401);
+  });
+});
+
+describe("errors", () => {
+  it("names the invalid field in a 400 and changes nothing", async () => {
+    const res = await h.api("POST", "/api/v1/auth/login", { key: null, body: { email: "x" } });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe("BAD_REQUEST");
+    const paths = res.body.issues.map((i: { path: string[] }) => i.path.join("."));
+    expect(paths).toEqual(expect.arrayContaining(["email", "password"]));
+  });
+
+  it("answers malformed JSON with 400 and a wrong content type with 415", async () => {
+    const broken = await h.api("POST", "/api/v1/auth/login", { key: null, raw: "{not json", headers: { "content-type": "application/json" } });
+    expect(broken.status).toBe(400);
+    const wrongType = await h.api("POST", "/api/v1/auth/login", { key: null, raw: "a=b", headers: { "content-type": "text/plain" } });
+    expect(wrongType.status).toBe(415);
+  });
+
+  it("refuses bodies over the size limit with 413", async () => {
+    const res = await h.api("POST", "/api/v1/auth/login", { key: null, body: { email: "a@b.c", password: "x".repeat(2 * 1024 * 1024) } });
+    expect(res.status).toBe(413);
+  });
+
+  it("answers unknown REST paths with a JSON 404", async () => {
+    const res = await h.api("GET", "/api/v1/does-not-exist");
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe("NOT_FOUND");
+  });
+
+  it("masks unexpected failures: no stack, no SQL, no internal message", async () => {
+    const { t } = await import("../../src/trpc/init.js");
+    const { TRPCError } = await import("@trpc/server");
+    const formatter = (t as any)._config.errorFormatter;
+    const shape = formatter({
+      shape: { code: -32603, message: "relation \"Secret\" does not exist", data: { httpStatus: 500, stack: "at x" } },
+      error: new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: "relation \"Secret\" does not exist" }),
+      ctx: { services: h.services, request: { requestId: "r1" } },
+    });
+    expect(JSON.stringify(shape)).not.toMatch(/Secret|stack/);
+    expect(shape.message).toBe("Internal server error");
+  });
+});
+
+describe("logs", () => {
+  it("never contain the credentials used in this file", () => {
+    const all = h.logs.join("\n");
+    expect(all).not.toContain(ADMIN_KEY);
+    expect(all).not.toContain(ADMIN_PASSWORD);
+    expect(all).not.toContain(acme.key);
+  });
+});

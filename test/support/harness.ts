@@ -1,0 +1,204 @@
+// A real service per test file: the express app listening on loopback, over its own
+// database (a copy of the migrated one), with the bootstrap admin and key in place.
+import fs from "node:fs";
+import crypto from "node:crypto";
+import os from "node:os";
+import path from "node:path";
+import { Writable } from "node:stream";
+import type { Server } from "node:http";
+import pg from "pg";
+import { inject } from "vitest";
+import { loadConfig, type Config } from "../../src/config.js";
+import { createPrisma, type Database } from "../../src/db/client.js";
+import { openPGlite, openPostgres, type OpenedDatabase } from "../../src/db/adapters.js";
+import { createLogger } from "../../src/lib/logger.js";
+import { createServices, type Services } from "../../src/services.js";
+import { createApp } from "../../src/app.js";
+import { bootstrap } from "../../src/bootstrap.js";
+import { hashPassword, randomToken, sha256Hex } from "../../src/lib/crypto.js";
+import { API_KEY_PREFIX } from "../../src/trpc/auth.js";
+
+export const ADMIN_EMAIL = "admin@example.test";
+export const ADMIN_PASSWORD = "admin-password-for-tests";
+export const ADMIN_KEY = "fm_" + "T".repeat(40);
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+  text: string;
+}
+
+export interface CallOptions {
+  key?: string | null;
+  token?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** raw body (sent as is with the given content type) */
+  raw?: string;
+}
+
+export interface Tenant {
+  org: { id: string; slug: string; name: string };
+  user: { id: string; email: string; password: string };
+  /** full-permission key of the tenant's owner */
+  key: string;
+}
+
+export interface Harness {
+  services: Services;
+  url: string;
+  /** every log line the service wrote, for leak checks */
+  logs: string[];
+  adminKey: string;
+  defaultOrgId: string;
+  api<T = any>(method: string, path: string, opts?: CallOptions): Promise<ApiResponse<T>>;
+  /** a new organization with an owner user and a key holding `permissions` (default *) */
+  createTenant(name?: string, permissions?: string[]): Promise<Tenant>;
+  /** a key in an organization for a user with the given system role */
+  createKey(organizationId: string, permissions: string[], opts?: { role?: string; userId?: string }): Promise<string>;
+  login(email: string, password: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+async function openTestDatabase(): Promise<{ opened: OpenedDatabase; drop: () => Promise<void> }> {
+  const template = inject("postgresTemplate");
+  const url = process.env.DATABASE_URL;
+  if (url && template) {
+    const name = `fleet_test_${crypto.randomBytes(6).toString("hex")}`;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+    const dbUrl = new URL(url);
+    dbUrl.pathname = `/${name}`;
+    const opened = openPostgres(dbUrl.toString(), 5);
+    return {
+      opened,
+      drop: async () => {
+        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+        await admin.end();
+      },
+    };
+  }
+  const dump = fs.readFileSync(inject("pgliteDump"));
+  const opened = await openPGlite(undefined, new Blob([dump]));
+  return { opened, drop: async () => undefined };
+}
+
+export async function createHarness(env: Record<string, string> = {}): Promise<Harness> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-data-"));
+  const config: Config = loadConfig({
+    NODE_ENV: "test",
+    DATA_DIR: dataDir,
+    LOG_LEVEL: "info",
+    BOOTSTRAP_ADMIN_EMAIL: ADMIN_EMAIL,
+    BOOTSTRAP_ADMIN_PASSWORD: ADMIN_PASSWORD,
+    BOOTSTRAP_API_KEY: ADMIN_KEY,
+    ...env,
+  });
+  const { opened, drop } = await openTestDatabase();
+  const prisma = createPrisma(opened);
+  const database: Database = {
+    prisma,
+    opened,
+    close: async () => {
+      await prisma.$disconnect();
+      await opened.raw.close();
+    },
+  };
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(String(chunk));
+      cb();
+    },
+  });
+  const services = createServices(config, database, createLogger("info", sink));
+  await bootstrap(services);
+  const app = createApp(services);
+  const server = await new Promise<Server>((resolve) => {
+    const s = app.listen(0, "127.0.0.1", () => resolve(s));
+  });
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const defaultOrg = await prisma.organization.findUniqueOrThrow({ where: { slug: "default" } });
+
+  const api: Harness["api"] = async (method, p, opts = {}) => {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    const key = opts.key === undefined ? ADMIN_KEY : opts.key;
+    if (key) headers["x-api-key"] = key;
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    let body: string | undefined;
+    if (opts.raw !== undefined) body = opts.raw;
+    else if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers["content-type"] ??= "application/json";
+    } else if (!["GET", "HEAD", "DELETE"].includes(method)) {
+      body = "{}";
+      headers["content-type"] ??= "application/json";
+    }
+    const res = await fetch(url + p, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* not JSON: keep the text */
+    }
+    return { status: res.status, body: parsed as any, headers: res.headers, text };
+  };
+
+  const createKey: Harness["createKey"] = async (organizationId, permissions, opts = {}) => {
+    let userId = opts.userId;
+    if (!userId) {
+      const role = await prisma.role.findFirstOrThrow({ where: { organizationId: null, name: opts.role ?? "owner" } });
+      const user = await prisma.user.create({
+        data: { email: `${crypto.randomUUID()}@example.test`, name: "Key Holder", passwordHash: null },
+      });
+      await prisma.membership.create({ data: { organizationId, userId: user.id, roleId: role.id } });
+      userId = user.id;
+    }
+    const key = randomToken(API_KEY_PREFIX, 40);
+    await prisma.apiKey.create({
+      data: { organizationId, name: "test key", keyPrefix: key.slice(0, 8), keyHash: sha256Hex(key), permissions, createdById: userId },
+    });
+    return key;
+  };
+
+  const createTenant: Harness["createTenant"] = async (name = `Tenant ${crypto.randomBytes(3).toString("hex")}`, permissions = ["*"]) => {
+    const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "");
+    const org = await prisma.organization.create({ data: { name, slug } });
+    const owner = await prisma.role.findFirstOrThrow({ where: { organizationId: null, name: "owner" } });
+    const password = "tenant-password-123";
+    const user = await prisma.user.create({
+      data: { email: `owner@${slug}.example.test`, name: `${name} Owner`, passwordHash: await hashPassword(password) },
+    });
+    await prisma.membership.create({ data: { organizationId: org.id, userId: user.id, roleId: owner.id } });
+    const key = await createKey(org.id, permissions, { userId: user.id });
+    return { org, user: { id: user.id, email: user.email, password }, key };
+  };
+
+  const login: Harness["login"] = async (email, password) => {
+    const res = await api("POST", "/api/v1/auth/login", { key: null, body: { email, password } });
+    if (res.status !== 200) throw new Error(`login failed: ${res.status} ${res.text}`);
+    return res.body.accessToken as string;
+  };
+
+  return {
+    services,
+    url,
+    logs,
+    adminKey: ADMIN_KEY,
+    defaultOrgId: defaultOrg.id,
+    api,
+    createTenant,
+    createKey,
+    login,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await database.close();
+      await drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
