@@ -43,6 +43,19 @@ function runPrismaUntil(args: string[], dataDir: string, isDone: (log: string) =
   });
 }
 
+// Several people (or agents) may generate migrations in one checkout: one at a time.
+const LOCK = path.join(os.tmpdir(), "fleet-migration.lock");
+for (let waited = 0; ; waited += 500) {
+  try {
+    fs.mkdirSync(LOCK);
+    break;
+  } catch {
+    if (waited > 300_000) throw new Error(`could not take ${LOCK}; remove it if no migration is being generated`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+process.on("exit", () => fs.rmSync(LOCK, { recursive: true, force: true }));
+
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-migration-"));
 try {
   const dataDir = path.join(scratch, "db");

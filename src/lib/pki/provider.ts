@@ -2,11 +2,13 @@
  * Single entry point to @peculiar/x509 for the rest of this folder.
  *
  * Importing x509 through this module guarantees two things before any PKI
- * code runs: the Reflect polyfill is loaded first (x509 crashes at import time
+ * code runs: reflect-metadata is loaded first (x509 crashes at import time
  * without it), and x509 is told to use Node's WebCrypto. Both happen once,
  * when this module is first evaluated.
  */
-import "./reflect-polyfill.js";
+// @peculiar/x509 registers its algorithms through tsyringe, which needs Reflect metadata
+// loaded before it; importing it here keeps every user of this library safe.
+import "reflect-metadata";
 import * as x509 from "@peculiar/x509";
 import { webcrypto } from "node:crypto";
 
