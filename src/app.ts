@@ -10,9 +10,22 @@ import { appRouter } from "./trpc/router.js";
 import { createContextFactory } from "./trpc/context.js";
 import { buildOpenApiDocument, docsRouter } from "./http/docs.js";
 import { extraOpenApiPaths } from "./http/routes.js";
+import { pkiRoutes } from "./http/pki-routes.js";
+import { acceptEmptyBody } from "./http/empty-body.js";
+import { exportRoutes } from "./http/export-routes.js";
+import { logStreamRoutes } from "./http/log-stream.js";
+import { realtimeRoutes } from "./http/realtime.js";
+import { usersExportRoutes } from "./http/users-export.js";
+import { applicationIconRoutes } from "./http/application-icon.js";
+import { rateLimitMiddleware } from "./http/rate-limit.js";
 import type { Meta } from "./trpc/init.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
+
+/** The request path as logged: no query string (tickets travel there) and no path secrets. */
+export function loggablePath(url: string): string {
+  return url.split("?")[0].replace(/^(\/api\/v1\/public\/invitations\/)[^/]+/, "$1[redacted]");
+}
 
 function successStatusByPath(): Map<string, number> {
   const map = new Map<string, number>();
@@ -40,7 +53,7 @@ export function createApp(services: Services): Express {
       logger.info({
         requestId: id,
         method: req.method,
-        path: req.originalUrl.split("?")[0], // never the query string: tickets and tokens may travel there
+        path: loggablePath(req.originalUrl),
         status: res.statusCode,
         ms: Number(process.hrtime.bigint() - started) / 1e6,
       }, "request");
@@ -77,11 +90,21 @@ export function createApp(services: Services): Express {
     }
   });
 
+  const limit = rateLimitMiddleware(services);
+  app.use("/trpc", limit);
+  app.use("/api/v1", (req, res, next) => (req.path === "/openapi.json" || req.path.startsWith("/docs") ? next() : limit(req, res, next)));
+
   const createContext = createContextFactory(services);
   app.use("/trpc", createExpressMiddleware({ router: appRouter, createContext, maxBodySize: config.BODY_LIMIT_BYTES }));
 
   app.use("/api/v1", docsRouter(buildOpenApiDocument(appRouter, extraOpenApiPaths)));
 
+  app.use("/api/v1", acceptEmptyBody); // actions whose request is "none" (spec ops 7, 19, 20) need no body
+  app.use("/api/v1", pkiRoutes(services)); // PEM download and CRL: not JSON, so not procedures
+  app.use("/api/v1", logStreamRoutes(services), realtimeRoutes()); // SSE log follow; the WebSocket's plain-GET answer
+  app.use("/api/v1", usersExportRoutes(services)); // CSV/JSON download
+  app.use("/api/v1", exportRoutes(services)); // audit and activity exports: streamed CSV/JSON
+  app.use("/api/v1", applicationIconRoutes(services)); // binary image with ETag
   const statuses = successStatusByPath();
   app.use("/api/v1", createOpenApiExpressMiddleware({
     router: appRouter,

@@ -28,6 +28,54 @@ const schema = z.object({
   CORS_ORIGINS: z.string().default(""),
   /** refuse outbound requests to loopback and private ranges (set false on shared installations) */
   OUTBOUND_ALLOW_PRIVATE_NETWORKS: bool.default(true),
+  /** requests per minute from one source address (0 = no limit) */
+  RATE_LIMIT_PER_SOURCE: int(0, 10_000_000).default(6000),
+  /** requests per minute with one credential: API key, bearer or device token (0 = no limit) */
+  RATE_LIMIT_PER_CREDENTIAL: int(0, 10_000_000).default(3000),
+  /** failed sign-ins per 15 minutes for one account (ten times that for one address) */
+  RATE_LIMIT_LOGIN_FAILURES: int(1, 10_000).default(10),
+  /** a Git registry sync (fetch and scan) is abandoned after this many seconds */
+  GIT_SYNC_TIMEOUT_SECONDS: int(5, 3600).default(120),
+  /** bytes a Git registry fetch may download */
+  GIT_SYNC_MAX_FETCH_BYTES: int(1024 * 1024, 10 * 1024 * 1024 * 1024).default(100 * 1024 * 1024),
+  /** run the background job runner in this process (scheduled syncs and other jobs) */
+  JOBS_ENABLED: bool.default(true),
+  /** jobs this process runs at the same time */
+  JOBS_CONCURRENCY: int(1, 64).default(2),
+  /** how often an idle runner looks for due jobs */
+  JOBS_POLL_INTERVAL_MS: int(100, 60_000).default(1000),
+  /** on shutdown, how long in-flight jobs may take to finish */
+  JOBS_SHUTDOWN_GRACE_SECONDS: int(0, 600).default(15),
+  /** seconds between device heartbeats (told to agents); three missed intervals mark a device offline */
+  HEARTBEAT_INTERVAL_SECONDS: int(5, 3600).default(30),
+  /** how often offline detection runs */
+  OFFLINE_CHECK_INTERVAL_SECONDS: int(1, 3600).default(15),
+  /** a cached device certificate is re-checked (revoked? organization active?) after this many seconds */
+  DEVICE_AUTH_RECHECK_SECONDS: int(0, 300).default(5),
+  /** device certificates kept verified in memory per process */
+  DEVICE_AUTH_CACHE_SIZE: int(0, 10_000_000).default(200_000),
+  /** OpenID Connect provider for POST /auth/oidc: issuer, JWKS URL and audience (all three, or none: sign-in off) */
+  OIDC_ISSUER: z.string().url().optional(),
+  OIDC_JWKS_URL: z.string().url().optional(),
+  OIDC_AUDIENCE: z.string().min(1).optional(),
+  /** ID token claim holding the user's groups for the federation group mappings (dots reach into objects) */
+  OIDC_GROUPS_CLAIM: z.string().min(1).default("groups"),
+  /** raw telemetry snapshots older than this many days are pruned (0 = keep forever) */
+  TELEMETRY_RETENTION_DAYS: int(0, 3650).default(30),
+  /** device log lines older than this many days are pruned (0 = keep forever) */
+  LOG_RETENTION_DAYS: int(0, 3650).default(14),
+  /** how often alert rules are evaluated */
+  ALERT_EVALUATION_INTERVAL_SECONDS: int(5, 86_400).default(60),
+  /** attempts of one notification delivery before it is given up */
+  NOTIFICATION_MAX_ATTEMPTS: int(1, 20).default(5),
+  /** back-off before the second attempt; doubles with each further one (capped at one hour) */
+  NOTIFICATION_RETRY_BASE_MS: int(10, 3_600_000).default(30_000),
+  /** one notification attempt (HTTP request or SMTP send) is abandoned after this long */
+  NOTIFICATION_TIMEOUT_SECONDS: int(1, 300).default(10),
+  /** SMTP server for e-mail notification targets, e.g. smtp://user:pass@mail.example:587 (smtps:// for TLS) */
+  SMTP_URL: z.string().url().optional(),
+  /** sender address of notification e-mails */
+  SMTP_FROM: z.string().min(3).default("Fleet Manager <fleet-manager@localhost>"),
   /** trust X-Forwarded-For from this many proxies (express "trust proxy") */
   TRUST_PROXY_HOPS: int(0, 10).default(0),
 });

@@ -7,6 +7,8 @@ import { createLogger, type Logger } from "./lib/logger.js";
 import { createServices, type Services } from "./services.js";
 import { createApp } from "./app.js";
 import { bootstrap, type BootstrapResult } from "./bootstrap.js";
+import { createJobRunner } from "./jobs/index.js";
+import { attachUpgradeHandlers } from "./modules/realtime/upgrade.js";
 
 export interface RunningService {
   services: Services;
@@ -28,8 +30,12 @@ export async function startService(config: Config, logger: Logger = createLogger
   // Slow clients must not hold a connection forever.
   server.headersTimeout = 20_000;
   server.requestTimeout = 60_000;
+  const realtime = attachUpgradeHandlers(server, services); // WebSocket upgrade, cross-process pub/sub
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.PORT;
+  // Background jobs (scheduled registry syncs, ...): shared with other processes through the database.
+  const jobs = config.JOBS_ENABLED ? createJobRunner(services) : null;
+  jobs?.start();
   let stopping: Promise<void> | null = null;
   return {
     services,
@@ -38,7 +44,10 @@ export async function startService(config: Config, logger: Logger = createLogger
     bootstrapResult,
     stop: () =>
       (stopping ??= (async () => {
-        // Stop accepting, let in-flight requests finish (bounded), then close the database.
+        // Stop accepting and claiming, let in-flight requests and jobs finish (both bounded),
+        // then close the database.
+        const jobsStopped = jobs?.stop();
+        await realtime.close(); // WebSockets and log streams never end by themselves
         await new Promise<void>((resolve) => {
           const force = setTimeout(() => {
             server.closeAllConnections();
@@ -50,6 +59,7 @@ export async function startService(config: Config, logger: Logger = createLogger
           });
           server.closeIdleConnections();
         });
+        await jobsStopped;
         await database.close();
       })()),
   };

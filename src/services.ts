@@ -5,6 +5,7 @@ import type { Database, Db } from "./db/client.js";
 import type { Logger } from "./lib/logger.js";
 import { SecretBox } from "./lib/crypto.js";
 import { loadOrCreateKeyFile, parseKey } from "./lib/key-files.js";
+import { createRateLimiters, type RateLimiters } from "./lib/rate-limit.js";
 
 export interface Services {
   config: Config;
@@ -15,6 +16,7 @@ export interface Services {
   secrets: SecretBox;
   /** HS256 key for access tokens */
   jwtKey: Uint8Array;
+  rateLimits: RateLimiters;
 }
 
 export function createServices(config: Config, database: Database, logger: Logger): Services {
@@ -24,5 +26,9 @@ export function createServices(config: Config, database: Database, logger: Logge
   const jwtKey = config.JWT_SECRET
     ? new TextEncoder().encode(config.JWT_SECRET)
     : loadOrCreateKeyFile(config.DATA_DIR, "jwt.key");
-  return { config, database, prisma: database.prisma, logger, secrets: new SecretBox(encryptionKey), jwtKey };
+  const rateLimits = createRateLimiters(
+    { perSource: config.RATE_LIMIT_PER_SOURCE, perCredential: config.RATE_LIMIT_PER_CREDENTIAL, loginFailures: config.RATE_LIMIT_LOGIN_FAILURES },
+    database.opened.pool,
+  );
+  return { config, database, prisma: database.prisma, logger, secrets: new SecretBox(encryptionKey), jwtKey, rateLimits };
 }

@@ -8,6 +8,26 @@ import type { AppRouter } from "../trpc/router.js";
 const require = createRequire(import.meta.url);
 const swaggerDir = path.dirname(require.resolve("swagger-ui-dist/package.json"));
 
+/** The error body of every operation, for the path items of the plain express routes. */
+export const errorResponse = (description: string) => ({
+  description,
+  content: {
+    "application/json": {
+      schema: {
+        type: "object",
+        properties: {
+          code: { type: "string" },
+          message: { type: "string" },
+          data: {
+            type: "object",
+            properties: { code: { type: "string" }, httpStatus: { type: "number" }, requestId: { type: "string" }, issues: { type: "array", items: { type: "object" } } },
+          },
+        },
+      },
+    },
+  },
+});
+
 /** Extra path items for the plain express routes (downloads, streams), merged into the document. */
 export type ExtraPaths = Record<string, Record<string, unknown>>;
 

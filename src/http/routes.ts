@@ -2,5 +2,12 @@
 // and their OpenAPI path items so that the document lists every operation. They use the
 // same authenticate/permission/audit functions as procedures.
 import type { ExtraPaths } from "./docs.js";
+import { pkiOpenApiPaths } from "./pki-routes.js";
+import { usersExportOpenApiPaths } from "./users-export.js";
+import { applicationIconOpenApiPaths } from "./application-icon.js";
 
-export const extraOpenApiPaths: ExtraPaths = {};
+import { logStreamOpenApiPaths } from "./log-stream.js";
+import { realtimeOpenApiPaths } from "./realtime.js";
+import { exportOpenApiPaths } from "./export-routes.js";
+
+export const extraOpenApiPaths: ExtraPaths = { ...pkiOpenApiPaths, ...usersExportOpenApiPaths, ...applicationIconOpenApiPaths, ...logStreamOpenApiPaths, ...realtimeOpenApiPaths, ...exportOpenApiPaths };

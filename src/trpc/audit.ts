@@ -31,11 +31,36 @@ export interface AuditRecord {
   actor?: { type: "user" | "api_key" | "device" | "system"; id: string | null; userId?: string | null };
 }
 
+/** What a handler adds to the audit entry of its mutation (procedures.ts, `ctx.audit`). */
+export interface AuditNote {
+  entityId?: string | null;
+  /** the organization the change concerns, when not the caller's (a tenant switch) */
+  organizationId?: string | null;
+  /** replaces the default (the input); masked like it */
+  changes?: unknown;
+  message?: string | null;
+}
+
+/**
+ * The fields an update really changed, as `{ field: { from, to } }`, for `ctx.audit.changes`.
+ * Only keys present in `after` are compared; unchanged ones are left out. Secret fields are
+ * masked by name when the entry is written, like any input.
+ */
+export function changedFields(before: Record<string, unknown>, after: Record<string, unknown>) {
+  const changes: Record<string, { from: unknown; to: unknown }> = {};
+  for (const [key, to] of Object.entries(after)) {
+    if (to === undefined) continue;
+    const from = before[key];
+    if (JSON.stringify(from) !== JSON.stringify(to)) changes[key] = { from: from ?? null, to };
+  }
+  return changes;
+}
+
 export async function writeAudit(db: DbTx, request: RequestInfo | null, principal: Principal | null, record: AuditRecord) {
   const actor = record.actor ?? (principal
     ? { type: principal.kind, id: principal.apiKeyId ?? principal.userId, userId: principal.userId }
     : { type: "system" as const, id: null });
-  await db.auditEntry.create({
+  return db.auditEntry.create({
     data: {
       organizationId: record.organizationId ?? principal?.organizationId ?? null,
       actorType: actor.type,
@@ -45,11 +70,22 @@ export async function writeAudit(db: DbTx, request: RequestInfo | null, principa
       entityType: record.entityType ?? null,
       entityId: record.entityId ?? null,
       outcome: record.outcome,
-      changes: record.changes === undefined ? undefined : (maskSecrets(record.changes) as object),
-      message: record.message?.slice(0, 1000) ?? null,
+      changes: record.changes === undefined || record.changes === null ? undefined : (maskSecrets(record.changes) as object),
+      message: withSwitchContext(record.message, principal)?.slice(0, 1000) ?? null,
       sourceIp: request?.sourceIp ?? null,
       userAgent: request?.userAgent ?? null,
       requestId: request?.requestId ?? null,
     },
   });
+}
+
+/**
+ * During a tenant switch the entry's userId is the real user and organizationId the tenant;
+ * the message names the switch so that the entry leads back to its reason and duration.
+ */
+function withSwitchContext(message: string | null | undefined, principal: Principal | null) {
+  const sw = principal?.tenantSwitch;
+  if (!sw) return message ?? null;
+  const note = `acting through tenant switch ${sw.id} (home organization ${sw.fromOrganizationId ?? "none"})`;
+  return message ? `${message}; ${note}` : note;
 }

@@ -7,6 +7,7 @@ import { sha256Hex } from "../lib/crypto.js";
 import { forbidden, unauthorized } from "./errors.js";
 import { grants, WILDCARD } from "./permissions.js";
 import type { Principal } from "./principal.js";
+import { endSwitchAutomatically } from "../modules/tenant/lifecycle.js";
 
 export const API_KEY_PREFIX = "fm_";
 const TOKEN_ISSUER = "fleet-manager";
@@ -46,6 +47,22 @@ function touchApiKey(services: Services, keyId: string) {
   services.prisma.apiKey
     .update({ where: { id: keyId }, data: { lastUsedAt: new Date(now) } })
     .catch((err: Error) => services.logger.warn({ err: err.message }, "could not record API key use"));
+}
+
+// Session use (lastUsedAt, the user's lastActivityAt) is written at most once a minute per
+// session: enough for the session list and the inactivity report, cheap on every request.
+const sessionTouched = new Map<string, number>();
+
+function touchSession(services: Services, sessionId: string, userId: string) {
+  const now = Date.now();
+  if ((sessionTouched.get(sessionId) ?? 0) > now - LAST_USED_WRITE_INTERVAL_MS) return;
+  if (sessionTouched.size > 10_000) sessionTouched.clear();
+  sessionTouched.set(sessionId, now);
+  const at = new Date(now);
+  Promise.all([
+    services.prisma.session.update({ where: { id: sessionId }, data: { lastUsedAt: at } }),
+    services.prisma.user.update({ where: { id: userId }, data: { lastActivityAt: at } }),
+  ]).catch((err: Error) => services.logger.warn({ err: err.message }, "could not record session use"));
 }
 
 async function rolePermissions(services: Services, organizationId: string, userId: string): Promise<string[] | null> {
@@ -107,7 +124,10 @@ async function authenticateBearer(services: Services, token: string): Promise<Pr
   const session = typeof claims.sid === "string"
     ? await services.prisma.session.findUnique({
         where: { id: claims.sid },
-        include: { user: { select: { id: true, status: true, isSuperAdmin: true, credentialsVersion: true } } },
+        include: {
+          user: { select: { id: true, status: true, isSuperAdmin: true, credentialsVersion: true } },
+          tenantSwitches: { where: { endedAt: null }, orderBy: { switchedAt: "desc" }, take: 1 },
+        },
       })
     : null;
   if (!session || session.revokedAt || session.expiresAt <= new Date() || session.userId !== claims.sub) {
@@ -117,15 +137,26 @@ async function authenticateBearer(services: Services, token: string): Promise<Pr
   const actor = { type: "user" as const, id: user.id };
   if (user.status !== "active") throw new AuthFailure("UNAUTHORIZED", "User is disabled", actor);
   if (user.credentialsVersion !== claims.cv) throw new AuthFailure("UNAUTHORIZED", "Credentials changed; sign in again", actor);
-  if (!session.organizationId) throw new AuthFailure("FORBIDDEN", "You are not a member of any organization", actor);
-  const org = await services.prisma.organization.findUnique({
-    where: { id: session.organizationId },
-    select: { id: true, name: true, status: true },
-  });
-  if (!org) throw new AuthFailure("FORBIDDEN", "Your organization no longer exists", actor);
-  assertOrganizationUsable(org, user.isSuperAdmin);
-  const permissions = user.isSuperAdmin ? [WILDCARD] : await rolePermissions(services, org.id, user.id);
-  if (!permissions) throw new AuthFailure("FORBIDDEN", "You are no longer a member of this organization", actor);
+  // A tenant switch acts in its target until it expires or the target can no longer be used;
+  // either ends it here, by itself, and the session is back in its home organization.
+  const open = session.tenantSwitches[0];
+  let tenantSwitch = open && open.toOrgId === session.organizationId ? open : null;
+  if (tenantSwitch && tenantSwitch.expiresAt <= new Date()) {
+    await endSwitchAutomatically(services.prisma, tenantSwitch, "expired");
+    session.organizationId = tenantSwitch.fromOrgId;
+    tenantSwitch = null;
+  }
+  let acting: { org: { id: string }; permissions: string[] };
+  try {
+    acting = await actingIn(services, session.organizationId, user, actor);
+  } catch (err) {
+    if (!tenantSwitch || !(err instanceof AuthFailure)) throw err;
+    await endSwitchAutomatically(services.prisma, tenantSwitch, "access_lost");
+    acting = await actingIn(services, tenantSwitch.fromOrgId, user, actor);
+    tenantSwitch = null;
+  }
+  const { org, permissions } = acting;
+  touchSession(services, session.id, user.id);
   return {
     kind: "user",
     userId: user.id,
@@ -134,7 +165,27 @@ async function authenticateBearer(services: Services, token: string): Promise<Pr
     organizationId: org.id,
     permissionSets: [new Set(permissions)],
     isSuperAdmin: user.isSuperAdmin,
+    tenantSwitch: tenantSwitch ? { id: tenantSwitch.id, fromOrganizationId: tenantSwitch.fromOrgId } : null,
   };
+}
+
+/** The organization a session acts in and the user's permissions there; throws AuthFailure. */
+async function actingIn(
+  services: Services,
+  organizationId: string | null,
+  user: { id: string; isSuperAdmin: boolean },
+  actor: { type: "user"; id: string },
+) {
+  if (!organizationId) throw new AuthFailure("FORBIDDEN", "You are not a member of any organization", actor);
+  const org = await services.prisma.organization.findUnique({
+    where: { id: organizationId },
+    select: { id: true, name: true, status: true },
+  });
+  if (!org) throw new AuthFailure("FORBIDDEN", "Your organization no longer exists", actor);
+  assertOrganizationUsable(org, user.isSuperAdmin);
+  const permissions = user.isSuperAdmin ? [WILDCARD] : await rolePermissions(services, org.id, user.id);
+  if (!permissions) throw new AuthFailure("FORBIDDEN", "You are no longer a member of this organization", actor);
+  return { org, permissions };
 }
 
 /** Resolves the caller from the request headers; throws AuthFailure. */

@@ -12,7 +12,16 @@ export const unavailable = (message: string) => new TRPCError({ code: "SERVICE_U
 interface PrismaLikeError {
   name?: string;
   code?: string;
-  meta?: { target?: string[] | string; modelName?: string; driverAdapterError?: { cause?: { constraint?: { fields?: string[] } } } };
+  meta?: { target?: string[] | string; modelName?: string; driverAdapterError?: { cause?: { originalCode?: string; kind?: string; constraint?: { fields?: string[] } } } };
+  cause?: { code?: string; originalCode?: string; kind?: string; message?: string; constraint?: { fields?: string[] } };
+}
+
+/** The PostgreSQL SQLSTATE behind a Prisma error, whichever driver adapter reported it. */
+function sqlState(err: PrismaLikeError): string | undefined {
+  // Inside interactive transactions the driver adapter's own error arrives untranslated.
+  if (err.cause?.kind === "UniqueConstraintViolation") return "23505";
+  if (err.cause?.kind === "ForeignKeyConstraintViolation") return "23503";
+  return err.meta?.driverAdapterError?.cause?.originalCode ?? err.cause?.originalCode ?? err.cause?.code ?? (/^\d{5}$/.test(err.code ?? "") ? err.code : undefined);
 }
 
 const CONNECTION_ERRORS = /ECONNREFUSED|ECONNRESET|Connection terminated|connect ETIMEDOUT|database system is (shutting down|starting up)|terminating connection/i;
@@ -21,13 +30,17 @@ const CONNECTION_ERRORS = /ECONNREFUSED|ECONNRESET|Connection terminated|connect
 export function translateDatabaseError(cause: unknown): TRPCError | null {
   const err = cause as PrismaLikeError & Error;
   if (!err || typeof err !== "object") return null;
-  if (err.code === "P2002") {
-    const fields = err.meta?.target ?? err.meta?.driverAdapterError?.cause?.constraint?.fields;
+  const state = sqlState(err);
+  if (err.code === "P2002" || state === "23505") {
+    // "Model_field1_field2_key" is how Prisma names unique indexes.
+    const index = /unique constraint "([A-Za-z]+)_(\w+)_key"/.exec(err.cause?.message ?? err.message ?? "");
+    const fields = err.meta?.target ?? err.meta?.driverAdapterError?.cause?.constraint?.fields ?? err.cause?.constraint?.fields ?? index?.[2].split("_");
+    const model = err.meta?.modelName ?? index?.[1] ?? "resource";
     const list = Array.isArray(fields) ? fields.filter((f) => f !== "organizationId").join(", ") : fields;
-    return conflict(list ? `A ${err.meta?.modelName ?? "resource"} with this ${list} already exists` : "Resource already exists");
+    return conflict(list ? `A ${model} with this ${list} already exists` : "Resource already exists");
   }
   if (err.code === "P2025") return notFound(err.meta?.modelName ?? "Resource");
-  if (err.code === "P2003") return conflict("The resource is still referenced by other resources");
+  if (err.code === "P2003" || state === "23503") return conflict("The resource is still referenced by other resources");
   if (err.code === "P1001" || err.code === "P1017" || CONNECTION_ERRORS.test(err.message ?? "")) {
     return unavailable("The database is unavailable; try again shortly");
   }

@@ -17,6 +17,8 @@ export interface Principal {
   permissionSets: ReadonlyArray<ReadonlySet<string>>;
   /** Super Admin privileges are effective for this call */
   isSuperAdmin: boolean;
+  /** set while a bearer session acts in another organization (src/modules/tenant) */
+  tenantSwitch?: { id: string; fromOrganizationId: string | null } | null;
 }
 
 export function can(principal: Principal, permission: string): boolean {

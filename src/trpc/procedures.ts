@@ -7,8 +7,10 @@
 import { TRPCError } from "@trpc/server";
 import { t } from "./init.js";
 import { AuthFailure, authenticate, toTrpcError } from "./auth.js";
-import { writeAudit } from "./audit.js";
+import { writeAudit, type AuditNote } from "./audit.js";
+import type { RequestInfo } from "./context.js";
 import { forbidden, translateDatabaseError } from "./errors.js";
+import type { Services } from "../services.js";
 import type { Permission } from "./permissions.js";
 import { can, type Principal } from "./principal.js";
 
@@ -27,14 +29,17 @@ const translateErrors = t.middleware(async ({ next }) => {
 
 export const publicProcedure = t.procedure.use(translateErrors);
 
-const authenticated = t.middleware(async ({ ctx, path, next }) => {
-  let principal: Principal;
+/**
+ * authenticate() plus the audit entry of a refused credential; throws a TRPCError. Shared by
+ * the procedures and the plain express routes (src/http), so both record refusals alike.
+ */
+export async function authenticateRequest(services: Services, request: RequestInfo, headers: Record<string, unknown>, path: string): Promise<Principal> {
   try {
-    principal = await authenticate(ctx.services, ctx.headers);
+    return await authenticate(services, headers as Parameters<typeof authenticate>[1]);
   } catch (err) {
     if (!(err instanceof AuthFailure)) throw err;
     if (err.actor) {
-      await writeAudit(ctx.services.prisma, ctx.request, null, {
+      await writeAudit(services.prisma, request, null, {
         action: "auth.refused",
         outcome: "denied",
         organizationId: err.actor.organizationId ?? null,
@@ -44,10 +49,15 @@ const authenticated = t.middleware(async ({ ctx, path, next }) => {
     }
     throw toTrpcError(err);
   }
+}
+
+const authenticated = t.middleware(async ({ ctx, path, next }) => {
+  const principal = await authenticateRequest(ctx.services, ctx.request, ctx.headers, path);
   return next({ ctx: { principal } });
 });
 
-async function deny(ctx: { services: any; request: any }, principal: Principal, path: string, message: string): Promise<never> {
+/** Records a permission denial (outside any transaction) and throws 403. */
+export async function denyAccess(ctx: { services: Services; request: RequestInfo }, principal: Principal, path: string, message: string): Promise<never> {
   await writeAudit(ctx.services.prisma, ctx.request, principal, {
     action: "permission.denied",
     outcome: "denied",
@@ -55,6 +65,7 @@ async function deny(ctx: { services: any; request: any }, principal: Principal, 
   }).catch(() => undefined);
   throw forbidden(message);
 }
+const deny = denyAccess;
 
 class Rollback extends Error {
   constructor(readonly result: unknown) {
@@ -64,30 +75,35 @@ class Rollback extends Error {
 
 /**
  * Every mutation runs in one interactive transaction together with its audit entry: both
- * commit or neither does. Handlers see the transaction as `ctx.db`.
+ * commit or neither does. Handlers see the transaction as `ctx.db`, and may refine their
+ * entry through `ctx.audit` (null outside audited mutations): the changed fields of an
+ * update (see changedFields in audit.ts), an entity id, or the organization concerned.
  */
 const auditedMutation = t.middleware(async ({ ctx, type, path, meta, next, getRawInput }) => {
-  if (type !== "mutation" || meta?.audit === false) return next();
+  if (type !== "mutation" || meta?.audit === false) return next({ ctx: { audit: null as AuditNote | null } });
   const principal = ctx.principal!;
   const audit = meta?.audit || {};
+  const note: AuditNote = {};
   try {
     return await ctx.services.prisma.$transaction(async (tx) => {
-      const result = await next({ ctx: { db: tx } });
+      const result = await next({ ctx: { db: tx, audit: note as AuditNote | null } });
       if (!result.ok) throw new Rollback(result);
       const input = (await getRawInput().catch(() => undefined)) as Record<string, unknown> | undefined;
       const data = (result as { data?: unknown }).data as Record<string, unknown> | undefined;
-      const entityId = pickId(data) ?? pickId(input);
+      const entityId = note.entityId ?? pickId(data) ?? pickId(input);
       await writeAudit(tx, ctx.request, principal, {
         action: audit.action ?? path,
         outcome: "success",
+        organizationId: note.organizationId,
         entityType: audit.entity ?? path.split(".")[0],
         entityId,
-        changes: input,
+        changes: note.changes !== undefined ? note.changes : input,
+        message: note.message,
       });
       return result;
     });
   } catch (err) {
-    if (err instanceof Rollback) return err.result as Awaited<ReturnType<typeof next>>;
+    if (err instanceof Rollback) return err.result as never; // the failed result, passed on as it was
     throw err;
   }
 });
@@ -112,6 +128,19 @@ export function protectedProcedure(permission: Permission) {
     .use(auditedMutation);
 }
 
+/**
+ * A signed-in user with a bearer session (tenant switching, password change, ending
+ * sessions): an API key is bound to its organization and has no session, so it gets 403.
+ */
+export const sessionProcedure = authed
+  .use(async ({ ctx, path, next }) => {
+    if (ctx.principal.kind !== "user" || !ctx.principal.sessionId) {
+      await deny(ctx, ctx.principal, path, "This operation needs a signed-in session (Authorization: Bearer); API keys cannot use it");
+    }
+    return next({ ctx: { principal: ctx.principal as Principal & { sessionId: string } } });
+  })
+  .use(auditedMutation);
+
 export const superAdminProcedure = authed
   .use(async ({ ctx, path, next }) => {
     if (!ctx.principal.isSuperAdmin) {
@@ -127,3 +156,6 @@ export const superAdminProcedure = authed
 export type AuthedContext = Parameters<Parameters<typeof authed.query>[0]>[0]["ctx"];
 
 export { TRPCError };
+
+/** Agent operations (/agent/*): a device authenticated by a JWT signed with its key. See device-auth.ts. */
+export { deviceProcedure, deviceProcedureCheckedByHandler, type DeviceContext } from "./device-auth.js";

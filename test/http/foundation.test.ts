@@ -216,7 +216,29 @@ describe("errors", () => {
   });
 });
 
+describe("database errors", () => {
+  it("turns a unique violation into 409, inside a transaction as well as outside", async () => {
+    const { translateDatabaseError } = await import("../../src/trpc/errors.js");
+    const db = h.services.prisma;
+    const outside = await db.organization.create({ data: { name: "Dup", slug: "default" } }).catch((e: unknown) => e);
+    const inside = await db.$transaction((tx) => tx.organization.create({ data: { name: "Dup", slug: "default" } })).catch((e: unknown) => e);
+    expect(translateDatabaseError(outside)?.code).toBe("CONFLICT");
+    expect(translateDatabaseError(inside)?.code).toBe("CONFLICT");
+    expect(translateDatabaseError(inside)?.message).toBe("A Organization with this slug already exists");
+    expect(translateDatabaseError(new Error("something else"))).toBeNull();
+  });
+});
+
 describe("logs", () => {
+  it("do not carry secrets from paths or query strings", async () => {
+    await h.api("GET", "/api/v1/public/invitations/fmi_pathSecret0123456789", { key: null });
+    await h.api("GET", "/api/v1/organizations/by-slug/default?ticket=querySecret0123456789");
+    const all = h.logs.join("\n");
+    expect(all).toContain("/api/v1/public/invitations/[redacted]");
+    expect(all).not.toContain("fmi_pathSecret0123456789");
+    expect(all).not.toContain("querySecret0123456789");
+  });
+
   it("never contain the credentials used in this file", () => {
     const all = h.logs.join("\n");
     expect(all).not.toContain(ADMIN_KEY);

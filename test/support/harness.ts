@@ -15,6 +15,7 @@ import { createLogger } from "../../src/lib/logger.js";
 import { createServices, type Services } from "../../src/services.js";
 import { createApp } from "../../src/app.js";
 import { bootstrap } from "../../src/bootstrap.js";
+import { attachUpgradeHandlers } from "../../src/modules/realtime/upgrade.js";
 import { hashPassword, randomToken, sha256Hex } from "../../src/lib/crypto.js";
 import { API_KEY_PREFIX } from "../../src/trpc/auth.js";
 
@@ -119,6 +120,7 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, "127.0.0.1", () => resolve(s));
   });
+  const realtime = attachUpgradeHandlers(server, services);
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const defaultOrg = await prisma.organization.findUniqueOrThrow({ where: { slug: "default" } });
 
@@ -194,6 +196,7 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
     createKey,
     login,
     close: async () => {
+      await realtime.close();
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       await database.close();

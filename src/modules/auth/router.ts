@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { authedProcedure, publicProcedure, router } from "../../trpc/procedures.js";
-import { login, logout, refresh } from "./service.js";
+import { login, LoginThrottled, logout, refresh } from "./service.js";
+import { signInWithOidc } from "../federation/oidc.js";
 
 const TAG = "Authentication";
 
@@ -23,7 +24,14 @@ export const authRouter = router({
       organizationId: z.string().uuid().optional().describe("organization to act in; defaults to the oldest membership"),
     }))
     .output(tokenPair)
-    .mutation(({ ctx, input }) => login(ctx.services, ctx.request, input)),
+    .mutation(async ({ ctx, input }) => {
+      try {
+        return await login(ctx.services, ctx.request, input);
+      } catch (err) {
+        if (err instanceof LoginThrottled) ctx.res?.setHeader("Retry-After", String(err.retryAfterSeconds));
+        throw err;
+      }
+    }),
 
   refresh: publicProcedure
     .meta({
@@ -42,4 +50,16 @@ export const authRouter = router({
     .input(z.object({ refreshToken: z.string().max(200).optional() }).default({}))
     .output(z.object({ revoked: z.number().int() }))
     .mutation(({ ctx, input }) => logout(ctx.db, ctx.principal.sessionId, input.refreshToken)),
+
+  oidc: publicProcedure
+    .meta({
+      openapi: { method: "POST", path: "/auth/oidc", tags: [TAG], protect: false, summary: "Sign in with an ID token of the configured OpenID Connect provider (same tokens as login)" },
+      audit: false, // writes its own sign-in entries, like login
+    })
+    .input(z.object({
+      idToken: z.string().min(1).max(16_384),
+      organizationId: z.string().uuid().optional().describe("organization to act in; defaults to the oldest membership"),
+    }))
+    .output(tokenPair)
+    .mutation(({ ctx, input }) => signInWithOidc(ctx.services, ctx.request, input)),
 });

@@ -7,6 +7,8 @@ import { randomToken, sha256Hex, verifyPassword } from "../../lib/crypto.js";
 import { signAccessToken } from "../../trpc/auth.js";
 import { writeAudit } from "../../trpc/audit.js";
 import { unauthorized } from "../../trpc/errors.js";
+import { consume, isBlocked } from "../../lib/rate-limit.js";
+import { TRPCError } from "@trpc/server";
 
 const REFRESH_PREFIX = "fmr_";
 
@@ -39,15 +41,44 @@ async function issueTokens(services: Services, session: { id: string; userId: st
   return { accessToken: token, tokenType: "Bearer", expiresAt: expiresAt.toISOString(), refreshToken };
 }
 
+/**
+ * Guessing is capped per account and per source address; only failures spend the budget,
+ * and a spent budget refuses even the right password until it refills.
+ */
+async function assertLoginAllowed(services: Services, email: string, sourceIp: string | null) {
+  const { loginByAccount, loginBySource } = services.rateLimits;
+  const wait = (await isBlocked(loginByAccount, email)) ?? (await isBlocked(loginBySource, sourceIp ?? "unknown"));
+  if (wait !== null) throw new LoginThrottled(wait);
+}
+
+async function recordLoginFailure(services: Services, email: string, sourceIp: string | null) {
+  const { loginByAccount, loginBySource } = services.rateLimits;
+  await Promise.all([
+    consume(loginByAccount, email).catch(() => undefined),
+    consume(loginBySource, sourceIp ?? "unknown").catch(() => undefined),
+  ]);
+}
+
+export class LoginThrottled extends TRPCError {
+  constructor(readonly retryAfterSeconds: number) {
+    super({ code: "TOO_MANY_REQUESTS", message: `Too many failed sign-ins; retry after ${retryAfterSeconds} s` });
+  }
+}
+
 export async function login(services: Services, request: RequestInfo, input: { email: string; password: string; organizationId?: string }): Promise<TokenPair> {
   const db = services.prisma;
   const email = input.email.trim().toLowerCase();
+  await assertLoginAllowed(services, email, request.sourceIp);
   const user = await db.user.findUnique({ where: { email } });
   const valid = await verifyPassword(input.password, user?.passwordHash);
   if (!user || !valid || user.status !== "active") {
+    await recordLoginFailure(services, email, request.sourceIp);
     await writeAudit(db, request, null, {
       action: "auth.login",
       outcome: "failure",
+      // a known user's refused sign-in belongs to the organization they would have acted in,
+      // so that its administrators see it in their audit log and activity feed
+      organizationId: user ? await sessionOrganization(db, user) : null,
       entityType: "user",
       entityId: user?.id ?? null,
       message: user ? (valid ? "user is disabled" : "wrong password") : "unknown e-mail",
@@ -56,9 +87,24 @@ export async function login(services: Services, request: RequestInfo, input: { e
     // Same answer for every cause: which part was wrong is not revealed.
     throw unauthorized("Invalid e-mail or password");
   }
+  return startSession(services, request, user, input.organizationId);
+}
+
+/**
+ * Opens a session for a user who proved who they are (password here, an OIDC ID token in
+ * src/modules/federation): the session row, the sign-in audit entry and the token pair.
+ */
+export async function startSession(
+  services: Services,
+  request: RequestInfo,
+  user: { id: string; isSuperAdmin: boolean; credentialsVersion: number },
+  wantedOrganizationId?: string,
+  message?: string,
+): Promise<TokenPair> {
+  const db = services.prisma;
   const refreshToken = randomToken(REFRESH_PREFIX, 48);
   const session = await db.$transaction(async (tx) => {
-    const organizationId = await sessionOrganization(tx, user, input.organizationId);
+    const organizationId = await sessionOrganization(tx, user, wantedOrganizationId);
     const created = await tx.session.create({
       data: {
         userId: user.id,
@@ -76,6 +122,7 @@ export async function login(services: Services, request: RequestInfo, input: { e
       organizationId,
       entityType: "session",
       entityId: created.id,
+      message: message ?? null,
       actor: { type: "user", id: user.id, userId: user.id },
     });
     return created;

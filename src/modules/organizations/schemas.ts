@@ -1,6 +1,9 @@
-// The organization resource as the spec writes it, and the mapper from the database row.
+// The organization resource as the spec writes it, the mapper from the database row, and
+// the inputs of every organization operation.
 import { z } from "zod";
 import type { Organization } from "../../generated/prisma/client.js";
+import { pagingInput } from "../../lib/paging.js";
+import { SLUG_MAX, SLUG_PATTERN } from "./slug.js";
 
 export const ORGANIZATION_STATUSES = ["active", "suspended", "pending", "disabled"] as const;
 
@@ -51,3 +54,92 @@ export function toOrganizationDto(org: Organization, stats?: z.infer<typeof orga
     ...(stats ? { stats } : {}),
   };
 }
+
+// ---- inputs -------------------------------------------------------------------------------
+
+const name = z.string().trim().min(2).max(100);
+const description = z.string().max(500);
+const freeObject = z.record(z.string(), z.unknown());
+/** booleans in bodies: see docs/architecture.md (coercion would turn "false" into true) */
+const bodyBoolean = z.boolean().pipe(z.boolean());
+
+export const idInput = z.object({ id: z.string().uuid() });
+
+export const createOrganizationInput = z.object({
+  name,
+  slug: z.string().min(2).max(SLUG_MAX).regex(SLUG_PATTERN, "lower-case letters, digits and single hyphens").optional()
+    .describe("derived from the name when absent"),
+  description: description.optional(),
+});
+
+export const listOrganizationsInput = z.object({
+  ...pagingInput,
+  search: z.string().trim().max(100).optional().describe("part of the name or slug, case-insensitive"),
+  status: z.enum(ORGANIZATION_STATUSES).optional(),
+});
+
+/** Spec operation 8: every field optional; null clears the nullable ones. */
+export const updateOrganizationInput = z.object({
+  id: z.string().uuid(),
+  name: name.optional(),
+  description: description.nullable().optional(),
+  settings: freeObject.optional().describe("replaces the whole settings object"),
+  branding: freeObject.optional().describe("replaces the whole branding object"),
+  active: bodyBoolean.optional().describe("Deprecated: use the enable and suspend operations. true enables, false suspends"),
+  primaryContact: z.string().max(200).nullable().optional(),
+  billingEmail: z.string().email().max(320).nullable().optional(),
+});
+
+export const statusChangeInput = z.object({
+  id: z.string().uuid(),
+  reason: z.string().trim().max(500).optional(),
+});
+
+export const renameOrganizationInput = z.object({ id: z.string().uuid(), name });
+
+export const bulkDeleteInput = z.object({
+  ids: z.array(z.string().uuid()).min(1).max(100),
+});
+
+export const organizationPageOutput = z.object({
+  items: z.array(organizationOutput),
+  total: z.number().int(),
+  hasMore: z.boolean(),
+});
+
+export const canDeleteOutput = z.object({
+  id: z.string().uuid(),
+  canDelete: z.boolean(),
+  reasons: z.array(z.string()).describe("why the organization cannot be deleted; empty when it can"),
+  blockers: z.record(z.string(), z.number().int()).describe("what still lives in the organization, by kind"),
+});
+
+export const bulkDeleteOutput = z.object({
+  results: z.array(z.object({
+    id: z.string(),
+    outcome: z.enum(["deleted", "not_found", "refused"]),
+    message: z.string().optional(),
+  })),
+  deleted: z.number().int(),
+  failed: z.number().int(),
+});
+
+export const aggregateStatsOutput = z.object({
+  total: z.number().int(),
+  byStatus: z.object({ active: z.number().int(), suspended: z.number().int(), pending: z.number().int(), disabled: z.number().int() }),
+  empty: z.number().int().describe("organizations without members, devices or deployments"),
+  createdLast30Days: z.number().int(),
+  userCount: z.number().int().describe("users on the platform"),
+  deviceCount: z.number().int(),
+  deploymentCount: z.number().int(),
+});
+
+export const ORG_USER_BULK_ACTIONS = ["remove", "set-role", "reset-password"] as const;
+export const orgUsersBulkInput = z.object({
+  id: z.string().uuid(),
+  action: z.enum(ORG_USER_BULK_ACTIONS).describe("remove: end the membership; set-role: give everyone roleId; reset-password: mail each a reset link"),
+  userIds: z.array(z.string().uuid()).min(1).max(100),
+  roleId: z.string().uuid().optional().describe("required for set-role"),
+}).refine((v) => v.action !== "set-role" || v.roleId !== undefined, { path: ["roleId"], message: "roleId is required for set-role" });
+
+export const orgUserInput = z.object({ id: z.string().uuid(), userId: z.string().uuid() });

@@ -1,0 +1,173 @@
+// Benchmark: device heartbeats per second through HTTP with valid device JWTs (the
+// simulator's engine), against a bare node:http server answering the same route in the same
+// run, and the latency of spec ops 12 and 14 over 100,000 devices bulk-inserted with SQL.
+// Runs on PGlite and, when PostgreSQL binaries are installed (or BENCH_DATABASE_URL is set),
+// on a throwaway PostgreSQL. Prints figures; asserts nothing.
+//
+//   npm run bench -- heartbeat
+//   BENCH_DEVICES=1000 BENCH_SECONDS=20 BENCH_CONCURRENCY=64 BENCH_FLEET=100000 BENCH_DB=both|pglite|postgres
+import { FleetSimulator } from "../src/simulator/engine.js";
+import { JsonClient } from "../src/simulator/http-client.js";
+import { closedLoop, LatencyRecorder } from "../src/simulator/latency.js";
+import { fmtMs, machineLine, percentiles } from "./support/machine.js";
+import { startThrowawayPostgres } from "./support/postgres.js";
+import { startChild } from "./support/child.js";
+
+const DEVICES = Number(process.env.BENCH_DEVICES ?? 1000);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
+const FLEET = Number(process.env.BENCH_FLEET ?? 100_000);
+const QUERY_RUNS = Number(process.env.BENCH_QUERY_RUNS ?? 40);
+const WHICH = process.env.BENCH_DB ?? "both";
+const ADMIN_KEY = "fm_bench" + "B".repeat(36);
+
+interface Figures {
+  database: string;
+  enrollPerSecond: number;
+  heartbeats: Awaited<ReturnType<FleetSimulator["heartbeatLoad"]>>;
+  baseline: { perSecond: number; p50: number; p99: number };
+  queries: Record<string, { p50: number; p90: number; p99: number; n: number }>;
+}
+
+async function api(client: JsonClient, method: string, p: string, body?: unknown) {
+  const res = await client.request<any>(method, p, body, { "x-api-key": ADMIN_KEY });
+  if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+async function timeQuery(client: JsonClient, method: string, p: string, body?: unknown) {
+  for (let i = 0; i < 3; i++) await api(client, method, p, body); // warm-up
+  const samples: number[] = [];
+  for (let i = 0; i < QUERY_RUNS; i++) {
+    const t0 = performance.now();
+    await api(client, method, p, body);
+    samples.push(performance.now() - t0);
+  }
+  return percentiles(samples);
+}
+
+/** The same route answered by a bare node:http server (own process): the ceiling of this machine and load generator. */
+async function baseline(authorization: string) {
+  const bare = await startChild("bare-server.ts", {});
+  const client = new JsonClient(bare.info.url, CONCURRENCY);
+  try {
+    const latency = new LatencyRecorder();
+    let ok = 0;
+    await closedLoop(CONCURRENCY, 2000, () => client.request("POST", "/api/v1/agent/heartbeat", { status: "online" }, { authorization }).then(() => undefined));
+    const started = performance.now();
+    await closedLoop(CONCURRENCY, SECONDS * 1000, async () => {
+      const t0 = performance.now();
+      const res = await client.request("POST", "/api/v1/agent/heartbeat", { status: "online" }, { authorization });
+      if (res.status === 200) ok++;
+      latency.record(performance.now() - t0);
+    });
+    const seconds = (performance.now() - started) / 1000;
+    const s = latency.summary();
+    return { perSecond: ok / seconds, p50: s.p50, p99: s.p99 };
+  } finally {
+    client.close();
+    await bare.stop();
+  }
+}
+
+async function run(database: string, databaseUrl?: string): Promise<Figures> {
+  console.log(`\n== ${database}`);
+  const service = await startChild("serve.ts", { BENCH_ADMIN_KEY: ADMIN_KEY, BENCH_FLEET: String(FLEET), ...(databaseUrl ? { BENCH_DATABASE: databaseUrl } : {}) });
+  const url = service.info.url as string;
+  const client = new JsonClient(url, 8);
+  try {
+    console.log(`inserted ${FLEET.toLocaleString("en")} devices in ${Number(service.info.fleetSeconds).toFixed(1)} s (one INSERT ... SELECT)`);
+
+    // Heartbeats come from devices of a second organization, enrolled over the real protocol.
+    const org = await api(client, "POST", "/api/v1/organizations", { name: "Bench Devices" });
+    const key = await api(client, "POST", `/api/v1/organizations/${org.id}/api-keys`, { name: "bench", permissions: ["*"] });
+    const orgApi = (method: string, p: string, body?: unknown) =>
+      client.request<any>(method, p, body, { "x-api-key": key.key }).then((r) => {
+        if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${JSON.stringify(r.body)}`);
+        return r.body;
+      });
+    await orgApi("POST", "/api/v1/ca-certificates/generate", { name: "bench-ca", commonName: "Bench CA" });
+    const token = await orgApi("POST", "/api/v1/enrollment-tokens", { name: "bench", labels: { bench: "yes" } });
+
+    const simulator = new FleetSimulator({
+      url,
+      enrollmentToken: token.token,
+      devices: DEVICES,
+      heartbeatMs: 30_000,
+      telemetryMs: 0,
+      failureRate: 0,
+      enrollConcurrency: 16,
+      maxSockets: CONCURRENCY,
+    });
+    const t0 = performance.now();
+    await simulator.enrollAll();
+    const enrollSeconds = (performance.now() - t0) / 1000;
+    const enrolled = simulator.stats().enrolled;
+    if (enrolled === 0) throw new Error(`no device enrolled: ${simulator.stats().lastError}`);
+    const enrollPerSecond = enrolled / enrollSeconds;
+    console.log(`enrolled ${enrolled} devices in ${enrollSeconds.toFixed(1)} s (${enrollPerSecond.toFixed(0)}/s, key generation and CSR included)`);
+
+    await simulator.heartbeatLoad(3000, CONCURRENCY); // warm-up: caches, JIT, connections
+    const heartbeats = await simulator.heartbeatLoad(SECONDS * 1000, CONCURRENCY);
+    console.log(
+      `heartbeats: ${heartbeats.perSecond.toFixed(0)}/s over ${heartbeats.seconds.toFixed(1)} s, ${CONCURRENCY} concurrent, ${enrolled} devices; ` +
+      `p50 ${fmtMs(heartbeats.latency.p50)}, p99 ${fmtMs(heartbeats.latency.p99)}; failed ${heartbeats.failed}` +
+      (heartbeats.failed ? ` (${simulator.stats().lastError})` : ""),
+    );
+    const authorization = await simulator.devices.find((d) => d.deviceId)!.authorization();
+    await simulator.stop();
+
+    const bare = await baseline(authorization);
+    console.log(`bare node:http on the same route: ${bare.perSecond.toFixed(0)}/s, p50 ${fmtMs(bare.p50)}, p99 ${fmtMs(bare.p99)}; ` +
+      `service/bare = ${((heartbeats.perSecond / bare.perSecond) * 100).toFixed(1)} %`);
+
+    const queries = {
+      "op 12 selective {site, tier}": await timeQuery(client, "POST", "/api/v1/groups/query", { labelSelector: { site: "site-3", tier: "edge" } }),
+      "op 12 broad {tier}": await timeQuery(client, "POST", "/api/v1/groups/query", { labelSelector: { tier: "edge" } }),
+      "op 12 rare {maintenance}": await timeQuery(client, "POST", "/api/v1/groups/query", { labelSelector: { maintenance: "yes" } }),
+      "op 12 all {}": await timeQuery(client, "POST", "/api/v1/groups/query", { labelSelector: {} }),
+      "op 14 by-label site (20 groups)": await timeQuery(client, "GET", "/api/v1/groups/by-label/site"),
+      "op 14 by-label maintenance (rare)": await timeQuery(client, "GET", "/api/v1/groups/by-label/maintenance"),
+      "op 14 by-label unknown": await timeQuery(client, "GET", "/api/v1/groups/by-label/unknown"),
+      "fleet stats": await timeQuery(client, "GET", "/api/v1/groups/stats"),
+      "device list, selector, page of 50": await timeQuery(client, "GET", "/api/v1/devices?labels=site=site-3,tier=edge&limit=50"),
+    };
+    for (const [name, q] of Object.entries(queries)) {
+      console.log(`${name.padEnd(36)} p50 ${fmtMs(q.p50).padStart(9)}  p90 ${fmtMs(q.p90).padStart(9)}  p99 ${fmtMs(q.p99).padStart(9)}  (n=${q.n}, sequential, over ${FLEET.toLocaleString("en")} devices)`);
+    }
+    return { database, enrollPerSecond, heartbeats, baseline: bare, queries };
+  } finally {
+    client.close();
+    await service.stop();
+  }
+}
+
+console.log(machineLine());
+console.log(`settings: ${DEVICES} enrolled devices, ${SECONDS} s of heartbeats at ${CONCURRENCY} concurrent requests, ${FLEET.toLocaleString("en")} devices for ops 12/14`);
+const results: Figures[] = [];
+if (WHICH !== "postgres") results.push(await run("PGlite (embedded)"));
+if (WHICH !== "pglite") {
+  const external = process.env.BENCH_DATABASE_URL;
+  const pg = external ? null : await startThrowawayPostgres();
+  if (external || pg) {
+    try {
+      results.push(await run(`PostgreSQL${pg ? ` (${pg.version}, throwaway, default settings)` : ""}`, external ?? pg!.url));
+    } finally {
+      pg?.stop();
+    }
+  } else {
+    console.log("\n== PostgreSQL: skipped (no binaries under /usr/lib/postgresql; set BENCH_DATABASE_URL to use a server)");
+  }
+}
+console.log("\nsummary (JSON):");
+console.log(JSON.stringify(results.map((r) => ({
+  database: r.database,
+  heartbeatsPerSecond: Math.round(r.heartbeats.perSecond),
+  heartbeatP50Ms: +r.heartbeats.latency.p50.toFixed(2),
+  heartbeatP99Ms: +r.heartbeats.latency.p99.toFixed(2),
+  bareNodeHttpPerSecond: Math.round(r.baseline.perSecond),
+  ratioToBare: +(r.heartbeats.perSecond / r.baseline.perSecond).toFixed(3),
+  enrollPerSecond: Math.round(r.enrollPerSecond),
+  queriesP50Ms: Object.fromEntries(Object.entries(r.queries).map(([k, v]) => [k, +v.p50.toFixed(2)])),
+})), null, 2));
+process.exit(0);

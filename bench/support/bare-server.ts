@@ -1,0 +1,21 @@
+// The baseline: a bare node:http server answering POST /api/v1/agent/heartbeat with the
+// same JSON the service answers, in its own process like the service. The ratio of the
+// service's rate to this one's is what the framework, authentication and database cost.
+import http from "node:http";
+
+const payload = JSON.stringify({ heartbeatIntervalSeconds: 30, deployments: [] });
+const server = http.createServer((req, res) => {
+  req.resume();
+  req.on("end", () => {
+    res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(payload) });
+    res.end(payload);
+  });
+});
+server.keepAliveTimeout = 60_000;
+server.listen(0, "127.0.0.1", () => {
+  process.stdout.write(`READY ${JSON.stringify({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` })}\n`);
+});
+process.on("SIGTERM", () => {
+  server.closeAllConnections();
+  server.close(() => process.exit(0));
+});

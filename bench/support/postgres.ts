@@ -1,0 +1,70 @@
+// A throwaway PostgreSQL for benchmarks: initdb into a temporary directory, start it on a
+// free loopback port, drop everything on stop. Null when no PostgreSQL binaries are
+// installed (the benchmark then reports PGlite only). BENCH_DATABASE_URL overrides it.
+import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+
+export interface ThrowawayPostgres {
+  url: string;
+  version: string;
+  stop(): void;
+}
+
+function findBin(): string | null {
+  const root = "/usr/lib/postgresql";
+  if (!fs.existsSync(root)) return null;
+  const versions = fs.readdirSync(root).sort((a, b) => Number(b) - Number(a));
+  for (const v of versions) if (fs.existsSync(path.join(root, v, "bin", "initdb"))) return path.join(root, v, "bin");
+  return null;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+    server.on("error", reject);
+  });
+}
+
+export async function startThrowawayPostgres(): Promise<ThrowawayPostgres | null> {
+  const bin = findBin();
+  if (!bin) return null;
+  const asRoot = process.getuid?.() === 0;
+  // PostgreSQL refuses to run as root: run it as its own account then.
+  const run = (cmd: string, args: string[]) => {
+    const full = path.join(bin, cmd);
+    const result = asRoot
+      ? spawnSync("runuser", ["-u", "postgres", "--", full, ...args], { encoding: "utf8" })
+      : spawnSync(full, args, { encoding: "utf8" });
+    if (result.status !== 0) throw new Error(`${cmd} failed: ${result.stderr || result.stdout}`);
+    return result.stdout;
+  };
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-bench-pg-"));
+  const data = path.join(work, "data");
+  fs.mkdirSync(data);
+  if (asRoot) {
+    execFileSync("chown", ["-R", "postgres", work]);
+    fs.chmodSync(work, 0o755);
+  }
+  const port = await freePort();
+  run("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8"]);
+  run("pg_ctl", ["-D", data, "-o", `-c listen_addresses=127.0.0.1 -p ${port} -k ${work} -c max_connections=200`, "-l", path.join(work, "pg.log"), "-w", "start"]);
+  const version = run("postgres", ["--version"]).trim();
+  return {
+    url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
+    version,
+    stop: () => {
+      try {
+        run("pg_ctl", ["-D", data, "-m", "fast", "-w", "stop"]);
+      } finally {
+        fs.rmSync(work, { recursive: true, force: true });
+      }
+    },
+  };
+}

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "ApplicationVersion" DROP COLUMN "iconData",
+ADD COLUMN     "iconBase64" TEXT;

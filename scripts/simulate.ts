@@ -1,0 +1,61 @@
+// `npm run simulate -- --url http://localhost:3000 --token fme_... --devices 50 [--heartbeat 30s]
+//  [--telemetry 60s] [--failure-rate 0.05]`: enrolls N virtual devices over the real agent
+// protocol and keeps them heartbeating (and sending telemetry) until Ctrl-C.
+import { FleetSimulator } from "../src/simulator/engine.js";
+import { formatProgress, parseSimulatorArgs, USAGE } from "../src/simulator/cli.js";
+
+let options;
+try {
+  options = parseSimulatorArgs(process.argv.slice(2));
+} catch (err) {
+  console.error((err as Error).message);
+  if (!(err as Error).message.startsWith("usage")) console.error(USAGE);
+  process.exit(2);
+}
+
+const simulator = new FleetSimulator(options);
+const started = Date.now();
+const tty = process.stdout.isTTY;
+let lastPrinted = 0;
+const print = (force = false) => {
+  const now = Date.now();
+  if (!force && now - lastPrinted < (tty ? 250 : 5000)) return;
+  lastPrinted = now;
+  const line = formatProgress(simulator.stats(), (now - started) / 1000);
+  // On a terminal the line rewrites itself; in a log file each update is its own line.
+  if (tty) process.stdout.write(`\r\x1b[2K${line}`);
+  else process.stdout.write(line + "\n");
+};
+simulator.on("progress", () => print());
+const ticker = setInterval(() => print(), 1000);
+
+const abort = new AbortController();
+let stopping = false;
+async function shutdown(code: number) {
+  if (stopping) process.exit(1); // a second Ctrl-C: leave at once
+  stopping = true;
+  abort.abort();
+  clearInterval(ticker);
+  await simulator.stop();
+  print(true);
+  const stats = simulator.stats();
+  process.stdout.write(`\nstopped: ${stats.enrolled} devices enrolled, ${stats.heartbeatsOk} heartbeats, ${stats.telemetryOk} telemetry batches` +
+    `${stats.lastError ? `; last error: ${stats.lastError}` : ""}\n`);
+  process.exit(code);
+}
+process.on("SIGINT", () => void shutdown(0));
+process.on("SIGTERM", () => void shutdown(0));
+
+console.log(`simulating ${options.devices} devices against ${options.url} (heartbeat ${options.heartbeatMs} ms, ` +
+  `telemetry ${options.telemetryMs ? `${options.telemetryMs} ms` : "off"}, failure rate ${options.failureRate}); Ctrl-C stops`);
+await simulator.enrollAll(abort.signal);
+if (!stopping) {
+  const stats = simulator.stats();
+  if (stats.enrolled === 0) {
+    print(true);
+    console.error(`\nno device could enroll${stats.lastError ? `: ${stats.lastError}` : ""}`);
+    await simulator.stop();
+    process.exit(1);
+  }
+  simulator.startTraffic();
+}

@@ -1,0 +1,118 @@
+// A plain express route (downloads, streams) behind the same gate as the procedures:
+// authenticateRequest() and denyAccess() from src/trpc/procedures.ts (refusals and denials
+// are audited alike), can() for permissions, zod for the JSON body, and the REST facade's
+// error body { code, message, data: { code, httpStatus, requestId, issues? } }.
+import express, { type Request, type RequestHandler, type Response } from "express";
+import { TRPCError } from "@trpc/server";
+import { getHTTPStatusCodeFromError } from "@trpc/server/http";
+import { ZodError, type z } from "zod";
+import type { Services } from "../services.js";
+import { authenticateRequest, denyAccess } from "../trpc/procedures.js";
+import { requestInfoOf, type RequestInfo } from "../trpc/context.js";
+import { translateDatabaseError } from "../trpc/errors.js";
+import type { Permission } from "../trpc/permissions.js";
+import { can, type Principal } from "../trpc/principal.js";
+
+export interface RouteAccess {
+  permission?: Permission;
+  superAdmin?: boolean;
+}
+
+export interface RouteContext<I> {
+  principal: Principal;
+  request: RequestInfo;
+  input: I;
+  req: Request;
+  res: Response;
+}
+
+/**
+ * The gate for routes that answer on their own (streams): the caller, or a TRPCError
+ * (401/403, audited like the procedures' refusals).
+ */
+export async function authorizeRequest(services: Services, req: Request, access: RouteAccess, label: string): Promise<Principal> {
+  const request = requestInfoOf(req);
+  const principal = await authenticateRequest(services, request, req.headers, label);
+  const gate = { services, request };
+  if (access.superAdmin && !principal.isSuperAdmin) {
+    await denyAccess(gate, principal, label, principal.kind === "api_key"
+      ? "Super Admin required: the key's creator must be a Super Admin and the key must carry platform:admin"
+      : "Super Admin required");
+  }
+  if (access.permission && !can(principal, access.permission)) await denyAccess(gate, principal, label, `Missing permission ${access.permission}`);
+  return principal;
+}
+
+/** A JSON-body route: authentication, then access, then input validation, then the handler. */
+export function guardedJsonRoute<S extends z.ZodType>(
+  services: Services,
+  route: { label: string; access: RouteAccess; body: S },
+  handler: (ctx: RouteContext<z.infer<S>>) => Promise<void>,
+): RequestHandler {
+  const parseJson = express.json({ limit: services.config.BODY_LIMIT_BYTES });
+  return async (req, res) => {
+    const request = requestInfoOf(req);
+    try {
+      const principal = await authorizeRequest(services, req, route.access, route.label);
+      const body = await readJsonBody(req, res, parseJson);
+      const input = route.body.parse(body ?? {});
+      await handler({ principal, request, input, req, res });
+    } catch (err) {
+      sendRouteError(services, res, request, err);
+    }
+  };
+}
+
+class HttpFailure extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+function readJsonBody(req: Request, res: Response, parseJson: RequestHandler): Promise<unknown> {
+  const hasBody = Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined;
+  if (!hasBody) return Promise.resolve(undefined);
+  if (!req.is("application/json")) return Promise.reject(new HttpFailure(415, "UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json"));
+  return new Promise((resolve, reject) => {
+    parseJson(req, res, (err?: unknown) => {
+      if (!err) return resolve(req.body);
+      const e = err as { type?: string };
+      if (e.type === "entity.too.large") reject(new HttpFailure(413, "PAYLOAD_TOO_LARGE", "Request body too large"));
+      else reject(new HttpFailure(400, "BAD_REQUEST", "Request body is not valid JSON"));
+    });
+  });
+}
+
+function sendRouteError(services: Services, res: Response, request: RequestInfo, err: unknown) {
+  if (res.headersSent) {
+    // Mid-stream failure: the client must not mistake a truncated file for a complete one.
+    services.logger.error({ err: (err as Error)?.message, requestId: request.requestId }, "stream failed");
+    res.destroy(err instanceof Error ? err : undefined);
+    return;
+  }
+  let status: number;
+  let code: string;
+  let message: string;
+  let issues: { path: string[]; message: string; code: string }[] | undefined;
+  if (err instanceof ZodError) {
+    status = 400;
+    code = "BAD_REQUEST";
+    issues = err.issues.map((i) => ({ path: i.path.map(String), message: i.message, code: i.code }));
+    message = `Invalid input: ${issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ")}`;
+  } else if (err instanceof HttpFailure) {
+    ({ status, code, message } = err);
+  } else {
+    const known = err instanceof TRPCError ? err : translateDatabaseError(err);
+    if (known && known.code !== "INTERNAL_SERVER_ERROR") {
+      status = getHTTPStatusCodeFromError(known);
+      code = known.code;
+      message = known.message;
+    } else {
+      services.logger.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, requestId: request.requestId }, "internal error");
+      status = 500;
+      code = "INTERNAL_SERVER_ERROR";
+      message = "Internal server error";
+    }
+  }
+  res.status(status).json({ code, message, data: { code, httpStatus: status, requestId: request.requestId, ...(issues ? { issues } : {}) }, ...(issues ? { issues } : {}) });
+}

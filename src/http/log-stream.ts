@@ -1,0 +1,159 @@
+// GET /api/v1/devices/{id}/logs/stream: a device's log lines as Server-Sent Events. A plain
+// express route (procedures only answer JSON) with the same authentication, permission check
+// and tenant scoping as the procedures (authorizeRequest in guarded-route.ts). It replays the last `tail` lines
+// (or, with Last-Event-ID, every line after that id), then pushes new lines as the device
+// sends them, until the client goes away.
+import express, { type NextFunction, type Request, type Response, type Router } from "express";
+import { TRPCError } from "@trpc/server";
+import { getHTTPStatusCodeFromError } from "@trpc/server/http";
+import { z } from "zod";
+import type { Services } from "../services.js";
+import { requestIdOf } from "../trpc/context.js";
+import { badRequest } from "../trpc/errors.js";
+import { requireDevice } from "../modules/telemetry/device.js";
+import { followLogs } from "../modules/logs/follow.js";
+import { LOG_LEVELS, logFilterInput, type LogLineDto } from "../modules/logs/schemas.js";
+import { logsAfter, newestLogId, tailLogs } from "../modules/logs/service.js";
+import { authorizeRequest } from "./guarded-route.js";
+import { errorResponse, type ExtraPaths } from "./docs.js";
+
+const KEEPALIVE_MS = 15_000;
+const MAX_TAIL = 1000;
+
+const streamQuery = z.object({
+  ...logFilterInput,
+  tail: z.coerce.number().int().min(0).max(MAX_TAIL).default(100),
+});
+
+function sendError(req: Request, res: Response, err: TRPCError) {
+  const httpStatus = getHTTPStatusCodeFromError(err);
+  res.status(httpStatus).json({ code: err.code, message: err.message, data: { code: err.code, httpStatus, requestId: requestIdOf(req) } });
+}
+
+function parseQuery(req: Request) {
+  const level = req.query.level;
+  const parsed = streamQuery.safeParse({
+    id: req.params.id,
+    source: req.query.source,
+    q: req.query.q,
+    tail: req.query.tail,
+    level: level === undefined ? undefined : Array.isArray(level) ? level : [level],
+  });
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw badRequest(`Invalid input: ${issues}`);
+  }
+  return parsed.data;
+}
+
+function lastEventIdOf(req: Request): bigint | null {
+  const header = req.headers["last-event-id"];
+  return typeof header === "string" && /^\d{1,19}$/.test(header) ? BigInt(header) : null;
+}
+
+// Open streams of each running service, so that shutdown can end them (a stream never ends by itself).
+const openStreams = new WeakMap<object, Set<Response>>();
+
+export function closeLogStreams(services: Services) {
+  for (const res of openStreams.get(services) ?? []) res.end();
+}
+
+export function logStreamRoutes(services: Services): Router {
+  const r = express.Router();
+  const streams = new Set<Response>();
+  openStreams.set(services, streams);
+
+  r.get("/devices/:id/logs/stream", async (req: Request, res: Response, next: NextFunction) => {
+    let follower: ReturnType<typeof followLogs> | null = null;
+    try {
+      const principal = await authorizeRequest(services, req, { permission: "telemetry:read" }, "logs.stream");
+      const { id, tail, ...filter } = parseQuery(req);
+      await requireDevice(services.prisma, principal.organizationId, id);
+
+      const resumeAfter = lastEventIdOf(req);
+      const replay = resumeAfter !== null
+        ? await logsAfter(services.prisma, id, filter, resumeAfter, MAX_TAIL)
+        : await tailLogs(services.prisma, id, filter, tail);
+      const cursor = replay.length > 0 ? BigInt(replay[replay.length - 1].id) : resumeAfter ?? (await newestLogId(services.prisma, id));
+
+      res.status(200);
+      res.setHeader("Content-Type", "text/event-stream; charset=utf-8");
+      res.setHeader("Cache-Control", "no-cache, no-transform");
+      res.setHeader("Connection", "keep-alive");
+      res.setHeader("X-Accel-Buffering", "no"); // nginx: do not buffer the stream
+      res.flushHeaders();
+      const send = (lines: LogLineDto[]) => {
+        if (res.writableEnded) return;
+        res.write(lines.map((l) => `id: ${l.id}\nevent: log\ndata: ${JSON.stringify(l)}\n\n`).join(""));
+      };
+      res.write(`retry: 3000\n\n`);
+      send(replay);
+      res.write(`event: ready\ndata: ${JSON.stringify({ replayed: replay.length })}\n\n`);
+
+      follower = followLogs(services, id, filter, cursor, send);
+      // Lines written between the replay and the subscription: fetch once now.
+      follower.poke();
+      // Keep-alive comments keep proxies from closing an idle stream; each tick also fetches,
+      // which bounds the delay if an announcement was ever lost.
+      const keepalive = setInterval(() => {
+        if (!res.writableEnded) res.write(`: keep-alive\n\n`);
+        follower?.poke();
+      }, KEEPALIVE_MS);
+      streams.add(res);
+      const end = () => {
+        clearInterval(keepalive);
+        follower?.stop();
+        streams.delete(res);
+      };
+      req.on("close", end);
+      res.on("close", end);
+    } catch (err) {
+      follower?.stop();
+      if (res.headersSent) return void res.end();
+      if (err instanceof TRPCError && err.code !== "INTERNAL_SERVER_ERROR") return sendError(req, res, err);
+      next(err);
+    }
+  });
+  return r;
+}
+
+const security = [{ ApiKey: [] }, { Bearer: [] }];
+
+export const logStreamOpenApiPaths: ExtraPaths = {
+  "/devices/{id}/logs/stream": {
+    get: {
+      operationId: "logs-stream",
+      tags: ["Device logs"],
+      summary: "Follow a device's log lines (Server-Sent Events)",
+      description:
+        "Requires telemetry:read. Answers `text/event-stream`: first the last `tail` lines (default 100, at most 1000) that match the " +
+        "filters, oldest first, then an `event: ready`, then each new line as the device sends it (`event: log`, `id` = line id, " +
+        "`data` = the log line as JSON). With a `Last-Event-ID` header it resumes after that line instead of replaying the tail. " +
+        "A comment is sent every 15 seconds to keep proxies from closing the connection. Works across server processes on PostgreSQL.",
+      security,
+      parameters: [
+        { name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } },
+        { name: "tail", in: "query", required: false, schema: { type: "integer", minimum: 0, maximum: MAX_TAIL, default: 100 } },
+        { name: "source", in: "query", required: false, schema: { type: "string" } },
+        { name: "level", in: "query", required: false, schema: { type: "array", items: { type: "string", enum: LOG_LEVELS } }, style: "form", explode: true },
+        { name: "q", in: "query", required: false, schema: { type: "string" }, description: "case-insensitive text search" },
+        { name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" } },
+      ],
+      responses: {
+        200: {
+          description: "The event stream",
+          content: {
+            "text/event-stream": {
+              schema: { type: "string" },
+              example: 'id: 42\nevent: log\ndata: {"id":"42","deviceId":"...","timestamp":"2026-01-01T00:00:00.000Z","level":"info","source":"agent","message":"started"}\n\n',
+            },
+          },
+        },
+        400: errorResponse("Invalid input"),
+        401: errorResponse("Authentication missing or invalid"),
+        403: errorResponse("Missing permission telemetry:read"),
+        404: errorResponse("Device not found (or of another organization)"),
+      },
+    },
+  },
+};

@@ -1,0 +1,141 @@
+// POST /agent/enroll: enrollment token -> device (provisioned) + certificate, in one
+// transaction. Refusals in order: bad token 401, organization not active 403, claimed
+// reportedDeviceId 409, no usable default CA 409, bad CSR 400. Any refusal rolls everything
+// back, the token use included.
+import type { Services } from "../../services.js";
+import type { RequestInfo } from "../../trpc/context.js";
+import { conflict, forbidden, unauthorized } from "../../trpc/errors.js";
+import { writeAudit } from "../../trpc/audit.js";
+import { eventBusOf } from "../../lib/events.js";
+import { recordDeviceEvent } from "../devices/activity.js";
+import { labelsOf } from "../devices/labels.js";
+import { issueCertificateForDevice } from "../devices/certificate-bridge.js";
+import { consumeEnrollmentToken } from "../enrollment-tokens/service.js";
+import { splitFacts, type Facts } from "./schemas.js";
+
+const TOKEN_REFUSALS = {
+  invalid: "Invalid enrollment token",
+  expired: "Enrollment token has expired",
+  exhausted: "Enrollment token has reached its maximum number of uses",
+  revoked: "Enrollment token has been revoked",
+} as const;
+
+export interface EnrollRequest {
+  enrollmentToken: string;
+  reportedDeviceId: string;
+  name?: string;
+  csr: string;
+  facts?: Facts;
+}
+
+class Refused extends Error {
+  constructor(readonly error: Error, readonly audit?: { organizationId: string; message: string }) {
+    super(error.message);
+  }
+}
+
+export async function enrollDevice(services: Services, request: RequestInfo, input: EnrollRequest) {
+  const { named, rest } = splitFacts(input.facts);
+  const now = new Date();
+  let result;
+  try {
+    result = await services.prisma.$transaction(async (tx) => {
+      const consumed = await consumeEnrollmentToken(tx, input.enrollmentToken);
+      if (!consumed.ok) {
+        const error = unauthorized(TOKEN_REFUSALS[consumed.reason]);
+        throw new Refused(
+          error,
+          consumed.token && { organizationId: consumed.token.organizationId, message: `enrollment with token "${consumed.token.name}" refused: ${error.message}` },
+        );
+      }
+      const token = consumed.token;
+      const organizationId = token.organizationId;
+      const org = await tx.organization.findUniqueOrThrow({ where: { id: organizationId }, select: { name: true, status: true } });
+      if (org.status !== "active") {
+        throw new Refused(forbidden(`Organization "${org.name}" is ${org.status}; it enrolls no devices until it is enabled again`), {
+          organizationId,
+          message: `enrollment refused: organization is ${org.status}`,
+        });
+      }
+
+      const holder = await tx.device.findFirst({ where: { organizationId, activeClaim: input.reportedDeviceId }, select: { id: true } });
+      if (holder) {
+        throw new Refused(
+          conflict(`Reported device id "${input.reportedDeviceId}" is already claimed by device ${holder.id}; release that claim to enroll new hardware under it`),
+          { organizationId, message: `enrollment of "${input.reportedDeviceId}" refused: already claimed by ${holder.id}` },
+        );
+      }
+      const labels = labelsOf(token.labels);
+      // The unique index on (organizationId, activeClaim) settles a race between two
+      // enrollments of the same id: the loser gets a unique violation, which is a 409.
+      const device = await tx.device.create({
+        data: {
+          organizationId,
+          name: input.name ?? input.reportedDeviceId,
+          reportedDeviceId: input.reportedDeviceId,
+          claimActive: true,
+          activeClaim: input.reportedDeviceId,
+          status: "provisioned",
+          statusChangedAt: now,
+          labels,
+          os: named.os ?? null,
+          arch: named.arch ?? null,
+          agentVersion: named.agentVersion ?? null,
+          hardwareModel: named.hardwareModel ?? null,
+          ipAddress: named.ipAddress ?? request.sourceIp,
+          facts: rest as object,
+          enrolledAt: now,
+          createdAt: now,
+          enrollmentTokenId: token.id,
+        },
+      });
+      const issued = await issueCertificateForDevice(tx, services.secrets, { organizationId, deviceId: device.id, csrPem: input.csr });
+      const actor = { type: "device" as const, id: device.id };
+      await recordDeviceEvent(tx, actor, {
+        organizationId,
+        deviceId: device.id,
+        type: "enrolled",
+        message: `Enrolled as "${device.name}" with enrollment token "${token.name}"`,
+        data: { reportedDeviceId: input.reportedDeviceId, enrollmentTokenId: token.id, labels },
+      });
+      await writeAudit(tx, request, null, {
+        action: "agent.enroll",
+        outcome: "success",
+        organizationId,
+        entityType: "device",
+        entityId: device.id,
+        changes: { reportedDeviceId: input.reportedDeviceId, name: device.name, enrollmentTokenId: token.id, certificateId: issued.record.id },
+        actor,
+      });
+      return { device, issued };
+    });
+  } catch (err) {
+    if (!(err instanceof Refused)) throw err;
+    if (err.audit?.organizationId) {
+      await writeAudit(services.prisma, request, null, {
+        action: "agent.enroll",
+        outcome: "denied",
+        organizationId: err.audit.organizationId,
+        message: err.audit.message,
+      }).catch(() => undefined);
+    }
+    throw err.error;
+  }
+
+  const { device, issued } = result;
+  eventBusOf(services).publish("device.status_changed", {
+    organizationId: device.organizationId,
+    deviceId: device.id,
+    from: null,
+    to: "provisioned",
+    at: now.toISOString(),
+  });
+  return {
+    deviceId: device.id,
+    certificate: issued.certificatePem,
+    caChain: issued.caChainPems,
+    certificateId: issued.record.id,
+    certificateNotAfter: issued.record.notAfter.toISOString(),
+    heartbeatIntervalSeconds: services.config.HEARTBEAT_INTERVAL_SECONDS,
+  };
+}

@@ -1,0 +1,81 @@
+// /api/v1/agent: what devices call (docs/devices.md, "The device agent protocol").
+// Enrollment proves itself with an enrollment token; everything else with a device token
+// (device-auth.ts). API keys and user tokens are refused here, device tokens everywhere else.
+import { deviceProcedure, deviceProcedureCheckedByHandler, publicProcedure, router } from "../../trpc/procedures.js";
+import { refusalAfterRecheck } from "../../trpc/device-auth.js";
+import { eventBusOf } from "../../lib/events.js";
+import { desiredStateOf } from "./desired-state.js";
+import { enrollDevice } from "./enroll.js";
+import { recordHeartbeat } from "./heartbeat.js";
+import { renewOwnCertificate } from "./renew.js";
+import { enrollInput, enrollOutput, heartbeatInput, heartbeatOutput, renewInput, renewOutput } from "./schemas.js";
+
+const TAG = "Device agent";
+const deviceToken = "Authorization: Bearer <JWT signed with the device key; header x5t#S256 = certificate fingerprint; sub = device id; exp at most 5 minutes>";
+
+export const agentRouter = router({
+  enroll: publicProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/agent/enroll",
+        tags: [TAG],
+        summary: "Enroll a device with an enrollment token and a CSR",
+        description:
+          "No API key: the enrollment token is the credential (401 when invalid, expired, revoked or used up). 409 when the " +
+          "reportedDeviceId is already claimed in the organization or the organization has no usable default CA; 400 for a bad CSR.",
+      },
+      successStatus: 201,
+    })
+    .input(enrollInput)
+    .output(enrollOutput)
+    .mutation(({ ctx, input }) => enrollDevice(ctx.services, ctx.request, input)),
+
+  heartbeat: deviceProcedureCheckedByHandler
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/agent/heartbeat",
+        tags: [TAG],
+        summary: "Report status and facts; receive the desired state and the heartbeat interval",
+        description: `${deviceToken}. Marks the device online (or error), records its facts and lastSeenAt.`,
+        protect: true,
+      },
+    })
+    .input(heartbeatInput)
+    .output(heartbeatOutput)
+    .mutation(async ({ ctx, input }) => {
+      const device = { id: ctx.device.deviceId, organizationId: ctx.device.organizationId };
+      const result = await recordHeartbeat(ctx.services.database.opened.raw, ctx.device, input, ctx.request.sourceIp);
+      // Revoked or expired since it was cached, device deleted, or organization suspended.
+      if (!result) throw await refusalAfterRecheck(ctx.services, ctx.device);
+      if (result.previous !== result.current) {
+        eventBusOf(ctx.services).publish("device.status_changed", {
+          ...{ organizationId: device.organizationId, deviceId: device.id },
+          from: result.previous,
+          to: result.current,
+          at: new Date().toISOString(),
+        });
+      }
+      return {
+        heartbeatIntervalSeconds: ctx.services.config.HEARTBEAT_INTERVAL_SECONDS,
+        deployments: await desiredStateOf(ctx.services.prisma, device, input.deployments),
+      };
+    }),
+
+  renewCertificate: deviceProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/agent/certificate/renew",
+        tags: [TAG],
+        summary: "Get a new certificate for a new CSR, authenticated with the current one",
+        description: `${deviceToken}. The current certificate stays valid until it expires.`,
+        protect: true,
+      },
+      successStatus: 201,
+    })
+    .input(renewInput)
+    .output(renewOutput)
+    .mutation(({ ctx, input }) => renewOwnCertificate(ctx.services, ctx.request, ctx.device, input.csr)),
+});

@@ -1,0 +1,94 @@
+// The device agent protocol's payloads (docs/devices.md): enroll, heartbeat, renew.
+import { z } from "zod";
+
+/** Facts the agent reports: the named ones become device columns, the rest are kept as given. */
+export const KNOWN_FACTS = ["os", "arch", "agentVersion", "hardwareModel", "ipAddress"] as const;
+
+// Keys start with a letter: rules out "__proto__" and friends before they reach any object.
+const factKey = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,99}$/, "fact names are 1-100 characters: a letter, then letters, digits, '_', '.', '-'");
+const factValue = z.union([z.string().max(1000), z.number(), z.boolean(), z.null()]);
+export const factsSchema = z
+  .record(factKey, factValue)
+  .refine((v) => Object.keys(v).length <= 100, "at most 100 facts")
+  .describe("os, arch, agentVersion, hardwareModel, ipAddress and any other flat facts");
+export type Facts = z.infer<typeof factsSchema>;
+
+export const reportedDeviceId = z
+  .string()
+  .min(1)
+  .max(200)
+  // eslint-disable-next-line no-control-regex
+  .regex(/^[^\u0000-\u001f\u007f]+$/, "no control characters");
+
+export const enrollInput = z.object({
+  enrollmentToken: z.string().min(1).max(200),
+  reportedDeviceId: reportedDeviceId.describe("the hardware identity (serial number, MAC, TPM EK hash ...); one claim per organization"),
+  name: z.string().trim().min(1).max(200).optional().describe("defaults to reportedDeviceId"),
+  csr: z.string().min(1).max(64 * 1024).describe("PKCS#10 certificate request (PEM) for the device's key: ECDSA P-256/P-384, Ed25519 or RSA >= 2048"),
+  facts: factsSchema.optional(),
+});
+
+export const enrollOutput = z.object({
+  deviceId: z.string().uuid(),
+  certificate: z.string().describe("the device certificate (PEM), subject CN=<deviceId>"),
+  caChain: z.array(z.string()).describe("PEM certificates of the issuing CA, nearest first"),
+  certificateId: z.string().uuid(),
+  certificateNotAfter: z.string().datetime(),
+  heartbeatIntervalSeconds: z.number().int(),
+});
+
+/** Device-side states of a deployment (domain.md). */
+export const DEPLOYMENT_DEVICE_STATES = ["pending", "downloading", "installing", "running", "failed", "removing", "removed"] as const;
+
+export const deploymentReport = z.object({
+  deploymentId: z.string().uuid(),
+  state: z.enum(DEPLOYMENT_DEVICE_STATES),
+  message: z.string().max(2000).optional(),
+});
+
+export const heartbeatInput = z.object({
+  status: z.enum(["online", "error"]).default("online").describe("error: the agent reports a problem (the device is reachable)"),
+  facts: factsSchema.optional().describe("replaces the facts reported before (named facts are kept when omitted)"),
+  deployments: z.array(deploymentReport).max(1000).optional().describe("progress of the deployments the device was given"),
+});
+
+/** One entry of the desired state: what the device must install or remove. */
+export const desiredDeployment = z.object({
+  deploymentId: z.string().uuid(),
+  action: z.enum(["install", "remove"]),
+  applicationId: z.string(),
+  version: z.string(),
+  profile: z.object({ id: z.string(), type: z.string(), components: z.unknown() }),
+  parameters: z.record(z.string(), z.unknown()),
+});
+export type DesiredDeployment = z.infer<typeof desiredDeployment>;
+
+export const heartbeatOutput = z.object({
+  heartbeatIntervalSeconds: z.number().int(),
+  deployments: z.array(desiredDeployment).describe("the desired state: deployments this device must run or remove"),
+});
+
+export const renewInput = z.object({
+  csr: z.string().min(1).max(64 * 1024).describe("PKCS#10 request (PEM) for the key the new certificate certifies (a new key is recommended)"),
+});
+
+export const renewOutput = z.object({
+  certificate: z.string(),
+  caChain: z.array(z.string()),
+  certificateId: z.string().uuid(),
+  certificateNotAfter: z.string().datetime(),
+});
+
+/** Splits reported facts into the named columns and the free-form rest. */
+export function splitFacts(facts: Facts | undefined) {
+  const named: Partial<Record<(typeof KNOWN_FACTS)[number], string>> = {};
+  const rest: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(facts ?? {})) {
+    if ((KNOWN_FACTS as readonly string[]).includes(key)) {
+      if (value !== null && value !== undefined) named[key as (typeof KNOWN_FACTS)[number]] = String(value).slice(0, 500);
+    } else {
+      rest[key] = value;
+    }
+  }
+  return { named, rest };
+}

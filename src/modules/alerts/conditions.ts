@@ -1,0 +1,154 @@
+// Alert conditions: their shapes (validated at create/update), a one-line summary, and the
+// SQL that finds the devices for which a condition holds right now. One set-based query per
+// rule, whatever the number of devices in its scope.
+import { z } from "zod";
+import { Prisma } from "../../generated/prisma/client.js";
+import type { DbTx } from "../../db/client.js";
+import { utc } from "../devices/sql.js";
+import { METRIC_NAMES, metricExpression, type Metric } from "../telemetry/metrics.js";
+import { failedDeploymentDevices } from "./deployments.js";
+
+export const OPERATORS = { ">": ">", ">=": ">=", "<": "<", "<=": "<=", "==": "=", "!=": "<>" } as const;
+export type Operator = keyof typeof OPERATORS;
+
+const MAX_DURATION_SECONDS = 7 * 86_400;
+const wholeNumber = (min: number, max: number) => z.number().int().min(min).max(max).pipe(z.number());
+
+export const conditionInput = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("metric_threshold"),
+    metric: z.enum(METRIC_NAMES),
+    operator: z.enum(Object.keys(OPERATORS) as [Operator, ...Operator[]]),
+    threshold: z.number().pipe(z.number()),
+    /** the condition must hold for every snapshot of this long (0 = the latest snapshot alone) */
+    durationSeconds: wholeNumber(0, MAX_DURATION_SECONDS).default(0),
+  }),
+  z.object({
+    type: z.literal("device_offline"),
+    /** offline for at least this long (counted from the last time the device was seen) */
+    durationSeconds: wholeNumber(0, MAX_DURATION_SECONDS).default(300),
+  }),
+  z.object({ type: z.literal("deployment_failed") }),
+  z.object({
+    type: z.literal("certificate_expiring"),
+    /** the device's newest valid certificate expires within this many days (or has expired) */
+    withinDays: wholeNumber(1, 3650).default(30),
+  }),
+]);
+export type Condition = z.infer<typeof conditionInput>;
+export type ConditionType = Condition["type"];
+
+export function formatDuration(seconds: number): string {
+  if (seconds % 86_400 === 0 && seconds > 0) return `${seconds / 86_400}d`;
+  if (seconds % 3600 === 0 && seconds > 0) return `${seconds / 3600}h`;
+  if (seconds % 60 === 0 && seconds > 0) return `${seconds / 60}m`;
+  return `${seconds}s`;
+}
+
+/** "cpuUsagePercent > 90 for 5m", "device offline for 10m", ... */
+export function summarize(condition: Condition): string {
+  switch (condition.type) {
+    case "metric_threshold":
+      return `${condition.metric} ${condition.operator} ${condition.threshold}` + (condition.durationSeconds > 0 ? ` for ${formatDuration(condition.durationSeconds)}` : "");
+    case "device_offline":
+      return `device offline for ${formatDuration(condition.durationSeconds)}`;
+    case "deployment_failed":
+      return "deployment failed";
+    case "certificate_expiring":
+      return `certificate expiring within ${condition.withinDays} days`;
+  }
+}
+
+/**
+ * Snapshots must cover the window: the oldest one in it may start at most this late, so that
+ * one reading does not satisfy "for 5m" by itself.
+ */
+export function coverageGraceSeconds(durationSeconds: number): number {
+  return Math.min(60, durationSeconds / 2);
+}
+
+export interface Match {
+  deviceId: string;
+  /** the observed value: the metric's latest reading, seconds offline, days left */
+  value: number | null;
+}
+
+export interface RuleScope {
+  organizationId: string;
+  labelSelector: Record<string, string>;
+}
+
+function scopeCte(scope: RuleScope): Prisma.Sql {
+  const selector = Object.keys(scope.labelSelector).length === 0
+    ? Prisma.sql`TRUE`
+    : Prisma.sql`d."labels" @> ${JSON.stringify(scope.labelSelector)}::jsonb`;
+  return Prisma.sql`scope AS (
+    SELECT d."id", d."status", d."lastSeenAt" FROM "Device" d
+     WHERE d."organizationId" = ${scope.organizationId}::uuid AND ${selector})`;
+}
+
+async function metricMatches(db: DbTx, scope: RuleScope, c: Extract<Condition, { type: "metric_threshold" }>, now: Date): Promise<Match[]> {
+  const op = Prisma.raw(OPERATORS[c.operator]);
+  if (c.durationSeconds === 0) {
+    // The newest snapshot of each device, kept by ingest: no raw scan.
+    const value = metricExpression(c.metric as Metric, "l");
+    return db.$queryRaw<Match[]>`
+      WITH ${scopeCte(scope)}
+      SELECT l."deviceId", ${value} AS "value" FROM "DeviceTelemetryLatest" l JOIN scope ON scope."id" = l."deviceId"
+       WHERE ${value} ${op} ${c.threshold}::float8`;
+  }
+  const value = metricExpression(c.metric as Metric, "s");
+  const windowStart = new Date(now.getTime() - c.durationSeconds * 1000);
+  const coveredBy = new Date(windowStart.getTime() + coverageGraceSeconds(c.durationSeconds) * 1000);
+  // Every reading in the window meets the condition (bool_and skips snapshots without the
+  // metric), there is at least one, and the readings reach back to the window's start.
+  return db.$queryRaw<Match[]>`
+    WITH ${scopeCte(scope)}
+    SELECT s."deviceId", (array_agg(${value} ORDER BY s."timestamp" DESC) FILTER (WHERE ${value} IS NOT NULL))[1] AS "value"
+      FROM "TelemetrySnapshot" s JOIN scope ON scope."id" = s."deviceId"
+     WHERE s."timestamp" >= ${windowStart.toISOString()}::timestamptz
+     GROUP BY s."deviceId"
+    HAVING count(${value}) > 0
+       AND bool_and(${value} ${op} ${c.threshold}::float8)
+       AND min(s."timestamp") FILTER (WHERE ${value} IS NOT NULL) <= ${coveredBy.toISOString()}::timestamptz`;
+}
+
+async function offlineMatches(db: DbTx, scope: RuleScope, c: Extract<Condition, { type: "device_offline" }>, now: Date): Promise<Match[]> {
+  const cutoff = new Date(now.getTime() - c.durationSeconds * 1000);
+  return db.$queryRaw<Match[]>`
+    WITH ${scopeCte(scope)}
+    SELECT scope."id" AS "deviceId",
+           CASE WHEN scope."lastSeenAt" IS NULL THEN NULL
+                ELSE EXTRACT(EPOCH FROM (${utc(now)} - scope."lastSeenAt"))::float8 END AS "value"
+      FROM scope
+     WHERE scope."status" = 'offline' AND (scope."lastSeenAt" IS NULL OR scope."lastSeenAt" <= ${utc(cutoff)})`;
+}
+
+async function certificateMatches(db: DbTx, scope: RuleScope, c: Extract<Condition, { type: "certificate_expiring" }>, now: Date): Promise<Match[]> {
+  const limit = new Date(now.getTime() + c.withinDays * 86_400_000);
+  // The certificate that matters is the device's newest unrevoked one: a renewal supersedes the old.
+  return db.$queryRaw<Match[]>`
+    WITH ${scopeCte(scope)}
+    SELECT c."deviceId", (EXTRACT(EPOCH FROM (c."notAfter" - ${utc(now)})) / 86400)::float8 AS "value"
+      FROM (SELECT "deviceId", max("notAfter") AS "notAfter" FROM "DeviceCertificate"
+             WHERE "organizationId" = ${scope.organizationId}::uuid AND NOT "revoked" GROUP BY "deviceId") c
+      JOIN scope ON scope."id" = c."deviceId"
+     WHERE c."notAfter" <= ${utc(limit)}`;
+}
+
+/** The devices in scope for which the condition holds at `now`. */
+export async function conditionMatches(db: DbTx, scope: RuleScope, condition: Condition, now: Date): Promise<Match[]> {
+  const rows = await (async () => {
+    switch (condition.type) {
+      case "metric_threshold":
+        return metricMatches(db, scope, condition, now);
+      case "device_offline":
+        return offlineMatches(db, scope, condition, now);
+      case "certificate_expiring":
+        return certificateMatches(db, scope, condition, now);
+      case "deployment_failed":
+        return failedDeploymentDevices(db, scope);
+    }
+  })();
+  return rows.map((r) => ({ deviceId: r.deviceId, value: r.value == null ? null : Number(r.value) }));
+}

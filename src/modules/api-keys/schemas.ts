@@ -1,0 +1,60 @@
+// The API key resource exactly as the spec writes it: `key` only in the creation response,
+// `keyPrefix` (its first 8 characters) everywhere else.
+import { z } from "zod";
+import type { ApiKey } from "../../generated/prisma/client.js";
+import { permissionList } from "../roles/schemas.js";
+
+export const apiKeyName = z.string().trim().min(2).max(100);
+export const apiKeyDescription = z.string().max(500);
+export const futureDateTime = z.iso
+  .datetime({ offset: true })
+  .refine((v) => Date.parse(v) > Date.now(), { message: "must be in the future" });
+
+export const createApiKeyInput = z.object({
+  orgId: z.string().uuid(),
+  name: apiKeyName,
+  description: apiKeyDescription.optional(),
+  permissions: permissionList.default([]),
+  expiresAt: futureDateTime.optional(),
+});
+
+/** PUT: every field optional; null clears description or expiresAt. */
+export const updateApiKeyInput = z.object({
+  orgId: z.string().uuid(),
+  id: z.string().uuid(),
+  name: apiKeyName.optional(),
+  description: apiKeyDescription.nullable().optional(),
+  permissions: permissionList.optional(),
+  expiresAt: futureDateTime.nullable().optional(),
+});
+
+export const apiKeyOutput = z.object({
+  id: z.string().uuid(),
+  name: z.string(),
+  description: z.string().optional(),
+  keyPrefix: z.string().length(8),
+  permissions: z.array(z.string()),
+  lastUsedAt: z.string().datetime().optional(),
+  expiresAt: z.string().datetime().optional(),
+  createdAt: z.string().datetime(),
+  createdBy: z.string().uuid().optional(),
+});
+export type ApiKeyDto = z.infer<typeof apiKeyOutput>;
+
+export const createdApiKeyOutput = apiKeyOutput.extend({
+  key: z.string().describe("the full key: returned once, never retrievable again"),
+});
+
+export function toApiKeyDto(row: ApiKey): ApiKeyDto {
+  return {
+    id: row.id,
+    name: row.name,
+    ...(row.description !== null ? { description: row.description } : {}),
+    keyPrefix: row.keyPrefix,
+    permissions: row.permissions,
+    ...(row.lastUsedAt ? { lastUsedAt: row.lastUsedAt.toISOString() } : {}),
+    ...(row.expiresAt ? { expiresAt: row.expiresAt.toISOString() } : {}),
+    createdAt: row.createdAt.toISOString(),
+    ...(row.createdById ? { createdBy: row.createdById } : {}),
+  };
+}

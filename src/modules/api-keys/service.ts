@@ -1,0 +1,83 @@
+// API key rules. The key is random (`fm_` + 40 base62), shown once and stored as SHA-256;
+// authentication (src/trpc/auth.ts) bounds a key by its creator's current role, and this
+// file makes sure a key is never even asked to hold more than its creator may do.
+import type { DbTx } from "../../db/client.js";
+import type { Principal } from "../../trpc/principal.js";
+import { notFound } from "../../trpc/errors.js";
+import { API_KEY_PREFIX } from "../../trpc/auth.js";
+import { randomToken, sha256Hex } from "../../lib/crypto.js";
+import { addedPermissions, assertMayGrant } from "../roles/access.js";
+import { uniquePermissions } from "../roles/schemas.js";
+
+export const KEY_PREFIX_LENGTH = 8;
+
+/** Revoked keys are gone for the API (404); their rows stay for the audit trail. */
+const live = (organizationId: string) => ({ organizationId, revokedAt: null });
+
+export async function createApiKey(
+  db: DbTx,
+  principal: Principal,
+  organizationId: string,
+  input: { name: string; description?: string; permissions: string[]; expiresAt?: string },
+) {
+  const permissions = uniquePermissions(input.permissions);
+  assertMayGrant(principal, permissions, "give a key");
+  const key = randomToken(API_KEY_PREFIX, 40);
+  const row = await db.apiKey.create({
+    data: {
+      organizationId,
+      name: input.name,
+      description: input.description ?? null,
+      keyPrefix: key.slice(0, KEY_PREFIX_LENGTH),
+      keyHash: sha256Hex(key),
+      permissions,
+      expiresAt: input.expiresAt ? new Date(input.expiresAt) : null,
+      // The human behind the call (for a key, its creator): the new key is bounded by them.
+      createdById: principal.userId,
+    },
+  });
+  return { row, key };
+}
+
+export async function listApiKeys(db: DbTx, organizationId: string, page: { limit: number; offset: number }) {
+  const where = live(organizationId);
+  const [items, total] = await Promise.all([
+    db.apiKey.findMany({ where, orderBy: [{ createdAt: "desc" }, { id: "asc" }], take: page.limit, skip: page.offset }),
+    db.apiKey.count({ where }),
+  ]);
+  return { items, total };
+}
+
+export async function getApiKey(db: DbTx, organizationId: string, id: string) {
+  const row = await db.apiKey.findFirst({ where: { id, ...live(organizationId) } });
+  if (!row) throw notFound("API key");
+  return row;
+}
+
+export async function updateApiKey(
+  db: DbTx,
+  principal: Principal,
+  organizationId: string,
+  id: string,
+  input: { name?: string; description?: string | null; permissions?: string[]; expiresAt?: string | null },
+) {
+  const current = await getApiKey(db, organizationId, id);
+  const permissions = input.permissions && uniquePermissions(input.permissions);
+  if (permissions) assertMayGrant(principal, addedPermissions(current.permissions, permissions), "give a key");
+  return db.apiKey.update({
+    where: { id: current.id },
+    data: {
+      name: input.name,
+      description: input.description,
+      permissions,
+      expiresAt: input.expiresAt === undefined ? undefined : input.expiresAt && new Date(input.expiresAt),
+    },
+  });
+}
+
+/** The key answers 401 from the next request on. */
+export async function revokeApiKey(db: DbTx, organizationId: string, id: string) {
+  const current = await getApiKey(db, organizationId, id);
+  const row = await db.apiKey.update({ where: { id: current.id }, data: { revokedAt: new Date() } });
+  return { id: row.id, revoked: true as const, revokedAt: row.revokedAt!.toISOString() };
+}

@@ -1,0 +1,39 @@
+// SQL fragments shared by the device list and the group statistics. Everything user-given
+// travels as a bind parameter (Prisma.sql tagged templates); identifiers come only from the
+// fixed maps below, never from input.
+import { Prisma } from "../../generated/prisma/client.js";
+import type { Labels } from "./labels.js";
+
+/** `labels @> {...}`: served by the GIN index on Device.labels. `{}` matches everything. */
+export function selectorCondition(selector: Labels, alias = "d"): Prisma.Sql {
+  if (Object.keys(selector).length === 0) return Prisma.sql`TRUE`;
+  return Prisma.sql`${Prisma.raw(alias)}."labels" @> ${JSON.stringify(selector)}::jsonb`;
+}
+
+export function organizationCondition(organizationId: string, alias = "d"): Prisma.Sql {
+  return Prisma.sql`${Prisma.raw(alias)}."organizationId" = ${organizationId}::uuid`;
+}
+
+/** Escapes LIKE wildcards so that a search for "50%" finds "50%", not everything. */
+export function likePattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+export function and(conditions: Prisma.Sql[]): Prisma.Sql {
+  return conditions.length === 0 ? Prisma.sql`TRUE` : Prisma.join(conditions, " AND ");
+}
+
+/** The columns a device DTO needs, in the shape toDeviceDto expects. */
+export const DEVICE_COLUMNS = Prisma.raw(
+  `d."id", d."organizationId", d."name", d."reportedDeviceId", d."claimActive", d."status", d."statusChangedAt",
+   d."labels", d."os", d."arch", d."agentVersion", d."hardwareModel", d."ipAddress", d."facts",
+   d."lastSeenAt", d."enrolledAt", d."createdAt", d."updatedAt"`,
+);
+
+// Prisma stores DateTime in `timestamp(3)` columns as UTC. `now()` is a timestamptz that
+// PostgreSQL would convert with the session's TimeZone, so raw SQL converts explicitly.
+export const UTC_NOW = Prisma.raw(`(now() AT TIME ZONE 'UTC')`);
+
+export function utc(date: Date): Prisma.Sql {
+  return Prisma.sql`(${date.toISOString()}::timestamptz AT TIME ZONE 'UTC')`;
+}

@@ -1,0 +1,96 @@
+// Group statistics: spec op 12 (query by selector) and op 14 (groups by the values of one
+// label key), fleet statistics, label keys and values, and the bulk operations.
+import { z } from "zod";
+import { byStatusOutput } from "../devices/schemas.js";
+import { labelKey, labelsSchema, labelSelectorSchema } from "../devices/labels.js";
+
+/**
+ * Selectors of the read-only statistics are lenient (any string to string, bounded): the
+ * spec lists no "invalid input" outcome for op 12, and a key no device can carry simply
+ * matches nothing. Writes validate labels strictly (labels.ts).
+ */
+export const statsSelector = z
+  .record(z.string().min(1).max(256), z.string().max(1024))
+  .refine((v) => Object.keys(v).length <= 64, "at most 64 selector terms");
+
+export const groupQueryInput = z.object({
+  labelSelector: statsSelector.describe("every pair must match (AND); {} matches every device"),
+});
+
+export const groupQueryOutput = z.object({
+  total: z.number().int(),
+  byStatus: byStatusOutput,
+  labelSelector: z.record(z.string(), z.string()).optional().describe("the selector applied"),
+});
+
+export const groupsByLabelOutput = z.object({
+  labelKey: z.string(),
+  groups: z.array(z.object({ value: z.string(), count: z.number().int(), byStatus: byStatusOutput })),
+  total: z.number().int().describe("devices across all groups"),
+});
+
+export const fleetStatsOutput = z.object({
+  total: z.number().int(),
+  byStatus: byStatusOutput,
+  /** devices without any label */
+  unlabeled: z.number().int(),
+  /** distinct label keys in use */
+  labelKeys: z.number().int(),
+});
+
+export const labelKeyOutput = z.object({
+  key: z.string(),
+  deviceCount: z.number().int().describe("devices carrying the key"),
+  valueCount: z.number().int().describe("distinct values of the key"),
+});
+
+export const labelValuesOutput = z.object({
+  key: z.string(),
+  items: z.array(z.object({ value: z.string(), count: z.number().int() })),
+  total: z.number().int().describe("distinct values"),
+  hasMore: z.boolean(),
+  deviceCount: z.number().int().describe("devices carrying the key"),
+});
+
+const MAX_BULK_IDS = 10_000;
+
+/** A bulk target: a non-empty selector or a list of device ids (exactly one of them). */
+const bulkTarget = {
+  labelSelector: labelSelectorSchema.optional().describe("devices matching every pair; must not be empty"),
+  deviceIds: z.array(z.string().uuid()).min(1).max(MAX_BULK_IDS).optional(),
+};
+
+function exactlyOneTarget(v: { labelSelector?: Record<string, string>; deviceIds?: string[] }, ctx: z.RefinementCtx) {
+  const hasSelector = v.labelSelector !== undefined;
+  const hasIds = v.deviceIds !== undefined;
+  if (hasSelector === hasIds) ctx.addIssue({ code: "custom", message: "give exactly one of labelSelector or deviceIds", path: [] });
+  if (hasSelector && Object.keys(v.labelSelector!).length === 0) {
+    ctx.addIssue({ code: "custom", message: "an empty selector would match every device; name at least one label", path: ["labelSelector"] });
+  }
+}
+
+export const bulkLabelInput = z
+  .object({
+    ...bulkTarget,
+    set: labelsSchema.default({}).describe("labels to add or overwrite"),
+    remove: z.array(labelKey).max(64).default([]).describe("label keys to remove"),
+  })
+  .superRefine((v, ctx) => {
+    exactlyOneTarget(v, ctx);
+    if (Object.keys(v.set).length === 0 && v.remove.length === 0) ctx.addIssue({ code: "custom", message: "nothing to do: give set and/or remove", path: [] });
+    const both = v.remove.filter((k) => k in v.set);
+    if (both.length) ctx.addIssue({ code: "custom", message: `keys both set and removed: ${both.join(", ")}`, path: ["remove"] });
+  });
+
+export const bulkLabelOutput = z.object({
+  matched: z.number().int().describe("devices the target matched"),
+  updated: z.number().int().describe("devices whose labels changed"),
+  skipped: z.number().int().describe("devices left unchanged because they would carry more than 64 labels"),
+});
+
+export const bulkDeleteInput = z.object(bulkTarget).superRefine(exactlyOneTarget);
+
+export const bulkDeleteOutput = z.object({
+  deleted: z.number().int(),
+  revokedCertificates: z.number().int(),
+});

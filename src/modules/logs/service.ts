@@ -1,0 +1,91 @@
+// Device logs: ingest in one statement per batch, the filtered newest-first list, the
+// sources of a device, and "lines after id N" for the follow mode.
+import { Prisma } from "../../generated/prisma/client.js";
+import type { DbTx } from "../../db/client.js";
+import type { RawDatabase } from "../../db/adapters.js";
+import { likePattern } from "../devices/sql.js";
+import { requireDevice } from "../telemetry/device.js";
+import type { IngestingDevice } from "../telemetry/ingest.js";
+import { resolveRange } from "../telemetry/query.js";
+import { toLogLineDto, type LogEntryInput, type LogFilter, type LogRow } from "./schemas.js";
+
+// $1 device, $2 organization, $3.. timestamps, levels, sources, messages.
+const INSERT_SQL = `
+  WITH inserted AS (
+    INSERT INTO "DeviceLog" ("deviceId", "timestamp", "level", "source", "message")
+    SELECT $1::uuid, t."timestamp", t."level", t."source", t."message"
+      FROM unnest($3::timestamptz[], $4::text[], $5::text[], $6::text[]) AS t("timestamp", "level", "source", "message")
+    RETURNING "source", "timestamp"
+  )
+  INSERT INTO "DeviceLogSource" ("deviceId", "source", "organizationId", "lastLogAt")
+  SELECT $1::uuid, "source", $2::uuid, max("timestamp") FROM inserted GROUP BY "source"
+  ON CONFLICT ("deviceId", "source") DO UPDATE
+    SET "lastLogAt" = GREATEST("DeviceLogSource"."lastLogAt", excluded."lastLogAt"), "organizationId" = excluded."organizationId"`;
+
+/**
+ * One statement: the lines go in through unnest() and the device's source summary
+ * (DeviceLogSource) is upserted from what was inserted. Straight to the driver, like
+ * telemetry ingest (see src/modules/telemetry/ingest.ts for why).
+ */
+export async function insertLogLines(db: RawDatabase, device: IngestingDevice, entries: LogEntryInput[]): Promise<number> {
+  if (entries.length === 0) return 0;
+  await db.query(INSERT_SQL, [
+    device.id, device.organizationId,
+    entries.map((e) => e.timestamp), entries.map((e) => e.level), entries.map((e) => e.source), entries.map((e) => e.message),
+  ]);
+  return entries.length;
+}
+
+function filterConditions(deviceId: string, filter: Omit<LogFilter, "from" | "to"> & { from?: Date; to?: Date; afterId?: bigint }): Prisma.Sql {
+  const conditions = [Prisma.sql`l."deviceId" = ${deviceId}::uuid`];
+  if (filter.source) conditions.push(Prisma.sql`l."source" = ${filter.source}`);
+  if (filter.level?.length) conditions.push(Prisma.sql`l."level" = ANY(${filter.level}::text[])`);
+  if (filter.q) conditions.push(Prisma.sql`l."message" ILIKE ${likePattern(filter.q)}`);
+  if (filter.from) conditions.push(Prisma.sql`l."timestamp" >= ${filter.from.toISOString()}::timestamptz`);
+  if (filter.to) conditions.push(Prisma.sql`l."timestamp" <= ${filter.to.toISOString()}::timestamptz`);
+  if (filter.afterId !== undefined) conditions.push(Prisma.sql`l."id" > ${filter.afterId}`);
+  return Prisma.join(conditions, " AND ");
+}
+
+const COLUMNS = Prisma.raw(`l."id", l."deviceId", l."timestamp", l."level", l."source", l."message"`);
+
+export async function listLogs(db: DbTx, organizationId: string, input: LogFilter & { id: string; limit: number; offset: number }) {
+  await requireDevice(db, organizationId, input.id);
+  // Without from/to the whole retained history is searched.
+  const range = input.from || input.to ? resolveRange({ from: input.from ?? "1970-01-01", to: input.to }) : {};
+  const where = filterConditions(input.id, { source: input.source, level: input.level, q: input.q, ...range });
+  const [rows, counted] = await Promise.all([
+    db.$queryRaw<LogRow[]>`SELECT ${COLUMNS} FROM "DeviceLog" l WHERE ${where}
+      ORDER BY l."timestamp" DESC, l."id" DESC LIMIT ${input.limit} OFFSET ${input.offset}`,
+    db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS "n" FROM "DeviceLog" l WHERE ${where}`,
+  ]);
+  const total = counted[0]?.n ?? 0;
+  return { items: rows.map(toLogLineDto), total, hasMore: input.offset + rows.length < total };
+}
+
+export async function listLogSources(db: DbTx, organizationId: string, deviceId: string) {
+  await requireDevice(db, organizationId, deviceId);
+  const rows = await db.deviceLogSource.findMany({ where: { deviceId }, orderBy: { source: "asc" } });
+  return { items: rows.map((r) => ({ source: r.source, lastLogAt: r.lastLogAt.toISOString() })), total: rows.length };
+}
+
+/** The newest `count` lines matching the filter, returned oldest first (the replay of a stream). */
+export async function tailLogs(db: DbTx, deviceId: string, filter: Omit<LogFilter, "from" | "to">, count: number) {
+  if (count === 0) return [];
+  const rows = await db.$queryRaw<LogRow[]>`SELECT ${COLUMNS} FROM "DeviceLog" l WHERE ${filterConditions(deviceId, filter)}
+    ORDER BY l."id" DESC LIMIT ${count}`;
+  return rows.reverse().map(toLogLineDto);
+}
+
+/** Lines written after `afterId`, oldest first (what a stream has not sent yet). */
+export async function logsAfter(db: DbTx, deviceId: string, filter: Omit<LogFilter, "from" | "to">, afterId: bigint, limit: number) {
+  const rows = await db.$queryRaw<LogRow[]>`SELECT ${COLUMNS} FROM "DeviceLog" l WHERE ${filterConditions(deviceId, { ...filter, afterId })}
+    ORDER BY l."id" ASC LIMIT ${limit}`;
+  return rows.map(toLogLineDto);
+}
+
+/** The id the stream starts after when nothing is replayed: the newest line of the device. */
+export async function newestLogId(db: DbTx, deviceId: string): Promise<bigint> {
+  const rows = await db.$queryRaw<{ id: bigint | null }[]>`SELECT max("id") AS "id" FROM "DeviceLog" WHERE "deviceId" = ${deviceId}::uuid`;
+  return rows[0]?.id == null ? 0n : BigInt(rows[0].id);
+}

@@ -1,0 +1,190 @@
+// The OCI registry resource exactly as the spec writes it (spec op 2 for the creation), the
+// inputs of the operations around it, and the mapper from the database row.
+import { z } from "zod";
+import type { OciRegistry, OciSyncRecord } from "../../../generated/prisma/client.js";
+import { pagingInput, pageOutput } from "../../../lib/paging.js";
+import { MAX_SYNC_INTERVAL_MINUTES } from "../git/schemas.js";
+
+export const OCI_AUTH_TYPES = ["NONE", "BASIC", "TOKEN"] as const;
+export type OciAuthType = (typeof OCI_AUTH_TYPES)[number];
+export const OCI_REGISTRY_TYPES = ["GENERIC"] as const;
+export const HEALTH_STATUSES = ["healthy", "unhealthy", "unknown"] as const;
+
+/** http(s), no credentials, no query, no fragment. */
+function checkRegistryUrl(value: string, ctx: z.RefinementCtx) {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    ctx.addIssue({ code: "custom", message: "must be an http:// or https:// URL" });
+    return;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") ctx.addIssue({ code: "custom", message: "must be an http:// or https:// URL" });
+  else if (url.username || url.password) ctx.addIssue({ code: "custom", message: "must not carry credentials: send them in credential" });
+  else if (url.search || url.hash) ctx.addIssue({ code: "custom", message: "must not have a ?query or #fragment" });
+}
+
+/**
+ * A repository name of the OCI distribution spec with at least one namespace component:
+ * `<namespace>/<name>` (deeper paths such as `team/apps/web` are allowed).
+ */
+const REPOSITORY_COMPONENT = /^[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*$/;
+export function isValidRepository(value: string): boolean {
+  const parts = value.split("/");
+  return value.length <= 255 && parts.length >= 2 && parts.every((part) => REPOSITORY_COMPONENT.test(part));
+}
+
+const name = z.string().trim().min(2).max(100);
+const description = z.string().max(500);
+const url = z.string().trim().max(2048).superRefine(checkRegistryUrl).transform((value) => value.replace(/\/+$/, ""));
+const credential = z.string().min(1).max(4096).describe("BASIC: username:password; TOKEN: the raw token. Encrypted at rest, never returned");
+const repository = z.string().trim().refine(isValidRepository, { message: "must be <namespace>/<name> (lowercase OCI repository name)" });
+const repositories = z.array(repository).max(200).transform((list) => [...new Set(list)]);
+const syncIntervalMinutes = z.number().int().min(0).max(MAX_SYNC_INTERVAL_MINUTES).describe("0 = manual syncs only");
+const bodyBoolean = z.boolean().pipe(z.boolean());
+
+export const createOciRegistryInput = z.object({
+  name,
+  description: description.optional(),
+  url,
+  registryType: z.enum(OCI_REGISTRY_TYPES).default("GENERIC"),
+  authType: z.enum(OCI_AUTH_TYPES).default("NONE"),
+  credential: credential.optional(),
+  verifyTls: bodyBoolean.default(true),
+  enabled: bodyBoolean.default(true),
+  repositories: repositories.default([]),
+  syncIntervalMinutes: syncIntervalMinutes.default(60),
+});
+export type CreateOciRegistryInput = z.infer<typeof createOciRegistryInput>;
+
+export const updateOciRegistryInput = z.object({
+  id: z.string().uuid(),
+  name: name.optional(),
+  description: description.nullable().optional().describe("null clears it"),
+  url: url.optional(),
+  registryType: z.enum(OCI_REGISTRY_TYPES).optional(),
+  authType: z.enum(OCI_AUTH_TYPES).optional(),
+  credential: credential.optional(),
+  verifyTls: bodyBoolean.optional(),
+  enabled: bodyBoolean.optional(),
+  repositories: repositories.optional(),
+  syncIntervalMinutes: syncIntervalMinutes.optional(),
+});
+export type UpdateOciRegistryInput = z.infer<typeof updateOciRegistryInput>;
+
+export const listOciRegistriesInput = z.object({
+  ...pagingInput,
+  enabled: z.stringbool().optional(),
+});
+
+export const idInput = z.object({ id: z.string().uuid() });
+
+export const ociRegistryOutput = z.object({
+  id: z.string(),
+  organizationId: z.string(),
+  name: z.string(),
+  description: z.string().nullable().optional(),
+  url: z.string(),
+  registryType: z.enum(OCI_REGISTRY_TYPES),
+  authType: z.enum(OCI_AUTH_TYPES),
+  hasCredentials: z.boolean(),
+  verifyTls: z.boolean(),
+  lastHealthCheck: z.string().datetime().nullable().optional(),
+  healthStatus: z.string().nullable().optional().describe("healthy, unhealthy or unknown"),
+  lastSyncAt: z.string().datetime().nullable().optional(),
+  lastSyncError: z.string().nullable().optional(),
+  syncIntervalMinutes: z.number(),
+  enabled: z.boolean(),
+  repositories: z.array(z.string()),
+  createdAt: z.string().datetime(),
+  updatedAt: z.string().datetime(),
+});
+export type OciRegistryDto = z.infer<typeof ociRegistryOutput>;
+
+export const ociRegistryPageOutput = pageOutput(ociRegistryOutput);
+
+export const deletedOutput = z.object({ id: z.string(), deleted: z.literal(true) });
+
+export const healthCheckOutput = z.object({
+  registryId: z.string(),
+  healthStatus: z.enum(HEALTH_STATUSES),
+  lastHealthCheck: z.string().datetime(),
+  httpStatus: z.number().optional().describe("status of GET /v2/ (after the token exchange, if any)"),
+  message: z.string().optional().describe("why the registry is not healthy"),
+  responseTimeMs: z.number(),
+});
+export type HealthCheckResult = z.infer<typeof healthCheckOutput>;
+
+/** Every spec field is present; the nullable ones are null until they have a value. */
+export function toOciRegistryDto(row: OciRegistry): OciRegistryDto {
+  return {
+    id: row.id,
+    organizationId: row.organizationId,
+    name: row.name,
+    description: row.description,
+    url: row.url,
+    registryType: row.registryType as OciRegistryDto["registryType"],
+    authType: row.authType as OciAuthType,
+    hasCredentials: row.credentialSealed !== null,
+    verifyTls: row.verifyTls,
+    lastHealthCheck: row.lastHealthCheck?.toISOString() ?? null,
+    healthStatus: row.healthStatus,
+    lastSyncAt: row.lastSyncAt?.toISOString() ?? null,
+    lastSyncError: row.lastSyncError,
+    syncIntervalMinutes: row.syncIntervalMinutes,
+    enabled: row.enabled,
+    repositories: row.repositories,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+export const syncHistoryInput = z.object({ id: z.string().uuid(), ...pagingInput });
+
+/** The marketplace store sync record of the spec, for an OCI registry (docs/registries.md). */
+export const ociSyncRecordOutput = z.object({
+  id: z.string(),
+  registryId: z.string(),
+  scope: z.literal("tenant"),
+  organizationId: z.string(),
+  status: z.enum(["success", "failed"]),
+  repositoriesFound: z.number(),
+  applicationsFound: z.number().describe("application packages whose description was readable"),
+  applicationsImported: z.number().describe("new applications and new versions"),
+  applicationsUpdated: z.number().describe("known versions whose manifest changed"),
+  errors: z.array(z.string()),
+  syncDurationMs: z.number(),
+  perRepository: z.array(z.object({
+    repository: z.string(), tagCount: z.number(), found: z.number(), imported: z.number(), updated: z.number(), errors: z.array(z.string()),
+  })),
+  skipped: z.array(z.object({ repository: z.string(), tag: z.string(), reason: z.string() })).describe("tags that were not imported, with the reason"),
+  triggeredBy: z.string().nullable().describe("the user id for manual runs, scheduler for scheduled runs, null when unknown"),
+  createdAt: z.string().datetime(),
+});
+export type OciSyncRecordDto = z.infer<typeof ociSyncRecordOutput>;
+
+export const ociSyncHistoryOutput = z.object({
+  data: z.array(ociSyncRecordOutput),
+  total: z.number(),
+  hasMore: z.boolean(),
+});
+
+export function toOciSyncRecordDto(row: OciSyncRecord): OciSyncRecordDto {
+  return {
+    id: row.id,
+    registryId: row.registryId,
+    scope: "tenant",
+    organizationId: row.organizationId,
+    status: row.status as OciSyncRecordDto["status"],
+    repositoriesFound: row.repositoriesFound,
+    applicationsFound: row.applicationsFound,
+    applicationsImported: row.applicationsImported,
+    applicationsUpdated: row.applicationsUpdated,
+    errors: row.errors as string[],
+    syncDurationMs: row.syncDurationMs,
+    perRepository: row.perRepository as OciSyncRecordDto["perRepository"],
+    skipped: row.skipped as OciSyncRecordDto["skipped"],
+    triggeredBy: row.triggeredBy,
+    createdAt: row.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,56 @@
+// Telemetry ingest: a batch of up to 1,000 snapshots of one device in ONE statement. The
+// values travel as parallel arrays through unnest() (one bind parameter per column, whatever
+// the batch size), and the same statement upserts the device's newest snapshot into
+// DeviceTelemetryLatest, so fleet health and alert rules never scan raw snapshots.
+//
+// This hot path talks to the driver directly (RawDatabase: node-postgres or PGlite) rather
+// than through Prisma: with eleven 1,000-element array parameters Prisma's parameter handling
+// cost three to five times the statement itself (measured: about 30 ms against 8 ms per batch
+// on PostgreSQL). Nothing here needs a transaction: the statement is atomic by itself.
+import type { RawDatabase } from "../../db/adapters.js";
+import { STORED_METRIC_NAMES, type StoredMetric } from "./metrics.js";
+import type { SnapshotInput } from "./schemas.js";
+
+export interface IngestingDevice {
+  id: string;
+  organizationId: string;
+}
+
+/** Postgres array type of each column as bound through unnest(). */
+const ARRAY_TYPE: Record<StoredMetric, string> = {
+  cpuUsagePercent: "float8[]",
+  memoryUsedBytes: "int8[]",
+  memoryTotalBytes: "int8[]",
+  diskUsedBytes: "int8[]",
+  diskTotalBytes: "int8[]",
+  uptimeSeconds: "int8[]",
+  restartCount: "int4[]",
+  containersRunning: "int4[]",
+  containersFailed: "int4[]",
+  errorCount: "int4[]",
+};
+
+const COLUMNS = STORED_METRIC_NAMES.map((n) => `"${n}"`).join(", ");
+const LATEST_UPDATES = ["snapshotId", "timestamp", ...STORED_METRIC_NAMES].map((n) => `"${n}" = excluded."${n}"`).join(", ");
+// $1 device, $2 organization, $3 timestamps, $4.. one array per metric.
+const INSERT_SQL = `
+  WITH inserted AS (
+    INSERT INTO "TelemetrySnapshot" ("deviceId", "timestamp", ${COLUMNS})
+    SELECT $1::uuid, t.* FROM unnest($3::timestamptz[], ${STORED_METRIC_NAMES.map((m, i) => `$${i + 4}::${ARRAY_TYPE[m]}`).join(", ")})
+           AS t("timestamp", ${COLUMNS})
+    RETURNING "id", "timestamp", ${COLUMNS}
+  ), newest AS (
+    SELECT * FROM inserted ORDER BY "timestamp" DESC, "id" DESC LIMIT 1
+  )
+  INSERT INTO "DeviceTelemetryLatest" ("deviceId", "organizationId", "snapshotId", "timestamp", ${COLUMNS})
+  SELECT $1::uuid, $2::uuid, "id", "timestamp", ${COLUMNS} FROM newest
+  ON CONFLICT ("deviceId") DO UPDATE SET ${LATEST_UPDATES}, "organizationId" = excluded."organizationId"
+  WHERE "DeviceTelemetryLatest"."timestamp" <= excluded."timestamp"`;
+
+export async function insertSnapshots(db: RawDatabase, device: IngestingDevice, snapshots: SnapshotInput[]): Promise<number> {
+  if (snapshots.length === 0) return 0;
+  // Integers travel as strings inside the array literal: exact beyond 2^31, cast by PostgreSQL.
+  const metrics = STORED_METRIC_NAMES.map((m) => snapshots.map((s) => (s[m] == null ? null : String(s[m]))));
+  await db.query(INSERT_SQL, [device.id, device.organizationId, snapshots.map((s) => s.timestamp), ...metrics]);
+  return snapshots.length;
+}

@@ -1,0 +1,101 @@
+// Retention: raw snapshots older than TELEMETRY_RETENTION_DAYS and log lines older than
+// LOG_RETENTION_DAYS are deleted in bounded chunks (each chunk its own short statement, so no
+// long lock and no huge transaction), within a time budget per run. The same run sweeps what
+// the missing foreign keys leave behind: telemetry, logs and alert states of deleted devices,
+// alert rules and targets of deleted organizations, old delivery history, spent realtime tickets.
+import type { Services } from "../../services.js";
+import { Prisma } from "../../generated/prisma/client.js";
+import { pruneTickets } from "../realtime/tickets.js";
+
+export const PRUNE_CHUNK = 10_000;
+/** Notification deliveries (and their attempts) are kept this long. */
+export const DELIVERY_HISTORY_DAYS = 30;
+const ORPHAN_DEVICES_PER_RUN = 100;
+
+export interface PruneResult {
+  snapshots: number;
+  logLines: number;
+  orphanDevices: number;
+  orphanRows: number;
+  deliveries: number;
+  tickets: number;
+  /** false when the time budget ran out first; the next run continues */
+  complete: boolean;
+}
+
+export interface PruneOptions {
+  now?: Date;
+  chunk?: number;
+  /** stop starting new chunks after this long (default 50 s) */
+  budgetMs?: number;
+  signal?: AbortSignal;
+}
+
+type Table = "TelemetrySnapshot" | "DeviceLog";
+
+/** Deletes rows matching `where` in chunks until none are left or the budget ends. */
+async function deleteInChunks(services: Services, table: Table, where: Prisma.Sql, chunk: number, mayContinue: () => boolean) {
+  let total = 0;
+  for (;;) {
+    const deleted = await services.prisma.$executeRaw`
+      DELETE FROM ${Prisma.raw(`"${table}"`)} WHERE "id" IN (SELECT "id" FROM ${Prisma.raw(`"${table}"`)} WHERE ${where} LIMIT ${chunk})`;
+    total += deleted;
+    if (deleted < chunk) return { total, complete: true };
+    if (!mayContinue()) return { total, complete: false };
+  }
+}
+
+export async function pruneOnce(services: Services, options: PruneOptions = {}): Promise<PruneResult> {
+  const { config, prisma } = services;
+  const now = options.now ?? new Date();
+  const chunk = options.chunk ?? PRUNE_CHUNK;
+  const deadline = Date.now() + (options.budgetMs ?? 50_000);
+  const mayContinue = () => Date.now() < deadline && !options.signal?.aborted;
+  const cutoff = (days: number) => new Date(now.getTime() - days * 86_400_000).toISOString();
+  const result: PruneResult = { snapshots: 0, logLines: 0, orphanDevices: 0, orphanRows: 0, deliveries: 0, tickets: 0, complete: true };
+
+  const passes: Array<[Table, number, keyof PruneResult]> = [
+    ["TelemetrySnapshot", config.TELEMETRY_RETENTION_DAYS, "snapshots"],
+    ["DeviceLog", config.LOG_RETENTION_DAYS, "logLines"],
+  ];
+  for (const [table, days, key] of passes) {
+    if (days === 0 || !mayContinue()) continue;
+    const { total, complete } = await deleteInChunks(services, table, Prisma.sql`"timestamp" < ${cutoff(days)}::timestamptz`, chunk, mayContinue);
+    (result[key] as number) = total;
+    result.complete &&= complete;
+  }
+  // Stale source summaries go with their lines.
+  if (config.LOG_RETENTION_DAYS > 0) {
+    await prisma.$executeRaw`DELETE FROM "DeviceLogSource" WHERE "lastLogAt" < ${cutoff(config.LOG_RETENTION_DAYS)}::timestamptz`;
+  }
+
+  // Deleted devices: found through the per-device tables, never by scanning raw rows.
+  const orphans = await prisma.$queryRaw<{ deviceId: string }[]>`
+    SELECT x."deviceId" FROM (
+      SELECT "deviceId" FROM "DeviceTelemetryLatest" UNION SELECT DISTINCT "deviceId" FROM "DeviceLogSource"
+    ) x WHERE NOT EXISTS (SELECT 1 FROM "Device" d WHERE d."id" = x."deviceId") LIMIT ${ORPHAN_DEVICES_PER_RUN}`;
+  if (orphans.length > 0 && mayContinue()) {
+    const ids = orphans.map((o) => o.deviceId);
+    const ofDevices = Prisma.sql`"deviceId" = ANY(${ids}::uuid[])`;
+    const snapshots = await deleteInChunks(services, "TelemetrySnapshot", ofDevices, chunk, mayContinue);
+    const logs = snapshots.complete ? await deleteInChunks(services, "DeviceLog", ofDevices, chunk, mayContinue) : { total: 0, complete: false };
+    result.orphanRows = snapshots.total + logs.total;
+    if (snapshots.complete && logs.complete) {
+      // Only once their rows are gone, or the next run could not find these devices again.
+      await prisma.$executeRaw`DELETE FROM "DeviceTelemetryLatest" WHERE ${ofDevices}`;
+      await prisma.$executeRaw`DELETE FROM "DeviceLogSource" WHERE ${ofDevices}`;
+      result.orphanDevices = ids.length;
+    } else {
+      result.complete = false;
+    }
+  }
+  await prisma.$executeRaw`DELETE FROM "AlertState" s WHERE NOT EXISTS (SELECT 1 FROM "Device" d WHERE d."id" = s."deviceId")`;
+  await prisma.$executeRaw`DELETE FROM "AlertRule" r WHERE NOT EXISTS (SELECT 1 FROM "Organization" o WHERE o."id" = r."organizationId")`;
+  await prisma.$executeRaw`DELETE FROM "NotificationTarget" t WHERE NOT EXISTS (SELECT 1 FROM "Organization" o WHERE o."id" = t."organizationId")`;
+  const { count } = await prisma.notificationDelivery.deleteMany({
+    where: { createdAt: { lt: new Date(now.getTime() - DELIVERY_HISTORY_DAYS * 86_400_000) }, status: { in: ["delivered", "failed"] } },
+  });
+  result.deliveries = count;
+  result.tickets = await pruneTickets(prisma, now);
+  return result;
+}

@@ -1,0 +1,64 @@
+// A lean JSON-over-HTTP client on node:http with keep-alive: the simulator and the benchmarks
+// open a bounded number of connections and reuse them (fetch would add its own overhead to
+// what we measure).
+import http from "node:http";
+import https from "node:https";
+
+export interface JsonResponse<T = unknown> {
+  status: number;
+  body: T;
+}
+
+export class JsonClient {
+  private readonly base: URL;
+  private readonly agent: http.Agent;
+  private readonly transport: typeof http | typeof https;
+
+  constructor(baseUrl: string, maxSockets = 64, private readonly timeoutMs = 30_000) {
+    this.base = new URL(baseUrl);
+    this.transport = this.base.protocol === "https:" ? https : http;
+    this.agent = new this.transport.Agent({ keepAlive: true, maxSockets });
+  }
+
+  request<T = unknown>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<JsonResponse<T>> {
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const url = new URL(path, this.base);
+    return new Promise((resolve, reject) => {
+      const req = this.transport.request(
+        url,
+        {
+          method,
+          agent: this.agent,
+          timeout: this.timeoutMs,
+          headers: {
+            accept: "application/json",
+            ...(payload ? { "content-type": "application/json", "content-length": String(payload.length) } : {}),
+            ...headers,
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => {
+            const text = Buffer.concat(chunks).toString("utf8");
+            let parsed: unknown = text;
+            try {
+              parsed = text ? JSON.parse(text) : undefined;
+            } catch {
+              /* not JSON: keep the text */
+            }
+            resolve({ status: res.statusCode ?? 0, body: parsed as T });
+          });
+          res.on("error", reject);
+        },
+      );
+      req.on("timeout", () => req.destroy(new Error(`request timed out after ${this.timeoutMs} ms`)));
+      req.on("error", reject);
+      req.end(payload);
+    });
+  }
+
+  close() {
+    this.agent.destroy();
+  }
+}

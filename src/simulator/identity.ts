@@ -1,0 +1,62 @@
+// A device's cryptographic identity as a real agent would hold it: a key pair generated on
+// the device, a PKCS#10 CSR for it, and short-lived JWTs signed with it whose x5t#S256
+// header names the certificate the server issued.
+import { createHash, X509Certificate } from "node:crypto";
+import { SignJWT } from "jose";
+import { subtle, x509, type CryptoKeyPair } from "../lib/pki/provider.js";
+
+export type DeviceKeyAlgorithm = "ES256" | "EdDSA" | "RS256";
+
+const KEY_PARAMS = {
+  ES256: { generate: { name: "ECDSA", namedCurve: "P-256" }, sign: { name: "ECDSA", hash: "SHA-256" } },
+  EdDSA: { generate: { name: "Ed25519" }, sign: { name: "Ed25519" } },
+  RS256: {
+    generate: { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
+    sign: { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" },
+  },
+} as const;
+
+export interface DeviceKeys {
+  algorithm: DeviceKeyAlgorithm;
+  keys: CryptoKeyPair;
+}
+
+export async function generateDeviceKeys(algorithm: DeviceKeyAlgorithm = "ES256"): Promise<DeviceKeys> {
+  const keys = (await subtle.generateKey(KEY_PARAMS[algorithm].generate as never, true, ["sign", "verify"])) as CryptoKeyPair;
+  return { algorithm, keys };
+}
+
+/** A PKCS#10 request signed with the device key (the server replaces the subject anyway). */
+export async function createCsr(device: DeviceKeys, commonName: string): Promise<string> {
+  const csr = await x509.Pkcs10CertificateRequestGenerator.create({
+    name: new x509.Name([{ CN: [commonName] }]),
+    keys: device.keys as never,
+    signingAlgorithm: KEY_PARAMS[device.algorithm].sign as never,
+  });
+  return csr.toString("pem");
+}
+
+/** RFC 7515 x5t#S256: base64url of the SHA-256 of the certificate's DER. */
+export function x5tS256(certificatePem: string): string {
+  return createHash("sha256").update(new X509Certificate(certificatePem).raw).digest("base64url");
+}
+
+export interface DeviceTokenClaims {
+  deviceId: string;
+  /** x5t#S256 of the certificate to name */
+  x5t: string;
+  /** default 300 (the longest the server accepts) */
+  lifetimeSeconds?: number;
+  /** issued-at override, for tests of expiry */
+  issuedAt?: number;
+}
+
+export async function signDeviceToken(device: DeviceKeys, claims: DeviceTokenClaims): Promise<string> {
+  const iat = claims.issuedAt ?? Math.floor(Date.now() / 1000);
+  return new SignJWT({})
+    .setProtectedHeader({ alg: device.algorithm, typ: "JWT", "x5t#S256": claims.x5t })
+    .setSubject(claims.deviceId)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + (claims.lifetimeSeconds ?? 300))
+    .sign(device.keys.privateKey as never);
+}

@@ -1,0 +1,7 @@
+// The device simulator: virtual devices speaking the real agent protocol (docs/devices.md).
+export { FleetSimulator, type SimulatorOptions, type SimulatorStats } from "./engine.js";
+export { VirtualDevice, type EnrollAnswer, type HeartbeatAnswer } from "./virtual-device.js";
+export { JsonClient, type JsonResponse } from "./http-client.js";
+export { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKeyAlgorithm, type DeviceKeys } from "./identity.js";
+export { LatencyRecorder, closedLoop } from "./latency.js";
+export { parseDuration, parseSimulatorArgs, formatProgress } from "./cli.js";

@@ -1,0 +1,50 @@
+// Plausible device telemetry: values that wander (random walks with bounds) rather than
+// jump, with counters that only grow.
+export interface TelemetrySnapshot {
+  timestamp: string;
+  cpuUsagePercent: number;
+  memoryUsedBytes: number;
+  memoryTotalBytes: number;
+  diskUsedBytes: number;
+  diskTotalBytes: number;
+  uptimeSeconds: number;
+  restartCount: number;
+  containersRunning: number;
+  containersFailed: number;
+  errorCount: number;
+}
+
+const GiB = 1024 ** 3;
+const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
+
+export class MetricsModel {
+  private cpu = 5 + Math.random() * 30;
+  private readonly memoryTotal = [2, 4, 8, 16][Math.floor(Math.random() * 4)] * GiB;
+  private memoryShare = 0.2 + Math.random() * 0.4;
+  private readonly diskTotal = [16, 32, 64, 128][Math.floor(Math.random() * 4)] * GiB;
+  private diskShare = 0.1 + Math.random() * 0.5;
+  private readonly bootedAt = Date.now() - Math.floor(Math.random() * 86_400_000);
+  private restarts = 0;
+  private containers = 1 + Math.floor(Math.random() * 6);
+
+  snapshot(failing: boolean, now = Date.now()): TelemetrySnapshot {
+    this.cpu = clamp(this.cpu + (Math.random() - 0.5) * 10 + (failing ? 15 : 0), 0, 100);
+    this.memoryShare = clamp(this.memoryShare + (Math.random() - 0.5) * 0.04, 0.05, 0.98);
+    this.diskShare = clamp(this.diskShare + Math.random() * 0.0005, 0.01, 0.99);
+    if (failing && Math.random() < 0.2) this.restarts++;
+    const failed = failing ? 1 + Math.floor(Math.random() * Math.max(1, this.containers - 1)) : 0;
+    return {
+      timestamp: new Date(now).toISOString(),
+      cpuUsagePercent: Math.round(this.cpu * 10) / 10,
+      memoryUsedBytes: Math.round(this.memoryTotal * this.memoryShare),
+      memoryTotalBytes: this.memoryTotal,
+      diskUsedBytes: Math.round(this.diskTotal * this.diskShare),
+      diskTotalBytes: this.diskTotal,
+      uptimeSeconds: Math.floor((now - this.bootedAt) / 1000),
+      restartCount: this.restarts,
+      containersRunning: this.containers - failed,
+      containersFailed: failed,
+      errorCount: failing ? 1 + Math.floor(Math.random() * 20) : 0,
+    };
+  }
+}

@@ -1,0 +1,119 @@
+// One simulated device speaking the agent protocol: enroll with a CSR, then heartbeats and
+// telemetry signed with its own key. Failures are simulated: with the configured probability
+// a heartbeat reports `error` (and telemetry shows failing containers) until it recovers.
+import type { JsonClient, JsonResponse } from "./http-client.js";
+import { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKeyAlgorithm, type DeviceKeys } from "./identity.js";
+import { MetricsModel } from "./metrics.js";
+
+export interface EnrollAnswer {
+  deviceId: string;
+  certificate: string;
+  caChain: string[];
+  certificateNotAfter: string;
+  heartbeatIntervalSeconds: number;
+}
+
+export interface HeartbeatAnswer {
+  heartbeatIntervalSeconds: number;
+  deployments: unknown[];
+}
+
+const TOKEN_LIFETIME_SECONDS = 300;
+/** a token is reused until this close to its expiry (signing per request would be wasteful) */
+const TOKEN_REFRESH_MARGIN_SECONDS = 60;
+const AGENT_VERSION = "fleet-simulator/1.0";
+
+export class VirtualDevice {
+  keys!: DeviceKeys;
+  deviceId: string | null = null;
+  certificatePem: string | null = null;
+  certificateNotAfter: Date | null = null;
+  failing = false;
+  private x5t = "";
+  private token: { value: string; expiresAt: number } | null = null;
+  private readonly metrics = new MetricsModel();
+
+  constructor(
+    readonly reportedDeviceId: string,
+    private readonly client: JsonClient,
+    private readonly algorithm: DeviceKeyAlgorithm = "ES256",
+  ) {}
+
+  facts() {
+    return {
+      os: "Linux 6.6 (simulated)",
+      arch: ["arm64", "amd64", "armv7"][this.reportedDeviceId.length % 3],
+      agentVersion: AGENT_VERSION,
+      hardwareModel: "SimBoard v2",
+      simulated: true,
+    };
+  }
+
+  async enroll(enrollmentToken: string): Promise<JsonResponse<EnrollAnswer>> {
+    this.keys = await generateDeviceKeys(this.algorithm);
+    const csr = await createCsr(this.keys, this.reportedDeviceId);
+    const res = await this.client.request<EnrollAnswer>("POST", "/api/v1/agent/enroll", {
+      enrollmentToken,
+      reportedDeviceId: this.reportedDeviceId,
+      csr,
+      facts: this.facts(),
+    });
+    if (res.status === 201) this.adoptCertificate(res.body.deviceId, res.body.certificate, res.body.certificateNotAfter);
+    return res;
+  }
+
+  /** Picks up an identity enrolled elsewhere (benchmarks hand devices between processes). */
+  adoptCertificate(deviceId: string, certificatePem: string, notAfter: string) {
+    this.deviceId = deviceId;
+    this.certificatePem = certificatePem;
+    this.certificateNotAfter = new Date(notAfter);
+    this.x5t = x5tS256(certificatePem);
+    this.token = null;
+  }
+
+  async authorization(): Promise<string> {
+    const now = Math.floor(Date.now() / 1000);
+    if (!this.token || this.token.expiresAt - now < TOKEN_REFRESH_MARGIN_SECONDS) {
+      if (!this.deviceId) throw new Error("device is not enrolled");
+      const value = await signDeviceToken(this.keys, { deviceId: this.deviceId, x5t: this.x5t, lifetimeSeconds: TOKEN_LIFETIME_SECONDS });
+      this.token = { value, expiresAt: now + TOKEN_LIFETIME_SECONDS };
+    }
+    return `Bearer ${this.token.value}`;
+  }
+
+  /** Rolls the failure dice: start failing with `failureRate`, recover with probability one half. */
+  updateHealth(failureRate: number) {
+    if (this.failing) this.failing = Math.random() >= 0.5;
+    else this.failing = Math.random() < failureRate;
+  }
+
+  async heartbeat(includeFacts = false): Promise<JsonResponse<HeartbeatAnswer>> {
+    return this.client.request<HeartbeatAnswer>(
+      "POST",
+      "/api/v1/agent/heartbeat",
+      { status: this.failing ? "error" : "online", ...(includeFacts ? { facts: this.facts() } : {}) },
+      { authorization: await this.authorization() },
+    );
+  }
+
+  async sendTelemetry(): Promise<JsonResponse> {
+    return this.client.request("POST", "/api/v1/agent/telemetry", { snapshots: [this.metrics.snapshot(this.failing)] }, {
+      authorization: await this.authorization(),
+    });
+  }
+
+  /** A new key and certificate, authenticated with the current one. */
+  async renewCertificate(): Promise<JsonResponse<{ certificate: string; certificateNotAfter: string }>> {
+    const authorization = await this.authorization();
+    const next = await generateDeviceKeys(this.algorithm);
+    const csr = await createCsr(next, this.reportedDeviceId);
+    const res = await this.client.request<{ certificate: string; certificateNotAfter: string }>(
+      "POST", "/api/v1/agent/certificate/renew", { csr }, { authorization },
+    );
+    if (res.status === 201 && this.deviceId) {
+      this.keys = next;
+      this.adoptCertificate(this.deviceId, res.body.certificate, res.body.certificateNotAfter);
+    }
+    return res;
+  }
+}

@@ -1,0 +1,245 @@
+// /api/v1/groups over a fleet of a few hundred devices with mixed labels and statuses:
+// every answer is compared with counts computed here from the same fleet.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
+import { expectSecured } from "../../support/security.js";
+import { createEnrollmentToken, enroll, ensureCa, insertDevices, type DeviceSpec } from "../agent/fleet-support.js";
+
+const STATUSES = ["online", "offline", "pending", "error", "provisioned"] as const;
+const SITES = ["berlin", "paris", "rome", "oslo"];
+const TIERS = ["core", "edge"];
+
+let h: Harness;
+let acme: Tenant;
+let globex: Tenant;
+let fleet: (DeviceSpec & { labels: Record<string, string>; status: string })[];
+
+// A deterministic pseudo-random fleet: 360 devices; some carry no site, some carry extra keys.
+function buildFleet() {
+  let seed = 42;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return Array.from({ length: 360 }, (_, i) => {
+    const labels: Record<string, string> = {};
+    if (rnd() < 0.9) labels.site = SITES[Math.floor(rnd() * SITES.length)];
+    labels.tier = TIERS[Math.floor(rnd() * TIERS.length)];
+    if (rnd() < 0.1) labels.maintenance = "yes";
+    if (i % 37 === 0) labels["hw/model"] = "pi 5";
+    return { name: `fleet-${i}`, status: STATUSES[Math.floor(rnd() * STATUSES.length)], labels };
+  });
+}
+
+function expected(filter: (labels: Record<string, string>) => boolean) {
+  const byStatus = { online: 0, offline: 0, pending: 0, error: 0, provisioned: 0 };
+  let total = 0;
+  for (const d of fleet) {
+    if (!filter(d.labels)) continue;
+    total++;
+    byStatus[d.status as keyof typeof byStatus]++;
+  }
+  return { total, byStatus };
+}
+
+const matches = (selector: Record<string, string>) => (labels: Record<string, string>) =>
+  Object.entries(selector).every(([k, v]) => labels[k] === v);
+
+beforeAll(async () => {
+  h = await createHarness();
+  acme = await h.createTenant("Acme Groups");
+  globex = await h.createTenant("Globex Groups");
+  fleet = buildFleet();
+  await insertDevices(h, acme.org.id, fleet);
+  // Another tenant's devices with the same labels must never be counted.
+  await insertDevices(h, globex.org.id, fleet.slice(0, 50));
+});
+afterAll(() => h?.close());
+
+describe("spec op 12: POST /groups/query", () => {
+  it("counts devices matching every pair of the selector, by status, and echoes the selector", async () => {
+    const selectors: Record<string, string>[] = [{}, { site: "berlin" }, { site: "berlin", tier: "edge" }, { tier: "core", maintenance: "yes" }, { "hw/model": "pi 5" }, { site: "atlantis" }, { nokey: "x" }];
+    for (const labelSelector of selectors) {
+      const res = await h.api("POST", "/api/v1/groups/query", { key: acme.key, body: { labelSelector } });
+      expect(res.status, JSON.stringify(labelSelector)).toBe(200);
+      expect(res.body, JSON.stringify(labelSelector)).toEqual({ ...expected(matches(labelSelector)), labelSelector });
+    }
+    const sum = expected(() => true);
+    expect(sum.total).toBe(360);
+  });
+
+  it("always answers every status key, even for an empty result", async () => {
+    const res = await h.api("POST", "/api/v1/groups/query", { key: acme.key, body: { labelSelector: { site: "nowhere" } } });
+    expect(res.body).toEqual({ total: 0, byStatus: { online: 0, offline: 0, pending: 0, error: 0, provisioned: 0 }, labelSelector: { site: "nowhere" } });
+  });
+
+  it("refuses a body that is not a selector", async () => {
+    for (const body of [{}, { labelSelector: "site=berlin" }, { labelSelector: { site: 1 } }, { labelSelector: [] }]) {
+      expect((await h.api("POST", "/api/v1/groups/query", { key: acme.key, body })).status, JSON.stringify(body)).toBe(400);
+    }
+  });
+});
+
+describe("spec op 14: GET /groups/by-label/{key}", () => {
+  it("groups by every value of the key with counts and status breakdowns; total across groups", async () => {
+    for (const key of ["site", "tier", "maintenance", "hw/model"]) {
+      const res = await h.api("GET", `/api/v1/groups/by-label/${encodeURIComponent(key)}`, { key: acme.key });
+      expect(res.status, key).toBe(200);
+      const values = [...new Set(fleet.filter((d) => key in d.labels).map((d) => d.labels[key]))];
+      const groups = values
+        .map((value) => ({ value, ...(({ total, byStatus }) => ({ count: total, byStatus }))(expected((l) => l[key] === value)) }))
+        .sort((a, b) => b.count - a.count || a.value.localeCompare(b.value));
+      expect(res.body, key).toEqual({ labelKey: key, groups, total: expected((l) => key in l).total });
+    }
+  });
+
+  it("answers empty groups and total 0 for an unknown key", async () => {
+    const res = await h.api("GET", "/api/v1/groups/by-label/unknown-key", { key: acme.key });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ labelKey: "unknown-key", groups: [], total: 0 });
+    const odd = await h.api("GET", `/api/v1/groups/by-label/${encodeURIComponent("key with spaces")}`, { key: acme.key });
+    expect(odd.body).toEqual({ labelKey: "key with spaces", groups: [], total: 0 });
+  });
+});
+
+describe("other group statistics", () => {
+  it("GET /groups/query takes the selector from the query parameters", async () => {
+    const res = await h.api("GET", "/api/v1/groups/query?site=paris&tier=core", { key: acme.key });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ ...expected(matches({ site: "paris", tier: "core" })), labelSelector: { site: "paris", tier: "core" } });
+    const all = await h.api("GET", "/api/v1/groups/query", { key: acme.key });
+    expect(all.body.total).toBe(360);
+    expect((await h.api("GET", "/api/v1/groups/query?site=a&site=b", { key: acme.key })).status).toBe(400);
+  });
+
+  it("GET /groups/stats: totals, statuses, unlabeled devices, label keys", async () => {
+    const res = await h.api("GET", "/api/v1/groups/stats", { key: acme.key });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ ...expected(() => true), unlabeled: 0, labelKeys: 4 });
+  });
+
+  it("GET /groups/label-keys and /groups/label-keys/{key}/values", async () => {
+    const keys = await h.api("GET", "/api/v1/groups/label-keys", { key: acme.key });
+    expect(keys.status).toBe(200);
+    const expectedKeys = ["hw/model", "maintenance", "site", "tier"].map((key) => ({
+      key,
+      deviceCount: fleet.filter((d) => key in d.labels).length,
+      valueCount: new Set(fleet.filter((d) => key in d.labels).map((d) => d.labels[key])).size,
+    }));
+    expect(keys.body).toEqual({ items: expectedKeys, total: 4, hasMore: false });
+    const paged = await h.api("GET", "/api/v1/groups/label-keys?limit=1&offset=3", { key: acme.key });
+    expect(paged.body).toEqual({ items: [expectedKeys[3]], total: 4, hasMore: false });
+    expect((await h.api("GET", "/api/v1/groups/label-keys?offset=10", { key: acme.key })).body).toEqual({ items: [], total: 4, hasMore: false });
+
+    const values = await h.api("GET", "/api/v1/groups/label-keys/site/values", { key: acme.key });
+    const counts = SITES.map((value) => ({ value, count: fleet.filter((d) => d.labels.site === value).length }))
+      .sort((a, b) => b.count - a.count || a.value.localeCompare(b.value));
+    expect(values.body).toEqual({ key: "site", items: counts, total: 4, hasMore: false, deviceCount: fleet.filter((d) => "site" in d.labels).length });
+    const none = await h.api("GET", "/api/v1/groups/label-keys/nothing/values", { key: acme.key });
+    expect(none.body).toEqual({ key: "nothing", items: [], total: 0, hasMore: false, deviceCount: 0 });
+  });
+});
+
+describe("bulk operations", () => {
+  it("updates labels of every device matched by a selector in one statement, with activity entries", async () => {
+    const target = fleet.filter((d) => d.labels.site === "oslo" && d.labels.tier === "edge").length;
+    const res = await h.api("POST", "/api/v1/groups/labels/bulk", {
+      key: acme.key,
+      body: { labelSelector: { site: "oslo", tier: "edge" }, set: { ring: "canary" }, remove: ["maintenance"] },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({ matched: target, updated: target, skipped: 0 });
+    const after = await h.api("POST", "/api/v1/groups/query", { key: acme.key, body: { labelSelector: { ring: "canary" } } });
+    expect(after.body.total).toBe(target);
+    expect((await h.api("POST", "/api/v1/groups/query", { key: acme.key, body: { labelSelector: { ring: "canary", maintenance: "yes" } } })).body.total).toBe(0);
+    const events = await h.services.prisma.deviceEvent.count({ where: { organizationId: acme.org.id, type: "labels_changed" } });
+    expect(events).toBe(target);
+    // Again: everything matches, nothing changes.
+    const again = await h.api("POST", "/api/v1/groups/labels/bulk", { key: acme.key, body: { labelSelector: { site: "oslo", tier: "edge" }, set: { ring: "canary" } } });
+    expect(again.body).toEqual({ matched: target, updated: 0, skipped: 0 });
+    // Another tenant's devices were not touched.
+    expect((await h.api("POST", "/api/v1/groups/query", { key: globex.key, body: { labelSelector: { ring: "canary" } } })).body.total).toBe(0);
+  });
+
+  it("updates labels by device ids, and skips devices that would exceed the label limit", async () => {
+    const [a, b] = await insertDevices(h, acme.org.id, [
+      { name: "bulk-a", labels: { keep: "1" } },
+      { name: "bulk-b", labels: Object.fromEntries(Array.from({ length: 64 }, (_, i) => [`k${i}`, "v"])) },
+    ]);
+    const res = await h.api("POST", "/api/v1/groups/labels/bulk", { key: acme.key, body: { deviceIds: [a, b], set: { extra: "yes" } } });
+    expect(res.body).toEqual({ matched: 2, updated: 1, skipped: 1 });
+    expect((await h.services.prisma.device.findUniqueOrThrow({ where: { id: a } })).labels).toEqual({ keep: "1", extra: "yes" });
+    // Ids of another tenant match nothing.
+    const foreign = await h.api("POST", "/api/v1/groups/labels/bulk", { key: globex.key, body: { deviceIds: [a], set: { x: "y" } } });
+    expect(foreign.body).toEqual({ matched: 0, updated: 0, skipped: 0 });
+    await h.services.prisma.device.deleteMany({ where: { id: { in: [a, b] } } });
+  });
+
+  it("refuses ambiguous or empty bulk requests", async () => {
+    const bad = [
+      { set: { a: "b" } },
+      { labelSelector: {}, set: { a: "b" } },
+      { labelSelector: { site: "berlin" }, deviceIds: ["00000000-0000-4000-8000-000000000000"], set: { a: "b" } },
+      { labelSelector: { site: "berlin" } },
+      { labelSelector: { site: "berlin" }, set: { a: "b" }, remove: ["a"] },
+      { labelSelector: { site: "berlin" }, set: { "bad key": "x" } },
+    ];
+    for (const body of bad) {
+      expect((await h.api("POST", "/api/v1/groups/labels/bulk", { key: acme.key, body })).status, JSON.stringify(body)).toBe(400);
+    }
+    expect((await h.api("POST", "/api/v1/groups/devices/bulk-delete", { key: acme.key, body: {} })).status).toBe(400);
+    expect((await h.api("POST", "/api/v1/groups/devices/bulk-delete", { key: acme.key, body: { labelSelector: {} } })).status).toBe(400);
+  });
+
+  it("deletes every matched device, revoking the certificates of enrolled ones", async () => {
+    await ensureCa(h, acme.key);
+    const t = await createEnrollmentToken(h, acme.key, { labels: { batch: "retired" } });
+    const enrolled = [await enroll(h, t.token), await enroll(h, t.token)];
+    await insertDevices(h, acme.org.id, [{ name: "retired-1", labels: { batch: "retired" } }]);
+    const before = (await h.api("GET", "/api/v1/groups/stats", { key: acme.key })).body.total;
+    const res = await h.api("POST", "/api/v1/groups/devices/bulk-delete", { key: acme.key, body: { labelSelector: { batch: "retired" } } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({ deleted: 3, revokedCertificates: 2 });
+    expect((await h.api("GET", "/api/v1/groups/stats", { key: acme.key })).body.total).toBe(before - 3);
+    for (const d of enrolled) {
+      const cert = await h.services.prisma.deviceCertificate.findUniqueOrThrow({ where: { id: d.certificateId } });
+      expect(cert.revoked).toBe(true);
+      const hb = await h.api("POST", "/api/v1/agent/heartbeat", { key: null, token: await d.token(), body: {} });
+      expect(hb.status).toBe(401);
+    }
+    const byIds = await insertDevices(h, acme.org.id, [{ name: "x1" }, { name: "x2" }]);
+    const res2 = await h.api("POST", "/api/v1/groups/devices/bulk-delete", { key: acme.key, body: { deviceIds: byIds } });
+    expect(res2.body).toEqual({ deleted: 2, revokedCertificates: 0 });
+    // Another tenant's ids delete nothing.
+    const [foreign] = await insertDevices(h, globex.org.id, [{ name: "keep-me" }]);
+    expect((await h.api("POST", "/api/v1/groups/devices/bulk-delete", { key: acme.key, body: { deviceIds: [foreign] } })).body.deleted).toBe(0);
+    expect(await h.services.prisma.device.findUnique({ where: { id: foreign } })).not.toBeNull();
+  });
+});
+
+describe("security", () => {
+  it("secures every group operation", async () => {
+    const reads: [string, string, unknown?][] = [
+      ["GET", "/api/v1/groups/stats"],
+      ["GET", "/api/v1/groups/label-keys"],
+      ["GET", "/api/v1/groups/label-keys/site/values"],
+      ["GET", "/api/v1/groups/query?site=berlin"],
+      ["POST", "/api/v1/groups/query", { labelSelector: { site: "berlin" } }],
+      ["GET", "/api/v1/groups/by-label/site"],
+    ];
+    for (const [method, path, body] of reads) await expectSecured(h, acme, globex, { method, path, body, permission: "devices:read" });
+    await expectSecured(h, acme, globex, { method: "POST", path: "/api/v1/groups/labels/bulk", body: { labelSelector: { site: "rome" }, set: { s: "1" } }, permission: "devices:write" });
+    await expectSecured(h, acme, globex, { method: "POST", path: "/api/v1/groups/devices/bulk-delete", body: { labelSelector: { site: "nowhere" } }, permission: "devices:write" });
+  });
+
+  it("answers each tenant from its own devices only", async () => {
+    const res = await h.api("GET", "/api/v1/groups/by-label/site", { key: globex.key });
+    expect(res.body.total).toBe(fleet.slice(0, 50).filter((d) => "site" in d.labels).length);
+  });
+
+  it("is reachable through the tRPC client", async () => {
+    const { createTRPCClient, httpBatchLink } = await import("@trpc/client");
+    const client = createTRPCClient<import("../../../src/trpc/router.js").AppRouter>({
+      links: [httpBatchLink({ url: `${h.url}/trpc`, headers: { "x-api-key": acme.key } })],
+    });
+    const res = await client.groups.query.query({ labelSelector: { tier: "core" } });
+    expect(res.labelSelector).toEqual({ tier: "core" });
+  });
+});

@@ -1,0 +1,34 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { ADMIN_EMAIL, ADMIN_PASSWORD, createHarness, type Harness } from "../support/harness.js";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness({ RATE_LIMIT_PER_CREDENTIAL: "5", RATE_LIMIT_LOGIN_FAILURES: "3" });
+});
+afterAll(() => h?.close());
+
+it("answers 429 with Retry-After once a credential has spent its budget, and other credentials go on", async () => {
+  const key = await h.createKey(h.defaultOrgId, ["*"]);
+  const statuses: number[] = [];
+  for (let i = 0; i < 7; i++) statuses.push((await h.api("GET", "/api/v1/organizations/by-slug/default", { key })).status);
+  expect(statuses.slice(0, 5)).toEqual([200, 200, 200, 200, 200]);
+  expect(statuses.slice(5)).toEqual([429, 429]);
+  const limited = await h.api("GET", "/api/v1/organizations/by-slug/default", { key });
+  expect(limited.body.code).toBe("TOO_MANY_REQUESTS");
+  expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+  expect((await h.api("GET", "/api/v1/organizations/by-slug/default")).status).toBe(200);
+});
+
+it("limits failed sign-ins per account: after 3 failures even the right password waits", async () => {
+  for (let i = 0; i < 3; i++) {
+    const res = await h.api("POST", "/api/v1/auth/login", { key: null, body: { email: ADMIN_EMAIL, password: "wrong-password" } });
+    expect(res.status).toBe(401);
+  }
+  const blocked = await h.api("POST", "/api/v1/auth/login", { key: null, body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } });
+  expect(blocked.status).toBe(429);
+  expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+  // Another account from the same address is not blocked by this one's failures.
+  const other = await h.createTenant("Other Login");
+  const ok = await h.api("POST", "/api/v1/auth/login", { key: null, body: { email: other.user.email, password: other.user.password } });
+  expect(ok.status).toBe(200);
+});

@@ -1,0 +1,35 @@
+// Shared by the telemetry, logs, realtime and alert tests: a tenant with a CA and enrolled
+// devices (over the real agent protocol, via the agent tests' helpers), and senders for the
+// agent's telemetry and log batches.
+import type { Harness, Tenant } from "../../support/harness.js";
+import { createEnrollmentToken, enroll, ensureCa, type EnrolledDevice } from "../agent/fleet-support.js";
+
+export type { EnrolledDevice };
+
+export async function enrolledDevices(h: Harness, tenant: Tenant, count: number, labels: Record<string, string> = {}): Promise<EnrolledDevice[]> {
+  await ensureCa(h, tenant.key);
+  const token = await createEnrollmentToken(h, tenant.key, { labels });
+  const devices: EnrolledDevice[] = [];
+  for (let i = 0; i < count; i++) devices.push(await enroll(h, token.token, { name: `dev-${i}-${tenant.org.slug}` }));
+  return devices;
+}
+
+export async function sendTelemetry(h: Harness, device: EnrolledDevice, snapshots: unknown[]) {
+  return h.api("POST", "/api/v1/agent/telemetry", { key: null, token: await device.token(), body: { snapshots } });
+}
+
+export async function sendLogs(h: Harness, device: EnrolledDevice, entries: unknown[]) {
+  return h.api("POST", "/api/v1/agent/logs", { key: null, token: await device.token(), body: { entries } });
+}
+
+/** Sends any number of snapshots in batches of up to 1,000 (the ingest limit). */
+export async function sendAllTelemetry(h: Harness, device: EnrolledDevice, snapshots: unknown[]) {
+  for (let i = 0; i < snapshots.length; i += 1000) {
+    const res = await sendTelemetry(h, device, snapshots.slice(i, i + 1000));
+    if (res.status !== 200) throw new Error(`telemetry batch refused: ${res.status} ${res.text}`);
+  }
+}
+
+/** The field paths a 400 names (the REST facade's message is generic; its issues name each field). */
+export const issuePaths = (body: { issues?: { path: unknown[] }[]; data?: { issues?: { path: unknown[] }[] } }) =>
+  (body.data?.issues ?? body.issues ?? []).map((i) => i.path.join("."));
