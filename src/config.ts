@@ -76,6 +76,8 @@ const schema = z.object({
   SMTP_URL: z.string().url().optional(),
   /** sender address of notification e-mails */
   SMTP_FROM: z.string().min(3).default("Fleet Manager <fleet-manager@localhost>"),
+  /** lifetime of device certificates issued at enrollment and renewal */
+  DEVICE_CERT_VALIDITY_DAYS: int(1, 3650).default(365),
   /** trust X-Forwarded-For from this many proxies (express "trust proxy") */
   TRUST_PROXY_HOPS: int(0, 10).default(0),
 });

@@ -7,6 +7,7 @@ import { deviceJobs } from "../modules/devices/jobs.js";
 import { telemetryJobs } from "../modules/telemetry/jobs.js";
 import { alertJobs } from "../modules/alerts/jobs.js";
 import { purgeEndedJobs } from "./queue.js";
+import { mailOutboxSchedule } from "../lib/mailer.js";
 import type { JobDefinition, ScheduleDefinition } from "./types.js";
 
 /** Ended jobs are kept this long, for diagnosis. */
@@ -25,6 +26,6 @@ export function jobCatalog(services: Services): { definitions: JobDefinition[]; 
   const parts = [gitRegistryJobs(services.config), ociRegistryJobs(), deviceJobs(services.config), telemetryJobs(), alertJobs(services.config)];
   return {
     definitions: parts.flatMap((part) => part.definitions),
-    schedules: [housekeeping, ...parts.flatMap((part) => part.schedules)],
+    schedules: [housekeeping, mailOutboxSchedule, ...parts.flatMap((part) => part.schedules)],
   };
 }

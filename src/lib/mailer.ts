@@ -1,4 +1,4 @@
-// Outgoing e-mail behind one small interface, so that the transport can change (SMTP later)
+// Outgoing e-mail behind one small interface, so that the transport can change
 // without touching the code that sends: password resets, welcome and verification mails,
 // invitations.
 //
@@ -9,6 +9,8 @@
 // encryption key and never logged; only the id, template and recipient domain are.
 import type { DbTx } from "../db/client.js";
 import type { Services } from "../services.js";
+import type { ScheduleDefinition } from "../jobs/types.js";
+import { sendSmtp } from "./smtp.js";
 
 export interface MailMessage {
   to: string;
@@ -60,3 +62,49 @@ export function mailerFor(services: Pick<Services, "secrets" | "logger">): Maile
 export function setMailer(services: object, mailer: Mailer) {
   mailers.set(services, mailer);
 }
+
+const OUTBOX_BATCH = 50;
+const OUTBOX_MAX_ATTEMPTS = 8;
+
+/**
+ * Delivers queued mail through SMTP when SMTP_URL is set; without it messages stay in the
+ * outbox for an operator to read. One schedule run at a time across processes (job runner),
+ * each message tried at most OUTBOX_MAX_ATTEMPTS times, oldest first.
+ */
+export async function deliverOutbox(services: Services, signal?: AbortSignal): Promise<{ sent: number; failed: number }> {
+  const { config, prisma, secrets, logger } = services;
+  if (!config.SMTP_URL) return { sent: 0, failed: 0 };
+  const pending = await prisma.mailOutbox.findMany({
+    where: { status: "pending" },
+    orderBy: { createdAt: "asc" },
+    take: OUTBOX_BATCH,
+  });
+  let sent = 0;
+  let failed = 0;
+  for (const mail of pending) {
+    if (signal?.aborted) break;
+    try {
+      await sendSmtp(config, { to: mail.to, subject: mail.subject, text: secrets.decrypt(mail.bodySealed) }, 15_000, signal);
+      await prisma.mailOutbox.update({ where: { id: mail.id }, data: { status: "sent", sentAt: new Date(), attempts: { increment: 1 } } });
+      sent++;
+    } catch (err) {
+      const attempts = mail.attempts + 1;
+      await prisma.mailOutbox.update({
+        where: { id: mail.id },
+        data: { attempts, lastError: (err as Error).message.slice(0, 500), status: attempts >= OUTBOX_MAX_ATTEMPTS ? "failed" : "pending" },
+      });
+      logger.warn({ mailId: mail.id, attempts, err: (err as Error).message }, "mail delivery failed");
+      failed++;
+    }
+  }
+  return { sent, failed };
+}
+
+export const mailOutboxSchedule: ScheduleDefinition = {
+  name: "mail.deliver-outbox",
+  everyMs: 15_000,
+  jitterMs: 2_000,
+  run: async ({ services, signal }) => {
+    await deliverOutbox(services, signal);
+  },
+};

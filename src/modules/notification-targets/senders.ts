@@ -2,11 +2,10 @@
 // or an e-mail. Each returns what the attempt record needs (status code) or throws with the
 // reason; the caller times and records every attempt.
 import crypto from "node:crypto";
-import nodemailer from "nodemailer";
-import type SMTPTransport from "nodemailer/lib/smtp-transport/index.js";
 import type { Config } from "../../config.js";
 import { ByteBudget, createOutboundClient } from "../../lib/outbound-http.js";
 import { outboundPolicyOf, OutboundRefused } from "../../lib/outbound.js";
+import { sendSmtp, SmtpFailure } from "../../lib/smtp.js";
 
 export const USER_AGENT = "fleet-manager-notifications/1";
 /** Response bytes read from a webhook (enough for an error message; the rest is ignored). */
@@ -93,31 +92,14 @@ export async function send(config: Config, to: Destination, payload: Notificatio
 
 async function sendMail(config: Config, recipients: string[], payload: NotificationPayload, signal: AbortSignal) {
   if (!config.SMTP_URL) throw new SendFailure("SMTP is not configured (SMTP_URL)", null, true);
-  const timeout = config.NOTIFICATION_TIMEOUT_SECONDS * 1000;
-  const transport = nodemailer.createTransport({
-    url: config.SMTP_URL,
-    connectionTimeout: timeout,
-    greetingTimeout: timeout,
-    socketTimeout: timeout,
-  } as SMTPTransport.Options);
-  const aborted = new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(new SendFailure("timed out", null)), { once: true }));
   try {
-    const info = await Promise.race([
-      transport.sendMail({
-        from: config.SMTP_FROM,
-        to: recipients,
-        subject: `[${payload.rule.severity}] ${payload.rule.name}: ${payload.event.replace("alert.", "")}`,
-        text: `${payload.message}\n\nRule: ${payload.rule.summary}\nDelivery: ${payload.deliveryId}\n`,
-      }),
-      aborted,
-    ]);
-    // SMTP has no HTTP status: 250 is the server's "accepted" reply.
-    return { statusCode: /^(\d{3})/.test(String(info.response)) ? Number(String(info.response).slice(0, 3)) : 250 };
+    return await sendSmtp(config, {
+      to: recipients,
+      subject: `[${payload.rule.severity}] ${payload.rule.name}: ${payload.event.replace("alert.", "")}`,
+      text: `${payload.message}\n\nRule: ${payload.rule.summary}\nDelivery: ${payload.deliveryId}\n`,
+    }, config.NOTIFICATION_TIMEOUT_SECONDS * 1000, signal);
   } catch (err) {
-    if (err instanceof SendFailure) throw err;
-    const e = err as Error & { responseCode?: number };
-    throw new SendFailure(e.message, e.responseCode ?? null);
-  } finally {
-    transport.close();
+    if (err instanceof SmtpFailure) throw new SendFailure(err.message, err.responseCode);
+    throw err;
   }
 }

@@ -10,7 +10,7 @@ import { startWebhookReceiver, type WebhookReceiver } from "../../support/webhoo
 import { JobRunner } from "../../../src/jobs/runner.js";
 import { deliveryJob } from "../../../src/modules/notification-targets/deliveries.js";
 import { issuePaths } from "../telemetry/support.js";
-import { startSmtpServer, type SmtpServer } from "./smtp-server.js";
+import { startSmtpServer, type SmtpServer } from "../../support/smtp-server.js";
 
 let h: Harness;
 let acme: Tenant;

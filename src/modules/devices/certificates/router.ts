@@ -57,5 +57,9 @@ export const deviceCertificatesRouter = router({
     .input(renewInput)
     .output(deviceCertificateOutput)
     .mutation(async ({ ctx, input }) =>
-      toDeviceCertificateDto(await renewDeviceCertificate(ctx.db, ctx.services.secrets, { ...input, organizationId: ctx.principal.organizationId }))),
+      toDeviceCertificateDto(await renewDeviceCertificate(ctx.db, ctx.services.secrets, {
+        validityDays: ctx.services.config.DEVICE_CERT_VALIDITY_DAYS,
+        ...input,
+        organizationId: ctx.principal.organizationId,
+      }))),
 });
