@@ -89,7 +89,12 @@ export async function enrollDevice(services: Services, request: RequestInfo, inp
           enrollmentTokenId: token.id,
         },
       });
-      const issued = await issueCertificateForDevice(tx, services.secrets, { organizationId, deviceId: device.id, csrPem: input.csr });
+      const issued = await issueCertificateForDevice(tx, services.secrets, {
+        organizationId,
+        deviceId: device.id,
+        csrPem: input.csr,
+        validityDays: services.config.DEVICE_CERT_VALIDITY_DAYS,
+      });
       const actor = { type: "device" as const, id: device.id };
       await recordDeviceEvent(tx, actor, {
         organizationId,

@@ -16,6 +16,7 @@ export async function renewOwnCertificate(services: Services, request: RequestIn
       certificateId: device.certificateId,
       csrPem: csr,
       supersede: false,
+      validityDays: services.config.DEVICE_CERT_VALIDITY_DAYS,
     });
     const ca = record.caId ? await tx.caCertificate.findUnique({ where: { id: record.caId }, select: { certificatePem: true, chainPems: true } }) : null;
     await writeAudit(tx, request, null, {
