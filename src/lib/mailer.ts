@@ -41,7 +41,7 @@ export class OutboxMailer implements Mailer {
       select: { id: true },
     });
     // Never the body or the full address: the log must not become a way to read reset links.
-    this.services.logger.info({ mailId: row.id, template: message.template, toDomain: message.to.split("@")[1] ?? null }, "mail queued");
+    this.services.logger.info({ mailId: row.id, template: message.template, recipientDomain: message.to.split("@")[1] ?? null }, "mail queued");
     return row;
   }
 }
