@@ -3,21 +3,12 @@
 import type { DbTx } from "../../db/client.js";
 import type { Prisma } from "../../generated/prisma/client.js";
 import type { SecretBox } from "../../lib/crypto.js";
-import { assertUrlAllowed, OutboundRefused } from "../../lib/outbound.js";
 import { pageOf } from "../../lib/paging.js";
 import { badRequest, conflict, notFound } from "../../trpc/errors.js";
 import { assertCredentialFits, sealCredential } from "../registries/git/credentials.js";
 import type { OciAuthType } from "../registries/oci/schemas.js";
 import type { CreateGlobalRegistryInput, UpdateGlobalRegistryInput } from "./schemas.js";
-
-function assertUrlNotForbidden(url: string) {
-  try {
-    assertUrlAllowed(url, { allowPrivateNetworks: true });
-  } catch (err) {
-    if (err instanceof OutboundRefused) throw badRequest(`Invalid input: url: ${err.reason}`);
-    throw err;
-  }
-}
+import { assertUrlNotForbidden } from "../registries/url.js";
 
 async function assertNameFree(db: DbTx, name: string, exceptId?: string) {
   const clash = await db.globalOciRegistry.findFirst({ where: { name, ...(exceptId ? { NOT: { id: exceptId } } : {}) }, select: { id: true } });

@@ -5,19 +5,10 @@ import type { Prisma } from "../../../generated/prisma/client.js";
 import type { SecretBox } from "../../../lib/crypto.js";
 import { pageOf } from "../../../lib/paging.js";
 import { badRequest, conflict, notFound } from "../../../trpc/errors.js";
-import { assertUrlAllowed, OutboundRefused } from "../../../lib/outbound.js";
 import { assertCredentialFits, sealCredential } from "./credentials.js";
 import type { CreateGitRegistryInput, GitAuthType, UpdateGitRegistryInput } from "./schemas.js";
+import { assertUrlNotForbidden } from "../url.js";
 
-/** Link-local and metadata literals are refused even on installations that allow private networks. */
-function assertUrlNotForbidden(url: string) {
-  try {
-    assertUrlAllowed(url, { allowPrivateNetworks: true });
-  } catch (err) {
-    if (err instanceof OutboundRefused) throw badRequest(`Invalid input: url: ${err.reason}`);
-    throw err;
-  }
-}
 
 /**
  * Names are unique in an organization. Checked first for a clear answer; the unique index

@@ -4,21 +4,12 @@
 import type { DbTx } from "../../../db/client.js";
 import type { Prisma } from "../../../generated/prisma/client.js";
 import type { SecretBox } from "../../../lib/crypto.js";
-import { assertUrlAllowed, OutboundRefused } from "../../../lib/outbound.js";
 import { pageOf } from "../../../lib/paging.js";
 import { badRequest, conflict, notFound } from "../../../trpc/errors.js";
 import { assertCredentialFits, sealCredential } from "../git/credentials.js";
 import type { CreateOciRegistryInput, OciAuthType, UpdateOciRegistryInput } from "./schemas.js";
+import { assertUrlNotForbidden } from "../url.js";
 
-/** Link-local and metadata literals are refused even on installations that allow private networks. */
-function assertUrlNotForbidden(url: string) {
-  try {
-    assertUrlAllowed(url, { allowPrivateNetworks: true });
-  } catch (err) {
-    if (err instanceof OutboundRefused) throw badRequest(`Invalid input: url: ${err.reason}`);
-    throw err;
-  }
-}
 
 /** Checked first for a clear answer; the unique index still decides between concurrent requests. */
 async function assertNameFree(db: DbTx, organizationId: string, name: string, exceptId?: string) {
