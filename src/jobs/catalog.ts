@@ -6,6 +6,7 @@ import { ociRegistryJobs } from "../modules/registries/oci/jobs.js";
 import { deviceJobs } from "../modules/devices/jobs.js";
 import { telemetryJobs } from "../modules/telemetry/jobs.js";
 import { alertJobs } from "../modules/alerts/jobs.js";
+import { deploymentJobs } from "../modules/deployments/jobs.js";
 import { purgeEndedJobs } from "./queue.js";
 import { mailOutboxSchedule } from "../lib/mailer.js";
 import type { JobDefinition, ScheduleDefinition } from "./types.js";
@@ -23,7 +24,7 @@ const housekeeping: ScheduleDefinition = {
 };
 
 export function jobCatalog(services: Services): { definitions: JobDefinition[]; schedules: ScheduleDefinition[] } {
-  const parts = [gitRegistryJobs(services.config), ociRegistryJobs(), deviceJobs(services.config), telemetryJobs(), alertJobs(services.config)];
+  const parts = [gitRegistryJobs(services.config), ociRegistryJobs(), deviceJobs(services.config), telemetryJobs(), alertJobs(services.config), deploymentJobs()];
   return {
     definitions: parts.flatMap((part) => part.definitions),
     schedules: [housekeeping, mailOutboxSchedule, ...parts.flatMap((part) => part.schedules)],

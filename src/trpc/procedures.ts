@@ -80,13 +80,15 @@ class Rollback extends Error {
  * update (see changedFields in audit.ts), an entity id, or the organization concerned.
  */
 const auditedMutation = t.middleware(async ({ ctx, type, path, meta, next, getRawInput }) => {
-  if (type !== "mutation" || meta?.audit === false) return next({ ctx: { audit: null as AuditNote | null } });
+  if (type !== "mutation" || meta?.audit === false) return next({ ctx: { audit: null as AuditNote | null, afterCommit: runNow } });
   const principal = ctx.principal!;
   const audit = meta?.audit || {};
   const note: AuditNote = {};
+  const committed: Array<() => void> = [];
+  const afterCommit = (effect: () => void) => void committed.push(effect);
   try {
-    return await ctx.services.prisma.$transaction(async (tx) => {
-      const result = await next({ ctx: { db: tx, audit: note as AuditNote | null } });
+    const outcome = await ctx.services.prisma.$transaction(async (tx) => {
+      const result = await next({ ctx: { db: tx, audit: note as AuditNote | null, afterCommit } });
       if (!result.ok) throw new Rollback(result);
       const input = (await getRawInput().catch(() => undefined)) as Record<string, unknown> | undefined;
       const data = (result as { data?: unknown }).data as Record<string, unknown> | undefined;
@@ -102,11 +104,26 @@ const auditedMutation = t.middleware(async ({ ctx, type, path, meta, next, getRa
       });
       return result;
     });
+    for (const effect of committed) runNow(effect);
+    return outcome;
   } catch (err) {
     if (err instanceof Rollback) return err.result as never; // the failed result, passed on as it was
     throw err;
   }
 });
+
+/**
+ * Effects that must only be seen once the change is stored (events to other processes and
+ * realtime clients) are registered with `ctx.afterCommit`; outside a transaction they run at once.
+ * An effect that throws is not the caller's failure: the change is already committed.
+ */
+function runNow(effect: () => void): void {
+  try {
+    effect();
+  } catch {
+    // effects are best-effort notifications; the bus logs its own delivery failures
+  }
+}
 
 function pickId(value: Record<string, unknown> | undefined): string | null {
   if (!value || typeof value !== "object") return null;

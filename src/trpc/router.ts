@@ -18,6 +18,8 @@ import { certificatesRouter } from "../modules/certificates/router.js";
 import { registriesRouter } from "../modules/registries/router.js";
 import { globalRegistriesRouter } from "../modules/global-registries/router.js";
 import { applicationsRouter } from "../modules/applications/router.js";
+import { deploymentsRouter } from "../modules/deployments/router.js";
+import { rollbackRouter } from "../modules/deployments/rollback-router.js";
 
 import { telemetryIngestRouter, telemetryRouter } from "../modules/telemetry/router.js";
 import { logsIngestRouter, logsRouter } from "../modules/logs/router.js";
@@ -50,6 +52,8 @@ export const appRouter = router({
   registries: registriesRouter,
   globalRegistries: globalRegistriesRouter,
   applications: applicationsRouter,
+  deployments: deploymentsRouter,
+  rollback: rollbackRouter,
   telemetry: telemetryRouter,
   telemetryIngest: telemetryIngestRouter,
   logs: logsRouter,

@@ -1,8 +1,7 @@
 // The desired state a heartbeat answers, and what happens to the deployment progress a
-// device reports. The deployments capability plugs in here (registerDesiredStateProvider)
-// without the heartbeat path knowing about it; with no provider the answer is empty and the
-// heartbeat costs no extra query.
-import type { DbTx } from "../../db/client.js";
+// device reports (both belong to the deployments capability: src/modules/deployments/agent-state.ts).
+import type { Services } from "../../services.js";
+import { desiredDeploymentsOf, recordDeploymentProgress } from "../deployments/agent-state.js";
 import type { DesiredDeployment } from "./schemas.js";
 
 export interface HeartbeatDevice {
@@ -16,27 +15,8 @@ export interface DeploymentProgress {
   message?: string;
 }
 
-export interface DesiredStateProvider {
-  /** the deployments this device must run or remove, as the heartbeat answers them */
-  desiredDeployments(db: DbTx, device: HeartbeatDevice): Promise<DesiredDeployment[]>;
-  /** progress the device reported; entries for deployments it was never given are ignored by the provider */
-  recordProgress?(db: DbTx, device: HeartbeatDevice, reports: DeploymentProgress[]): Promise<void>;
-}
-
-// Code wiring (like the router), not per-process state: providers are stateless functions of the db.
-const providers = new Set<DesiredStateProvider>();
-
-/** Returns the function that unregisters it (tests). */
-export function registerDesiredStateProvider(provider: DesiredStateProvider): () => void {
-  providers.add(provider);
-  return () => providers.delete(provider);
-}
-
-export async function desiredStateOf(db: DbTx, device: HeartbeatDevice, reports: DeploymentProgress[] | undefined) {
-  const deployments: DesiredDeployment[] = [];
-  for (const provider of providers) {
-    if (reports?.length && provider.recordProgress) await provider.recordProgress(db, device, reports);
-    deployments.push(...(await provider.desiredDeployments(db, device)));
-  }
-  return deployments;
+/** Records the reports first, so that the answer already reflects what they changed (a next batch, a removal). */
+export async function desiredStateOf(services: Services, device: HeartbeatDevice, reports: DeploymentProgress[] | undefined): Promise<DesiredDeployment[]> {
+  if (reports?.length) await recordDeploymentProgress(services, device, reports);
+  return desiredDeploymentsOf(services, device);
 }

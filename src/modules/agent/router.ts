@@ -59,7 +59,7 @@ export const agentRouter = router({
       }
       return {
         heartbeatIntervalSeconds: ctx.services.config.HEARTBEAT_INTERVAL_SECONDS,
-        deployments: await desiredStateOf(ctx.services.prisma, device, input.deployments),
+        deployments: await desiredStateOf(ctx.services, device, input.deployments),
       };
     }),
 

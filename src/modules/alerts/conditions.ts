@@ -78,7 +78,7 @@ export interface RuleScope {
   labelSelector: Record<string, string>;
 }
 
-function scopeCte(scope: RuleScope): Prisma.Sql {
+export function scopeCte(scope: RuleScope): Prisma.Sql {
   const selector = Object.keys(scope.labelSelector).length === 0
     ? Prisma.sql`TRUE`
     : Prisma.sql`d."labels" @> ${JSON.stringify(scope.labelSelector)}::jsonb`;

@@ -99,7 +99,8 @@ export interface BulkTarget {
   deviceIds?: string[];
 }
 
-function targetCondition(organizationId: string, target: BulkTarget): Prisma.Sql {
+/** Devices of the organization picked by a selector or an id list (bulk operations, deployments). */
+export function targetCondition(organizationId: string, target: BulkTarget): Prisma.Sql {
   const conditions = [organizationCondition(organizationId)];
   if (target.labelSelector) conditions.push(selectorCondition(target.labelSelector));
   // Ids travel as one JSON parameter: the same text on every driver, however many there are.

@@ -24,11 +24,16 @@ const devices: DeleteBlocker = {
   },
 };
 
-// DEPLOYMENTS: the Deployment model does not exist yet. Once it does, count them here the
-// way devices are counted (a groupBy on organizationId) and every check picks it up.
 const deployments: DeleteBlocker = {
   kind: "deployments",
-  count: async () => new Map(),
+  async count(db, organizationIds) {
+    const rows = await db.deployment.groupBy({
+      by: ["organizationId"],
+      where: { organizationId: { in: organizationIds } },
+      _count: { _all: true },
+    });
+    return new Map(rows.map((r) => [r.organizationId, r._count._all]));
+  },
 };
 
 export const DELETE_BLOCKERS: readonly DeleteBlocker[] = [devices, deployments];
@@ -46,7 +51,7 @@ export async function countBlockers(db: DbTx, organizationIds: string[]) {
 export const EMPTY_ORGANIZATION: Prisma.OrganizationWhereInput = {
   memberships: { none: {} },
   devices: { none: {} },
-  // DEPLOYMENTS: deployments: { none: {} },
+  deployments: { none: {} },
 };
 
 export async function listEmptyOrganizations(db: DbTx, page: { limit: number; offset: number }) {

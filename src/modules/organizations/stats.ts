@@ -1,8 +1,6 @@
 // Organization statistics, computed by the database in one statement each (aggregates with
 // FILTER and GROUP BY), never by loading rows and counting them here.
-//
-// Deployments do not exist yet: their counts are 0 until the Deployment model lands. Every
-// place that has to count them then is marked "DEPLOYMENTS:" (here and in dependents.ts).
+
 import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
 
@@ -28,8 +26,8 @@ export async function statsByOrganization(db: DbTx, ids: string[]): Promise<Map<
            COALESCE(m.active_users, 0)::int    AS "activeUsers",
            COALESCE(d.device_count, 0)::int    AS "deviceCount",
            COALESCE(d.active_devices, 0)::int  AS "activeDevices",
-           0::int                              AS "deploymentCount",     -- DEPLOYMENTS: count per organization
-           0::int                              AS "runningDeployments"   -- DEPLOYMENTS: count of running ones
+           COALESCE(dp.deployment_count, 0)::int AS "deploymentCount",
+           COALESCE(dp.running, 0)::int        AS "runningDeployments"
       FROM "Organization" o
       LEFT JOIN (
             SELECT ms."organizationId",
@@ -48,6 +46,12 @@ export async function statsByOrganization(db: DbTx, ids: string[]): Promise<Map<
              WHERE dv."organizationId" IN (${idList})
              GROUP BY dv."organizationId"
            ) d ON d."organizationId" = o.id
+      LEFT JOIN (
+            SELECT dep."organizationId", count(*) AS deployment_count, count(*) FILTER (WHERE dep.status = 'running') AS running
+              FROM "Deployment" dep
+             WHERE dep."organizationId" IN (${idList})
+             GROUP BY dep."organizationId"
+           ) dp ON dp."organizationId" = o.id
      WHERE o.id IN (${idList})`;
   return new Map(rows.map(({ id, ...stats }) => [id, stats]));
 }
@@ -73,11 +77,11 @@ export async function aggregateStats(db: DbTx): Promise<AggregateStats> {
            count(*) FILTER (WHERE o."createdAt" > now() - interval '30 days')::int AS "createdLast30Days",
            count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM "Membership" ms WHERE ms."organizationId" = o.id)
                               AND NOT EXISTS (SELECT 1 FROM "Device" dv WHERE dv."organizationId" = o.id)
-                              -- DEPLOYMENTS: AND NOT EXISTS (... "Deployment" ...)
+                              AND NOT EXISTS (SELECT 1 FROM "Deployment" dp WHERE dp."organizationId" = o.id)
                            )::int                                    AS empty,
            (SELECT count(*) FROM "User")::int                        AS "userCount",
            (SELECT count(*) FROM "Device")::int                      AS "deviceCount",
-           0::int                                                    AS "deploymentCount" -- DEPLOYMENTS
+           (SELECT count(*) FROM "Deployment")::int                  AS "deploymentCount"
       FROM "Organization" o`;
   return {
     total: row.total,

@@ -45,7 +45,8 @@ describe("parseManifest: our format", () => {
         },
       ],
       parameters: {
-        pollSeconds: { value: 30, targets: [{ pointer: "POLL_SECONDS", components: ["vision-gateway"] }] },
+        // the declared type is read from the default value
+        pollSeconds: { value: 30, schema: { type: "integer" }, targets: [{ pointer: "POLL_SECONDS", components: ["vision-gateway"] }] },
       },
     });
   });
@@ -101,6 +102,7 @@ describe("parseManifest: Margo format", () => {
     expect(manifest.profiles[0]?.components.map((c) => c.name)).toEqual(["database-services", "digitron-orchestrator"]);
     expect(manifest.parameters.idpName).toEqual({
       value: "Northstar",
+      schema: { type: "string" },
       targets: [{ pointer: "idp.name", components: ["digitron-orchestrator"] }],
     });
   });

@@ -16,6 +16,7 @@ export type {
   ManifestComponent,
   ManifestError,
   ManifestParameter,
+  ParameterSchema,
   ManifestParseResult,
   ManifestRejected,
   ManifestVendor,

@@ -3,7 +3,7 @@
  * exist is a rule of every profile (see admission.ts), because profiles differ in components.
  */
 import { describeValue, isRecord, nonEmptyString } from "./describe-value.js";
-import type { ManifestParameter, ParameterTarget } from "./types.js";
+import type { ManifestParameter, ParameterSchema, ParameterTarget, ParameterType } from "./types.js";
 
 export type ParametersResult =
   | { ok: true; parameters: Record<string, ManifestParameter> }
@@ -18,7 +18,9 @@ export function readParameters(raw: unknown): ParametersResult {
     if (!isRecord(declaration)) return { ok: false, rule: `parameter "${name}" must be a mapping` };
     const targets = readTargets(name, declaration.targets);
     if (typeof targets === "string") return { ok: false, rule: targets };
-    parameters.push([name, "value" in declaration ? { value: declaration.value, targets } : { targets }]);
+    const extras = readDeclarationExtras(name, declaration);
+    if (typeof extras === "string") return { ok: false, rule: extras };
+    parameters.push([name, { ...("value" in declaration ? { value: declaration.value } : {}), targets, ...extras }]);
   }
   // fromEntries defines own properties, so a parameter named "__proto__" stays a plain key.
   return { ok: true, parameters: Object.fromEntries(parameters) };
@@ -40,4 +42,70 @@ function readTargets(parameterName: string, raw: unknown): ParameterTarget[] | s
     targets.push({ pointer, components: [...components] });
   }
   return targets;
+}
+
+const PARAMETER_TYPES: readonly ParameterType[] = ["string", "integer", "number", "boolean"];
+
+/**
+ * The optional schema of a parameter: `description`, `required`, `secret` and `schema` ({ type,
+ * enum, minimum, maximum, maxLength, pattern }). Without a declared type the default value's
+ * type is used, so a manifest that only gives defaults still gets its values checked.
+ */
+function readDeclarationExtras(name: string, declaration: Record<string, unknown>): Omit<ManifestParameter, "value" | "targets"> | string {
+  const extras: Omit<ManifestParameter, "value" | "targets"> = {};
+  const prefix = `parameter "${name}"`;
+  if (declaration.description !== undefined) {
+    if (typeof declaration.description !== "string") return `${prefix}: description must be text`;
+    extras.description = declaration.description;
+  }
+  for (const flag of ["required", "secret"] as const) {
+    if (declaration[flag] === undefined) continue;
+    if (typeof declaration[flag] !== "boolean") return `${prefix}: ${flag} must be true or false`;
+    extras[flag] = declaration[flag];
+  }
+  const raw = declaration.schema;
+  if (raw !== undefined && !isRecord(raw)) return `${prefix}: schema must be a mapping`;
+  const schema: ParameterSchema = {};
+  const declaredType = raw?.type;
+  if (declaredType !== undefined) {
+    if (!PARAMETER_TYPES.includes(declaredType as ParameterType)) return `${prefix}: schema.type must be one of ${PARAMETER_TYPES.join(", ")}`;
+    schema.type = declaredType as ParameterType;
+  } else if ("value" in declaration && declaration.value !== null) {
+    const inferred = typeOfValue(declaration.value);
+    if (inferred) schema.type = inferred;
+  }
+  for (const bound of ["minimum", "maximum", "maxLength"] as const) {
+    if (raw?.[bound] === undefined) continue;
+    if (typeof raw[bound] !== "number" || !Number.isFinite(raw[bound])) return `${prefix}: schema.${bound} must be a number`;
+    schema[bound] = raw[bound];
+  }
+  if (raw?.pattern !== undefined) {
+    if (typeof raw.pattern !== "string" || !isValidPattern(raw.pattern)) return `${prefix}: schema.pattern must be a regular expression`;
+    schema.pattern = raw.pattern;
+  }
+  if (raw?.enum !== undefined) {
+    if (!Array.isArray(raw.enum) || raw.enum.length === 0 || !raw.enum.every((v) => ["string", "number", "boolean"].includes(typeof v))) {
+      return `${prefix}: schema.enum must be a non-empty list of plain values`;
+    }
+    schema.enum = raw.enum as Array<string | number | boolean>;
+  }
+  if (Object.keys(schema).length) extras.schema = schema;
+  return extras;
+}
+
+function typeOfValue(value: unknown): ParameterType | undefined {
+  if (typeof value === "boolean") return "boolean";
+  if (typeof value === "string") return "string";
+  if (typeof value === "number") return Number.isInteger(value) ? "integer" : "number";
+  return undefined;
+}
+
+function isValidPattern(pattern: string): boolean {
+  if (pattern.length > 500) return false;
+  try {
+    new RegExp(pattern, "u");
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -35,9 +35,29 @@ export interface ParameterTarget {
   components: string[];
 }
 
+export type ParameterType = "string" | "integer" | "number" | "boolean";
+
+/** What a deployment may give for a parameter; every field optional (docs/deployments.md). */
+export interface ParameterSchema {
+  /** declared, or read from the type of the default value */
+  type?: ParameterType;
+  enum?: Array<string | number | boolean>;
+  minimum?: number;
+  maximum?: number;
+  maxLength?: number;
+  pattern?: string;
+}
+
 export interface ManifestParameter {
+  /** the default value */
   value?: unknown;
   targets: ParameterTarget[];
+  description?: string;
+  /** a deployment must give a value (no default) */
+  required?: boolean;
+  /** stored encrypted, never returned by the API, handed only to the device */
+  secret?: boolean;
+  schema?: ParameterSchema;
 }
 
 export interface ManifestVendor {

@@ -30,7 +30,7 @@ export function loadManifestYaml(yamlText: string): YamlLoadResult {
 
 /**
  * YAML reads plain `revision: 1.10` as the number 1.1 and `id: 0123` as 123. Every manifest
- * field we read is text except cpu.cores and the opaque parameter values, so a plain number
+ * field we read is text except cpu.cores, the opaque parameter values and parameter schemas, so a plain number
  * anywhere else is put back to its source text before validation.
  */
 function keepNumericLookingTextAsWritten(document: Document): void {
@@ -41,7 +41,9 @@ function keepNumericLookingTextAsWritten(document: Document): void {
       const keys = enclosingKeys(path);
       const isCpuCores = keys[keys.length - 1] === "cores";
       const isParameterValue = keys[0] === "parameters" && keys[2] === "value";
-      if (isCpuCores || isParameterValue) return;
+      // parameters.<name>.schema.{minimum, maximum, maxLength} and enum members are numbers by design
+      const isParameterSchema = keys[0] === "parameters" && keys[2] === "schema" && keys[3] !== "pattern";
+      if (isCpuCores || isParameterValue || isParameterSchema) return;
       node.value = node.source;
     },
   });

@@ -1,0 +1,114 @@
+// The agent's side of deployments: what a heartbeat answers (the desired state) and what
+// happens to the progress a device reports.
+//
+// Lock order: a report updates the device's own entries in one statement (autocommit), and
+// only then, in a separate transaction per deployment, locks the deployment to judge its
+// rollout. Operator moves lock the deployment first and the entries after; holding an entry
+// while waiting for a deployment would deadlock against them.
+import type { Services } from "../../services.js";
+import type { DesiredDeployment } from "../agent/schemas.js";
+import type { DeploymentProgress, HeartbeatDevice } from "../agent/desired-state.js";
+import type { ManifestParameter, DeploymentProfile } from "../applications/manifest/index.js";
+import { UTC_NOW } from "../devices/sql.js";
+import { DeploymentEvents } from "./events.js";
+import { openSecrets, renderParameters } from "./parameters.js";
+import { evaluateDeployment } from "./service.js";
+
+interface DesiredRow {
+  deploymentId: string;
+  action: "install" | "remove";
+  applicationId: string;
+  version: string;
+  profileId: string;
+  parameters: Record<string, unknown>;
+  secretParameters: string | null;
+  profiles: DeploymentProfile[];
+  declared: Record<string, ManifestParameter>;
+}
+
+/** The deployments the device must run or remove, oldest first; one indexed query. */
+export async function desiredDeploymentsOf(services: Pick<Services, "prisma" | "secrets">, device: HeartbeatDevice): Promise<DesiredDeployment[]> {
+  const rows = await services.prisma.$queryRaw<DesiredRow[]>`
+    SELECT dd."deploymentId"::text AS "deploymentId", dd."desiredAction" AS "action", d."applicationId"::text AS "applicationId",
+           d."version", d."profileId", d."parameters", d."secretParameters", v."profiles", v."parameters" AS "declared"
+      FROM "DeploymentDevice" dd
+      JOIN "Deployment" d ON d."id" = dd."deploymentId"
+      JOIN "ApplicationVersion" v ON v."id" = d."applicationVersionId"
+     WHERE dd."deviceId" = ${device.id}::uuid AND dd."desiredAction" IS NOT NULL
+     ORDER BY d."createdAt", d."id"`;
+  return rows.map((row) => {
+    const profile = row.profiles.find((p) => p.id === row.profileId) ?? { id: row.profileId, type: "compose", components: [] };
+    // A removal needs no parameters, and secrets are only opened for devices that run them.
+    const values = row.action === "install" ? { ...row.parameters, ...openSecrets(services.secrets, row.secretParameters) } : {};
+    return {
+      deploymentId: row.deploymentId,
+      action: row.action,
+      applicationId: row.applicationId,
+      version: row.version,
+      profile: { id: profile.id, type: profile.type, components: profile.components },
+      parameters: row.action === "install" ? renderParameters(row.declared, values, profile.components.map((c) => c.name)) : {},
+    };
+  });
+}
+
+interface ChangedEntry {
+  deploymentId: string;
+  organizationId: string;
+  state: string;
+  message: string | null;
+}
+
+/** States that can change a rollout's verdict or finish a removal. */
+const DECISIVE_STATES = new Set(["running", "failed", "removed"]);
+
+/**
+ * Records the device's reports in one statement: only for deployments it was given, only
+ * states that fit what it was asked (install: pending..failed; remove: removing, removed,
+ * failed), only when something changed. `running` and `failed` also write the device's
+ * version history. Then the touched deployments are judged, each under its own lock.
+ */
+export async function recordDeploymentProgress(services: Pick<Services, "prisma" | "logger"> & object, device: HeartbeatDevice, reports: DeploymentProgress[]): Promise<void> {
+  // The last report of a deployment wins when a batch names it twice.
+  const latest = [...new Map(reports.map((r) => [r.deploymentId, { deploymentId: r.deploymentId, state: r.state, message: r.message ?? null }])).values()];
+  const changed = await services.prisma.$queryRaw<ChangedEntry[]>`
+    WITH reported AS (
+      SELECT * FROM jsonb_to_recordset(${JSON.stringify(latest)}::jsonb) AS r("deploymentId" text, "state" text, "message" text)
+    ), updated AS (
+      UPDATE "DeploymentDevice" dd
+         SET "state" = r."state", "message" = left(r."message", 2000), "stateChangedAt" = ${UTC_NOW},
+             "desiredAction" = CASE WHEN r."state" = 'removed' THEN NULL ELSE dd."desiredAction" END
+        FROM reported r
+       WHERE dd."deviceId" = ${device.id}::uuid AND dd."organizationId" = ${device.organizationId}::uuid
+         AND dd."deploymentId" = r."deploymentId"::uuid
+         AND ((dd."desiredAction" = 'install' AND r."state" IN ('pending', 'downloading', 'installing', 'running', 'failed'))
+           OR (dd."desiredAction" = 'remove' AND r."state" IN ('removing', 'removed', 'failed')))
+         AND (dd."state" <> r."state" OR dd."message" IS DISTINCT FROM left(r."message", 2000))
+      RETURNING dd."deploymentId", dd."organizationId", dd."state", dd."message", dd."dispatchedAt", dd."desiredAction"
+    ), history AS (
+      INSERT INTO "DeviceVersionHistory" ("id", "organizationId", "deviceId", "deploymentId", "deploymentName", "applicationId",
+                                          "applicationVersionId", "version", "profileId", "outcome", "succeeded", "message", "startedAt", "finishedAt")
+      SELECT gen_random_uuid(), d."organizationId", ${device.id}::uuid, d."id", d."name", d."applicationId", d."applicationVersionId",
+             d."version", d."profileId", u."state", u."state" = 'running', u."message", COALESCE(u."dispatchedAt", ${UTC_NOW}), ${UTC_NOW}
+        FROM updated u JOIN "Deployment" d ON d."id" = u."deploymentId"
+       WHERE u."state" IN ('running', 'failed') AND u."desiredAction" = 'install'
+      ON CONFLICT ("deviceId", "deploymentId") DO UPDATE
+         SET "outcome" = EXCLUDED."outcome", "succeeded" = EXCLUDED."succeeded", "message" = EXCLUDED."message", "finishedAt" = EXCLUDED."finishedAt",
+             "applicationVersionId" = EXCLUDED."applicationVersionId", "version" = EXCLUDED."version", "profileId" = EXCLUDED."profileId"
+      RETURNING 1
+    )
+    SELECT "deploymentId"::text AS "deploymentId", "organizationId"::text AS "organizationId", "state", "message" FROM updated`;
+  if (!changed.length) return;
+
+  const events = new DeploymentEvents();
+  for (const entry of changed) events.progress(entry.organizationId, entry.deploymentId, device.id, entry.state, entry.message);
+  const toJudge = [...new Set(changed.filter((e) => DECISIVE_STATES.has(e.state)).map((e) => e.deploymentId))];
+  for (const deploymentId of toJudge) {
+    try {
+      await services.prisma.$transaction((tx) => evaluateDeployment(tx, device.organizationId, deploymentId, events));
+    } catch (err) {
+      // The report is stored; the rollout job judges the deployment again shortly.
+      services.logger.warn({ err: (err as Error).message, deploymentId }, "judging a deployment after a device report failed; the rollout job retries");
+    }
+  }
+  events.publishTo(services);
+}

@@ -1,0 +1,99 @@
+// Deployment parameters: checked against the parameter declarations of the version's
+// manifest, split into plain and secret values for storage, and rendered for the device.
+import type { SecretBox } from "../../lib/crypto.js";
+import type { ManifestParameter } from "../applications/manifest/index.js";
+import { badRequest } from "../../trpc/errors.js";
+
+export type ParameterValues = Record<string, unknown>;
+
+/** Placeholder returned instead of a secret value. */
+export const SECRET_MASK = "********";
+
+/**
+ * Refuses unknown names, missing required values and values that break a declaration's
+ * schema, naming the parameter. Returns the values split into plain and secret ones.
+ */
+export function checkParameters(declared: Record<string, ManifestParameter>, given: ParameterValues) {
+  const problems: string[] = [];
+  for (const name of Object.keys(given)) {
+    if (!Object.hasOwn(declared, name)) problems.push(`parameters.${name}: not a parameter of this version (known: ${Object.keys(declared).join(", ") || "none"})`);
+  }
+  for (const [name, declaration] of Object.entries(declared)) {
+    const has = Object.hasOwn(given, name);
+    if (!has) {
+      if (declaration.required && declaration.value === undefined) problems.push(`parameters.${name}: required`);
+      continue;
+    }
+    const problem = valueProblem(declaration, given[name]);
+    if (problem) problems.push(`parameters.${name}: ${problem}`);
+  }
+  if (problems.length) throw badRequest(problems.join("; "));
+
+  const plain: ParameterValues = {};
+  const secret: ParameterValues = {};
+  for (const [name, value] of Object.entries(given)) (declared[name].secret ? secret : plain)[name] = value;
+  return { plain, secret };
+}
+
+function valueProblem(declaration: ManifestParameter, value: unknown): string | null {
+  const schema = declaration.schema;
+  if (value === null || value === undefined) return declaration.required ? "required" : null;
+  if (typeof value === "object") return "must be a plain value (text, number or true/false)";
+  if (!schema) return null;
+  switch (schema.type) {
+    case "string":
+      if (typeof value !== "string") return "must be text";
+      break;
+    case "integer":
+      if (typeof value !== "number" || !Number.isInteger(value)) return "must be an integer";
+      break;
+    case "number":
+      if (typeof value !== "number" || !Number.isFinite(value)) return "must be a number";
+      break;
+    case "boolean":
+      if (typeof value !== "boolean") return "must be true or false";
+      break;
+  }
+  if (schema.enum && !schema.enum.includes(value as string | number | boolean)) return `must be one of ${schema.enum.join(", ")}`;
+  if (typeof value === "number") {
+    if (schema.minimum !== undefined && value < schema.minimum) return `must be at least ${schema.minimum}`;
+    if (schema.maximum !== undefined && value > schema.maximum) return `must be at most ${schema.maximum}`;
+  }
+  if (typeof value === "string") {
+    if (schema.maxLength !== undefined && value.length > schema.maxLength) return `must be at most ${schema.maxLength} characters`;
+    if (schema.pattern !== undefined && !new RegExp(schema.pattern, "u").test(value)) return `must match ${schema.pattern}`;
+  }
+  return null;
+}
+
+export function sealSecrets(secrets: SecretBox, values: ParameterValues): string | null {
+  return Object.keys(values).length ? secrets.encrypt(JSON.stringify(values)) : null;
+}
+
+export function openSecrets(secrets: SecretBox, sealed: string | null): ParameterValues {
+  return sealed ? (JSON.parse(secrets.decrypt(sealed)) as ParameterValues) : {};
+}
+
+/** What the API shows: plain values as given, secret ones masked. */
+export function visibleParameters(plain: ParameterValues, secretNames: string[]): ParameterValues {
+  return { ...plain, ...Object.fromEntries(secretNames.map((name) => [name, SECRET_MASK])) };
+}
+
+/**
+ * What the device gets: every declared parameter with its value (given, else the default),
+ * placed at its targets: `{ <component>: { <pointer>: value } }`, for the components of the
+ * deployed profile. Parameters without a value are left out.
+ */
+export function renderParameters(declared: Record<string, ManifestParameter>, values: ParameterValues, components: string[]): Record<string, Record<string, unknown>> {
+  const rendered: Record<string, Record<string, unknown>> = Object.fromEntries(components.map((c) => [c, {}]));
+  for (const [name, declaration] of Object.entries(declared)) {
+    const value = Object.hasOwn(values, name) ? values[name] : declaration.value;
+    if (value === undefined || value === null) continue;
+    for (const target of declaration.targets) {
+      for (const component of target.components) {
+        if (Object.hasOwn(rendered, component)) rendered[component][target.pointer] = value;
+      }
+    }
+  }
+  return rendered;
+}

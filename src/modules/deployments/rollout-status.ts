@@ -1,0 +1,58 @@
+// The rollout status operators watch: per-batch device counts in one grouped query.
+import type { DbTx } from "../../db/client.js";
+import { isoNullable } from "../devices/schemas.js";
+import { stagedStrategyOf } from "./rollout.js";
+import { successTarget, type RolloutState } from "./rollout-machine.js";
+import type { RolloutDto } from "./schemas.js";
+import type { DeploymentRow } from "./store.js";
+
+type BatchCounts = RolloutDto["batches"][number]["counts"];
+
+/** Device states as the rollout counts them: the agent's in-flight states, and "skipped" for devices that will not run it. */
+const COUNTED_AS: Record<string, keyof BatchCounts> = {
+  pending: "pending", downloading: "downloading", installing: "installing", running: "running", failed: "failed",
+  cancelled: "skipped", superseded: "skipped", removing: "skipped", removed: "skipped", skipped: "skipped",
+};
+
+export async function rolloutStatus(db: DbTx, row: DeploymentRow): Promise<RolloutDto> {
+  const strategy = stagedStrategyOf(row);
+  const [batches, counts] = await Promise.all([
+    db.deploymentBatch.findMany({ where: { deploymentId: row.id }, orderBy: { index: "asc" } }),
+    db.deploymentDevice.groupBy({ by: ["batchIndex", "state"], where: { deploymentId: row.id }, _count: { _all: true } }),
+  ]);
+  const perBatch = new Map<number, BatchCounts>();
+  let skippedDevices = 0;
+  for (const group of counts) {
+    if (group.batchIndex === null) {
+      skippedDevices += group._count._all;
+      continue;
+    }
+    const entry = perBatch.get(group.batchIndex) ?? { pending: 0, downloading: 0, installing: 0, running: 0, failed: 0, skipped: 0 };
+    entry[COUNTED_AS[group.state] ?? "skipped"] += group._count._all;
+    perBatch.set(group.batchIndex, entry);
+  }
+  return {
+    deploymentId: row.id,
+    state: row.rolloutState as RolloutState,
+    currentBatch: row.currentBatch,
+    batches: batches.map((b) => ({
+      index: b.index,
+      kind: b.kind as "canary" | "batch",
+      size: b.size,
+      state: b.state as RolloutDto["batches"][number]["state"],
+      counts: perBatch.get(b.index) ?? { pending: 0, downloading: 0, installing: 0, running: 0, failed: 0, skipped: 0 },
+      successTarget: successTarget(b.size, strategy.successThreshold),
+      startedAt: isoNullable(b.startedAt),
+      deadlineAt: isoNullable(b.deadlineAt),
+      completedAt: isoNullable(b.completedAt),
+    })),
+    successThreshold: strategy.successThreshold,
+    failureThreshold: strategy.failureThreshold,
+    autoAdvance: strategy.autoAdvance,
+    batchTimeoutSeconds: strategy.batchTimeoutSeconds,
+    skippedDevices,
+    startedAt: isoNullable(row.startedAt),
+    completedAt: isoNullable(row.completedAt),
+    reason: row.rolloutReason,
+  };
+}

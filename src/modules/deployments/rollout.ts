@@ -1,0 +1,187 @@
+// Staged rollouts in the database: the operator's moves and the evaluation that agent
+// reports and the timeout job trigger. Every function here runs inside a transaction that
+// holds the deployment's row lock (lockDeployment), and takes its decisions from
+// rollout-machine.ts.
+import type { DbTx } from "../../db/client.js";
+import { conflict } from "../../trpc/errors.js";
+import { UTC_NOW } from "../devices/sql.js";
+import type { DeploymentEvents } from "./events.js";
+import { cancelNotStarted, dispatchInstall } from "./dispatch.js";
+import {
+  afterBatchSucceeded, assertMoveAllowed, judgeBatch, resumeTarget, TERMINAL_ROLLOUT_STATES,
+  type RolloutMove, type RolloutState,
+} from "./rollout-machine.js";
+import type { DeploymentRow } from "./store.js";
+import type { StagedStrategy, Strategy } from "./strategy.js";
+import { freezeTargets, planRollout } from "./targets.js";
+import { profileOfDeployment } from "./versions.js";
+
+export function stagedStrategyOf(row: DeploymentRow): StagedStrategy {
+  const strategy = row.strategy as Strategy;
+  if (strategy.type !== "staged") throw conflict("The deployment uses the all-at-once strategy; it has no staged rollout");
+  return strategy;
+}
+
+interface RolloutChange {
+  rolloutState?: RolloutState;
+  removalRequestedAt?: Date | null;
+  currentBatch?: number | null;
+  pausedFrom?: string | null;
+  rolloutReason?: string | null;
+  status?: string;
+  startedAt?: Date;
+  completedAt?: Date | null;
+}
+
+/** Writes the new rollout position and records the events it causes. */
+export async function moveRollout(db: DbTx, row: DeploymentRow, change: RolloutChange, events: DeploymentEvents): Promise<DeploymentRow> {
+  const updated = await db.deployment.update({ where: { id: row.id }, data: change, include: { application: { select: { name: true } } } });
+  events.rolloutChanged(row.organizationId, row.id, row.rolloutState, updated.rolloutState, updated.currentBatch, updated.rolloutReason);
+  events.statusChanged(row.organizationId, row.id, row.status, updated.status);
+  return updated;
+}
+
+/** Dispatches batch `index` and starts its clock. */
+async function startBatch(db: DbTx, row: DeploymentRow, index: number, strategy: StagedStrategy): Promise<void> {
+  await dispatchInstall(db, row, index);
+  const now = new Date();
+  await db.deploymentBatch.update({
+    where: { deploymentId_index: { deploymentId: row.id, index } },
+    data: { state: "in_progress", startedAt: now, deadlineAt: new Date(now.getTime() + strategy.batchTimeoutSeconds * 1000) },
+  });
+}
+
+async function finishBatch(db: DbTx, deploymentId: string, index: number, state: "succeeded" | "failed" | "cancelled"): Promise<void> {
+  await db.deploymentBatch.updateMany({ where: { deploymentId, index, state: { in: ["planned", "in_progress"] } }, data: { state, completedAt: new Date() } });
+}
+
+/** initialize: freezes the device set and plans the batches (again, while only initialized). */
+export async function initializeRollout(db: DbTx, row: DeploymentRow, events: DeploymentEvents): Promise<DeploymentRow> {
+  assertRolloutMove("initialize", row);
+  const strategy = stagedStrategyOf(row);
+  const profile = await profileOfDeployment(db, row);
+  const frozen = await freezeTargets(db, row, profile);
+  if (frozen.eligible === 0) {
+    throw conflict(`The target matches no eligible device (${frozen.skipped} skipped as not eligible); nothing to roll out`);
+  }
+  const plan = await planRollout(db, row.id, strategy, frozen.eligible);
+  return moveRollout(db, row, { rolloutState: "initialized", currentBatch: null, rolloutReason: `planned ${plan.length} batches over ${frozen.eligible} devices`, completedAt: null }, events);
+}
+
+/** start: dispatches the canary. */
+export async function startRollout(db: DbTx, row: DeploymentRow, events: DeploymentEvents): Promise<DeploymentRow> {
+  assertRolloutMove("start", row);
+  const strategy = stagedStrategyOf(row);
+  await startBatch(db, row, 0, strategy);
+  return moveRollout(db, row, { rolloutState: "canary", currentBatch: 0, rolloutReason: null, status: "running", startedAt: new Date() }, events);
+}
+
+/** promote (the canary's gate) and approve (any gate): the current batch is accepted and the next one dispatched. */
+export async function advanceRollout(db: DbTx, row: DeploymentRow, move: "promote" | "approve", events: DeploymentEvents): Promise<DeploymentRow> {
+  assertRolloutMove(move, row);
+  const strategy = stagedStrategyOf(row);
+  const current = row.currentBatch ?? 0;
+  // An early promotion accepts the canary as it is; the operator's call is recorded.
+  await finishBatch(db, row.id, current, "succeeded");
+  const batchCount = await db.deploymentBatch.count({ where: { deploymentId: row.id } });
+  if (current >= batchCount - 1) {
+    return moveRollout(db, row, { rolloutState: "completed", completedAt: new Date(), rolloutReason: `${move}d by an operator: every batch done` }, events);
+  }
+  await startBatch(db, row, current + 1, strategy);
+  return moveRollout(db, row, { rolloutState: "in_progress", currentBatch: current + 1, rolloutReason: null }, events);
+}
+
+export async function pauseRollout(db: DbTx, row: DeploymentRow, reason: string, events: DeploymentEvents): Promise<DeploymentRow> {
+  assertRolloutMove("pause", row);
+  return moveRollout(db, row, { rolloutState: "paused", pausedFrom: row.rolloutState, rolloutReason: reason }, events);
+}
+
+/**
+ * resume: back to the state it paused from. The batch in flight gets a fresh timeout (paused
+ * time does not count), and when the failure threshold had paused it, the operator's resume
+ * accepts those failures: the batch is judged on its success threshold from now on.
+ */
+export async function resumeRollout(db: DbTx, row: DeploymentRow, events: DeploymentEvents): Promise<DeploymentRow> {
+  assertRolloutMove("resume", row);
+  const strategy = stagedStrategyOf(row);
+  if (row.currentBatch !== null) {
+    await db.deploymentBatch.updateMany({
+      where: { deploymentId: row.id, index: row.currentBatch, state: "in_progress" },
+      data: { failureAccepted: true, deadlineAt: new Date(Date.now() + strategy.batchTimeoutSeconds * 1000) },
+    });
+  }
+  const resumed = await moveRollout(db, row, { rolloutState: resumeTarget(row.pausedFrom as RolloutState | null), pausedFrom: null, rolloutReason: null }, events);
+  return evaluateLocked(db, resumed, events);
+}
+
+/** abort: nothing new is dispatched; devices that have not started are cancelled; in-flight ones finish. */
+export async function abortRollout(db: DbTx, row: DeploymentRow, reason: string, events: DeploymentEvents): Promise<DeploymentRow> {
+  assertRolloutMove("abort", row);
+  await cancelNotStarted(db, row.id, "rollout aborted");
+  await db.deploymentBatch.updateMany({ where: { deploymentId: row.id, state: { in: ["planned", "in_progress"] } }, data: { state: "cancelled", completedAt: new Date() } });
+  return moveRollout(db, row, { rolloutState: "aborted", completedAt: new Date(), rolloutReason: reason, pausedFrom: null }, events);
+}
+
+function assertRolloutMove(move: RolloutMove, row: DeploymentRow): void {
+  stagedStrategyOf(row);
+  if (row.status === "stopping" || row.status === "deleting") throw conflict(`Cannot ${move} the rollout: the deployment is ${row.status}`);
+  assertMoveAllowed(move, { state: row.rolloutState as RolloutState, currentBatch: row.currentBatch });
+}
+
+/**
+ * Judges the batch in flight of a locked, running deployment and takes the move the state
+ * machine decides (success: next batch, approval gate or completion; failure threshold:
+ * pause; timeout: failed). For all-at-once deployments: completed once no device is in flight.
+ */
+export async function evaluateLocked(db: DbTx, row: DeploymentRow, events: DeploymentEvents): Promise<DeploymentRow> {
+  if (row.status !== "running" || TERMINAL_ROLLOUT_STATES.includes(row.rolloutState as RolloutState)) return row;
+  const strategy = row.strategy as Strategy;
+  if (strategy.type === "all-at-once") return evaluateAllAtOnce(db, row, events);
+  if (row.rolloutState !== "canary" && row.rolloutState !== "in_progress") return row;
+
+  const index = row.currentBatch ?? 0;
+  const batch = await db.deploymentBatch.findUnique({ where: { deploymentId_index: { deploymentId: row.id, index } } });
+  if (!batch || batch.state !== "in_progress") return row;
+  const counts = await db.$queryRaw<Array<{ running: number; failed: number; deadlinePassed: boolean }>>`
+    SELECT count(*) FILTER (WHERE "state" = 'running')::int AS "running",
+           count(*) FILTER (WHERE "state" = 'failed')::int AS "failed",
+           (${batch.deadlineAt?.toISOString() ?? null}::timestamptz AT TIME ZONE 'UTC') <= ${UTC_NOW} AS "deadlinePassed"
+      FROM "DeploymentDevice" WHERE "deploymentId" = ${row.id}::uuid AND "batchIndex" = ${index}`;
+  const verdict = judgeBatch(
+    { index, size: batch.size, running: counts[0].running, failed: counts[0].failed, failureAccepted: batch.failureAccepted, deadlinePassed: counts[0].deadlinePassed === true },
+    strategy,
+  );
+  switch (verdict.kind) {
+    case "wait":
+      return row;
+    case "failure_threshold":
+      return moveRollout(db, row, { rolloutState: "paused", pausedFrom: row.rolloutState, rolloutReason: verdict.reason }, events);
+    case "timed_out":
+      await finishBatch(db, row.id, index, "failed");
+      await cancelNotStarted(db, row.id, "rollout failed");
+      await db.deploymentBatch.updateMany({ where: { deploymentId: row.id, state: "planned" }, data: { state: "cancelled" } });
+      return moveRollout(db, row, { rolloutState: "failed", completedAt: new Date(), rolloutReason: verdict.reason }, events);
+    case "succeeded": {
+      await finishBatch(db, row.id, index, "succeeded");
+      const batchCount = await db.deploymentBatch.count({ where: { deploymentId: row.id } });
+      const next = afterBatchSucceeded(index, batchCount, strategy.autoAdvance);
+      if (next.state === "completed") {
+        return moveRollout(db, row, { rolloutState: "completed", completedAt: new Date(), rolloutReason: `all ${batchCount} batches reached the success threshold` }, events);
+      }
+      if (!next.dispatchNext) return moveRollout(db, row, { rolloutState: "awaiting_approval", rolloutReason: `${index === 0 ? "canary" : `batch ${index}`} succeeded; waiting for approval` }, events);
+      await startBatch(db, row, index + 1, strategy);
+      return moveRollout(db, row, { rolloutState: "in_progress", currentBatch: index + 1, rolloutReason: null }, events);
+    }
+  }
+}
+
+async function evaluateAllAtOnce(db: DbTx, row: DeploymentRow, events: DeploymentEvents): Promise<DeploymentRow> {
+  const rows = await db.$queryRaw<Array<{ inFlight: number; running: number; failed: number }>>`
+    SELECT count(*) FILTER (WHERE "state" IN ('pending', 'downloading', 'installing') AND "desiredAction" = 'install')::int AS "inFlight",
+           count(*) FILTER (WHERE "state" = 'running')::int AS "running",
+           count(*) FILTER (WHERE "state" = 'failed')::int AS "failed"
+      FROM "DeploymentDevice" WHERE "deploymentId" = ${row.id}::uuid`;
+  const { inFlight, running, failed } = rows[0];
+  if (inFlight > 0) return row;
+  return moveRollout(db, row, { rolloutState: "completed", completedAt: new Date(), rolloutReason: `${running} devices running, ${failed} failed` }, events);
+}

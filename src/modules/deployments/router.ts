@@ -1,0 +1,151 @@
+// /api/v1/deployments: deployments, their staged rollouts and the removal they ask of devices.
+// Literal paths (stats, awaiting-removal) come before /deployments/{id}.
+import { z } from "zod";
+import { protectedProcedure, router } from "../../trpc/procedures.js";
+import { changedFields } from "../../trpc/audit.js";
+import { eventsOf } from "./events.js";
+import { rolloutRouter } from "./rollout-router.js";
+import {
+  awaitingRemovalInput, awaitingRemovalOutput, createDeploymentInput, deleteInput, deleteOutput, deploymentOutput, deploymentPageOutput,
+  idInput, listDeploymentsInput, removalStatusInput, removalStatusOutput, statsOutput, stopInput, updateDeploymentInput,
+} from "./schemas.js";
+import {
+  createDeployment, deleteDeployment, deploymentDto, deploymentStats, getDeployment, listAwaitingRemoval, listDeployments, removalStatus,
+  startDeployment, stopDeployment, updateDeployment,
+} from "./service.js";
+
+export const TAG = "Deployments";
+const audit = { entity: "deployment" };
+
+export const deploymentsRouter = router({
+  list: protectedProcedure("deployments:read")
+    .meta({
+      openapi: {
+        method: "GET", path: "/deployments", tags: [TAG],
+        summary: "List deployments, newest first",
+        description: "Filters: status, rolloutState, applicationId, search (part of the name). Each item carries its devices by state (progress).",
+      },
+    })
+    .input(listDeploymentsInput)
+    .output(deploymentPageOutput)
+    .query(({ ctx, input }) => listDeployments(ctx.db, ctx.principal.organizationId, input)),
+
+  create: protectedProcedure("deployments:write")
+    .meta({
+      openapi: {
+        method: "POST", path: "/deployments", tags: [TAG],
+        summary: "Create a deployment (draft)",
+        description:
+          "One application version (applicationId + version) with one of its admitted profiles (profileId) and parameter values, on a target " +
+          "({ labelSelector } or { deviceIds }), with a strategy ({ type: all-at-once } or { type: staged, canary, batches, successThreshold, " +
+          "failureThreshold, autoAdvance, batchTimeoutSeconds }). Parameters are checked against the manifest's declarations; secret ones " +
+          "are stored encrypted and shown as ********. 400 names the field; 409 when the name is taken. Nothing reaches a device before start.",
+      },
+      successStatus: 201,
+      audit,
+    })
+    .input(createDeploymentInput)
+    .output(deploymentOutput)
+    .mutation(async ({ ctx, input }) => {
+      const created = await createDeployment(ctx.db, ctx.services.secrets, ctx.principal.organizationId, ctx.principal.userId, input);
+      ctx.audit!.changes = { ...input, parameters: Object.keys(input.parameters) };
+      return created;
+    }),
+
+  stats: protectedProcedure("deployments:read")
+    .meta({ openapi: { method: "GET", path: "/deployments/stats", tags: [TAG], summary: "Deployments by status and rollout state, and their devices by state" } })
+    .input(z.object({}))
+    .output(statsOutput)
+    .query(({ ctx }) => deploymentStats(ctx.db, ctx.principal.organizationId)),
+
+  awaitingRemoval: protectedProcedure("deployments:read")
+    .meta({
+      openapi: {
+        method: "GET", path: "/deployments/awaiting-removal", tags: [TAG],
+        summary: "Deployments stopped or deleted that wait for their devices to confirm the removal",
+      },
+    })
+    .input(awaitingRemovalInput)
+    .output(awaitingRemovalOutput)
+    .query(({ ctx, input }) => listAwaitingRemoval(ctx.db, ctx.principal.organizationId, input)),
+
+  get: protectedProcedure("deployments:read")
+    .meta({ openapi: { method: "GET", path: "/deployments/{id}", tags: [TAG], summary: "Get a deployment with its devices by state" } })
+    .input(idInput)
+    .output(deploymentOutput)
+    .query(({ ctx, input }) => getDeployment(ctx.db, ctx.principal.organizationId, input.id)),
+
+  update: protectedProcedure("deployments:write")
+    .meta({
+      openapi: {
+        method: "PATCH", path: "/deployments/{id}", tags: [TAG],
+        summary: "Update a deployment that is not running (draft or stopped)",
+        description: "409 naming the status while it runs or waits for a removal. Any change discards a planned (initialized) rollout.",
+      },
+      audit,
+    })
+    .input(updateDeploymentInput)
+    .output(deploymentOutput)
+    .mutation(async ({ ctx, input }) => {
+      const { before, after } = await updateDeployment(ctx.db, ctx.services.secrets, ctx.principal.organizationId, input, eventsOf(ctx));
+      ctx.audit!.changes = changedFields(
+        { name: before.name, description: before.description, version: before.version, profileId: before.profileId, strategy: before.strategy },
+        { name: after.name, description: after.description, version: after.version, profileId: after.profileId, strategy: after.strategy },
+      );
+      return after;
+    }),
+
+  delete: protectedProcedure("deployments:write")
+    .meta({
+      openapi: {
+        method: "DELETE", path: "/deployments/{id}", tags: [TAG],
+        summary: "Delete a deployment",
+        description:
+          "A draft or stopped deployment goes at once. A running one asks its devices to remove the application and is deleted when all " +
+          "confirmed (deleted: false, status: deleting until then); force=true deletes at once without waiting.",
+      },
+      audit,
+    })
+    .input(deleteInput)
+    .output(deleteOutput)
+    .mutation(({ ctx, input }) => deleteDeployment(ctx.db, ctx.principal.organizationId, input.id, input.force, eventsOf(ctx))),
+
+  start: protectedProcedure("deployments:write")
+    .meta({
+      openapi: {
+        method: "POST", path: "/deployments/{id}/start", tags: [TAG],
+        summary: "Start a deployment",
+        description:
+          "all-at-once: every eligible targeted device gets it in its desired state. staged: initializes the rollout when needed and " +
+          "dispatches the canary. Devices whose architecture the profile does not support are skipped. 409 when it is not draft or stopped, " +
+          "or when no targeted device is eligible.",
+      },
+      audit,
+    })
+    .input(idInput)
+    .output(deploymentOutput)
+    .mutation(async ({ ctx, input }) => deploymentDto(ctx.db, await startDeployment(ctx.db, ctx.principal.organizationId, input.id, eventsOf(ctx)))),
+
+  stop: protectedProcedure("deployments:write")
+    .meta({
+      openapi: {
+        method: "POST", path: "/deployments/{id}/stop", tags: [TAG],
+        summary: "Stop a deployment: its devices remove the application",
+        description:
+          "A staged rollout in flight is aborted. The deployment is stopping until every device confirmed the removal (see removal-status), " +
+          "then stopped; force: true (or a second stop with force) finishes at once.",
+      },
+      audit,
+    })
+    .input(stopInput)
+    .output(deploymentOutput)
+    .mutation(async ({ ctx, input }) => deploymentDto(ctx.db, await stopDeployment(ctx.db, ctx.principal.organizationId, input.id, input.force, eventsOf(ctx)))),
+
+  removalStatus: protectedProcedure("deployments:read")
+    .meta({ openapi: { method: "GET", path: "/deployments/{id}/removal-status", tags: [TAG], summary: "Which devices confirmed the removal, unconfirmed first" } })
+    .input(removalStatusInput)
+    .output(removalStatusOutput)
+    .query(({ ctx, input }) => removalStatus(ctx.db, ctx.principal.organizationId, input.id, input)),
+
+  rollout: rolloutRouter,
+});

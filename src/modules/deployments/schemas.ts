@@ -1,0 +1,213 @@
+// Deployment, rollout and removal DTOs (docs/deployments.md).
+import { z } from "zod";
+import { pagingInput, pageOutput } from "../../lib/paging.js";
+import { labelSelectorSchema } from "../devices/labels.js";
+import { ROLLOUT_STATES } from "./rollout-machine.js";
+import { strategySchema } from "./strategy.js";
+
+/** draft: not started (editable); running: on its devices; stopping / deleting: waiting for the devices to confirm removal; stopped. */
+export const DEPLOYMENT_STATUSES = ["draft", "running", "stopping", "stopped", "deleting"] as const;
+export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
+
+/** Per-device states: the agent's (pending ... removed) and the service's own (skipped, cancelled, superseded). */
+export const DEVICE_DEPLOYMENT_STATES = [
+  "pending", "downloading", "installing", "running", "failed", "removing", "removed", "skipped", "cancelled", "superseded",
+] as const;
+export type DeviceDeploymentState = (typeof DEVICE_DEPLOYMENT_STATES)[number];
+
+const MAX_TARGET_IDS = 10_000;
+const idInput = z.object({ id: z.uuid() });
+export { idInput };
+
+const targetShape = {
+  labelSelector: labelSelectorSchema.optional().describe("every device whose labels match all pairs (resolved when the deployment starts or its rollout is initialized)"),
+  deviceIds: z.array(z.uuid()).min(1).max(MAX_TARGET_IDS).optional().describe("an explicit device list of the organization"),
+};
+
+function exactlyOneTarget(v: { labelSelector?: Record<string, string>; deviceIds?: string[] }, ctx: z.RefinementCtx) {
+  if ((v.labelSelector === undefined) === (v.deviceIds === undefined)) ctx.addIssue({ code: "custom", message: "give exactly one of labelSelector or deviceIds", path: [] });
+  if (v.labelSelector && Object.keys(v.labelSelector).length === 0) {
+    ctx.addIssue({ code: "custom", message: "an empty selector would match every device; name at least one label", path: ["labelSelector"] });
+  }
+}
+
+export const targetInput = z.object(targetShape).strict().superRefine(exactlyOneTarget);
+
+export const groupRollbackInput = z
+  .object({
+    ...targetShape,
+    applicationId: z.uuid().describe("the application to roll back"),
+    dryRun: z.boolean().pipe(z.boolean()).default(false).describe("answer what would happen, change nothing"),
+  })
+  .superRefine(exactlyOneTarget);
+export type DeploymentTarget = z.infer<typeof targetInput>;
+
+const parameterValues = z
+  .record(z.string().min(1).max(200).regex(/^[A-Za-z_][A-Za-z0-9_.-]*$/, "parameter names start with a letter or _"), z.union([z.string().max(64 * 1024), z.number(), z.boolean(), z.null()]))
+  .refine((v) => Object.keys(v).length <= 200, "at most 200 parameters")
+  .describe("values for the manifest's parameters, checked against their declarations; secret ones are stored encrypted");
+
+const name = z.string().trim().min(1).max(200);
+const description = z.string().max(1000);
+
+export const createDeploymentInput = z.object({
+  name,
+  description: description.optional(),
+  applicationId: z.uuid(),
+  version: z.string().min(1).max(200).describe("a version of the application (its SemVer text)"),
+  profileId: z.string().min(1).max(200).describe("one of the version's admitted deployment profiles"),
+  parameters: parameterValues.default({}),
+  target: targetInput,
+  strategy: strategySchema.default({ type: "all-at-once" }),
+});
+export type CreateDeploymentInput = z.infer<typeof createDeploymentInput>;
+
+export const updateDeploymentInput = z.object({
+  id: z.uuid(),
+  name: name.optional(),
+  description: description.nullable().optional(),
+  version: z.string().min(1).max(200).optional(),
+  profileId: z.string().min(1).max(200).optional(),
+  parameters: parameterValues.optional().describe("replaces the parameter values"),
+  target: targetInput.optional(),
+  strategy: strategySchema.optional(),
+});
+export type UpdateDeploymentInput = z.infer<typeof updateDeploymentInput>;
+
+export const listDeploymentsInput = z.object({
+  status: z.enum(DEPLOYMENT_STATUSES).optional(),
+  rolloutState: z.enum(ROLLOUT_STATES).optional(),
+  applicationId: z.uuid().optional(),
+  search: z.string().max(200).optional().describe("part of the name (case-insensitive)"),
+  ...pagingInput,
+});
+
+const stateCounts = z.object(Object.fromEntries(DEVICE_DEPLOYMENT_STATES.map((s) => [s, z.number().int()])) as Record<DeviceDeploymentState, z.ZodNumber>);
+export type StateCounts = z.infer<typeof stateCounts>;
+
+export const deploymentOutput = z.object({
+  id: z.string(),
+  organizationId: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  applicationId: z.string(),
+  applicationName: z.string(),
+  applicationVersionId: z.string(),
+  version: z.string(),
+  profileId: z.string(),
+  parameters: z.record(z.string(), z.unknown()).describe("secret values show as ********"),
+  secretParameterNames: z.array(z.string()),
+  target: z.object({ labelSelector: z.record(z.string(), z.string()).optional(), deviceIds: z.array(z.string()).optional() }),
+  strategy: strategySchema,
+  status: z.enum(DEPLOYMENT_STATUSES),
+  rolloutState: z.enum(ROLLOUT_STATES),
+  rolloutReason: z.string().nullable(),
+  progress: stateCounts.extend({ total: z.number().int() }).describe("devices of the deployment by state"),
+  startedAt: z.string().nullable(),
+  completedAt: z.string().nullable(),
+  removalRequestedAt: z.string().nullable(),
+  createdById: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type DeploymentDto = z.infer<typeof deploymentOutput>;
+export const deploymentPageOutput = pageOutput(deploymentOutput);
+
+export const statsOutput = z.object({
+  total: z.number().int(),
+  byStatus: z.object(Object.fromEntries(DEPLOYMENT_STATUSES.map((s) => [s, z.number().int()])) as Record<DeploymentStatus, z.ZodNumber>),
+  byRolloutState: z.object(Object.fromEntries(ROLLOUT_STATES.map((s) => [s, z.number().int()])) as Record<(typeof ROLLOUT_STATES)[number], z.ZodNumber>),
+  devices: stateCounts.describe("device entries of every deployment of the organization by state"),
+});
+
+export const stopInput = z.object({
+  id: z.uuid(),
+  force: z.boolean().pipe(z.boolean()).default(false).describe("finish the removal now without waiting for the devices' confirmation"),
+});
+
+export const deleteInput = z.object({
+  id: z.uuid(),
+  force: z.stringbool().default(false).describe("delete now without waiting for the devices to confirm the removal"),
+});
+
+export const deleteOutput = z.object({
+  id: z.string(),
+  deleted: z.boolean().describe("true: gone; false: waiting for the devices to confirm the removal (status deleting)"),
+  status: z.enum(DEPLOYMENT_STATUSES).nullable(),
+});
+
+export const removalDevice = z.object({
+  deviceId: z.string(),
+  deviceName: z.string(),
+  state: z.enum(DEVICE_DEPLOYMENT_STATES),
+  confirmed: z.boolean(),
+  message: z.string().nullable(),
+  stateChangedAt: z.string(),
+});
+
+export const removalStatusInput = z.object({ id: z.uuid(), ...pagingInput });
+
+export const removalStatusOutput = z.object({
+  deploymentId: z.string(),
+  status: z.enum(DEPLOYMENT_STATUSES),
+  removalRequestedAt: z.string().nullable(),
+  total: z.number().int().describe("devices asked to remove the application"),
+  confirmed: z.number().int().describe("devices that reported removed"),
+  awaiting: z.number().int().describe("devices that have not confirmed yet"),
+  complete: z.boolean(),
+  devices: z.array(removalDevice).describe("the devices asked to remove, unconfirmed first (paged by limit/offset)"),
+  hasMore: z.boolean(),
+});
+
+export const awaitingRemovalItem = z.object({
+  id: z.string(),
+  name: z.string(),
+  status: z.enum(DEPLOYMENT_STATUSES),
+  removalRequestedAt: z.string().nullable(),
+  total: z.number().int(),
+  confirmed: z.number().int(),
+  awaiting: z.number().int(),
+});
+export const awaitingRemovalOutput = pageOutput(awaitingRemovalItem);
+export const awaitingRemovalInput = z.object({ ...pagingInput });
+
+const batchCounts = z.object({
+  pending: z.number().int(),
+  downloading: z.number().int(),
+  installing: z.number().int(),
+  running: z.number().int(),
+  failed: z.number().int(),
+  skipped: z.number().int().describe("devices of the batch that will not run it: cancelled, superseded or removed"),
+});
+
+export const BATCH_STATES = ["planned", "in_progress", "succeeded", "failed", "cancelled"] as const;
+
+export const rolloutOutput = z.object({
+  deploymentId: z.string(),
+  state: z.enum(ROLLOUT_STATES),
+  currentBatch: z.number().int().nullable(),
+  batches: z.array(
+    z.object({
+      index: z.number().int(),
+      kind: z.enum(["canary", "batch"]),
+      size: z.number().int(),
+      state: z.enum(BATCH_STATES),
+      counts: batchCounts,
+      successTarget: z.number().int().describe("devices that must be running for the batch to succeed"),
+      startedAt: z.string().nullable(),
+      deadlineAt: z.string().nullable(),
+      completedAt: z.string().nullable(),
+    }),
+  ),
+  successThreshold: z.number(),
+  failureThreshold: z.number(),
+  autoAdvance: z.boolean(),
+  batchTimeoutSeconds: z.number().int(),
+  skippedDevices: z.number().int().describe("targeted devices that are not eligible (architecture), in no batch"),
+  startedAt: z.string().nullable(),
+  completedAt: z.string().nullable(),
+  reason: z.string().nullable(),
+});
+export type RolloutDto = z.infer<typeof rolloutOutput>;
+
+export const emptyStateCounts = (): StateCounts => Object.fromEntries(DEVICE_DEPLOYMENT_STATES.map((s) => [s, 0])) as StateCounts;

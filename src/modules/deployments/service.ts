@@ -1,0 +1,294 @@
+// Deployments: create, read, update, and the lifecycle moves (start, stop, delete) with the
+// removal they ask of the devices. Rollout moves are in rollout.ts.
+import { Prisma } from "../../generated/prisma/client.js";
+import type { DbTx } from "../../db/client.js";
+import type { SecretBox } from "../../lib/crypto.js";
+import { pageOf } from "../../lib/paging.js";
+import { badRequest, conflict } from "../../trpc/errors.js";
+import { iso, isoNullable } from "../devices/schemas.js";
+import { likePattern } from "../devices/sql.js";
+import type { DeploymentEvents } from "./events.js";
+import { dispatchInstall, removalsAwaited, requestRemoval } from "./dispatch.js";
+import { checkParameters, openSecrets, sealSecrets } from "./parameters.js";
+import { abortRollout, evaluateLocked, initializeRollout, moveRollout, startRollout } from "./rollout.js";
+import { TERMINAL_ROLLOUT_STATES, type RolloutState } from "./rollout-machine.js";
+import {
+  DEPLOYMENT_STATUSES, emptyStateCounts, type CreateDeploymentInput, type DeploymentDto, type StateCounts, type UpdateDeploymentInput,
+} from "./schemas.js";
+import { ROLLOUT_STATES } from "./rollout-machine.js";
+import { countsByDeployment, deploymentInclude, findDeployment, lockDeployment, toDeploymentDto, type DeploymentRow } from "./store.js";
+import type { Strategy } from "./strategy.js";
+import { freezeTargets } from "./targets.js";
+import { profileOfDeployment, resolveVersion } from "./versions.js";
+
+export async function deploymentDto(db: DbTx, row: DeploymentRow): Promise<DeploymentDto> {
+  const counts = await countsByDeployment(db, [row.id]);
+  return toDeploymentDto(row, counts.get(row.id)!);
+}
+
+/** 400 listing (some of) the ids that are not devices of the organization. */
+async function checkDeviceIds(db: DbTx, organizationId: string, ids: string[]): Promise<string[]> {
+  const unique = [...new Set(ids)];
+  const found = await db.device.findMany({ where: { organizationId, id: { in: unique } }, select: { id: true } });
+  if (found.length !== unique.length) {
+    const known = new Set(found.map((d) => d.id));
+    const unknown = unique.filter((id) => !known.has(id));
+    throw badRequest(`target.deviceIds: ${unknown.length} unknown device(s): ${unknown.slice(0, 5).join(", ")}${unknown.length > 5 ? ", ..." : ""}`);
+  }
+  return unique;
+}
+
+export async function createDeployment(db: DbTx, secrets: SecretBox, organizationId: string, createdById: string | null, input: CreateDeploymentInput): Promise<DeploymentDto> {
+  const resolved = await resolveVersion(db, organizationId, input.applicationId, input.version, input.profileId);
+  const { plain, secret } = checkParameters(resolved.parameters, input.parameters);
+  const deviceIds = input.target.deviceIds ? await checkDeviceIds(db, organizationId, input.target.deviceIds) : [];
+  const row = await db.deployment.create({
+    data: {
+      organizationId,
+      name: input.name,
+      description: input.description ?? null,
+      applicationId: resolved.applicationId,
+      applicationVersionId: resolved.applicationVersionId,
+      version: resolved.version,
+      profileId: resolved.profile.id,
+      parameters: plain as Prisma.InputJsonValue,
+      secretParameters: sealSecrets(secrets, secret),
+      secretParameterNames: Object.keys(secret),
+      labelSelector: input.target.labelSelector ?? Prisma.DbNull,
+      targetDeviceIds: deviceIds,
+      strategy: input.strategy as Prisma.InputJsonValue,
+      strategyType: input.strategy.type,
+      createdById,
+    },
+    include: deploymentInclude,
+  });
+  return toDeploymentDto(row, { ...emptyStateCounts(), total: 0 });
+}
+
+export async function getDeployment(db: DbTx, organizationId: string, id: string): Promise<DeploymentDto> {
+  return deploymentDto(db, await findDeployment(db, organizationId, id));
+}
+
+export async function listDeployments(
+  db: DbTx,
+  organizationId: string,
+  input: { status?: string; rolloutState?: string; applicationId?: string; search?: string; limit: number; offset: number },
+) {
+  const where: Prisma.DeploymentWhereInput = {
+    organizationId,
+    ...(input.status ? { status: input.status } : {}),
+    ...(input.rolloutState ? { rolloutState: input.rolloutState } : {}),
+    ...(input.applicationId ? { applicationId: input.applicationId } : {}),
+    ...(input.search ? { name: { contains: input.search, mode: "insensitive" as const } } : {}),
+  };
+  const [rows, total] = await Promise.all([
+    db.deployment.findMany({ where, include: deploymentInclude, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: input.limit, skip: input.offset }),
+    db.deployment.count({ where }),
+  ]);
+  const counts = await countsByDeployment(db, rows.map((r) => r.id));
+  return pageOf(rows.map((r) => toDeploymentDto(r, counts.get(r.id)!)), total, input.offset);
+}
+
+const EDITABLE_STATUSES = ["draft", "stopped"];
+
+/** Only while not running: a started deployment is stopped first. Any change discards a planned rollout. */
+export async function updateDeployment(db: DbTx, secrets: SecretBox, organizationId: string, input: UpdateDeploymentInput, events: DeploymentEvents) {
+  const row = await lockDeployment(db, organizationId, input.id);
+  if (!EDITABLE_STATUSES.includes(row.status)) throw conflict(`Cannot update the deployment while it is ${row.status}; stop it first`);
+  const version = input.version ?? row.version;
+  const profileId = input.profileId ?? row.profileId;
+  const data: Prisma.DeploymentUpdateInput = {};
+  if (input.name !== undefined) data.name = input.name;
+  if (input.description !== undefined) data.description = input.description;
+  if (input.version !== undefined || input.profileId !== undefined || input.parameters !== undefined) {
+    const resolved = await resolveVersion(db, organizationId, row.applicationId, version, profileId);
+    const values = input.parameters ?? { ...(row.parameters as Record<string, unknown>), ...openSecrets(secrets, row.secretParameters) };
+    const { plain, secret } = checkParameters(resolved.parameters, values);
+    Object.assign(data, {
+      appVersion: { connect: { id: resolved.applicationVersionId } },
+      version: resolved.version,
+      profileId: resolved.profile.id,
+      parameters: plain as Prisma.InputJsonValue,
+      secretParameters: sealSecrets(secrets, secret),
+      secretParameterNames: Object.keys(secret),
+    });
+  }
+  if (input.target !== undefined) {
+    data.labelSelector = input.target.labelSelector ?? Prisma.DbNull;
+    data.targetDeviceIds = input.target.deviceIds ? await checkDeviceIds(db, organizationId, input.target.deviceIds) : [];
+  }
+  if (input.strategy !== undefined) {
+    data.strategy = input.strategy as Prisma.InputJsonValue;
+    data.strategyType = input.strategy.type;
+  }
+  // A planned rollout was cut for the old target and strategy: plan again after any change.
+  if (row.rolloutState !== "draft") {
+    await db.deploymentBatch.deleteMany({ where: { deploymentId: row.id } });
+    if (row.status === "draft") await db.deploymentDevice.deleteMany({ where: { deploymentId: row.id } });
+    Object.assign(data, { rolloutState: "draft", currentBatch: null, pausedFrom: null, rolloutReason: null });
+    events.rolloutChanged(organizationId, row.id, row.rolloutState, "draft", null, null);
+  }
+  const updated = await db.deployment.update({ where: { id: row.id }, data, include: deploymentInclude });
+  return { before: row, after: await deploymentDto(db, updated) };
+}
+
+/**
+ * start: all-at-once puts the deployment into the desired state of every eligible targeted
+ * device; staged initializes the rollout when needed and dispatches the canary. A stopped
+ * deployment starts afresh (its device set is resolved again).
+ */
+export async function startDeployment(db: DbTx, organizationId: string, id: string, events: DeploymentEvents): Promise<DeploymentRow> {
+  let row = await lockDeployment(db, organizationId, id);
+  if (!EDITABLE_STATUSES.includes(row.status)) throw conflict(`Cannot start the deployment: it is ${row.status}`);
+  if (row.status === "stopped") {
+    await db.deploymentBatch.deleteMany({ where: { deploymentId: row.id } });
+    row = await moveRollout(db, row, { rolloutState: "draft", currentBatch: null, pausedFrom: null, rolloutReason: null, completedAt: null }, events);
+  }
+  if ((row.strategy as Strategy).type === "staged") {
+    if (row.rolloutState === "draft") row = await initializeRollout(db, row, events);
+    return startRollout(db, row, events);
+  }
+  const frozen = await freezeTargets(db, row, await profileOfDeployment(db, row));
+  if (frozen.eligible === 0) throw conflict(`The target matches no eligible device (${frozen.skipped} skipped as not eligible); nothing to start`);
+  await dispatchInstall(db, row, null);
+  return moveRollout(db, row, { rolloutState: "in_progress", status: "running", startedAt: new Date(), completedAt: null, rolloutReason: null, currentBatch: null }, events);
+}
+
+/** Asks the devices to remove the application; the deployment is stopped once they all confirmed. */
+async function beginRemoval(db: DbTx, row: DeploymentRow, status: "stopping" | "deleting", events: DeploymentEvents): Promise<DeploymentRow> {
+  if (!TERMINAL_ROLLOUT_STATES.includes(row.rolloutState as RolloutState) && row.rolloutState !== "draft") {
+    if ((row.strategy as Strategy).type === "staged" && row.rolloutState !== "initialized") {
+      row = await abortRollout(db, row, `deployment ${status === "stopping" ? "stopped" : "deleted"} by an operator`, events);
+    } else {
+      row = await moveRollout(db, row, { rolloutState: "aborted", completedAt: new Date(), rolloutReason: `deployment ${status === "stopping" ? "stopped" : "deleted"} by an operator` }, events);
+    }
+  }
+  await requestRemoval(db, row.id, `deployment ${status === "stopping" ? "stopped" : "deleted"}`);
+  return moveRollout(db, row, { status, removalRequestedAt: new Date() }, events);
+}
+
+/** Ends a removal: confirmed by every device, or forced by an operator. Returns null when the deployment is gone. */
+export async function finishRemoval(db: DbTx, row: DeploymentRow, forced: boolean, events: DeploymentEvents): Promise<DeploymentRow | null> {
+  if (forced) {
+    await db.deploymentDevice.updateMany({
+      where: { deploymentId: row.id, desiredAction: "remove" },
+      data: { desiredAction: null, reason: "removal forced by an operator before the device confirmed it", stateChangedAt: new Date() },
+    });
+  }
+  if (row.status === "deleting") {
+    await db.deployment.delete({ where: { id: row.id } });
+    events.statusChanged(row.organizationId, row.id, row.status, "deleted");
+    return null;
+  }
+  return moveRollout(db, row, { status: "stopped" }, events);
+}
+
+export async function stopDeployment(db: DbTx, organizationId: string, id: string, force: boolean, events: DeploymentEvents): Promise<DeploymentRow> {
+  let row = await lockDeployment(db, organizationId, id);
+  if (row.status === "stopping") {
+    if (!force) throw conflict("The deployment is already stopping and waits for its devices to confirm the removal; stop with force to finish now");
+    return (await finishRemoval(db, row, true, events))!;
+  }
+  if (row.status !== "running") throw conflict(`Cannot stop the deployment: it is ${row.status}`);
+  row = await beginRemoval(db, row, "stopping", events);
+  if (force || (await removalsAwaited(db, row.id)) === 0) return (await finishRemoval(db, row, force, events))!;
+  return row;
+}
+
+export async function deleteDeployment(db: DbTx, organizationId: string, id: string, force: boolean, events: DeploymentEvents) {
+  let row = await lockDeployment(db, organizationId, id);
+  if (EDITABLE_STATUSES.includes(row.status)) {
+    await db.deployment.delete({ where: { id: row.id } });
+    return { id, deleted: true, status: null };
+  }
+  if (row.status === "running") row = await beginRemoval(db, row, "deleting", events);
+  else if (row.status === "stopping") row = await moveRollout(db, row, { status: "deleting" }, events);
+  if (force || (await removalsAwaited(db, row.id)) === 0) {
+    await finishRemoval(db, row, force, events);
+    return { id, deleted: true, status: null };
+  }
+  return { id, deleted: false, status: "deleting" as const };
+}
+
+/** After devices reported: a deployment whose removal every device confirmed is finished. */
+export async function finishRemovalIfConfirmed(db: DbTx, row: DeploymentRow, events: DeploymentEvents): Promise<void> {
+  if ((row.status === "stopping" || row.status === "deleting") && (await removalsAwaited(db, row.id)) === 0) await finishRemoval(db, row, false, events);
+}
+
+export async function removalStatus(db: DbTx, organizationId: string, id: string, page: { limit: number; offset: number }) {
+  const row = await findDeployment(db, organizationId, id);
+  const asked = { deploymentId: id, OR: [{ desiredAction: "remove" }, { state: "removed" }] } satisfies Prisma.DeploymentDeviceWhereInput;
+  const [total, confirmed, devices] = await Promise.all([
+    db.deploymentDevice.count({ where: asked }),
+    db.deploymentDevice.count({ where: { deploymentId: id, state: "removed" } }),
+    db.deploymentDevice.findMany({
+      where: asked,
+      include: { device: { select: { name: true } } },
+      // unconfirmed first: what an operator waits for
+      orderBy: [{ desiredAction: { sort: "asc", nulls: "last" } }, { stateChangedAt: "asc" }, { deviceId: "asc" }],
+      take: page.limit,
+      skip: page.offset,
+    }),
+  ]);
+  const awaiting = row.status === "stopping" || row.status === "deleting" ? await removalsAwaited(db, id) : 0;
+  return {
+    deploymentId: id,
+    status: row.status as (typeof DEPLOYMENT_STATUSES)[number],
+    removalRequestedAt: isoNullable(row.removalRequestedAt),
+    total,
+    confirmed,
+    awaiting,
+    complete: row.removalRequestedAt !== null && awaiting === 0,
+    devices: devices.map((d) => ({
+      deviceId: d.deviceId,
+      deviceName: d.device.name,
+      state: d.state as StateKey,
+      confirmed: d.state === "removed",
+      message: d.message ?? d.reason,
+      stateChangedAt: iso(d.stateChangedAt),
+    })),
+    hasMore: page.offset + devices.length < total,
+  };
+}
+type StateKey = keyof StateCounts;
+
+export async function listAwaitingRemoval(db: DbTx, organizationId: string, page: { limit: number; offset: number }) {
+  const where = { organizationId, status: { in: ["stopping", "deleting"] } } satisfies Prisma.DeploymentWhereInput;
+  const [rows, total] = await Promise.all([
+    db.deployment.findMany({ where, orderBy: [{ removalRequestedAt: "asc" }, { id: "asc" }], take: page.limit, skip: page.offset }),
+    db.deployment.count({ where }),
+  ]);
+  const counts = await countsByDeployment(db, rows.map((r) => r.id));
+  const awaiting = rows.length
+    ? await db.deploymentDevice.groupBy({ by: ["deploymentId"], where: { deploymentId: { in: rows.map((r) => r.id) }, desiredAction: "remove", state: { not: "removed" } }, _count: { _all: true } })
+    : [];
+  const awaitingOf = new Map(awaiting.map((a) => [a.deploymentId, a._count._all]));
+  const items = rows.map((r) => {
+    const c = counts.get(r.id)!;
+    const waiting = awaitingOf.get(r.id) ?? 0;
+    return { id: r.id, name: r.name, status: r.status as (typeof DEPLOYMENT_STATUSES)[number], removalRequestedAt: isoNullable(r.removalRequestedAt), total: c.removed + waiting, confirmed: c.removed, awaiting: waiting };
+  });
+  return pageOf(items, total, page.offset);
+}
+
+export async function deploymentStats(db: DbTx, organizationId: string) {
+  const [byStatus, byRollout, byDeviceState] = await Promise.all([
+    db.deployment.groupBy({ by: ["status"], where: { organizationId }, _count: { _all: true } }),
+    db.deployment.groupBy({ by: ["rolloutState"], where: { organizationId }, _count: { _all: true } }),
+    db.deploymentDevice.groupBy({ by: ["state"], where: { organizationId }, _count: { _all: true } }),
+  ]);
+  const status = Object.fromEntries(DEPLOYMENT_STATUSES.map((s) => [s, 0])) as Record<(typeof DEPLOYMENT_STATUSES)[number], number>;
+  for (const g of byStatus) if (g.status in status) status[g.status as keyof typeof status] = g._count._all;
+  const rollout = Object.fromEntries(ROLLOUT_STATES.map((s) => [s, 0])) as Record<(typeof ROLLOUT_STATES)[number], number>;
+  for (const g of byRollout) if (g.rolloutState in rollout) rollout[g.rolloutState as keyof typeof rollout] = g._count._all;
+  const devices = emptyStateCounts();
+  for (const g of byDeviceState) if (g.state in devices) devices[g.state as StateKey] = g._count._all;
+  return { total: Object.values(status).reduce((a, b) => a + b, 0), byStatus: status, byRolloutState: rollout, devices };
+}
+
+/** Re-judges a deployment under its lock (agent reports, the timeout job). */
+export async function evaluateDeployment(db: DbTx, organizationId: string, id: string, events: DeploymentEvents): Promise<void> {
+  const row = await lockDeployment(db, organizationId, id);
+  const evaluated = await evaluateLocked(db, row, events);
+  await finishRemovalIfConfirmed(db, evaluated, events);
+}

@@ -1,0 +1,79 @@
+// Reading deployments: the row lock every move starts with, per-device counts in one
+// grouped query for any number of deployments, and the DTO.
+import { Prisma } from "../../generated/prisma/client.js";
+import type { DbTx } from "../../db/client.js";
+import { notFound } from "../../trpc/errors.js";
+import { iso, isoNullable } from "../devices/schemas.js";
+import { visibleParameters } from "./parameters.js";
+import { emptyStateCounts, type DeploymentDto, type DeploymentStatus, type StateCounts } from "./schemas.js";
+import type { RolloutState } from "./rollout-machine.js";
+import type { Strategy } from "./strategy.js";
+
+export const deploymentInclude = { application: { select: { name: true } } } satisfies Prisma.DeploymentInclude;
+export type DeploymentRow = Prisma.DeploymentGetPayload<{ include: typeof deploymentInclude }>;
+
+/**
+ * Locks the deployment's row for the rest of the transaction and reads it: every move and
+ * every evaluation of progress starts here, so two of them never decide on the same state.
+ * Another organization's deployment is a 404.
+ */
+export async function lockDeployment(db: DbTx, organizationId: string, id: string): Promise<DeploymentRow> {
+  const locked = await db.$queryRaw<Array<{ id: string }>>`
+    SELECT "id" FROM "Deployment" WHERE "id" = ${id}::uuid AND "organizationId" = ${organizationId}::uuid FOR UPDATE`;
+  if (!locked.length) throw notFound("Deployment");
+  return db.deployment.findUniqueOrThrow({ where: { id }, include: deploymentInclude });
+}
+
+export async function findDeployment(db: DbTx, organizationId: string, id: string): Promise<DeploymentRow> {
+  const row = await db.deployment.findFirst({ where: { id, organizationId }, include: deploymentInclude });
+  if (!row) throw notFound("Deployment");
+  return row;
+}
+
+/** Device counts by state for each deployment, in one query. */
+export async function countsByDeployment(db: DbTx, ids: string[]): Promise<Map<string, StateCounts & { total: number }>> {
+  const result = new Map<string, StateCounts & { total: number }>();
+  for (const id of ids) result.set(id, { ...emptyStateCounts(), total: 0 });
+  if (!ids.length) return result;
+  const rows = await db.$queryRaw<Array<{ deploymentId: string; state: keyof StateCounts; n: number }>>`
+    SELECT "deploymentId"::text AS "deploymentId", "state", count(*)::int AS "n"
+      FROM "DeploymentDevice"
+     WHERE "deploymentId" IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::uuid)
+     GROUP BY 1, 2`;
+  for (const row of rows) {
+    const counts = result.get(row.deploymentId)!;
+    counts[row.state] = row.n;
+    counts.total += row.n;
+  }
+  return result;
+}
+
+export function toDeploymentDto(row: DeploymentRow, counts: StateCounts & { total: number }): DeploymentDto {
+  const secretNames = row.secretParameterNames;
+  return {
+    id: row.id,
+    organizationId: row.organizationId,
+    name: row.name,
+    description: row.description,
+    applicationId: row.applicationId,
+    applicationName: row.application.name,
+    applicationVersionId: row.applicationVersionId,
+    version: row.version,
+    profileId: row.profileId,
+    parameters: visibleParameters(row.parameters as Record<string, unknown>, secretNames),
+    secretParameterNames: secretNames,
+    target: row.labelSelector ? { labelSelector: row.labelSelector as Record<string, string> } : { deviceIds: row.targetDeviceIds },
+    strategy: row.strategy as Strategy,
+    status: row.status as DeploymentStatus,
+    rolloutState: row.rolloutState as RolloutState,
+    rolloutReason: row.rolloutReason,
+    progress: counts,
+    startedAt: isoNullable(row.startedAt),
+    completedAt: isoNullable(row.completedAt),
+    removalRequestedAt: isoNullable(row.removalRequestedAt),
+    createdById: row.createdById,
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+  };
+}
+

@@ -1,0 +1,60 @@
+// The deployment strategy (all-at-once or staged) and how a staged rollout is cut into
+// batches when it is initialized. Pure: the plan is tested in test/unit/deployments.
+import { z } from "zod";
+
+const count = z.object({ count: z.number().int().min(1).max(1_000_000) }).strict();
+const percent = z.object({ percent: z.number().min(0.1).max(100) }).strict();
+const share = z.union([count, percent]).describe("{ count } devices or { percent } of the devices");
+
+export const stagedStrategy = z
+  .object({
+    type: z.literal("staged"),
+    canary: share.describe("the first batch: a count, or a percent (rounded up) of the eligible devices"),
+    batches: z
+      .array(share)
+      .max(100)
+      .default([])
+      .describe("the batches after the canary; a percent is a share (rounded up) of the devices left after the canary; the last batch takes whatever remains"),
+    successThreshold: z.number().min(1).max(100).default(90).describe("percent of a batch that must be running for it to succeed"),
+    failureThreshold: z.number().min(1).max(100).default(20).describe("percent of a batch that failed which pauses the rollout"),
+    autoAdvance: z.boolean().pipe(z.boolean()).default(false).describe("start the next batch as soon as one succeeds, without approval"),
+    batchTimeoutSeconds: z.number().int().min(60).max(30 * 86_400).default(3600).describe("a batch below its success threshold after this long fails the rollout"),
+  })
+  .strict();
+
+export const allAtOnceStrategy = z.object({ type: z.literal("all-at-once") }).strict();
+
+export const strategySchema = z.discriminatedUnion("type", [allAtOnceStrategy, stagedStrategy]);
+export type Strategy = z.infer<typeof strategySchema>;
+export type StagedStrategy = z.infer<typeof stagedStrategy>;
+
+export interface PlannedBatch {
+  index: number;
+  kind: "canary" | "batch";
+  size: number;
+}
+
+function sizeOf(part: { count: number } | { percent: number }, base: number): number {
+  return "count" in part ? part.count : Math.ceil((base * part.percent) / 100);
+}
+
+/**
+ * Cuts `eligible` devices into the canary and the batches. Empty batches are dropped; the
+ * last planned batch takes whatever remains, and a plan without batches gets one for the rest.
+ */
+export function planBatches(strategy: StagedStrategy, eligible: number): PlannedBatch[] {
+  if (eligible === 0) return [];
+  const canary = Math.min(eligible, Math.max(1, sizeOf(strategy.canary, eligible)));
+  const plan: PlannedBatch[] = [{ index: 0, kind: "canary", size: canary }];
+  const afterCanary = eligible - canary;
+  let remaining = afterCanary;
+  const parts = strategy.batches.length ? strategy.batches : [{ percent: 100 }];
+  parts.forEach((part, i) => {
+    if (remaining === 0) return;
+    const last = i === parts.length - 1;
+    const size = last ? remaining : Math.min(remaining, Math.max(1, sizeOf(part, afterCanary)));
+    plan.push({ index: plan.length, kind: "batch", size });
+    remaining -= size;
+  });
+  return plan;
+}

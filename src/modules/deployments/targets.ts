@@ -1,0 +1,75 @@
+// The device set of a deployment: resolved from its target when it starts (all-at-once) or
+// when its rollout is initialized (staged), then frozen. Devices whose architecture the
+// profile does not support are kept as `skipped` with the reason; a staged rollout cuts the
+// eligible ones into batches in a stable pseudo-random order (so a canary is not always the
+// oldest devices). Set-based: one statement per step, whatever the fleet size.
+import { Prisma } from "../../generated/prisma/client.js";
+import type { DbTx } from "../../db/client.js";
+import { UTC_NOW } from "../devices/sql.js";
+import { targetCondition } from "../groups/service.js";
+import type { DeploymentProfile } from "../applications/manifest/index.js";
+import { planBatches, type PlannedBatch, type StagedStrategy } from "./strategy.js";
+
+/** Architecture names devices report, mapped to the ones manifests use. */
+const NORMALIZED_ARCH = Prisma.raw(`CASE lower(d."arch")
+  WHEN 'x86_64' THEN 'amd64' WHEN 'x64' THEN 'amd64' WHEN 'aarch64' THEN 'arm64' WHEN 'armv8' THEN 'arm64'
+  WHEN 'armv7l' THEN 'arm' WHEN 'armv7' THEN 'arm' WHEN 'armhf' THEN 'arm' WHEN 'armv6l' THEN 'arm'
+  ELSE lower(d."arch") END`);
+
+export interface FrozenTargets {
+  eligible: number;
+  skipped: number;
+}
+
+interface TargetedDeployment {
+  id: string;
+  organizationId: string;
+  labelSelector: unknown;
+  targetDeviceIds: string[];
+}
+
+/** Replaces the deployment's device set with the devices its target matches now. */
+export async function freezeTargets(db: DbTx, deployment: TargetedDeployment, profile: DeploymentProfile): Promise<FrozenTargets> {
+  await db.deploymentDevice.deleteMany({ where: { deploymentId: deployment.id } });
+  const target = deployment.labelSelector ? { labelSelector: deployment.labelSelector as Record<string, string> } : { deviceIds: deployment.targetDeviceIds };
+  const architectures = profile.requiredResources?.cpu?.architectures ?? null;
+  const allowed = architectures ? JSON.stringify(architectures) : null;
+  const needs = architectures?.join(", ") ?? "";
+  const rows = await db.$queryRaw<Array<{ state: string; n: number }>>`
+    WITH inserted AS (
+      INSERT INTO "DeploymentDevice" ("deploymentId", "deviceId", "organizationId", "state", "reason", "stateChangedAt")
+      SELECT ${deployment.id}::uuid, d."id", d."organizationId",
+             CASE WHEN ${allowed}::jsonb IS NULL OR ${allowed}::jsonb ? (${NORMALIZED_ARCH}) THEN 'pending' ELSE 'skipped' END,
+             CASE WHEN ${allowed}::jsonb IS NULL OR ${allowed}::jsonb ? (${NORMALIZED_ARCH}) THEN NULL
+                  WHEN d."arch" IS NULL THEN 'the device has not reported its architecture; the profile needs ' || ${needs}
+                  ELSE 'architecture ' || d."arch" || ' is not supported by the profile (' || ${needs} || ')' END,
+             ${UTC_NOW}
+        FROM "Device" d
+       WHERE ${targetCondition(deployment.organizationId, target)}
+      RETURNING "state"
+    )
+    SELECT "state", count(*)::int AS "n" FROM inserted GROUP BY 1`;
+  const count = (state: string) => rows.find((r) => r.state === state)?.n ?? 0;
+  return { eligible: count("pending"), skipped: count("skipped") };
+}
+
+/** Plans the batches of a staged rollout over the frozen eligible devices and assigns each device its batch. */
+export async function planRollout(db: DbTx, deploymentId: string, strategy: StagedStrategy, eligible: number): Promise<PlannedBatch[]> {
+  await db.deploymentBatch.deleteMany({ where: { deploymentId } });
+  const plan = planBatches(strategy, eligible);
+  if (!plan.length) return plan;
+  // Batch i holds the devices ranked after the first i boundaries.
+  const boundaries: number[] = [];
+  plan.reduce((sum, batch) => (boundaries.push(sum + batch.size), sum + batch.size), 0);
+  await db.$executeRaw`
+    WITH ranked AS (
+      SELECT "deviceId", row_number() OVER (ORDER BY md5("deviceId"::text || ${deploymentId}::text)) AS "rank"
+        FROM "DeploymentDevice" WHERE "deploymentId" = ${deploymentId}::uuid AND "state" = 'pending'
+    )
+    UPDATE "DeploymentDevice" dd
+       SET "batchIndex" = (SELECT count(*) FROM jsonb_array_elements_text(${JSON.stringify(boundaries)}::jsonb) b WHERE b::int < r."rank")::int
+      FROM ranked r
+     WHERE dd."deploymentId" = ${deploymentId}::uuid AND dd."deviceId" = r."deviceId"`;
+  await db.deploymentBatch.createMany({ data: plan.map((b) => ({ deploymentId, index: b.index, kind: b.kind, size: b.size })) });
+  return plan;
+}
