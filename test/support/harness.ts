@@ -62,7 +62,12 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-async function openTestDatabase(): Promise<{ opened: OpenedDatabase; drop: () => Promise<void> }> {
+export interface HarnessOptions {
+  /** PostgreSQL only: where the service connects instead of the test database's own URL (a fault-injecting proxy) */
+  rewriteDatabaseUrl?: (url: URL) => URL;
+}
+
+async function openTestDatabase(options: HarnessOptions = {}): Promise<{ opened: OpenedDatabase; drop: () => Promise<void> }> {
   const template = inject("postgresTemplate");
   const url = process.env.DATABASE_URL;
   if (url && template) {
@@ -72,7 +77,7 @@ async function openTestDatabase(): Promise<{ opened: OpenedDatabase; drop: () =>
     await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
     const dbUrl = new URL(url);
     dbUrl.pathname = `/${name}`;
-    const opened = openPostgres(dbUrl.toString(), 5);
+    const opened = openPostgres((options.rewriteDatabaseUrl?.(dbUrl) ?? dbUrl).toString(), 5);
     return {
       opened,
       drop: async () => {
@@ -86,7 +91,7 @@ async function openTestDatabase(): Promise<{ opened: OpenedDatabase; drop: () =>
   return { opened, drop: async () => undefined };
 }
 
-export async function createHarness(env: Record<string, string> = {}): Promise<Harness> {
+export async function createHarness(env: Record<string, string> = {}, options: HarnessOptions = {}): Promise<Harness> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-data-"));
   const config: Config = loadConfig({
     NODE_ENV: "test",
@@ -97,7 +102,7 @@ export async function createHarness(env: Record<string, string> = {}): Promise<H
     BOOTSTRAP_API_KEY: ADMIN_KEY,
     ...env,
   });
-  const { opened, drop } = await openTestDatabase();
+  const { opened, drop } = await openTestDatabase(options);
   const prisma = createPrisma(opened);
   const database: Database = {
     prisma,

@@ -6,11 +6,11 @@ import { changedFields } from "../../trpc/audit.js";
 import { eventsOf } from "./events.js";
 import { rolloutRouter } from "./rollout-router.js";
 import {
-  awaitingRemovalInput, awaitingRemovalOutput, createDeploymentInput, deleteInput, deleteOutput, deploymentOutput, deploymentPageOutput,
+  awaitingRemovalInput, awaitingRemovalOutput, createDeploymentInput, deploymentDevicesInput, deploymentDevicesOutput, deleteInput, deleteOutput, deploymentOutput, deploymentPageOutput,
   idInput, listDeploymentsInput, removalStatusInput, removalStatusOutput, statsOutput, stopInput, updateDeploymentInput,
 } from "./schemas.js";
 import {
-  createDeployment, deleteDeployment, deploymentDto, deploymentStats, getDeployment, listAwaitingRemoval, listDeployments, removalStatus,
+  createDeployment, deleteDeployment, deploymentDto, deploymentStats, getDeployment, listAwaitingRemoval, listDeploymentDevices, listDeployments, removalStatus,
   startDeployment, stopDeployment, updateDeployment,
 } from "./service.js";
 
@@ -140,6 +140,18 @@ export const deploymentsRouter = router({
     .input(stopInput)
     .output(deploymentOutput)
     .mutation(async ({ ctx, input }) => deploymentDto(ctx.db, await stopDeployment(ctx.db, ctx.principal.organizationId, input.id, input.force, eventsOf(ctx)))),
+
+  devices: protectedProcedure("deployments:read")
+    .meta({
+      openapi: {
+        method: "GET", path: "/deployments/{id}/devices", tags: [TAG],
+        summary: "The deployment's devices with their state, the agent's message and why the service skipped or cancelled them",
+        description: "Filters: state, batch (0 = canary). Most recently changed first.",
+      },
+    })
+    .input(deploymentDevicesInput)
+    .output(deploymentDevicesOutput)
+    .query(({ ctx, input }) => listDeploymentDevices(ctx.db, ctx.principal.organizationId, input)),
 
   removalStatus: protectedProcedure("deployments:read")
     .meta({ openapi: { method: "GET", path: "/deployments/{id}/removal-status", tags: [TAG], summary: "Which devices confirmed the removal, unconfirmed first" } })

@@ -211,3 +211,23 @@ export const rolloutOutput = z.object({
 export type RolloutDto = z.infer<typeof rolloutOutput>;
 
 export const emptyStateCounts = (): StateCounts => Object.fromEntries(DEVICE_DEPLOYMENT_STATES.map((s) => [s, 0])) as StateCounts;
+
+export const deploymentDevicesInput = z.object({
+  id: z.uuid(),
+  state: z.enum(DEVICE_DEPLOYMENT_STATES).optional(),
+  batch: z.coerce.number().int().min(0).max(1000).optional().describe("batch index of a staged rollout (0 = canary)"),
+  ...pagingInput,
+});
+
+export const deploymentDeviceOutput = z.object({
+  deviceId: z.string(),
+  deviceName: z.string(),
+  state: z.enum(DEVICE_DEPLOYMENT_STATES),
+  desiredAction: z.enum(["install", "remove"]).nullable().describe("what the device's heartbeat is told; null: nothing (not dispatched, or no longer)"),
+  batchIndex: z.number().int().nullable(),
+  reason: z.string().nullable().describe("why the service set the state (skipped, cancelled, superseded)"),
+  message: z.string().nullable().describe("the agent's last message"),
+  dispatchedAt: z.string().nullable(),
+  stateChangedAt: z.string(),
+});
+export const deploymentDevicesOutput = pageOutput(deploymentDeviceOutput);

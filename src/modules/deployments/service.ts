@@ -292,3 +292,38 @@ export async function evaluateDeployment(db: DbTx, organizationId: string, id: s
   const evaluated = await evaluateLocked(db, row, events);
   await finishRemovalIfConfirmed(db, evaluated, events);
 }
+
+/** The devices of a deployment with their state, filtered by state and batch; failed and in-flight devices are what operators look for. */
+export async function listDeploymentDevices(db: DbTx, organizationId: string, input: { id: string; state?: string; batch?: number; limit: number; offset: number }) {
+  await findDeployment(db, organizationId, input.id);
+  const where: Prisma.DeploymentDeviceWhereInput = {
+    deploymentId: input.id,
+    ...(input.state ? { state: input.state } : {}),
+    ...(input.batch !== undefined ? { batchIndex: input.batch } : {}),
+  };
+  const [rows, total] = await Promise.all([
+    db.deploymentDevice.findMany({
+      where,
+      include: { device: { select: { name: true } } },
+      orderBy: [{ stateChangedAt: "desc" }, { deviceId: "asc" }],
+      take: input.limit,
+      skip: input.offset,
+    }),
+    db.deploymentDevice.count({ where }),
+  ]);
+  return pageOf(
+    rows.map((r) => ({
+      deviceId: r.deviceId,
+      deviceName: r.device.name,
+      state: r.state as StateKey,
+      desiredAction: r.desiredAction as "install" | "remove" | null,
+      batchIndex: r.batchIndex,
+      reason: r.reason,
+      message: r.message,
+      dispatchedAt: isoNullable(r.dispatchedAt),
+      stateChangedAt: iso(r.stateChangedAt),
+    })),
+    total,
+    input.offset,
+  );
+}

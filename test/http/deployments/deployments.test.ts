@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import { expectSecured } from "../../support/security.js";
 import type { EnrolledDevice } from "../agent/fleet-support.js";
+import { evaluateRulesOnce } from "../../../src/modules/alerts/evaluate.js";
 import { agentHeartbeat, enrollFleet, importVersion } from "./support.js";
 
 let h: Harness;
@@ -165,6 +166,28 @@ describe("all-at-once lifecycle", () => {
       [arm[3].deviceId, "1.0.0", "failed", false],
     ]);
     expect(history[1].message).toBe("image pull failed");
+  });
+
+  it("lists the deployment's devices with their state, the agent's message and the skip reason", async () => {
+    const failed = await h.api("GET", `/api/v1/deployments/${id}/devices?state=failed`, { key: acme.key });
+    expect(failed.status, failed.text).toBe(200);
+    expect(failed.body).toMatchObject({ total: 1, hasMore: false });
+    expect(failed.body.items[0]).toMatchObject({ deviceId: arm[3].deviceId, state: "failed", desiredAction: "install", message: "image pull failed", batchIndex: null });
+    const skipped = await h.api("GET", `/api/v1/deployments/${id}/devices?state=skipped`, { key: acme.key });
+    expect(skipped.body.items[0]).toMatchObject({ deviceId: x86[0].deviceId, desiredAction: null });
+    expect(skipped.body.items[0].reason).toContain("architecture x86_64");
+    const page = await h.api("GET", `/api/v1/deployments/${id}/devices?limit=2`, { key: acme.key });
+    expect(page.body).toMatchObject({ total: 5, hasMore: true });
+    expect((await h.api("GET", `/api/v1/deployments/${id}/devices`, { key: globex.key })).status).toBe(404);
+  });
+
+  it("fires the deployment_failed alert for the failed device", async () => {
+    const rule = await h.api("POST", "/api/v1/alert-rules", { key: acme.key, body: { name: "deploy failures", condition: { type: "deployment_failed" } } });
+    expect(rule.status, rule.text).toBe(201);
+    await evaluateRulesOnce(h.services, { organizationId: acme.org.id });
+    const firing = await h.services.prisma.alertState.findMany({ where: { ruleId: rule.body.id, state: "firing" } });
+    expect(firing.map((f) => [f.deviceId, f.value])).toEqual([[arm[3].deviceId, 1]]);
+    await h.api("DELETE", `/api/v1/alert-rules/${rule.body.id}`, { key: acme.key });
   });
 
   it("completes once no device is in flight, and counts in the statistics", async () => {
