@@ -17,6 +17,7 @@ import { logStreamRoutes } from "./http/log-stream.js";
 import { realtimeRoutes } from "./http/realtime.js";
 import { usersExportRoutes } from "./http/users-export.js";
 import { applicationIconRoutes } from "./http/application-icon.js";
+import { marketplaceProgressRoutes } from "./modules/marketplace/progress-route.js";
 import { rateLimitMiddleware } from "./http/rate-limit.js";
 import type { Meta } from "./trpc/init.js";
 
@@ -94,6 +95,7 @@ export function createApp(services: Services): Express {
   app.use("/trpc", limit);
   app.use("/api/v1", (req, res, next) => (req.path === "/openapi.json" || req.path.startsWith("/docs") ? next() : limit(req, res, next)));
 
+
   const createContext = createContextFactory(services);
   app.use("/trpc", createExpressMiddleware({ router: appRouter, createContext, maxBodySize: config.BODY_LIMIT_BYTES }));
 
@@ -105,6 +107,7 @@ export function createApp(services: Services): Express {
   app.use("/api/v1", usersExportRoutes(services)); // CSV/JSON download
   app.use("/api/v1", exportRoutes(services)); // audit and activity exports: streamed CSV/JSON
   app.use("/api/v1", applicationIconRoutes(services)); // binary image with ETag
+  app.use("/api/v1", marketplaceProgressRoutes(services)); // marketplace sync progress: JSON snapshot or SSE
   const statuses = successStatusByPath();
   app.use("/api/v1", createOpenApiExpressMiddleware({
     router: appRouter,

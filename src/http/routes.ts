@@ -9,5 +9,6 @@ import { applicationIconOpenApiPaths } from "./application-icon.js";
 import { logStreamOpenApiPaths } from "./log-stream.js";
 import { realtimeOpenApiPaths } from "./realtime.js";
 import { exportOpenApiPaths } from "./export-routes.js";
+import { marketplaceProgressOpenApiPaths } from "../modules/marketplace/progress-route.js";
 
-export const extraOpenApiPaths: ExtraPaths = { ...pkiOpenApiPaths, ...usersExportOpenApiPaths, ...applicationIconOpenApiPaths, ...logStreamOpenApiPaths, ...realtimeOpenApiPaths, ...exportOpenApiPaths };
+export const extraOpenApiPaths: ExtraPaths = { ...pkiOpenApiPaths, ...usersExportOpenApiPaths, ...applicationIconOpenApiPaths, ...logStreamOpenApiPaths, ...realtimeOpenApiPaths, ...exportOpenApiPaths, ...marketplaceProgressOpenApiPaths };

@@ -3,6 +3,7 @@
 import type { Services } from "../services.js";
 import { gitRegistryJobs } from "../modules/registries/git/jobs.js";
 import { ociRegistryJobs } from "../modules/registries/oci/jobs.js";
+import { marketplaceJobs } from "../modules/marketplace/jobs.js";
 import { deviceJobs } from "../modules/devices/jobs.js";
 import { telemetryJobs } from "../modules/telemetry/jobs.js";
 import { alertJobs } from "../modules/alerts/jobs.js";
@@ -24,7 +25,7 @@ const housekeeping: ScheduleDefinition = {
 };
 
 export function jobCatalog(services: Services): { definitions: JobDefinition[]; schedules: ScheduleDefinition[] } {
-  const parts = [gitRegistryJobs(services.config), ociRegistryJobs(), deviceJobs(services.config), telemetryJobs(), alertJobs(services.config), deploymentJobs()];
+  const parts = [gitRegistryJobs(services.config), ociRegistryJobs(), marketplaceJobs(), deviceJobs(services.config), telemetryJobs(), alertJobs(services.config), deploymentJobs()];
   return {
     definitions: parts.flatMap((part) => part.definitions),
     schedules: [housekeeping, mailOutboxSchedule, ...parts.flatMap((part) => part.schedules)],

@@ -20,6 +20,7 @@ import { globalRegistriesRouter } from "../modules/global-registries/router.js";
 import { applicationsRouter } from "../modules/applications/router.js";
 import { deploymentsRouter } from "../modules/deployments/router.js";
 import { rollbackRouter } from "../modules/deployments/rollback-router.js";
+import { marketplaceRouter } from "../modules/marketplace/router.js";
 
 import { telemetryIngestRouter, telemetryRouter } from "../modules/telemetry/router.js";
 import { logsIngestRouter, logsRouter } from "../modules/logs/router.js";
@@ -54,6 +55,7 @@ export const appRouter = router({
   applications: applicationsRouter,
   deployments: deploymentsRouter,
   rollback: rollbackRouter,
+  marketplaceStore: marketplaceRouter,
   telemetry: telemetryRouter,
   telemetryIngest: telemetryIngestRouter,
   logs: logsRouter,

@@ -29,11 +29,13 @@ export async function findVersion(db: DbTx, organizationId: string, applicationI
 export async function registryNames(db: DbTx, organizationId: string, registryIds: Array<string | null>): Promise<Map<string, string>> {
   const ids = [...new Set(registryIds.filter((id): id is string => id !== null))];
   if (ids.length === 0) return new Map();
-  const [git, oci] = await Promise.all([
+  // Global registries feed every organization's catalog through its marketplace store.
+  const [git, oci, global] = await Promise.all([
     db.gitRegistry.findMany({ where: { organizationId, id: { in: ids } }, select: { id: true, name: true } }),
     db.ociRegistry.findMany({ where: { organizationId, id: { in: ids } }, select: { id: true, name: true } }),
+    db.globalOciRegistry.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } }),
   ]);
-  return new Map([...git, ...oci].map((r) => [r.id, r.name]));
+  return new Map([...git, ...oci, ...global].map((r) => [r.id, r.name]));
 }
 
 /** Which of these versions have an icon, and its revision: what the application answers show. */

@@ -29,6 +29,8 @@ export async function canDeleteOrganization(db: DbTx, principal: Principal, id: 
 
 async function removeOrganizations(db: DbTx, ids: string[]) {
   await db.session.updateMany({ where: { organizationId: { in: ids }, revokedAt: null }, data: { revokedAt: new Date() } });
+  // The marketplace store has no foreign key to its organization (its history goes with it).
+  await db.marketplaceStore.deleteMany({ where: { organizationId: { in: ids } } });
   await db.organization.deleteMany({ where: { id: { in: ids } } });
 }
 

@@ -8,6 +8,7 @@ import { WebSocketServer } from "ws";
 import type { Services } from "../../services.js";
 import { eventBusOf } from "../../lib/events.js";
 import { closeLogStreams } from "../../http/log-stream.js";
+import { closeProgressStreams } from "../marketplace/progress-route.js";
 import { pubSubOf } from "./pubsub.js";
 import { RealtimeHub } from "./hub.js";
 import { consumeTicket } from "./tickets.js";
@@ -67,6 +68,7 @@ export function attachUpgradeHandlers(server: Server, services: Services): Upgra
     close: async () => {
       server.off("upgrade", onUpgrade);
       closeLogStreams(services);
+      closeProgressStreams(services);
       hub.close();
       wss.close();
       await pubsub.stop();

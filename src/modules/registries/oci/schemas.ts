@@ -141,10 +141,14 @@ export function toOciRegistryDto(row: OciRegistry): OciRegistryDto {
 
 export const syncHistoryInput = z.object({ id: z.string().uuid(), ...pagingInput });
 
-/** The marketplace store sync record of the spec, for an OCI registry (docs/registries.md). */
-export const ociSyncRecordOutput = z.object({
+/** One repository of a sync run (the spec's perRepository item). */
+export const repositoryReportOutput = z.object({
+  repository: z.string(), tagCount: z.number(), found: z.number(), imported: z.number(), updated: z.number(), errors: z.array(z.string()),
+});
+
+/** The fields of the spec's marketplace store sync record that every sync record has (OCI registries, the marketplace store). */
+export const syncRunFields = {
   id: z.string(),
-  registryId: z.string(),
   scope: z.literal("tenant"),
   organizationId: z.string(),
   status: z.enum(["success", "failed"]),
@@ -154,12 +158,35 @@ export const ociSyncRecordOutput = z.object({
   applicationsUpdated: z.number().describe("known versions whose manifest changed"),
   errors: z.array(z.string()),
   syncDurationMs: z.number(),
-  perRepository: z.array(z.object({
-    repository: z.string(), tagCount: z.number(), found: z.number(), imported: z.number(), updated: z.number(), errors: z.array(z.string()),
-  })),
-  skipped: z.array(z.object({ repository: z.string(), tag: z.string(), reason: z.string() })).describe("tags that were not imported, with the reason"),
   triggeredBy: z.string().nullable().describe("the user id for manual runs, scheduler for scheduled runs, null when unknown"),
   createdAt: z.string().datetime(),
+};
+type SyncRunRow = Pick<OciSyncRecord, "id" | "organizationId" | "status" | "repositoriesFound" | "applicationsFound" | "applicationsImported"
+  | "applicationsUpdated" | "errors" | "syncDurationMs" | "triggeredBy" | "createdAt">;
+
+export function toSyncRunDto(row: SyncRunRow) {
+  return {
+    id: row.id,
+    scope: "tenant" as const,
+    organizationId: row.organizationId,
+    status: row.status as "success" | "failed",
+    repositoriesFound: row.repositoriesFound,
+    applicationsFound: row.applicationsFound,
+    applicationsImported: row.applicationsImported,
+    applicationsUpdated: row.applicationsUpdated,
+    errors: row.errors as string[],
+    syncDurationMs: row.syncDurationMs,
+    triggeredBy: row.triggeredBy,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+/** The marketplace store sync record of the spec, for an OCI registry (docs/registries.md). */
+export const ociSyncRecordOutput = z.object({
+  ...syncRunFields,
+  registryId: z.string(),
+  perRepository: z.array(repositoryReportOutput),
+  skipped: z.array(z.object({ repository: z.string(), tag: z.string(), reason: z.string() })).describe("tags that were not imported, with the reason"),
 });
 export type OciSyncRecordDto = z.infer<typeof ociSyncRecordOutput>;
 
@@ -171,20 +198,9 @@ export const ociSyncHistoryOutput = z.object({
 
 export function toOciSyncRecordDto(row: OciSyncRecord): OciSyncRecordDto {
   return {
-    id: row.id,
+    ...toSyncRunDto(row),
     registryId: row.registryId,
-    scope: "tenant",
-    organizationId: row.organizationId,
-    status: row.status as OciSyncRecordDto["status"],
-    repositoriesFound: row.repositoriesFound,
-    applicationsFound: row.applicationsFound,
-    applicationsImported: row.applicationsImported,
-    applicationsUpdated: row.applicationsUpdated,
-    errors: row.errors as string[],
-    syncDurationMs: row.syncDurationMs,
     perRepository: row.perRepository as OciSyncRecordDto["perRepository"],
     skipped: row.skipped as OciSyncRecordDto["skipped"],
-    triggeredBy: row.triggeredBy,
-    createdAt: row.createdAt.toISOString(),
   };
 }

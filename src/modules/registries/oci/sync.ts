@@ -7,11 +7,11 @@
 //      the audit entry.
 // Tags that are not application packages (a plain image, an index, no description layer) are
 // skipped with a reason. A registry that cannot be read records a failed run (success: false).
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { TRPCError } from "@trpc/server";
 import type { DbTx } from "../../../db/client.js";
-import type { OciSyncRecord } from "../../../generated/prisma/client.js";
+import type { OciRegistry, OciSyncRecord } from "../../../generated/prisma/client.js";
 import { outboundPolicyOf } from "../../../lib/outbound.js";
 import type { Services } from "../../../services.js";
 import { writeAudit } from "../../../trpc/audit.js";
@@ -21,6 +21,7 @@ import { manifestDigest, MAX_MANIFEST_BYTES, parseManifest } from "../../applica
 import type { SyncTrigger } from "../git/sync.js";
 import { createDistributionClient, RegistryError, type DistributionClient } from "./distribution.js";
 import { describeRegistryFailure } from "./health.js";
+import { acquireLease, releaseLease } from "./lease.js";
 import { findOciRegistry } from "./service.js";
 
 export const APP_ARTIFACT_TYPES = new Set(["application/vnd.margo.app.v1+json", "application/vnd.fleet.app.v1+json"]);
@@ -35,26 +36,43 @@ const MANIFEST_ACCEPT = [
 export const MAX_TAGS_PER_REPOSITORY = 1000;
 const TAG_PAGE_SIZE = 100;
 const MAX_OCI_MANIFEST_BYTES = 4 * 1024 * 1024;
-const SYNC_TIMEOUT_MS = 5 * 60_000;
+export const SYNC_TIMEOUT_MS = 5 * 60_000;
 const SYNC_MAX_BYTES = 64 * 1024 * 1024;
+/** Repositories read from a registry's catalog (GET /v2/_catalog) when none are listed. */
+export const MAX_CATALOG_REPOSITORIES = 1000;
 
 export const SYNC_ALREADY_RUNNING = "A sync of this OCI registry is already running";
 
 export interface RepositoryReport { repository: string; tagCount: number; found: number; imported: number; updated: number; errors: string[] }
 export interface SkippedTag { repository: string; tag: string; reason: string }
 
-interface ReadResult {
-  items: Array<IngestItem & { repository: string; revision: string }>;
+export type ReadItem = IngestItem & { repository: string; revision: string };
+
+export interface ReadResult {
+  items: ReadItem[];
   perRepository: RepositoryReport[];
   skipped: SkippedTag[];
   errors: string[];
+  /** tags that could not be read (their message is in errors too) */
+  failedTags: SkippedTag[];
+}
+
+export const emptyReadResult = (): ReadResult => ({ items: [], perRepository: [], skipped: [], errors: [], failedTags: [] });
+
+/** The /v2/ client of a stored registry (tenant or global), its credential unsealed for this run only. */
+export function registryClient(services: Services, registry: Pick<OciRegistry, "url" | "authType" | "credentialSealed" | "verifyTls">, signal: AbortSignal) {
+  const credential = registry.credentialSealed ? services.secrets.decrypt(registry.credentialSealed) : undefined;
+  return createDistributionClient({
+    url: registry.url, authType: registry.authType, credential, verifyTls: registry.verifyTls,
+    policy: outboundPolicyOf(services.config), signal, maxBytes: SYNC_MAX_BYTES,
+  });
 }
 
 export async function syncOciRegistry(services: Services, organizationId: string, registryId: string, trigger: SyncTrigger): Promise<OciSyncRecord> {
   const { prisma } = services;
   const registry = await findOciRegistry(prisma, organizationId, registryId);
   if (!registry.enabled) throw conflict("OCI registry is disabled");
-  const lease = await acquireLease(prisma, registry.id, 2 * SYNC_TIMEOUT_MS);
+  const lease = await acquireLease(prisma.ociRegistry, registry.id, 2 * SYNC_TIMEOUT_MS);
   if (!lease) throw conflict(SYNC_ALREADY_RUNNING);
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
@@ -62,12 +80,9 @@ export async function syncOciRegistry(services: Services, organizationId: string
   try {
     let read: ReadResult;
     try {
-      const credential = registry.credentialSealed ? services.secrets.decrypt(registry.credentialSealed) : undefined;
-      const client = createDistributionClient({
-        url: registry.url, authType: registry.authType, credential, verifyTls: registry.verifyTls,
-        policy: outboundPolicyOf(services.config), signal: AbortSignal.timeout(SYNC_TIMEOUT_MS), maxBytes: SYNC_MAX_BYTES,
-      });
-      read = await readRepositories(client, registry.repositories);
+      const client = registryClient(services, registry, AbortSignal.timeout(SYNC_TIMEOUT_MS));
+      read = emptyReadResult();
+      for (const repository of registry.repositories) await readRepository(client, repository, read);
     } catch (err) {
       const message = describeRegistryFailure(err);
       return await recordRun(services, registry, trigger, triggeredBy, {
@@ -77,19 +92,7 @@ export async function syncOciRegistry(services: Services, organizationId: string
 
     try {
       return await prisma.$transaction(async (tx) => {
-        let imported = 0;
-        let updated = 0;
-        const errors = [...read.errors];
-        for (const item of read.items) {
-          const outcome = await ingestManifests(tx, organizationId, { type: "oci", registryId: registry.id, revision: item.revision }, [item]);
-          const report = read.perRepository.find((r) => r.repository === item.repository)!;
-          report.imported += outcome.imported;
-          report.updated += outcome.updated;
-          report.errors.push(...outcome.errors);
-          errors.push(...outcome.errors);
-          imported += outcome.imported;
-          updated += outcome.updated;
-        }
+        const { imported, updated, errors } = await importPackages(tx, organizationId, read, () => registry.id);
         const now = new Date();
         const { count } = await tx.ociRegistry.updateMany({
           where: { id: registry.id, organizationId },
@@ -97,7 +100,7 @@ export async function syncOciRegistry(services: Services, organizationId: string
         });
         if (count === 0) throw notFound("OCI registry"); // deleted while it was being read
         return writeRun(tx, registry, trigger, triggeredBy, {
-          status: "success", errors, perRepository: read.perRepository, skipped: read.skipped,
+          status: "success", errors: [...read.errors, ...errors], perRepository: read.perRepository, skipped: read.skipped,
           found: read.perRepository.reduce((n, r) => n + r.found, 0), imported, updated, durationMs: elapsed(),
         });
       });
@@ -111,7 +114,7 @@ export async function syncOciRegistry(services: Services, organizationId: string
       throw unavailable("Application service unavailable");
     }
   } finally {
-    await releaseLease(prisma, registry.id, lease).catch((err: Error) =>
+    await releaseLease(prisma.ociRegistry, registry.id, lease).catch((err: Error) =>
       services.logger.warn({ registryId: registry.id, err: err.message }, "oci sync: could not release the lease; it expires by itself"));
   }
 }
@@ -128,20 +131,27 @@ interface Run {
 }
 type RegistryRef = { id: string; organizationId: string; name: string };
 
+/** The counted columns of a sync record (OCI registry or marketplace store) for a run. */
+export function runCounts(run: { status: string; errors: string[]; perRepository: unknown[]; found: number; imported: number; updated: number; durationMs: number }) {
+  return {
+    status: run.status,
+    repositoriesFound: run.perRepository.length,
+    applicationsFound: run.found,
+    applicationsImported: run.imported,
+    applicationsUpdated: run.updated,
+    errors: run.errors,
+    syncDurationMs: run.durationMs,
+  };
+}
+
 async function writeRun(tx: DbTx, registry: RegistryRef, trigger: SyncTrigger, triggeredBy: string | null, run: Run) {
   const record = await tx.ociSyncRecord.create({
     data: {
       organizationId: registry.organizationId,
       registryId: registry.id,
-      status: run.status,
-      repositoriesFound: run.perRepository.length,
-      applicationsFound: run.found,
-      applicationsImported: run.imported,
-      applicationsUpdated: run.updated,
-      errors: run.errors,
+      ...runCounts(run),
       perRepository: run.perRepository as object[],
       skipped: run.skipped as object[],
-      syncDurationMs: run.durationMs,
       triggeredBy,
     },
   });
@@ -169,6 +179,32 @@ async function recordRun(services: Services, registry: RegistryRef, trigger: Syn
   });
 }
 
+/**
+ * Imports read packages with the shared ingest, one by one (each has its own revision, the
+ * manifest digest), adding the counts to their repository's report. `onItem` sees each outcome.
+ */
+export async function importPackages(
+  tx: DbTx,
+  organizationId: string,
+  read: Pick<ReadResult, "items" | "perRepository">,
+  registryIdOf: (item: ReadItem) => string,
+  onItem?: (item: ReadItem, outcome: { imported: number; updated: number; errors: string[] }) => void,
+) {
+  const total = { imported: 0, updated: 0, errors: [] as string[] };
+  for (const item of read.items) {
+    const outcome = await ingestManifests(tx, organizationId, { type: "oci", registryId: registryIdOf(item), revision: item.revision }, [item]);
+    const report = read.perRepository.find((r) => r.repository === item.repository)!;
+    report.imported += outcome.imported;
+    report.updated += outcome.updated;
+    report.errors.push(...outcome.errors);
+    total.errors.push(...outcome.errors);
+    total.imported += outcome.imported;
+    total.updated += outcome.updated;
+    onItem?.(item, outcome);
+  }
+  return total;
+}
+
 const sha256 = (data: Buffer) => `sha256:${createHash("sha256").update(data).digest("hex")}`;
 
 async function readBody(client: DistributionClient, res: Awaited<ReturnType<DistributionClient["request"]>>, limit: number): Promise<Buffer> {
@@ -192,139 +228,136 @@ async function expectOk(client: DistributionClient, res: Awaited<ReturnType<Dist
   throw new RegistryError(`${what}: the registry answered ${res.status}`, res.status);
 }
 
-/** Every tag of a repository, following `Link: <...>; rel="next"` pages. */
-export async function listTags(client: DistributionClient, repository: string): Promise<string[]> {
-  const tags: string[] = [];
-  let next: string | null = `/v2/${repository}/tags/list?n=${TAG_PAGE_SIZE}`;
-  while (next && tags.length < MAX_TAGS_PER_REPOSITORY) {
-    const res = await client.request(next, { accept: "application/json", scope: `repository:${repository}:pull` });
-    await expectOk(client, res, `${repository}: tags`);
-    let body: { tags?: string[] | null };
+/** A paged name list of the distribution API, following `Link: <...>; rel="next"` pages. */
+async function listPaged(client: DistributionClient, first: string, field: "tags" | "repositories", what: string, max: number, scope?: string): Promise<string[]> {
+  const names: string[] = [];
+  let next: string | null = first;
+  while (next && names.length < max) {
+    const res = await client.request(next, { accept: "application/json", scope });
+    await expectOk(client, res, what);
+    let body: Partial<Record<typeof field, string[] | null>>;
     try {
-      body = JSON.parse((await readBody(client, res, 1024 * 1024)).toString("utf8")) as { tags?: string[] | null };
+      body = JSON.parse((await readBody(client, res, 1024 * 1024)).toString("utf8")) as typeof body;
     } catch (err) {
       if (err instanceof RegistryError) throw err;
-      throw new RegistryError(`${repository}: the tag list is not JSON`);
+      throw new RegistryError(`${what}: the list is not JSON`);
     }
-    tags.push(...(body.tags ?? []).filter((t) => typeof t === "string"));
+    names.push(...(body[field] ?? []).filter((t) => typeof t === "string"));
     // RFC 5988 Link header, relative to the page that named it.
     const link = /<([^>]+)>\s*;\s*rel="?next"?/i.exec(res.headers.link ?? "");
     next = link ? new URL(link[1]!, res.url).toString() : null;
   }
-  return tags.slice(0, MAX_TAGS_PER_REPOSITORY);
+  return names.slice(0, max);
+}
+
+/** Every tag of a repository (at most MAX_TAGS_PER_REPOSITORY). */
+export function listTags(client: DistributionClient, repository: string): Promise<string[]> {
+  return listPaged(client, `/v2/${repository}/tags/list?n=${TAG_PAGE_SIZE}`, "tags", `${repository}: tags`, MAX_TAGS_PER_REPOSITORY, `repository:${repository}:pull`);
+}
+
+/** The registry's repositories from its catalog (GET /v2/_catalog), for registries that list none. */
+export function listCatalog(client: DistributionClient): Promise<string[]> {
+  return listPaged(client, `/v2/_catalog?n=${TAG_PAGE_SIZE}`, "repositories", "catalog", MAX_CATALOG_REPOSITORIES, "registry:catalog:*");
 }
 
 interface Descriptor { mediaType?: string; digest?: string; size?: number }
 interface OciManifest { mediaType?: string; artifactType?: string; config?: Descriptor; layers?: Descriptor[]; manifests?: unknown[] }
 
-async function readRepositories(client: DistributionClient, repositories: string[]): Promise<ReadResult> {
-  const result: ReadResult = { items: [], perRepository: [], skipped: [], errors: [] };
-  for (const repository of repositories) {
-    const report: RepositoryReport = { repository, tagCount: 0, found: 0, imported: 0, updated: 0, errors: [] };
-    result.perRepository.push(report);
-    const scope = `repository:${repository}:pull`;
-    let tags: string[];
+/**
+ * Reads one repository into `result`: its report, the admitted packages, the skipped tags.
+ * A missing repository is this repository's error; an unreachable registry or a refused
+ * credential throws (it fails the registry). `onTag` is told each tag before it is read.
+ */
+export async function readRepository(client: DistributionClient, repository: string, result: ReadResult, onTag?: (tag: string) => void): Promise<RepositoryReport> {
+  const report: RepositoryReport = { repository, tagCount: 0, found: 0, imported: 0, updated: 0, errors: [] };
+  result.perRepository.push(report);
+  const scope = `repository:${repository}:pull`;
+  let tags: string[];
+  try {
+    tags = await listTags(client, repository);
+  } catch (err) {
+    if (!(err instanceof RegistryError) || err.status === 401 || err.status === 403) throw err;
+    report.errors.push(err.message);
+    result.errors.push(err.message);
+    return report;
+  }
+  report.tagCount = tags.length;
+  for (const tag of tags) {
+    onTag?.(tag);
+    const skip = (reason: string) => result.skipped.push({ repository, tag, reason });
     try {
-      tags = await listTags(client, repository);
+      // The tag names a digest; the manifest is read by that digest and checked against it.
+      const head = await client.request(`/v2/${repository}/manifests/${encodeURIComponent(tag)}`, { method: "HEAD", accept: MANIFEST_ACCEPT, scope });
+      await client.drain(head);
+      if (head.status !== 200) throw new RegistryError(`${repository}:${tag}: the registry answered ${head.status}`, head.status);
+      const digest = head.headers["docker-content-digest"];
+      if (!digest || !/^sha256:[0-9a-f]{64}$/.test(digest)) throw new RegistryError(`${repository}:${tag}: the registry named no sha256 digest`);
+      const res = await client.request(`/v2/${repository}/manifests/${digest}`, { accept: MANIFEST_ACCEPT, scope });
+      await expectOk(client, res, `${repository}:${tag}`);
+      const raw = await readBody(client, res, MAX_OCI_MANIFEST_BYTES);
+      if (sha256(raw) !== digest) throw new RegistryError(`${repository}:${tag}: the manifest does not match its digest`);
+      let manifest: OciManifest;
+      try {
+        manifest = JSON.parse(raw.toString("utf8")) as OciManifest;
+      } catch {
+        skip("the manifest is not JSON");
+        continue;
+      }
+      const mediaType = manifest.mediaType ?? res.headers["content-type"] ?? "";
+      if (manifest.manifests !== undefined || /index|manifest\.list/.test(mediaType)) {
+        skip(`an image index (${mediaType || "no media type"}), not an application package`);
+        continue;
+      }
+      const artifactType = manifest.artifactType ?? manifest.config?.mediaType ?? "";
+      if (!APP_ARTIFACT_TYPES.has(artifactType)) {
+        skip(`not an application package: artifactType ${artifactType || "(none)"}`);
+        continue;
+      }
+      const layer = (manifest.layers ?? []).find((l) => l.mediaType === APP_DESCRIPTION_LAYER);
+      if (!layer?.digest || !/^sha256:[0-9a-f]{64}$/.test(layer.digest)) {
+        skip(`no layer of media type ${APP_DESCRIPTION_LAYER}`);
+        continue;
+      }
+      if ((layer.size ?? 0) > MAX_MANIFEST_BYTES) {
+        skip(`the application description is larger than ${MAX_MANIFEST_BYTES / 1024} KiB`);
+        continue;
+      }
+      const blobRes = await client.request(`/v2/${repository}/blobs/${layer.digest}`, { scope });
+      await expectOk(client, blobRes, `${repository}:${tag}: description layer`);
+      const blob = await readBody(client, blobRes, MAX_MANIFEST_BYTES);
+      if (sha256(blob) !== layer.digest) throw new RegistryError(`${repository}:${tag}: the description layer does not match its digest`);
+      let text: string;
+      try {
+        text = new TextDecoder("utf-8", { fatal: true }).decode(blob);
+      } catch {
+        skip("the application description is not UTF-8 text");
+        continue;
+      }
+      const reference = `${repository}:${tag}`;
+      const parsed = parseManifest(text, reference);
+      if (parsed.kind === "error") {
+        skip(parsed.message);
+        continue;
+      }
+      report.found += 1;
+      if (parsed.kind === "rejected") {
+        skip(parsed.reason);
+        continue;
+      }
+      if (parsed.manifest.version !== tag) {
+        skip(`the tag differs from metadata.version ${parsed.manifest.version}`);
+        continue;
+      }
+      result.items.push({
+        repository, revision: digest, path: reference, manifest: parsed.manifest, warnings: [...parsed.warnings],
+        digest: manifestDigest(text), icon: null,
+      });
     } catch (err) {
-      // A missing repository is this repository's error; an unreachable registry or a refused
-      // credential fails the run.
-      if (!(err instanceof RegistryError) || err.status === 401 || err.status === 403) throw err;
+      if (!(err instanceof RegistryError)) throw err;
       report.errors.push(err.message);
       result.errors.push(err.message);
-      continue;
-    }
-    report.tagCount = tags.length;
-    for (const tag of tags) {
-      const skip = (reason: string) => result.skipped.push({ repository, tag, reason });
-      try {
-        // The tag names a digest; the manifest is read by that digest and checked against it.
-        const head = await client.request(`/v2/${repository}/manifests/${encodeURIComponent(tag)}`, { method: "HEAD", accept: MANIFEST_ACCEPT, scope });
-        await client.drain(head);
-        if (head.status !== 200) throw new RegistryError(`${repository}:${tag}: the registry answered ${head.status}`, head.status);
-        const digest = head.headers["docker-content-digest"];
-        if (!digest || !/^sha256:[0-9a-f]{64}$/.test(digest)) throw new RegistryError(`${repository}:${tag}: the registry named no sha256 digest`);
-        const res = await client.request(`/v2/${repository}/manifests/${digest}`, { accept: MANIFEST_ACCEPT, scope });
-        await expectOk(client, res, `${repository}:${tag}`);
-        const raw = await readBody(client, res, MAX_OCI_MANIFEST_BYTES);
-        if (sha256(raw) !== digest) throw new RegistryError(`${repository}:${tag}: the manifest does not match its digest`);
-        let manifest: OciManifest;
-        try {
-          manifest = JSON.parse(raw.toString("utf8")) as OciManifest;
-        } catch {
-          skip("the manifest is not JSON");
-          continue;
-        }
-        const mediaType = manifest.mediaType ?? res.headers["content-type"] ?? "";
-        if (manifest.manifests !== undefined || /index|manifest\.list/.test(mediaType)) {
-          skip(`an image index (${mediaType || "no media type"}), not an application package`);
-          continue;
-        }
-        const artifactType = manifest.artifactType ?? manifest.config?.mediaType ?? "";
-        if (!APP_ARTIFACT_TYPES.has(artifactType)) {
-          skip(`not an application package: artifactType ${artifactType || "(none)"}`);
-          continue;
-        }
-        const layer = (manifest.layers ?? []).find((l) => l.mediaType === APP_DESCRIPTION_LAYER);
-        if (!layer?.digest || !/^sha256:[0-9a-f]{64}$/.test(layer.digest)) {
-          skip(`no layer of media type ${APP_DESCRIPTION_LAYER}`);
-          continue;
-        }
-        if ((layer.size ?? 0) > MAX_MANIFEST_BYTES) {
-          skip(`the application description is larger than ${MAX_MANIFEST_BYTES / 1024} KiB`);
-          continue;
-        }
-        const blobRes = await client.request(`/v2/${repository}/blobs/${layer.digest}`, { scope });
-        await expectOk(client, blobRes, `${repository}:${tag}: description layer`);
-        const blob = await readBody(client, blobRes, MAX_MANIFEST_BYTES);
-        if (sha256(blob) !== layer.digest) throw new RegistryError(`${repository}:${tag}: the description layer does not match its digest`);
-        let text: string;
-        try {
-          text = new TextDecoder("utf-8", { fatal: true }).decode(blob);
-        } catch {
-          skip("the application description is not UTF-8 text");
-          continue;
-        }
-        const reference = `${repository}:${tag}`;
-        const parsed = parseManifest(text, reference);
-        if (parsed.kind === "error") {
-          skip(parsed.message);
-          continue;
-        }
-        report.found += 1;
-        if (parsed.kind === "rejected") {
-          skip(parsed.reason);
-          continue;
-        }
-        if (parsed.manifest.version !== tag) {
-          skip(`the tag differs from metadata.version ${parsed.manifest.version}`);
-          continue;
-        }
-        result.items.push({
-          repository, revision: digest, path: reference, manifest: parsed.manifest, warnings: [...parsed.warnings],
-          digest: manifestDigest(text), icon: null,
-        });
-      } catch (err) {
-        if (!(err instanceof RegistryError)) throw err;
-        report.errors.push(err.message);
-        result.errors.push(err.message);
-      }
+      result.failedTags.push({ repository, tag, reason: err.message });
     }
   }
-  return result;
-}
-
-/** One UPDATE that succeeds only when no unexpired lease exists (see ../git/sync.ts). */
-async function acquireLease(db: DbTx, registryId: string, ttlMs: number): Promise<string | null> {
-  const leaseId = randomUUID();
-  const now = new Date();
-  const { count } = await db.ociRegistry.updateMany({
-    where: { id: registryId, OR: [{ syncLeaseUntil: null }, { syncLeaseUntil: { lt: now } }] },
-    data: { syncLeaseId: leaseId, syncLeaseUntil: new Date(now.getTime() + ttlMs) },
-  });
-  return count === 1 ? leaseId : null;
-}
-
-async function releaseLease(db: DbTx, registryId: string, leaseId: string) {
-  await db.ociRegistry.updateMany({ where: { id: registryId, syncLeaseId: leaseId }, data: { syncLeaseId: null, syncLeaseUntil: null } });
+  return report;
 }

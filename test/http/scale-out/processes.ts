@@ -1,0 +1,207 @@
+// Real server processes for the scale-out and fault tests: `src/main.ts` started as a child
+// process (what `npm start` runs), on a database the test names, each on its own port.
+// Also a small REST client per process and a WebSocket client for the realtime channel.
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import WebSocket from "ws";
+import type { ApiResponse, CallOptions, Harness } from "../../support/harness.js";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+
+/** Keys every process of one installation must share (docs/scaling.md). */
+export const SHARED_KEYS = {
+  ENCRYPTION_KEY: "ab".repeat(32),
+  JWT_SECRET: "scale-out-tests-jwt-secret-0123456789abcdef",
+};
+
+export interface ServerProcess {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  /** every line the process wrote (stdout and stderr) */
+  output: string[];
+  api<T = any>(method: string, p: string, opts?: CallOptions): Promise<ApiResponse<T>>;
+  /** SIGTERM and wait for the exit code */
+  stop(): Promise<number | null>;
+  /** SIGKILL (kill -9) and wait until it is gone */
+  kill(): Promise<void>;
+  exited: Promise<number | null>;
+}
+
+/** The database URL of the harness (PostgreSQL only). */
+export function databaseUrlOf(h: Harness): string {
+  return (h.services.database.opened.pool!.options as { connectionString: string }).connectionString;
+}
+
+export function restClient(baseUrl: string, defaultKey: string | null) {
+  return async <T = any>(method: string, p: string, opts: CallOptions = {}): Promise<ApiResponse<T>> => {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    const key = opts.key === undefined ? defaultKey : opts.key;
+    if (key) headers["x-api-key"] = key;
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    let body: string | undefined;
+    if (opts.raw !== undefined) body = opts.raw;
+    else if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers["content-type"] ??= "application/json";
+    } else if (!["GET", "HEAD", "DELETE"].includes(method)) {
+      body = "{}";
+      headers["content-type"] ??= "application/json";
+    }
+    const res = await fetch(baseUrl + p, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* not JSON */
+    }
+    return { status: res.status, body: parsed as T, headers: res.headers, text };
+  };
+}
+
+/** A harness whose `api` talks to another process (for the helpers that take a Harness). */
+export function viaProcess(h: Harness, p: ServerProcess): Harness {
+  return { ...h, url: p.url, api: p.api };
+}
+
+/**
+ * Starts `src/main.ts` with `env` (PORT 0: any free port) and resolves once it logged "ready".
+ * `defaultKey` is sent as X-API-Key by `api` unless a call names another (or null).
+ */
+export async function startServerProcess(name: string, env: Record<string, string>, defaultKey: string | null = null): Promise<ServerProcess> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `fleet-proc-${name}-`));
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? os.tmpdir(),
+      NODE_ENV: "test",
+      HOST: "127.0.0.1",
+      PORT: "0",
+      DATA_DIR: dataDir,
+      LOG_LEVEL: "info",
+      DATABASE_POOL_SIZE: "4",
+      JOBS_POLL_INTERVAL_MS: "200",
+      ...SHARED_KEYS,
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const output: string[] = [];
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  void exited.then(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const url = await new Promise<string>((resolve, reject) => {
+    let buffered = "";
+    const onData = (chunk: Buffer) => {
+      buffered += chunk.toString("utf8");
+      let nl: number;
+      while ((nl = buffered.indexOf("\n")) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        output.push(line);
+        if (line.includes('"msg":"ready"')) {
+          clearTimeout(timer);
+          try {
+            resolve((JSON.parse(line) as { url: string }).url.replace("localhost", "127.0.0.1"));
+          } catch (err) {
+            reject(err);
+          }
+        }
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${name} did not start within 90 s:\n${output.join("\n")}`));
+    }, 90_000);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${code} before it was ready:\n${output.join("\n")}`));
+    });
+    child.once("error", reject);
+  });
+  return {
+    name,
+    url,
+    child,
+    output,
+    exited,
+    api: restClient(url, defaultKey),
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      return exited;
+    },
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
+
+/** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 30_000, what = "condition"): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value as T;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ""}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+export interface RealtimeClient {
+  ws: WebSocket;
+  messages: any[];
+  next(predicate?: (m: any) => boolean, timeoutMs?: number): Promise<any>;
+  close(): void;
+}
+
+/** Opens the realtime WebSocket with a ticket; resolves after "ready", or with the refusal status. */
+export function connectRealtime(baseUrl: string, ticket: string): Promise<RealtimeClient | { refused: number }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/api/v1/realtime?ticket=${encodeURIComponent(ticket)}`);
+    const messages: any[] = [];
+    const waiters: Array<() => void> = [];
+    let read = 0;
+    ws.on("unexpected-response", (_req, res) => {
+      resolve({ refused: res.statusCode ?? 0 });
+      res.resume();
+    });
+    ws.on("error", (err) => reject(err));
+    ws.on("message", (data) => {
+      messages.push(JSON.parse(String(data)));
+      waiters.splice(0).forEach((w) => w());
+    });
+    const client: RealtimeClient = {
+      ws,
+      messages,
+      close: () => ws.terminate(),
+      next: (predicate = () => true, timeoutMs = 15_000) =>
+        new Promise((res, rej) => {
+          const timer = setTimeout(() => rej(new Error(`no matching message after ${timeoutMs} ms; got ${JSON.stringify(messages.slice(read))}`)), timeoutMs);
+          const check = () => {
+            while (read < messages.length) {
+              const m = messages[read++];
+              if (predicate(m)) {
+                clearTimeout(timer);
+                return res(m);
+              }
+            }
+            waiters.push(check);
+          };
+          check();
+        }),
+    };
+    ws.once("open", () => client.next((m) => m.type === "ready").then(() => resolve(client), reject));
+  });
+}
