@@ -42,6 +42,10 @@ export async function ingestManifests(db: DbTx, organizationId: string, source: 
   const batch = dropDuplicates(items, outcome.errors);
   if (batch.length === 0) return outcome;
 
+  // Imports into one organization's catalog run one after another (Git, OCI and marketplace
+  // syncs may import the same application at once): the lock is the transaction's, and the
+  // reads below see what an import that held it before committed.
+  await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`catalog:${organizationId}`}, 0))`;
   // Two reads for the whole batch; writes only for what is new or changed.
   const appKeys = [...new Set(batch.map((item) => item.manifest.appKey))];
   const apps = await db.application.findMany({ where: { organizationId, appKey: { in: appKeys } }, select: { id: true, appKey: true } });
