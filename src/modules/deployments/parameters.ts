@@ -1,7 +1,7 @@
 // Deployment parameters: checked against the parameter declarations of the version's
 // manifest, split into plain and secret values for storage, and rendered for the device.
 import type { SecretBox } from "../../lib/crypto.js";
-import type { ManifestParameter } from "../applications/manifest/index.js";
+import { parameterValueProblem, type ManifestParameter } from "../applications/manifest/index.js";
 import { badRequest } from "../../trpc/errors.js";
 
 export type ParameterValues = Record<string, unknown>;
@@ -21,10 +21,10 @@ export function checkParameters(declared: Record<string, ManifestParameter>, giv
   for (const [name, declaration] of Object.entries(declared)) {
     const has = Object.hasOwn(given, name);
     if (!has) {
-      if (declaration.required && declaration.value === undefined) problems.push(`parameters.${name}: required`);
+      if (declaration.required && (declaration.value === undefined || declaration.value === null)) problems.push(`parameters.${name}: required`);
       continue;
     }
-    const problem = valueProblem(declaration, given[name]);
+    const problem = parameterValueProblem(declaration, given[name]);
     if (problem) problems.push(`parameters.${name}: ${problem}`);
   }
   if (problems.length) throw badRequest(problems.join("; "));
@@ -33,37 +33,6 @@ export function checkParameters(declared: Record<string, ManifestParameter>, giv
   const secret: ParameterValues = {};
   for (const [name, value] of Object.entries(given)) (declared[name].secret ? secret : plain)[name] = value;
   return { plain, secret };
-}
-
-function valueProblem(declaration: ManifestParameter, value: unknown): string | null {
-  const schema = declaration.schema;
-  if (value === null || value === undefined) return declaration.required ? "required" : null;
-  if (typeof value === "object") return "must be a plain value (text, number or true/false)";
-  if (!schema) return null;
-  switch (schema.type) {
-    case "string":
-      if (typeof value !== "string") return "must be text";
-      break;
-    case "integer":
-      if (typeof value !== "number" || !Number.isInteger(value)) return "must be an integer";
-      break;
-    case "number":
-      if (typeof value !== "number" || !Number.isFinite(value)) return "must be a number";
-      break;
-    case "boolean":
-      if (typeof value !== "boolean") return "must be true or false";
-      break;
-  }
-  if (schema.enum && !schema.enum.includes(value as string | number | boolean)) return `must be one of ${schema.enum.join(", ")}`;
-  if (typeof value === "number") {
-    if (schema.minimum !== undefined && value < schema.minimum) return `must be at least ${schema.minimum}`;
-    if (schema.maximum !== undefined && value > schema.maximum) return `must be at most ${schema.maximum}`;
-  }
-  if (typeof value === "string") {
-    if (schema.maxLength !== undefined && value.length > schema.maxLength) return `must be at most ${schema.maxLength} characters`;
-    if (schema.pattern !== undefined && !new RegExp(schema.pattern, "u").test(value)) return `must match ${schema.pattern}`;
-  }
-  return null;
 }
 
 export function sealSecrets(secrets: SecretBox, values: ParameterValues): string | null {
@@ -87,7 +56,8 @@ export function visibleParameters(plain: ParameterValues, secretNames: string[])
 export function renderParameters(declared: Record<string, ManifestParameter>, values: ParameterValues, components: string[]): Record<string, Record<string, unknown>> {
   const rendered: Record<string, Record<string, unknown>> = Object.fromEntries(components.map((c) => [c, {}]));
   for (const [name, declaration] of Object.entries(declared)) {
-    const value = Object.hasOwn(values, name) ? values[name] : declaration.value;
+    // null or absent: the default
+    const value = (Object.hasOwn(values, name) ? values[name] : undefined) ?? declaration.value;
     if (value === undefined || value === null) continue;
     for (const target of declaration.targets) {
       for (const component of target.components) {

@@ -69,6 +69,7 @@ export const rollbackRouter = router({
         throw conflict(`No version to roll back to: no other version of the application ran successfully on this device (current: ${candidate?.currentVersion ?? "none"})`);
       }
       const [result] = await rollBack(ctx.db, org, ctx.principal.userId, applicationId, [candidate], eventsOf(ctx));
+      if (result.status !== "rolled_back") throw conflict(`No version to roll back to: ${result.reason}`);
       return result;
     }),
 
@@ -123,12 +124,7 @@ export const rollbackRouter = router({
       const org = ctx.principal.organizationId;
       const target = input.labelSelector ? { labelSelector: input.labelSelector } : { deviceIds: input.deviceIds! };
       const candidates = await rollbackCandidates(ctx.db, org, target, input.applicationId);
-      const devices = input.dryRun
-        ? candidates.map((c) => ({
-            deviceId: c.deviceId, deviceName: c.deviceName, status: c.targetVersionId ? ("rolled_back" as const) : ("no_target" as const),
-            fromVersion: c.currentVersion, toVersion: c.targetVersion, deploymentId: null, reason: c.targetVersionId ? null : "no other version ran successfully",
-          }))
-        : await rollBack(ctx.db, org, ctx.principal.userId, input.applicationId, candidates, eventsOf(ctx));
+      const devices = await rollBack(ctx.db, org, ctx.principal.userId, input.applicationId, candidates, eventsOf(ctx), { dryRun: input.dryRun });
       const rolledBack = devices.filter((d) => d.status === "rolled_back").length;
       return { matched: devices.length, rolledBack, withoutTarget: devices.length - rolledBack, dryRun: input.dryRun, devices };
     }),

@@ -10,6 +10,7 @@ import { badRequest, conflict, notFound } from "../../trpc/errors.js";
 import { iso } from "../devices/schemas.js";
 import { targetCondition, type BulkTarget } from "../groups/service.js";
 import type { DeploymentEvents } from "./events.js";
+import type { ManifestParameter } from "../applications/manifest/index.js";
 import { startDeployment } from "./service.js";
 
 export interface RollbackCandidate {
@@ -57,6 +58,7 @@ export async function rollbackCandidates(db: DbTx, organizationId: string, targe
            t."version" AS "targetVersion", t."applicationVersionId"::text AS "targetVersionId", t."profileId" AS "targetProfileId",
            t."deploymentId"::text AS "sourceDeploymentId"
       FROM devices d JOIN current c ON c."deviceId" = d."id" LEFT JOIN target t ON t."deviceId" = d."id"
+     WHERE c."version" IS NOT NULL
      ORDER BY d."name", d."id"`;
 }
 
@@ -81,11 +83,18 @@ export interface RollbackOutcome {
   reason: string | null;
 }
 
+export const NO_TARGET_REASON = "no other version of the application ran successfully on this device (or it left the catalog)";
+
 /**
  * Rolls back the candidates that have a target: one all-at-once deployment per (version,
- * profile, source deployment), started at once. Candidates without a target are reported.
+ * profile, source deployment), started at once. Candidates without a target are reported, and
+ * so are those whose source deployment is gone with the values of required parameters.
+ * `dryRun` answers the same without creating anything.
  */
-export async function rollBack(db: DbTx, organizationId: string, createdById: string, applicationId: string, candidates: RollbackCandidate[], events: DeploymentEvents): Promise<RollbackOutcome[]> {
+export async function rollBack(
+  db: DbTx, organizationId: string, createdById: string, applicationId: string, candidates: RollbackCandidate[], events: DeploymentEvents,
+  opts: { dryRun?: boolean } = {},
+): Promise<RollbackOutcome[]> {
   const groups = new Map<string, RollbackCandidate[]>();
   for (const c of candidates) {
     if (!c.targetVersionId) continue;
@@ -93,18 +102,33 @@ export async function rollBack(db: DbTx, organizationId: string, createdById: st
     groups.set(key, [...(groups.get(key) ?? []), c]);
   }
   const application = await db.application.findFirst({ where: { id: applicationId, organizationId }, select: { name: true } });
-  if (!application) throw badRequest("applicationId: no such application in this organization");
+  if (!application && !opts.dryRun) throw badRequest("applicationId: no such application in this organization");
   const deploymentOf = new Map<string, string>();
+  const refusedOf = new Map<string, string>();
   for (const members of groups.values()) {
     const first = members[0];
     const source = first.sourceDeploymentId
       ? await db.deployment.findFirst({ where: { id: first.sourceDeploymentId, organizationId }, select: { parameters: true, secretParameters: true, secretParameterNames: true } })
       : null;
+    // Without the deployment that ran it, the values it was given are gone: a version that
+    // needs a value it has no default for cannot be reproduced.
+    const version = await db.applicationVersion.findUnique({ where: { id: first.targetVersionId! }, select: { parameters: true } });
+    const declared = (version?.parameters ?? {}) as unknown as Record<string, ManifestParameter>;
+    const given = new Set([...Object.keys((source?.parameters ?? {}) as Record<string, unknown>), ...(source?.secretParameterNames ?? [])]);
+    const missing = Object.entries(declared)
+      .filter(([name, p]) => p.required && (p.value === undefined || p.value === null) && !given.has(name))
+      .map(([name]) => name);
+    if (missing.length) {
+      const reason = `the deployment that ran ${first.targetVersion} was deleted with its values for the required parameter(s) ${missing.join(", ")}; deploy ${first.targetVersion} with new values instead`;
+      for (const m of members) refusedOf.set(m.deviceId, reason);
+      continue;
+    }
+    if (opts.dryRun) continue;
     const stamp = new Date().toISOString().replace(/[-:]/g, "").slice(0, 15);
     const created = await db.deployment.create({
       data: {
         organizationId,
-        name: `rollback ${application.name} to ${first.targetVersion} ${stamp}-${randomBytes(2).toString("hex")}`,
+        name: `rollback ${application!.name} to ${first.targetVersion} ${stamp}-${randomBytes(2).toString("hex")}`,
         description: `Rollback of ${members.length} device(s) to the last version that ran successfully on them`,
         applicationId,
         applicationVersionId: first.targetVersionId!,
@@ -122,15 +146,18 @@ export async function rollBack(db: DbTx, organizationId: string, createdById: st
     await startDeployment(db, organizationId, created.id, events);
     for (const m of members) deploymentOf.set(m.deviceId, created.id);
   }
-  return candidates.map((c) => ({
-    deviceId: c.deviceId,
-    deviceName: c.deviceName,
-    status: c.targetVersionId ? "rolled_back" : "no_target",
-    fromVersion: c.currentVersion,
-    toVersion: c.targetVersion,
-    deploymentId: deploymentOf.get(c.deviceId) ?? null,
-    reason: c.targetVersionId ? null : "no other version of the application ran successfully on this device (or it left the catalog)",
-  }));
+  return candidates.map((c) => {
+    const rolledBack = Boolean(c.targetVersionId) && !refusedOf.has(c.deviceId);
+    return {
+      deviceId: c.deviceId,
+      deviceName: c.deviceName,
+      status: rolledBack ? ("rolled_back" as const) : ("no_target" as const),
+      fromVersion: c.currentVersion,
+      toVersion: c.targetVersion,
+      deploymentId: deploymentOf.get(c.deviceId) ?? null,
+      reason: rolledBack ? null : (refusedOf.get(c.deviceId) ?? NO_TARGET_REASON),
+    };
+  });
 }
 
 export async function deploymentHistory(db: DbTx, organizationId: string, deviceId: string, input: { applicationId?: string; limit: number; offset: number }) {

@@ -73,7 +73,7 @@ export type BatchVerdict =
 
 /** Devices of a batch that must be running for it to succeed (at least one). */
 export function successTarget(size: number, successThreshold: number): number {
-  return Math.max(1, Math.ceil((size * successThreshold) / 100));
+  return Math.max(1, ceilPercent(size, successThreshold));
 }
 
 /** Judges the batch in flight. The failure threshold is checked first: safety before progress. */
@@ -107,6 +107,11 @@ export function afterBatchSucceeded(index: number, batchCount: number, autoAdvan
 /** The state a rollout returns to on resume. */
 export function resumeTarget(pausedFrom: RolloutState | null): RolloutState {
   return pausedFrom && MOVES_ALLOWED_FROM.pause.includes(pausedFrom) ? pausedFrom : "in_progress";
+}
+
+/** `percent` of `base`, rounded up; 500 * 32.2 / 100 is 161.00000000000003 in floating point, and 161 here. */
+export function ceilPercent(base: number, percent: number): number {
+  return Math.ceil(Number(((base * percent) / 100).toPrecision(12)));
 }
 
 function round(value: number): number {

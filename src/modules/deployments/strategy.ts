@@ -1,6 +1,7 @@
 // The deployment strategy (all-at-once or staged) and how a staged rollout is cut into
 // batches when it is initialized. Pure: the plan is tested in test/unit/deployments.
 import { z } from "zod";
+import { ceilPercent } from "./rollout-machine.js";
 
 const count = z.object({ count: z.number().int().min(1).max(1_000_000) }).strict();
 const percent = z.object({ percent: z.number().min(0.1).max(100) }).strict();
@@ -35,7 +36,7 @@ export interface PlannedBatch {
 }
 
 function sizeOf(part: { count: number } | { percent: number }, base: number): number {
-  return "count" in part ? part.count : Math.ceil((base * part.percent) / 100);
+  return "count" in part ? part.count : ceilPercent(base, part.percent);
 }
 
 /**

@@ -1,5 +1,6 @@
 /** Application manifests: parsing, admission and the helpers the registry sync needs. */
 export { parseManifest } from "./parse-manifest.js";
+export { parameterValueProblem } from "./parameters.js";
 export { resolveManifestRelativePath } from "./paths.js";
 export { manifestDigest } from "./digest.js";
 export {

@@ -5,9 +5,7 @@
 //      and the audit entry: the catalog has all of this sync or none of it.
 // A fetch that fails (unreachable, missing branch, bad credentials, limits) answers
 // success: false and is recorded in lastSyncError; a catalog that cannot be written is 503.
-import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import type { DbTx } from "../../../db/client.js";
 import type { Services } from "../../../services.js";
 import { outboundPolicyOf } from "../../../lib/outbound.js";
 import { writeAudit } from "../../../trpc/audit.js";
@@ -21,6 +19,7 @@ import { cacheDirFor, describeFetchError, fetchAndRead, GitFetchError } from "./
 import { scanCommit, type ScanResult } from "./scan.js";
 import type { SyncResult } from "./schemas.js";
 import { findGitRegistry } from "./service.js";
+import { acquireLease, releaseLease } from "../lease.js";
 
 export interface SyncTrigger {
   /** null for the scheduler */
@@ -35,7 +34,7 @@ export async function syncGitRegistry(services: Services, organizationId: string
   const registry = await findGitRegistry(prisma, organizationId, registryId);
   if (!registry.enabled) throw conflict("Git registry is disabled");
   const timeoutMs = config.GIT_SYNC_TIMEOUT_SECONDS * 1000;
-  const lease = await acquireLease(prisma, registry.id, 2 * timeoutMs + 60_000);
+  const lease = await acquireLease(prisma.gitRegistry, registry.id, 2 * timeoutMs + 60_000);
   if (!lease) throw conflict(SYNC_ALREADY_RUNNING);
 
   const started = performance.now();
@@ -99,7 +98,7 @@ export async function syncGitRegistry(services: Services, organizationId: string
       commit,
     };
   } finally {
-    await releaseLease(prisma, registry.id, lease).catch((err: Error) =>
+    await releaseLease(prisma.gitRegistry, registry.id, lease).catch((err: Error) =>
       services.logger.warn({ registryId: registry.id, err: err.message }, "git sync: could not release the lease; it expires by itself"));
   }
 }
@@ -136,20 +135,3 @@ async function recordFailure(services: Services, registry: RegistryRef, trigger:
   }
 }
 
-/**
- * One UPDATE that succeeds only when no unexpired lease exists: concurrent callers (in any
- * process) are serialized by the row lock, and exactly one of them gets the lease.
- */
-async function acquireLease(db: DbTx, registryId: string, ttlMs: number): Promise<string | null> {
-  const leaseId = randomUUID();
-  const now = new Date();
-  const { count } = await db.gitRegistry.updateMany({
-    where: { id: registryId, OR: [{ syncLeaseUntil: null }, { syncLeaseUntil: { lt: now } }] },
-    data: { syncLeaseId: leaseId, syncLeaseUntil: new Date(now.getTime() + ttlMs) },
-  });
-  return count === 1 ? leaseId : null;
-}
-
-async function releaseLease(db: DbTx, registryId: string, leaseId: string) {
-  await db.gitRegistry.updateMany({ where: { id: registryId, syncLeaseId: leaseId }, data: { syncLeaseId: null, syncLeaseUntil: null } });
-}

@@ -21,7 +21,7 @@ import { manifestDigest, MAX_MANIFEST_BYTES, parseManifest } from "../../applica
 import type { SyncTrigger } from "../git/sync.js";
 import { createDistributionClient, RegistryError, type DistributionClient } from "./distribution.js";
 import { describeRegistryFailure } from "./health.js";
-import { acquireLease, releaseLease } from "./lease.js";
+import { acquireLease, releaseLease } from "../lease.js";
 import { findOciRegistry } from "./service.js";
 
 export const APP_ARTIFACT_TYPES = new Set(["application/vnd.margo.app.v1+json", "application/vnd.fleet.app.v1+json"]);

@@ -1,6 +1,7 @@
-// The sync lease of a registry-like row (OCI registry, marketplace store): one conditional
+// The sync lease of a registry-like row (Git and OCI registries, marketplace store): one conditional
 // UPDATE that succeeds only when no unexpired lease exists, so that a second sync of the same
-// row is refused in any process; a crashed process's lease expires by itself (see ../git/sync.ts).
+// row is refused in any process (the row lock serializes concurrent callers); a crashed
+// process's lease expires by itself.
 import { randomUUID } from "node:crypto";
 
 /** The rows' table: a Prisma delegate of a model with syncLeaseId / syncLeaseUntil columns. */
