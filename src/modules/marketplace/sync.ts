@@ -17,7 +17,7 @@ import type { Services } from "../../services.js";
 import { writeAudit } from "../../trpc/audit.js";
 import { conflict, notFound, unavailable } from "../../trpc/errors.js";
 import { describeRegistryFailure } from "../registries/oci/health.js";
-import { acquireLease, releaseLease } from "../registries/oci/lease.js";
+import { acquireLease, releaseLease } from "../registries/lease.js";
 import {
   emptyReadResult,
   importPackages,
