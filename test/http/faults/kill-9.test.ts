@@ -24,9 +24,12 @@ import { openDatabase, type Database } from "../../../src/db/client.js";
 import { GIT_SYNC_JOB, gitSyncJobKey } from "../../../src/modules/registries/git/jobs.js";
 import { enroll, ensureCa, createEnrollmentToken, type EnrolledDevice } from "../agent/fleet-support.js";
 import { appYaml } from "../registries-git/support.js";
+import { gatedProxy, type GatedProxy } from "../../support/gated-proxy.js";
 import { databaseUrlOf, eventually, startServerProcess, viaProcess, type ServerProcess } from "../scale-out/processes.js";
 
 const ON_POSTGRES = Boolean(process.env.DATABASE_URL);
+/** The pack fetch of a Git sync. */
+const GIT_FETCH = (req: { method?: string; url?: string }) => req.method === "POST" && Boolean(req.url?.includes("git-upload-pack"));
 const BATCH = 1000;
 
 /** `BATCH` snapshots of one device, one second apart, all within the given minute window. */
@@ -133,60 +136,18 @@ describe("kill -9 during telemetry batches", () => {
   });
 });
 
-/** An HTTP proxy in front of the Git server that holds every fetch (upload-pack) until released. */
-async function gatedProxy(target: string) {
-  let open = false;
-  let release: () => void = () => undefined;
-  let gate = new Promise<void>((r) => (release = r));
-  let heldFetches = 0;
-  const server = http.createServer((req, res) => {
-    const forward = () => {
-      const upstream = http.request(target + req.url, { method: req.method, headers: { ...req.headers, host: new URL(target).host } }, (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-      });
-      upstream.on("error", () => res.destroy());
-      req.pipe(upstream);
-    };
-    if (!open && req.url?.includes("git-upload-pack") && req.method === "POST") {
-      heldFetches++;
-      req.pause();
-      void gate.then(forward);
-    } else forward();
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    get heldFetches() {
-      return heldFetches;
-    },
-    open() {
-      open = true;
-      release();
-    },
-    close: () => {
-      release();
-      server.closeAllConnections();
-      return new Promise<void>((r) => server.close(() => r()));
-    },
-    reset() {
-      open = false;
-      gate = new Promise<void>((r) => (release = r));
-    },
-  };
-}
 
 describe.skipIf(!ON_POSTGRES)("kill -9 during a Git sync job (PostgreSQL; skipped without DATABASE_URL)", () => {
   let h: Harness;
   let tenant: Tenant;
   let git: GitServer;
-  let proxy: Awaited<ReturnType<typeof gatedProxy>>;
+  let proxy: GatedProxy;
 
   beforeAll(async () => {
     h = await createHarness();
     tenant = await h.createTenant("Fault Git");
     git = await startGitServer();
-    proxy = await gatedProxy(git.url);
+    proxy = await gatedProxy(git.url, GIT_FETCH);
   });
   afterAll(async () => {
     await proxy?.close();
@@ -263,12 +224,12 @@ describe.skipIf(!ON_POSTGRES)("kill -9 during a Git sync job (PostgreSQL; skippe
 
 describe("kill -9 during a Git sync job on the embedded database (PGlite on disk; the run without DATABASE_URL)", () => {
   let git: GitServer;
-  let proxy: Awaited<ReturnType<typeof gatedProxy>>;
+  let proxy: GatedProxy;
   let dataDir: string;
 
   beforeAll(async () => {
     git = await startGitServer();
-    proxy = await gatedProxy(git.url);
+    proxy = await gatedProxy(git.url, GIT_FETCH);
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-fault-git-pglite-"));
   });
   afterAll(async () => {
