@@ -41,6 +41,8 @@ describe.skipIf(!ON_POSTGRES)("PostgreSQL outage (skipped without DATABASE_URL: 
     // Load during the outage: reads, writes and readiness.
     const during = await Promise.all([
       ...Array.from({ length: 10 }, () => h.api("GET", "/api/v1/notification-targets", { key: acme.key })),
+      // op 1 (the marketplace sync history) included: the catalog cannot be reached
+      h.api("GET", "/api/v1/marketplace-store/sync-history?limit=10&offset=0", { key: acme.key }),
       ...Array.from({ length: 5 }, (_, i) => h.api("POST", "/api/v1/notification-targets", { key: acme.key, body: { name: `during ${i}`, type: "webhook", url: "http://127.0.0.1:9/hook" } })),
     ]);
     for (const res of during) {
