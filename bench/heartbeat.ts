@@ -6,11 +6,14 @@
 //
 //   npm run bench -- heartbeat
 //   BENCH_DEVICES=1000 BENCH_SECONDS=20 BENCH_CONCURRENCY=64 BENCH_FLEET=100000 BENCH_DB=both|pglite|postgres
+//   BENCH_QUERY_RUNS=0 (heartbeats only)  BENCH_FACADE=0 (skip the REST-facade comparison)
+//   BENCH_RATE_LIMITS=1 (the /api/v1 rate limiters on, with budgets never reached: their cost)  BENCH_PROFILE=<dir> (CPU profile of the service during the measured heartbeats)
+import os from "node:os";
 import { FleetSimulator } from "../src/simulator/engine.js";
 import { JsonClient } from "../src/simulator/http-client.js";
 import { closedLoop, LatencyRecorder } from "../src/simulator/latency.js";
 import { fmtMs, machineLine, percentiles } from "./support/machine.js";
-import { startThrowawayPostgres } from "./support/postgres.js";
+import { onEachDatabase } from "./support/postgres.js";
 import { startChild } from "./support/child.js";
 
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 1000);
@@ -18,13 +21,16 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const FLEET = Number(process.env.BENCH_FLEET ?? 100_000);
 const QUERY_RUNS = Number(process.env.BENCH_QUERY_RUNS ?? 40);
-const WHICH = process.env.BENCH_DB ?? "both";
+/** a directory: the service's CPU profile of the measured heartbeat phase goes there (bench/support/profile-summary.ts reads it) */
+const PROFILE = process.env.BENCH_PROFILE;
 const ADMIN_KEY = "fm_bench" + "B".repeat(36);
 
 interface Figures {
   database: string;
   enrollPerSecond: number;
   heartbeats: Awaited<ReturnType<FleetSimulator["heartbeatLoad"]>>;
+  /** the same service and devices through the REST facade, one statement per heartbeat */
+  facade: Awaited<ReturnType<FleetSimulator["heartbeatLoad"]>> | null;
   baseline: { perSecond: number; p50: number; p99: number };
   queries: Record<string, { p50: number; p90: number; p99: number; n: number }>;
 }
@@ -107,21 +113,47 @@ async function run(database: string, databaseUrl?: string): Promise<Figures> {
     const enrollPerSecond = enrolled / enrollSeconds;
     console.log(`enrolled ${enrolled} devices in ${enrollSeconds.toFixed(1)} s (${enrollPerSecond.toFixed(0)}/s, key generation and CSR included)`);
 
-    await simulator.heartbeatLoad(3000, CONCURRENCY); // warm-up: caches, JIT, connections
-    const heartbeats = await simulator.heartbeatLoad(SECONDS * 1000, CONCURRENCY);
-    console.log(
-      `heartbeats: ${heartbeats.perSecond.toFixed(0)}/s over ${heartbeats.seconds.toFixed(1)} s, ${CONCURRENCY} concurrent, ${enrolled} devices; ` +
-      `p50 ${fmtMs(heartbeats.latency.p50)}, p99 ${fmtMs(heartbeats.latency.p99)}; failed ${heartbeats.failed}` +
-      (heartbeats.failed ? ` (${simulator.stats().lastError})` : ""),
-    );
+    // Warm-up (JIT, connections, the certificate cache): at least 3 s and until every device
+    // was seen twice, so that the measured phase is not a series of first verifications.
+    for (let seen = 0, t = performance.now(); seen < 2 * enrolled && performance.now() - t < 60_000;) {
+      const w = await simulator.heartbeatLoad(3000, CONCURRENCY);
+      seen += w.ok;
+    }
+    const measure = async (label: string) => {
+      const before = await service.command("stats");
+      if (PROFILE) service.process.kill("SIGUSR2"); // start the service's CPU profile (bench/support/serve.ts)
+      const result = await simulator.heartbeatLoad(SECONDS * 1000, CONCURRENCY);
+      if (PROFILE) service.process.kill("SIGUSR2"); // ... and write it
+      const after = await service.command("stats");
+      const rows = after.rows - before.rows;
+      const statements = after.statements - before.statements;
+      console.log(
+        `heartbeats, ${label}: ${result.perSecond.toFixed(0)}/s over ${result.seconds.toFixed(1)} s, ${CONCURRENCY} concurrent, ${enrolled} devices; ` +
+        `p50 ${fmtMs(result.latency.p50)}, p99 ${fmtMs(result.latency.p99)}; failed ${result.failed}` +
+        (result.failed ? ` (${simulator.stats().lastError})` : "") +
+        `; ${statements} statements for ${rows} heartbeats (${statements ? (rows / statements).toFixed(1) : "-"} per statement); load average ${os.loadavg()[0].toFixed(1)}`,
+      );
+      return result;
+    };
+    const heartbeats = await measure("lean route + group commit");
+    // The same service with the heartbeat served by the REST facade and one statement per
+    // heartbeat (the path before the lean route and the group commit), in the same run.
+    let facade: Figures["facade"] = null;
+    if (!PROFILE && process.env.BENCH_FACADE !== "0") {
+      await service.command("path facade");
+      await simulator.heartbeatLoad(3000, CONCURRENCY);
+      facade = await measure("REST facade, one statement each");
+      await service.command("path lean");
+    }
     const authorization = await simulator.devices.find((d) => d.deviceId)!.authorization();
     await simulator.stop();
 
     const bare = await baseline(authorization);
     console.log(`bare node:http on the same route: ${bare.perSecond.toFixed(0)}/s, p50 ${fmtMs(bare.p50)}, p99 ${fmtMs(bare.p99)}; ` +
-      `service/bare = ${((heartbeats.perSecond / bare.perSecond) * 100).toFixed(1)} %`);
+      `service/bare = ${((heartbeats.perSecond / bare.perSecond) * 100).toFixed(1)} %` +
+      (facade ? ` (REST facade, one statement each: ${((facade.perSecond / bare.perSecond) * 100).toFixed(1)} %)` : ""));
 
-    const queries = {
+    const queries: Figures["queries"] = QUERY_RUNS === 0 ? {} : {
       "op 12 selective {site, tier}": await timeQuery(client, "POST", "/api/v1/groups/query", { labelSelector: { site: "site-3", tier: "edge" } }),
       "op 12 broad {tier}": await timeQuery(client, "POST", "/api/v1/groups/query", { labelSelector: { tier: "edge" } }),
       "op 12 rare {maintenance}": await timeQuery(client, "POST", "/api/v1/groups/query", { labelSelector: { maintenance: "yes" } }),
@@ -135,7 +167,7 @@ async function run(database: string, databaseUrl?: string): Promise<Figures> {
     for (const [name, q] of Object.entries(queries)) {
       console.log(`${name.padEnd(36)} p50 ${fmtMs(q.p50).padStart(9)}  p90 ${fmtMs(q.p90).padStart(9)}  p99 ${fmtMs(q.p99).padStart(9)}  (n=${q.n}, sequential, over ${FLEET.toLocaleString("en")} devices)`);
     }
-    return { database, enrollPerSecond, heartbeats, baseline: bare, queries };
+    return { database, enrollPerSecond, heartbeats, facade, baseline: bare, queries };
   } finally {
     client.close();
     await service.stop();
@@ -145,26 +177,16 @@ async function run(database: string, databaseUrl?: string): Promise<Figures> {
 console.log(machineLine());
 console.log(`settings: ${DEVICES} enrolled devices, ${SECONDS} s of heartbeats at ${CONCURRENCY} concurrent requests, ${FLEET.toLocaleString("en")} devices for ops 12/14`);
 const results: Figures[] = [];
-if (WHICH !== "postgres") results.push(await run("PGlite (embedded)"));
-if (WHICH !== "pglite") {
-  const external = process.env.BENCH_DATABASE_URL;
-  const pg = external ? null : await startThrowawayPostgres();
-  if (external || pg) {
-    try {
-      results.push(await run(`PostgreSQL${pg ? ` (${pg.version}, throwaway, default settings)` : ""}`, external ?? pg!.url));
-    } finally {
-      pg?.stop();
-    }
-  } else {
-    console.log("\n== PostgreSQL: skipped (no binaries under /usr/lib/postgresql; set BENCH_DATABASE_URL to use a server)");
-  }
-}
+results.push(...(await onEachDatabase(run)));
 console.log("\nsummary (JSON):");
 console.log(JSON.stringify(results.map((r) => ({
   database: r.database,
   heartbeatsPerSecond: Math.round(r.heartbeats.perSecond),
   heartbeatP50Ms: +r.heartbeats.latency.p50.toFixed(2),
   heartbeatP99Ms: +r.heartbeats.latency.p99.toFixed(2),
+  facadePerSecond: r.facade ? Math.round(r.facade.perSecond) : null,
+  facadeP50Ms: r.facade ? +r.facade.latency.p50.toFixed(2) : null,
+  facadeP99Ms: r.facade ? +r.facade.latency.p99.toFixed(2) : null,
   bareNodeHttpPerSecond: Math.round(r.baseline.perSecond),
   ratioToBare: +(r.heartbeats.perSecond / r.baseline.perSecond).toFixed(3),
   enrollPerSecond: Math.round(r.enrollPerSecond),

@@ -1,8 +1,11 @@
 // `npm run simulate -- --url http://localhost:3000 --token fme_... --devices 50 [--heartbeat 30s]
-//  [--telemetry 60s] [--failure-rate 0.05]`: enrolls N virtual devices over the real agent
-// protocol and keeps them heartbeating (and sending telemetry) until Ctrl-C.
+//  [--telemetry 60s] [--failure-rate 0.05] [--download 2s-8s] [--install 1s-4s] [--time-scale 1 | --fast]`:
+// enrolls N virtual devices over the real agent protocol and keeps them heartbeating (and
+// sending telemetry) until Ctrl-C. The devices obey the desired state: they download, install
+// and run the deployments they are given (failing at the configured rate) and remove them on
+// request, reporting every step in their heartbeats (docs/devices.md).
 import { FleetSimulator } from "../src/simulator/engine.js";
-import { formatProgress, parseSimulatorArgs, USAGE } from "../src/simulator/cli.js";
+import { deploymentsLine, formatProgress, parseSimulatorArgs, USAGE } from "../src/simulator/cli.js";
 
 let options;
 try {
@@ -39,15 +42,21 @@ async function shutdown(code: number) {
   await simulator.stop();
   print(true);
   const stats = simulator.stats();
-  process.stdout.write(`\nstopped: ${stats.enrolled} devices enrolled, ${stats.heartbeatsOk} heartbeats, ${stats.telemetryOk} telemetry batches` +
+  const deployments = deploymentsLine(stats);
+  process.stdout.write(`\nstopped: ${stats.enrolled} devices enrolled, ${stats.heartbeatsOk} heartbeats, ${stats.telemetryOk} telemetry batches, ` +
+    `${stats.deploymentReports} deployment reports${deployments ? ` (${deployments})` : ""}` +
     `${stats.lastError ? `; last error: ${stats.lastError}` : ""}\n`);
   process.exit(code);
 }
 process.on("SIGINT", () => void shutdown(0));
 process.on("SIGTERM", () => void shutdown(0));
 
+const t = options.deploymentTimings!;
+const range = ([min, max]: readonly [number, number]) => `${min}-${max} ms`;
 console.log(`simulating ${options.devices} devices against ${options.url} (heartbeat ${options.heartbeatMs} ms, ` +
-  `telemetry ${options.telemetryMs ? `${options.telemetryMs} ms` : "off"}, failure rate ${options.failureRate}); Ctrl-C stops`);
+  `${simulator.busyHeartbeatMs} ms while a deployment is in flight, telemetry ${options.telemetryMs ? `${options.telemetryMs} ms` : "off"}, ` +
+  `failure rate ${options.failureRate}, deployment failure rate ${options.deploymentFailureRate}; download ${range(t.downloadMs!)}, ` +
+  `install ${range(t.installMs!)}, remove ${range(t.removeMs!)}, time scale ${options.timeScale}); Ctrl-C stops`);
 await simulator.enrollAll(abort.signal);
 if (!stopping) {
   const stats = simulator.stats();

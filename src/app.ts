@@ -19,6 +19,7 @@ import { usersExportRoutes } from "./http/users-export.js";
 import { applicationIconRoutes } from "./http/application-icon.js";
 import { marketplaceProgressRoutes } from "./modules/marketplace/progress-route.js";
 import { rateLimitMiddleware } from "./http/rate-limit.js";
+import { AGENT_HEARTBEAT_PATH, agentHeartbeatRoute } from "./http/agent-heartbeat.js";
 import type { Meta } from "./trpc/init.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
@@ -95,6 +96,9 @@ export function createApp(services: Services): Express {
   app.use("/trpc", limit);
   app.use("/api/v1", (req, res, next) => (req.path === "/openapi.json" || req.path.startsWith("/docs") ? next() : limit(req, res, next)));
 
+  // The lean heartbeat route, before everything else under /api/v1 (after the rate limiter);
+  // documented by the agent.heartbeat procedure (src/http/agent-heartbeat.ts).
+  app.post(`/api/v1${AGENT_HEARTBEAT_PATH}`, agentHeartbeatRoute(services));
 
   const createContext = createContextFactory(services);
   app.use("/trpc", createExpressMiddleware({ router: appRouter, createContext, maxBodySize: config.BODY_LIMIT_BYTES }));

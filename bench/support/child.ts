@@ -11,6 +11,8 @@ export interface Child {
   info: Record<string, any>;
   process: ChildProcess;
   stop(): Promise<void>;
+  /** sends one line to the child's stdin; resolves with the JSON of its next `DONE {json}` line */
+  command(line: string): Promise<Record<string, any>>;
 }
 
 /** Runs bench/support/<script>.ts; resolves with what it prints as `READY {json}`. */
@@ -18,21 +20,37 @@ export function startChild(script: string, env: Record<string, string>, timeoutM
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", path.join(dir, script)], {
       env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "inherit"],
+      stdio: ["pipe", "pipe", "inherit"],
     });
     let buffer = "";
+    let waiting: ((info: Record<string, any>) => void) | null = null;
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`${script} did not start within ${timeoutMs} ms`));
     }, timeoutMs);
     child.stdout!.on("data", (chunk: Buffer) => {
       buffer += chunk.toString();
+      const done = /DONE (\{.*\})\n/.exec(buffer);
+      if (done && waiting) {
+        buffer = buffer.slice(done.index + done[0].length);
+        const w = waiting;
+        waiting = null;
+        w(JSON.parse(done[1]));
+        return;
+      }
+      if (buffer.includes("READY-SENT")) return;
       const match = /READY (\{.*\})\n/.exec(buffer);
       if (!match) return;
       clearTimeout(timer);
+      buffer = "READY-SENT";
       resolve({
         info: JSON.parse(match[1]),
         process: child,
+        command: (line) =>
+          new Promise((done) => {
+            waiting = done;
+            child.stdin!.write(`${line}\n`);
+          }),
         stop: () =>
           new Promise<void>((done) => {
             if (child.exitCode !== null) return done();

@@ -68,3 +68,27 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres | null
     },
   };
 }
+
+/**
+ * Runs a benchmark on PGlite and/or PostgreSQL (`BENCH_DB`: both | pglite | postgres): the
+ * throwaway server, or BENCH_DATABASE_URL; PostgreSQL is skipped, with a line saying so, when
+ * neither is available. `run` gets the label to print and the URL (none for PGlite).
+ */
+export async function onEachDatabase<T>(run: (label: string, url?: string) => Promise<T>): Promise<T[]> {
+  const which = process.env.BENCH_DB ?? "both";
+  const results: T[] = [];
+  if (which !== "postgres") results.push(await run("PGlite (embedded)"));
+  if (which === "pglite") return results;
+  const external = process.env.BENCH_DATABASE_URL;
+  const pg = external ? null : await startThrowawayPostgres();
+  if (!external && !pg) {
+    console.log("\n== PostgreSQL: skipped (no binaries under /usr/lib/postgresql; set BENCH_DATABASE_URL to use a server)");
+    return results;
+  }
+  try {
+    results.push(await run(`PostgreSQL${pg ? ` (${pg.version}, throwaway, default settings)` : ""}`, external ?? pg!.url));
+  } finally {
+    pg?.stop();
+  }
+  return results;
+}

@@ -7,6 +7,7 @@ import path from "node:path";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/lib/logger.js";
 import { startService } from "../../src/server.js";
+import { heartbeatWriterOf } from "../../src/modules/agent/heartbeat.js";
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-bench-"));
 const config = loadConfig({
@@ -19,8 +20,9 @@ const config = loadConfig({
   LOG_LEVEL: "warn",
   BOOTSTRAP_ADMIN_PASSWORD: "bench-password-123",
   BOOTSTRAP_API_KEY: process.env.BENCH_ADMIN_KEY!,
-  RATE_LIMIT_PER_SOURCE: "0",
-  RATE_LIMIT_PER_CREDENTIAL: "0",
+  // BENCH_RATE_LIMITS=1: the limiters run (their cost is measured) with budgets no benchmark reaches.
+  RATE_LIMIT_PER_SOURCE: process.env.BENCH_RATE_LIMITS === "1" ? "10000000" : "0",
+  RATE_LIMIT_PER_CREDENTIAL: process.env.BENCH_RATE_LIMITS === "1" ? "10000000" : "0",
   JOBS_ENABLED: "false",
 });
 const service = await startService(config, createLogger("warn"));
@@ -45,6 +47,63 @@ if (fleet > 0) {
   await raw.exec(`ANALYZE "Device"`);
   fleetSeconds = (performance.now() - started) / 1000;
 }
+
+// BENCH_PROFILE=<dir>: SIGUSR2 starts a CPU profile, the next SIGUSR2 writes it there
+// (bench/support/profile-summary.ts prints where the time went), so that only the measured
+// phase is profiled, not start-up or enrollment.
+if (process.env.BENCH_PROFILE) {
+  const { Session } = await import("node:inspector/promises");
+  const session = new Session();
+  session.connect();
+  let running = false;
+  process.on("SIGUSR2", () => {
+    void (async () => {
+      if (!running) {
+        running = true;
+        await session.post("Profiler.enable");
+        await session.post("Profiler.setSamplingInterval", { interval: 200 });
+        await session.post("Profiler.start");
+        return;
+      }
+      running = false;
+      const { profile } = await session.post("Profiler.stop");
+      fs.mkdirSync(process.env.BENCH_PROFILE!, { recursive: true });
+      const file = path.join(process.env.BENCH_PROFILE!, `service-${Date.now()}.cpuprofile`);
+      fs.writeFileSync(file, JSON.stringify(profile));
+      process.stderr.write(`profile written to ${file}\n`);
+    })();
+  });
+}
+
+// Commands on stdin (bench/support/child.ts `command`), each answered by `DONE {json}`:
+// `path facade` serves POST /api/v1/agent/heartbeat through the REST facade (trpc-to-openapi)
+// with one statement per heartbeat, as before the lean route and the group commit existed;
+// `path lean` restores the lean route and the group commit; `stats` reports the writer's rows
+// and statements.
+const writer = heartbeatWriterOf(service.services);
+const defaults = { ...writer.options };
+const app = service.server.listeners("request")[0] as unknown as { router: { stack: { route?: { path?: string } }[] } };
+const stack = app.router.stack;
+const leanIndex = stack.findIndex((layer) => layer.route?.path === "/api/v1/agent/heartbeat");
+const leanLayer = stack[leanIndex];
+process.stdin.setEncoding("utf8");
+let pendingInput = "";
+process.stdin.on("data", (chunk: string) => {
+  pendingInput += chunk;
+  for (let nl = pendingInput.indexOf("\n"); nl >= 0; nl = pendingInput.indexOf("\n")) {
+    const line = pendingInput.slice(0, nl).trim();
+    pendingInput = pendingInput.slice(nl + 1);
+    if (leanIndex >= 0 && line === "path facade" && stack[leanIndex] === leanLayer) {
+      stack.splice(leanIndex, 1);
+      writer.options = { maxInFlight: 1000, maxBatch: 1 };
+    } else if (leanIndex >= 0 && line === "path lean" && stack[leanIndex] !== leanLayer) {
+      stack.splice(leanIndex, 0, leanLayer);
+      writer.options = { ...defaults };
+    }
+    process.stdout.write(`DONE ${JSON.stringify({ ...writer.stats, lean: stack[leanIndex] === leanLayer })}\n`);
+  }
+});
+process.stdin.on("end", () => undefined);
 
 process.stdout.write(`READY ${JSON.stringify({ url: service.url, fleetSeconds, database: config.DATABASE_URL ? "postgresql" : "pglite" })}\n`);
 process.on("SIGTERM", () => {

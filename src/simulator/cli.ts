@@ -1,11 +1,14 @@
 // Command-line parsing and the live progress line of `npm run simulate`.
 import { parseArgs } from "node:util";
 import type { SimulatorOptions, SimulatorStats } from "./engine.js";
+import type { DelayRange } from "./deployment-agent.js";
 import type { DeviceKeyAlgorithm } from "./identity.js";
 
 export const USAGE = `usage: npm run simulate -- --url <service url> --token <enrollment token> --devices <N>
          [--heartbeat 30s] [--telemetry 60s|0] [--failure-rate 0.05] [--prefix sim-xyz]
-         [--concurrency 8] [--key ES256|EdDSA|RS256]`;
+         [--concurrency 8] [--key ES256|EdDSA|RS256]
+         deployments: [--deployment-failure-rate <p, default --failure-rate>] [--download 2s-8s]
+         [--install 1s-4s] [--remove 500ms-2s] [--time-scale 1 | --fast] [--busy-heartbeat 1s]`;
 
 /** "500ms", "30s", "2m", "1h" or plain seconds. */
 export function parseDuration(text: string, name: string): number {
@@ -13,6 +16,18 @@ export function parseDuration(text: string, name: string): number {
   if (!match) throw new Error(`--${name}: "${text}" is not a duration (e.g. 500ms, 30s, 2m)`);
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(match[2] ?? "s") as "ms" | "s" | "m" | "h"];
   return Math.round(Number(match[1]) * unit);
+}
+
+/** "2s-8s", "2-8s" (the unit of the upper bound applies to a bare lower one) or one duration. */
+export function parseDelayRange(text: string, name: string): DelayRange {
+  const parts = text.split("-");
+  if (parts.length > 2) throw new Error(`--${name}: "${text}" is not a range (e.g. 2s-8s)`);
+  const upperUnit = /(ms|s|m|h)$/.exec(parts[parts.length - 1].trim())?.[1] ?? "s";
+  const lowerText = /^\d+(\.\d+)?$/.test(parts[0].trim()) ? parts[0].trim() + upperUnit : parts[0];
+  const min = parseDuration(lowerText, name);
+  const max = parts.length === 2 ? parseDuration(parts[1], name) : min;
+  if (max < min) throw new Error(`--${name}: the upper bound is below the lower one`);
+  return [min, max];
 }
 
 export function parseSimulatorArgs(argv: string[]): SimulatorOptions {
@@ -28,6 +43,13 @@ export function parseSimulatorArgs(argv: string[]): SimulatorOptions {
       prefix: { type: "string" },
       concurrency: { type: "string", default: "8" },
       key: { type: "string", default: "ES256" },
+      "deployment-failure-rate": { type: "string" },
+      download: { type: "string", default: "2s-8s" },
+      install: { type: "string", default: "1s-4s" },
+      remove: { type: "string", default: "500ms-2s" },
+      "time-scale": { type: "string" },
+      fast: { type: "boolean", default: false },
+      "busy-heartbeat": { type: "string" },
     },
     strict: true,
   });
@@ -42,6 +64,13 @@ export function parseSimulatorArgs(argv: string[]): SimulatorOptions {
   const enrollConcurrency = Number(values.concurrency);
   if (!Number.isInteger(enrollConcurrency) || enrollConcurrency < 1 || enrollConcurrency > 256) throw new Error("--concurrency: 1 to 256");
   if (!["ES256", "EdDSA", "RS256"].includes(values.key!)) throw new Error("--key: ES256, EdDSA or RS256");
+  const deploymentFailureRate = values["deployment-failure-rate"] === undefined ? failureRate : Number(values["deployment-failure-rate"]);
+  if (!(deploymentFailureRate >= 0 && deploymentFailureRate <= 1)) throw new Error("--deployment-failure-rate: a number from 0 to 1");
+  if (values.fast && values["time-scale"] !== undefined) throw new Error("--fast is --time-scale 0: give one of them");
+  const timeScale = values.fast ? 0 : Number(values["time-scale"] ?? 1);
+  if (!(timeScale >= 0 && timeScale <= 1000)) throw new Error("--time-scale: a number from 0 (immediate) to 1000");
+  const busyHeartbeatMs = values["busy-heartbeat"] === undefined ? undefined : parseDuration(values["busy-heartbeat"], "busy-heartbeat");
+  if (busyHeartbeatMs !== undefined && busyHeartbeatMs < 50) throw new Error("--busy-heartbeat: at least 50ms");
   new URL(values.url); // throws a readable error for a bad URL
   return {
     url: values.url,
@@ -53,6 +82,14 @@ export function parseSimulatorArgs(argv: string[]): SimulatorOptions {
     idPrefix: values.prefix,
     enrollConcurrency,
     keyAlgorithm: values.key as DeviceKeyAlgorithm,
+    deploymentFailureRate,
+    deploymentTimings: {
+      downloadMs: parseDelayRange(values.download!, "download"),
+      installMs: parseDelayRange(values.install!, "install"),
+      removeMs: parseDelayRange(values.remove!, "remove"),
+    },
+    timeScale,
+    ...(busyHeartbeatMs !== undefined ? { busyHeartbeatMs } : {}),
   };
 }
 
@@ -66,7 +103,14 @@ export function formatProgress(stats: SimulatorStats, elapsedSeconds: number): s
     `heartbeats ${stats.heartbeatsOk}${stats.heartbeatsFailed ? ` (${stats.heartbeatsFailed} failed)` : ""} p50 ${fmt(hb.p50)}ms p99 ${fmt(hb.p99)}ms`,
     stats.telemetryUnavailable ? "telemetry n/a (404)" : `telemetry ${stats.telemetryOk}${stats.telemetryFailed ? ` (${stats.telemetryFailed} failed)` : ""}`,
     `failing ${stats.failing}`,
+    ...(deploymentsLine(stats) ? [deploymentsLine(stats)] : []),
     ...(stats.rejected ? [`rejected ${stats.rejected}`] : []),
   ];
   return parts.join(" | ");
+}
+
+/** "deployments 7 running, 2 installing, 1 failed" (states with devices only); empty when none. */
+export function deploymentsLine(stats: Pick<SimulatorStats, "deployments">): string {
+  const parts = Object.entries(stats.deployments).filter(([, n]) => n > 0).map(([state, n]) => `${n} ${state}`);
+  return parts.length ? `deployments ${parts.join(", ")}` : "";
 }

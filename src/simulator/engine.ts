@@ -1,7 +1,10 @@
 // The simulator engine: enrolls N virtual devices over the real agent protocol, then drives
 // their heartbeats and telemetry on their own schedules (spread over the interval, so the
-// server sees a steady rate). Reused by the benchmarks (`heartbeatLoad`) and by the CLI.
+// server sees a steady rate). Each device obeys the desired state its heartbeats answer
+// (deployment-agent.ts) and heartbeats sooner while a deployment is in flight, so that
+// progress shows. Reused by the benchmarks (`heartbeatLoad`), the demo and the CLI.
 import { EventEmitter } from "node:events";
+import type { AgentDeploymentState, DeploymentTimings } from "./deployment-agent.js";
 import { JsonClient } from "./http-client.js";
 import type { DeviceKeyAlgorithm } from "./identity.js";
 import { closedLoop, LatencyRecorder } from "./latency.js";
@@ -15,8 +18,16 @@ export interface SimulatorOptions {
   heartbeatMs: number;
   /** 0 = no telemetry */
   telemetryMs: number;
-  /** chance per heartbeat that a healthy device starts failing (reports error) */
+  /** chance per heartbeat interval that a healthy device starts failing (reports error) */
   failureRate: number;
+  /** chance that a deployment fails on a device (reports failed with a message); default failureRate */
+  deploymentFailureRate?: number;
+  /** how long downloading, installing and removing take: [min, max] ms each (default 2-8 s, 1-4 s, 0.5-2 s) */
+  deploymentTimings?: Partial<DeploymentTimings>;
+  /** multiplies the deployment delays: 1 real time (default), 0.01 a hundred times faster, 0 immediate */
+  timeScale?: number;
+  /** heartbeat interval while a deployment is in flight or a change waits to be reported (default 1 s x timeScale, 100 ms to heartbeatMs) */
+  busyHeartbeatMs?: number;
   /** reported device ids are `${idPrefix}-${n}` (default: a random run id) */
   idPrefix?: string;
   enrollConcurrency?: number;
@@ -40,6 +51,10 @@ export interface SimulatorStats {
   rejected: number;
   lastError: string | null;
   heartbeatLatency: ReturnType<LatencyRecorder["summary"]>;
+  /** the deployments the devices hold, by local state */
+  deployments: Record<AgentDeploymentState, number>;
+  /** deployment state changes delivered to the service (heartbeats that carried them succeeded) */
+  deploymentReports: number;
 }
 
 type Task = "heartbeat" | "telemetry";
@@ -52,7 +67,9 @@ export class FleetSimulator extends EventEmitter {
   private readonly latency = new LatencyRecorder();
   private readonly rejected = new Set<VirtualDevice>();
   private running = false;
-  private counters = { enrolled: 0, enrollFailed: 0, heartbeatsOk: 0, heartbeatsFailed: 0, telemetryOk: 0, telemetryFailed: 0 };
+  private counters = { enrolled: 0, enrollFailed: 0, heartbeatsOk: 0, heartbeatsFailed: 0, telemetryOk: 0, telemetryFailed: 0, deploymentReports: 0 };
+  private readonly healthRolledAt = new Map<VirtualDevice, number>();
+  readonly busyHeartbeatMs: number;
   private telemetryUnavailable = false;
   private lastError: string | null = null;
 
@@ -60,8 +77,11 @@ export class FleetSimulator extends EventEmitter {
     super();
     this.client = new JsonClient(options.url, options.maxSockets ?? 64);
     const prefix = options.idPrefix ?? `sim-${Date.now().toString(36)}`;
+    const timeScale = options.timeScale ?? 1;
+    this.busyHeartbeatMs = Math.min(options.heartbeatMs, options.busyHeartbeatMs ?? Math.max(100, 1000 * timeScale));
+    const deploymentOptions = { failureRate: options.deploymentFailureRate ?? options.failureRate, timings: options.deploymentTimings, timeScale };
     for (let n = 1; n <= options.devices; n++) {
-      this.devices.push(new VirtualDevice(`${prefix}-${String(n).padStart(6, "0")}`, this.client, options.keyAlgorithm));
+      this.devices.push(new VirtualDevice(`${prefix}-${String(n).padStart(6, "0")}`, this.client, options.keyAlgorithm, deploymentOptions));
     }
   }
 
@@ -112,7 +132,18 @@ export class FleetSimulator extends EventEmitter {
       rejected: this.rejected.size,
       lastError: this.lastError,
       heartbeatLatency: this.latency.summary(),
+      deployments: this.deploymentCounts(),
     };
+  }
+
+  /** The deployments the devices hold, by local state. */
+  deploymentCounts(): Record<AgentDeploymentState, number> {
+    const total = { pending: 0, downloading: 0, installing: 0, running: 0, failed: 0, removing: 0, removed: 0 };
+    for (const device of this.devices) {
+      const counts = device.deployments.counts();
+      for (const state of Object.keys(total) as AgentDeploymentState[]) total[state] += counts[state];
+    }
+    return total;
   }
 
   /**
@@ -153,7 +184,9 @@ export class FleetSimulator extends EventEmitter {
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       void this.track(this.runTask(device, task, first)).finally(() => {
-        const interval = task === "heartbeat" ? this.options.heartbeatMs : this.options.telemetryMs;
+        // While a deployment is in flight (or a change waits to be reported) the device checks in sooner.
+        const interval =
+          task === "heartbeat" ? (device.deployments.busy() ? this.busyHeartbeatMs : this.options.heartbeatMs) : this.options.telemetryMs;
         if (!this.rejected.has(device) && !(task === "telemetry" && this.telemetryUnavailable)) {
           // +-5 % jitter, like real agents, so devices do not synchronize.
           this.schedule(device, task, interval * (0.95 + Math.random() * 0.1));
@@ -166,12 +199,19 @@ export class FleetSimulator extends EventEmitter {
   private async runTask(device: VirtualDevice, task: Task, first: boolean) {
     try {
       if (task === "heartbeat") {
-        device.updateHealth(this.options.failureRate);
+        // The health dice are rolled once per regular interval, not on every quick heartbeat of a busy device.
+        const now = Date.now();
+        if (now - (this.healthRolledAt.get(device) ?? 0) >= this.options.heartbeatMs * 0.9) {
+          this.healthRolledAt.set(device, now);
+          device.updateHealth(this.options.failureRate);
+        }
         const t0 = performance.now();
         const res = await device.heartbeat(first);
         this.latency.record(performance.now() - t0);
-        if (res.status === 200) this.counters.heartbeatsOk++;
-        else {
+        if (res.status === 200) {
+          this.counters.heartbeatsOk++;
+          this.counters.deploymentReports += device.lastReported;
+        } else {
           this.counters.heartbeatsFailed++;
           if (res.status === 401) this.rejected.add(device);
           this.fail("heartbeat", res.status, res.body);

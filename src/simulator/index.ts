@@ -4,4 +4,8 @@ export { VirtualDevice, type EnrollAnswer, type HeartbeatAnswer } from "./virtua
 export { JsonClient, type JsonResponse } from "./http-client.js";
 export { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKeyAlgorithm, type DeviceKeys } from "./identity.js";
 export { LatencyRecorder, closedLoop } from "./latency.js";
-export { parseDuration, parseSimulatorArgs, formatProgress } from "./cli.js";
+export { parseDuration, parseDelayRange, parseSimulatorArgs, formatProgress, deploymentsLine } from "./cli.js";
+export {
+  DeploymentAgent, DEFAULT_DEPLOYMENT_TIMINGS, type AgentDeploymentState, type DeploymentAgentOptions, type DeploymentReport,
+  type DeploymentTimings, type DelayRange, type DesiredDeploymentEntry, type LocalDeployment,
+} from "./deployment-agent.js";

@@ -1,6 +1,9 @@
 // One simulated device speaking the agent protocol: enroll with a CSR, then heartbeats and
 // telemetry signed with its own key. Failures are simulated: with the configured probability
 // a heartbeat reports `error` (and telemetry shows failing containers) until it recovers.
+// Each heartbeat reports the progress of the device's deployments and hands the desired state
+// it answers to the device's DeploymentAgent (deployment-agent.ts), which obeys it.
+import { DeploymentAgent, type DeploymentAgentOptions, type DesiredDeploymentEntry } from "./deployment-agent.js";
 import type { JsonClient, JsonResponse } from "./http-client.js";
 import { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKeyAlgorithm, type DeviceKeys } from "./identity.js";
 import { MetricsModel } from "./metrics.js";
@@ -15,7 +18,7 @@ export interface EnrollAnswer {
 
 export interface HeartbeatAnswer {
   heartbeatIntervalSeconds: number;
-  deployments: unknown[];
+  deployments: DesiredDeploymentEntry[];
 }
 
 const TOKEN_LIFETIME_SECONDS = 300;
@@ -32,12 +35,17 @@ export class VirtualDevice {
   private x5t = "";
   private token: { value: string; expiresAt: number } | null = null;
   private readonly metrics = new MetricsModel();
+  /** the deployments this device was given, and their progress */
+  readonly deployments: DeploymentAgent;
 
   constructor(
     readonly reportedDeviceId: string,
     private readonly client: JsonClient,
     private readonly algorithm: DeviceKeyAlgorithm = "ES256",
-  ) {}
+    deploymentOptions: DeploymentAgentOptions = {},
+  ) {
+    this.deployments = new DeploymentAgent(deploymentOptions);
+  }
 
   facts() {
     return {
@@ -87,14 +95,33 @@ export class VirtualDevice {
     else this.failing = Math.random() < failureRate;
   }
 
+  /**
+   * One heartbeat: status (and facts), plus the deployment states the service has not
+   * acknowledged yet. On success those are acknowledged and the desired state answered is
+   * obeyed; on failure they are sent again next time.
+   */
   async heartbeat(includeFacts = false): Promise<JsonResponse<HeartbeatAnswer>> {
-    return this.client.request<HeartbeatAnswer>(
+    const reports = this.deployments.pendingReports();
+    const res = await this.client.request<HeartbeatAnswer>(
       "POST",
       "/api/v1/agent/heartbeat",
-      { status: this.failing ? "error" : "online", ...(includeFacts ? { facts: this.facts() } : {}) },
+      {
+        status: this.failing ? "error" : "online",
+        ...(includeFacts ? { facts: this.facts() } : {}),
+        ...(reports.length ? { deployments: reports } : {}),
+      },
       { authorization: await this.authorization() },
     );
+    if (res.status === 200) {
+      this.deployments.acknowledge(reports);
+      if (Array.isArray(res.body?.deployments)) this.deployments.apply(res.body.deployments);
+      this.lastReported = reports.length;
+    }
+    return res;
   }
+
+  /** deployment reports the last successful heartbeat carried */
+  lastReported = 0;
 
   async sendTelemetry(): Promise<JsonResponse> {
     return this.client.request("POST", "/api/v1/agent/telemetry", { snapshots: [this.metrics.snapshot(this.failing)] }, {

@@ -80,9 +80,39 @@ function assertOrganizationUsable(org: { status: string; name: string }, isSuper
   }
 }
 
+// Verified API keys are remembered for a few seconds per process: a management read then
+// costs its own query, not four more for the key, its creator and the creator's role. Any
+// change made through this process (every audited mutation) forgets them all at once, so
+// revoking a key, disabling a user or changing a role takes effect here immediately and on
+// the other processes within API_KEY_CACHE_MS (docs/scaling.md).
+export const API_KEY_CACHE_MS = 5_000;
+const MAX_CACHED_KEYS = 10_000;
+const verifiedKeys = new WeakMap<object, Map<string, { principal: Principal; until: number }>>();
+
+/** Forgets every remembered API key of this service (called after each committed change). */
+export function forgetVerifiedApiKeys(services: object): void {
+  verifiedKeys.get(services)?.clear();
+}
+
 async function authenticateApiKey(services: Services, key: string): Promise<Principal> {
+  const keyHash = sha256Hex(key);
+  let cache = verifiedKeys.get(services);
+  if (!cache) verifiedKeys.set(services, (cache = new Map()));
+  const now = Date.now();
+  const hit = cache.get(keyHash);
+  if (hit && hit.until > now) {
+    touchApiKey(services, hit.principal.apiKeyId!);
+    return hit.principal;
+  }
+  const principal = await verifyApiKey(services, keyHash);
+  if (cache.size >= MAX_CACHED_KEYS) cache.clear();
+  cache.set(keyHash, { principal: principal.value, until: Math.min(now + API_KEY_CACHE_MS, principal.expiresAt ?? Infinity) });
+  return principal.value;
+}
+
+async function verifyApiKey(services: Services, keyHash: string): Promise<{ value: Principal; expiresAt: number | null }> {
   const record = await services.prisma.apiKey.findUnique({
-    where: { keyHash: sha256Hex(key) },
+    where: { keyHash },
     include: {
       organization: { select: { id: true, name: true, status: true } },
     },
@@ -104,13 +134,16 @@ async function authenticateApiKey(services: Services, key: string): Promise<Prin
   }
   touchApiKey(services, record.id);
   return {
-    kind: "api_key",
-    userId: creator.id,
-    apiKeyId: record.id,
-    sessionId: null,
-    organizationId: record.organizationId,
-    permissionSets: [new Set(record.permissions), new Set(creatorPermissions)],
-    isSuperAdmin,
+    value: {
+      kind: "api_key",
+      userId: creator.id,
+      apiKeyId: record.id,
+      sessionId: null,
+      organizationId: record.organizationId,
+      permissionSets: [new Set(record.permissions), new Set(creatorPermissions)],
+      isSuperAdmin,
+    },
+    expiresAt: record.expiresAt?.getTime() ?? null,
   };
 }
 

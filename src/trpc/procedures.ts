@@ -6,7 +6,7 @@
 //   superAdminProcedure        a Super Admin (API keys must also carry platform:admin)
 import { TRPCError } from "@trpc/server";
 import { t } from "./init.js";
-import { AuthFailure, authenticate, toTrpcError } from "./auth.js";
+import { AuthFailure, authenticate, forgetVerifiedApiKeys, toTrpcError } from "./auth.js";
 import { writeAudit, type AuditNote } from "./audit.js";
 import type { RequestInfo } from "./context.js";
 import { forbidden, translateDatabaseError } from "./errors.js";
@@ -104,6 +104,8 @@ const auditedMutation = t.middleware(async ({ ctx, type, path, meta, next, getRa
       });
       return result;
     });
+    // A change may have revoked a key or changed a role: verified keys are checked again.
+    forgetVerifiedApiKeys(ctx.services);
     for (const effect of committed) runNow(effect);
     return outcome;
   } catch (err) {

@@ -1,14 +1,21 @@
-// The heartbeat write path: one statement per heartbeat, committed asynchronously. It re-checks the caller's
-// certificate (unrevoked, unexpired, organization active), locks the device row, marks it
-// online (or error), records facts and lastSeenAt, and, only when the status changed, writes
-// the activity entry, all in that one statement. No read-modify-write race: the previous
-// status is read under the row lock of the same statement.
+// The heartbeat write path. Each heartbeat is one row of a multi-row statement ("group
+// commit"): heartbeats that arrive while the previous statement is running wait for the next
+// one, which carries all of them (docs/benchmarks.md). The statement, per row, re-checks the
+// caller's certificate (unrevoked, unexpired, organization active), locks the device row
+// (rows in id order, so that two batches never deadlock), marks it online (or error),
+// records facts and lastSeenAt, and, only when the status changed, writes the activity
+// entry. It commits asynchronously. The caller is answered only after its row committed: a
+// revoked certificate, a deleted device or a suspended organization is refused by the very
+// heartbeat that follows, and the status change is stored before the answer, as with one
+// statement per heartbeat. No read-modify-write race: the previous status is read under the
+// row lock of the same statement.
 import type { RawDatabase } from "../../db/adapters.js";
-import { Prisma } from "../../generated/prisma/client.js";
 import type { DevicePrincipal } from "../../trpc/device-auth.js";
-import { UTC_NOW } from "../devices/sql.js";
-import type { DeviceStatus } from "../../lib/events.js";
-import { splitFacts, type Facts } from "./schemas.js";
+import { refusalAfterRecheck } from "../../trpc/device-auth.js";
+import type { Services } from "../../services.js";
+import { eventBusOf, type DeviceStatus } from "../../lib/events.js";
+import { desiredStateOf, type DeploymentProgress } from "./desired-state.js";
+import { splitFacts, type DesiredDeployment, type Facts } from "./schemas.js";
 
 export interface HeartbeatWrite {
   status: "online" | "error";
@@ -18,59 +25,264 @@ export interface HeartbeatWrite {
 export interface HeartbeatResult {
   previous: DeviceStatus;
   current: DeviceStatus;
+  /** the device has deployments to install or remove (its desired state is not empty) */
+  hasDesired: boolean;
+}
+
+interface Row {
+  i: number;
+  device: string;
+  org: string;
+  fingerprint: string;
+  status: string;
+  os: string | null;
+  arch: string | null;
+  agentVersion: string | null;
+  hardwareModel: string | null;
+  ipAddress: string | null;
+  facts: Record<string, unknown> | null;
+}
+
+// One statement for any number of heartbeats: the rows travel as one JSON parameter (a text
+// cast to jsonb, so that node-postgres and PGlite pass it alike) and the statement text never
+// changes with the batch size.
+const STATEMENT = `
+  WITH async_commit AS (
+    -- This statement's own transaction commits without waiting for the WAL flush: a crash
+    -- may lose the last fraction of a second of heartbeats (the next ones redo them), never
+    -- half of one. Measured on PostgreSQL 15 here: 3-4 ms -> 0.1-0.4 ms per heartbeat
+    -- (docs/benchmarks.md). Local to this statement's transaction; nothing else is affected.
+    SELECT set_config('synchronous_commit', 'off', true) AS "setting"
+  ), input AS (
+    SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS x(
+      "i" int, "device" uuid, "org" uuid, "fingerprint" text, "status" text, "os" text, "arch" text,
+      "agentVersion" text, "hardwareModel" text, "ipAddress" text, "facts" jsonb)
+  ), prev AS (
+    SELECT d."id", d."status" AS "previous", x.*
+      FROM input x JOIN "Device" d ON d."id" = x."device" AND d."organizationId" = x."org"
+     WHERE EXISTS (SELECT 1 FROM async_commit a WHERE a."setting" = 'off')
+       AND EXISTS (SELECT 1 FROM "DeviceCertificate" c
+                    WHERE c."fingerprint" = x."fingerprint" AND c."deviceId" = d."id"
+                      AND NOT c."revoked" AND c."notAfter" > (now() AT TIME ZONE 'UTC'))
+       AND EXISTS (SELECT 1 FROM "Organization" o WHERE o."id" = d."organizationId" AND o."status" = 'active')
+     ORDER BY d."id"
+     FOR UPDATE OF d
+  ), upd AS (
+    UPDATE "Device" d SET
+      "status" = p."status",
+      "statusChangedAt" = CASE WHEN p."previous" = p."status" THEN d."statusChangedAt" ELSE (now() AT TIME ZONE 'UTC') END,
+      "updatedAt" = CASE WHEN p."previous" = p."status" THEN d."updatedAt" ELSE (now() AT TIME ZONE 'UTC') END,
+      "lastSeenAt" = (now() AT TIME ZONE 'UTC'),
+      "os" = COALESCE(p."os", d."os"),
+      "arch" = COALESCE(p."arch", d."arch"),
+      "agentVersion" = COALESCE(p."agentVersion", d."agentVersion"),
+      "hardwareModel" = COALESCE(p."hardwareModel", d."hardwareModel"),
+      "ipAddress" = COALESCE(p."ipAddress", d."ipAddress"),
+      "facts" = COALESCE(p."facts", d."facts")
+    FROM prev p
+    WHERE d."id" = p."id"
+    RETURNING p."i", d."id", d."organizationId", p."previous", d."status" AS "current"
+  ), logged AS (
+    INSERT INTO "DeviceEvent" ("organizationId", "deviceId", "type", "message", "data", "actorType", "actorId", "createdAt")
+    SELECT u."organizationId", u."id", 'status_changed', 'Status changed from ' || u."previous" || ' to ' || u."current",
+           jsonb_build_object('from', u."previous", 'to', u."current", 'reason', 'heartbeat'), 'device', u."id"::text, (now() AT TIME ZONE 'UTC')
+      FROM upd u WHERE u."previous" <> u."current"
+    RETURNING 1
+  )
+  -- Whether the device is told to install or remove anything: most devices are not, and for
+  -- them the heartbeat needs no desired-state query (DeploymentDevice(deviceId, desiredAction)).
+  SELECT u."i", u."previous", u."current",
+         EXISTS (SELECT 1 FROM "DeploymentDevice" dd WHERE dd."deviceId" = u."id" AND dd."desiredAction" IS NOT NULL) AS "hasDesired"
+    FROM upd u`;
+
+function rowOf(i: number, device: DevicePrincipal, input: HeartbeatWrite, sourceIp: string | null): Row {
+  const { named, rest } = splitFacts(input.facts);
+  return {
+    i,
+    device: device.deviceId,
+    org: device.organizationId,
+    fingerprint: device.fingerprint,
+    status: input.status,
+    os: named.os ?? null,
+    arch: named.arch ?? null,
+    agentVersion: named.agentVersion ?? null,
+    hardwareModel: named.hardwareModel ?? null,
+    // the source address when the agent reports none
+    ipAddress: named.ipAddress ?? sourceIp,
+    // facts replace the previous free-form facts when the agent sends any; named facts
+    // (columns) change only when reported
+    facts: input.facts ? rest : null,
+  };
 }
 
 /**
- * null when the device or its certificate is no longer valid (deleted, revoked, expired).
- * Runs on the driver directly (`database.opened.raw`, the same pool or PGlite instance
- * Prisma uses), not through Prisma: on this path Prisma's per-query compilation was a large
- * share of the CPU a heartbeat costs (docs/benchmarks.md). The statement is still a
- * parameterized tagged template.
+ * Writes heartbeats of many devices in one statement; for each, its result, or null when the
+ * device or its certificate is no longer valid (deleted, revoked, expired, organization not
+ * active). Runs on the driver directly (`database.opened.raw`, the same pool or PGlite
+ * instance Prisma uses), not through Prisma: on this path Prisma's per-query compilation was
+ * a large share of the CPU a heartbeat costs. A device must appear at most once.
  */
+export async function recordHeartbeats(
+  raw: RawDatabase,
+  items: { device: DevicePrincipal; input: HeartbeatWrite; sourceIp: string | null }[],
+): Promise<(HeartbeatResult | null)[]> {
+  const rows = items.map((item, i) => rowOf(i, item.device, item.input, item.sourceIp));
+  const results: (HeartbeatResult | null)[] = items.map(() => null);
+  for (const r of await raw.query<HeartbeatResult & { i: number }>(STATEMENT, [JSON.stringify(rows)])) {
+    results[r.i] = { previous: r.previous, current: r.current, hasDesired: r.hasDesired === true };
+  }
+  return results;
+}
+
+/** One heartbeat in one statement (null: refused, see recordHeartbeats). */
 export async function recordHeartbeat(raw: RawDatabase, device: DevicePrincipal, input: HeartbeatWrite, sourceIp: string | null): Promise<HeartbeatResult | null> {
-  const { named, rest } = splitFacts(input.facts);
-  // Facts replace the previous free-form facts when the agent sends any; named facts
-  // (columns) change only when reported.
-  const factsJson = input.facts ? JSON.stringify(rest) : null;
-  const statement = Prisma.sql`
-    WITH async_commit AS (
-      -- This statement's own transaction commits without waiting for the WAL flush: a crash
-      -- may lose the last fraction of a second of heartbeats (the next ones redo them), never
-      -- half of one. Measured on PostgreSQL 15 here: 3-4 ms -> 0.1-0.4 ms per heartbeat
-      -- (docs/benchmarks.md). Local to this statement's transaction; nothing else is affected.
-      SELECT set_config('synchronous_commit', 'off', true) AS "setting"
-    ), prev AS (
-      SELECT d."id", d."status" FROM "Device" d
-       WHERE d."id" = ${device.deviceId}::uuid AND d."organizationId" = ${device.organizationId}::uuid
-         AND EXISTS (SELECT 1 FROM async_commit a WHERE a."setting" = 'off')
-         AND EXISTS (SELECT 1 FROM "DeviceCertificate" c
-                      WHERE c."fingerprint" = ${device.fingerprint} AND c."deviceId" = d."id"
-                        AND NOT c."revoked" AND c."notAfter" > ${UTC_NOW})
-         AND EXISTS (SELECT 1 FROM "Organization" o WHERE o."id" = d."organizationId" AND o."status" = 'active')
-       FOR UPDATE OF d
-    ), upd AS (
-      UPDATE "Device" d SET
-        "status" = ${input.status},
-        "statusChangedAt" = CASE WHEN p."status" = ${input.status} THEN d."statusChangedAt" ELSE ${UTC_NOW} END,
-        "updatedAt" = CASE WHEN p."status" = ${input.status} THEN d."updatedAt" ELSE ${UTC_NOW} END,
-        "lastSeenAt" = ${UTC_NOW},
-        "os" = COALESCE(${named.os ?? null}::text, d."os"),
-        "arch" = COALESCE(${named.arch ?? null}::text, d."arch"),
-        "agentVersion" = COALESCE(${named.agentVersion ?? null}::text, d."agentVersion"),
-        "hardwareModel" = COALESCE(${named.hardwareModel ?? null}::text, d."hardwareModel"),
-        "ipAddress" = COALESCE(${named.ipAddress ?? sourceIp}::text, d."ipAddress"),
-        "facts" = COALESCE(${factsJson}::jsonb, d."facts")
-      FROM prev p
-      WHERE d."id" = p."id"
-      RETURNING d."id", d."organizationId", p."status" AS "previous", d."status" AS "current"
-    ), logged AS (
-      INSERT INTO "DeviceEvent" ("organizationId", "deviceId", "type", "message", "data", "actorType", "actorId", "createdAt")
-      SELECT u."organizationId", u."id", 'status_changed', 'Status changed from ' || u."previous" || ' to ' || u."current",
-             jsonb_build_object('from', u."previous", 'to', u."current", 'reason', 'heartbeat'), 'device', u."id"::text, ${UTC_NOW}
-        FROM upd u WHERE u."previous" <> u."current"
-      RETURNING 1
-    )
-    SELECT "previous", "current" FROM upd`;
-  const rows = await raw.query<HeartbeatResult>(statement.text, statement.values);
-  return rows[0] ?? null;
+  return (await recordHeartbeats(raw, [{ device, input, sourceIp }]))[0];
+}
+
+interface Waiting {
+  device: DevicePrincipal;
+  input: HeartbeatWrite;
+  sourceIp: string | null;
+  resolve(result: HeartbeatResult | null): void;
+  reject(err: unknown): void;
+}
+
+export interface HeartbeatWriterOptions {
+  /** statements running at once (PGlite runs one at a time anyway) */
+  maxInFlight: number;
+  /** rows per statement */
+  maxBatch: number;
+}
+
+/** SQLSTATEs worth one more try of the whole batch: deadlock with another writer, serialization failure. */
+const RETRYABLE = new Set(["40P01", "40001"]);
+
+/**
+ * Group commit: a heartbeat waits at most for the statement in flight; whatever arrived
+ * meanwhile goes out together as the next statement. With no load a heartbeat is one
+ * statement of one row at once (no added delay); under load the statements grow instead of
+ * queueing. No timers: nothing to stop at shutdown, and every waiting request is answered.
+ */
+export class HeartbeatWriter {
+  private queue: Waiting[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+  /** rows written and statements run, for the benchmark's report */
+  readonly stats = { rows: 0, statements: 0, largestBatch: 0 };
+
+  /** Read at every flush: the benchmark switches to one row per statement to compare (bench/support/serve.ts). */
+  options: HeartbeatWriterOptions;
+
+  constructor(private readonly raw: RawDatabase, options?: HeartbeatWriterOptions) {
+    this.options = options ?? { maxInFlight: raw.kind === "pglite" ? 1 : 2, maxBatch: 500 };
+  }
+
+  write(device: DevicePrincipal, input: HeartbeatWrite, sourceIp: string | null): Promise<HeartbeatResult | null> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ device, input, sourceIp, resolve, reject });
+      this.kick();
+    });
+  }
+
+  private kick() {
+    if (this.scheduled || this.inFlight >= this.options.maxInFlight || this.queue.length === 0) return;
+    this.scheduled = true;
+    // setImmediate: the requests parsed in the same turn of the event loop join this batch.
+    setImmediate(() => {
+      this.scheduled = false;
+      while (this.inFlight < this.options.maxInFlight && this.queue.length > 0) {
+        const batch = this.take();
+        this.inFlight++;
+        void this.run(batch).finally(() => {
+          this.inFlight--;
+          this.kick();
+        });
+      }
+    });
+  }
+
+  /** The next batch: at most maxBatch, each device once (a second heartbeat of a device waits for the next batch). */
+  private take(): Waiting[] {
+    const batch: Waiting[] = [];
+    const rest: Waiting[] = [];
+    const devices = new Set<string>();
+    for (const w of this.queue) {
+      if (batch.length < this.options.maxBatch && !devices.has(w.device.deviceId)) {
+        devices.add(w.device.deviceId);
+        batch.push(w);
+      } else {
+        rest.push(w);
+      }
+    }
+    this.queue = rest;
+    return batch;
+  }
+
+  private async run(batch: Waiting[]) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const results = await recordHeartbeats(this.raw, batch);
+        this.stats.rows += batch.length;
+        this.stats.statements++;
+        this.stats.largestBatch = Math.max(this.stats.largestBatch, batch.length);
+        batch.forEach((w, i) => w.resolve(results[i]));
+        return;
+      } catch (err) {
+        if (attempt < 3 && RETRYABLE.has(sqlStateOf(err))) continue;
+        if (batch.length === 1) return batch[0].reject(err);
+        // One row can fail the whole statement (a fact PostgreSQL's jsonb refuses, such as
+        // "\u0000"): each heartbeat then gets its own statement, and only the bad one fails.
+        await Promise.all(batch.map((w) => this.run([w])));
+        return;
+      }
+    }
+  }
+}
+
+function sqlStateOf(err: unknown): string {
+  const e = err as { code?: unknown } | null;
+  return typeof e?.code === "string" ? e.code : "";
+}
+
+const writers = new WeakMap<object, HeartbeatWriter>();
+
+/** The writer of one running service (tests run several services in one process). */
+export function heartbeatWriterOf(services: Services): HeartbeatWriter {
+  let writer = writers.get(services);
+  if (!writer) {
+    writer = new HeartbeatWriter(services.database.opened.raw);
+    writers.set(services, writer);
+  }
+  return writer;
+}
+
+export interface HeartbeatInput extends HeartbeatWrite {
+  deployments?: DeploymentProgress[];
+}
+
+export interface HeartbeatAnswer {
+  heartbeatIntervalSeconds: number;
+  deployments: DesiredDeployment[];
+}
+
+/**
+ * A heartbeat of an authenticated device, whichever way it came (the lean REST route of
+ * src/http/agent-heartbeat.ts or the tRPC procedure): write it, refuse it when the
+ * statement's re-check failed (401, or 403 for a suspended organization), publish the status
+ * change after it committed, record the reported deployment progress and answer the desired
+ * state.
+ */
+export async function handleHeartbeat(services: Services, device: DevicePrincipal, input: HeartbeatInput, sourceIp: string | null): Promise<HeartbeatAnswer> {
+  const result = await heartbeatWriterOf(services).write(device, input, sourceIp);
+  // Revoked or expired since it was cached, device deleted, or organization suspended.
+  if (!result) throw await refusalAfterRecheck(services, device);
+  const { deviceId, organizationId } = device;
+  if (result.previous !== result.current) {
+    eventBusOf(services).publish("device.status_changed", { organizationId, deviceId, from: result.previous, to: result.current, at: new Date().toISOString() });
+  }
+  return {
+    heartbeatIntervalSeconds: services.config.HEARTBEAT_INTERVAL_SECONDS,
+    // Reports may change the desired state (a confirmed removal, a rollout move): then it is read again.
+    deployments: result.hasDesired || input.deployments?.length ? await desiredStateOf(services, { id: deviceId, organizationId }, input.deployments) : [],
+  };
 }

@@ -2,11 +2,8 @@
 // Enrollment proves itself with an enrollment token; everything else with a device token
 // (device-auth.ts). API keys and user tokens are refused here, device tokens everywhere else.
 import { deviceProcedure, deviceProcedureCheckedByHandler, publicProcedure, router } from "../../trpc/procedures.js";
-import { refusalAfterRecheck } from "../../trpc/device-auth.js";
-import { eventBusOf } from "../../lib/events.js";
-import { desiredStateOf } from "./desired-state.js";
 import { enrollDevice } from "./enroll.js";
-import { recordHeartbeat } from "./heartbeat.js";
+import { handleHeartbeat } from "./heartbeat.js";
 import { renewOwnCertificate } from "./renew.js";
 import { enrollInput, enrollOutput, heartbeatInput, heartbeatOutput, renewInput, renewOutput } from "./schemas.js";
 
@@ -44,24 +41,10 @@ export const agentRouter = router({
     })
     .input(heartbeatInput)
     .output(heartbeatOutput)
-    .mutation(async ({ ctx, input }) => {
-      const device = { id: ctx.device.deviceId, organizationId: ctx.device.organizationId };
-      const result = await recordHeartbeat(ctx.services.database.opened.raw, ctx.device, input, ctx.request.sourceIp);
-      // Revoked or expired since it was cached, device deleted, or organization suspended.
-      if (!result) throw await refusalAfterRecheck(ctx.services, ctx.device);
-      if (result.previous !== result.current) {
-        eventBusOf(ctx.services).publish("device.status_changed", {
-          ...{ organizationId: device.organizationId, deviceId: device.id },
-          from: result.previous,
-          to: result.current,
-          at: new Date().toISOString(),
-        });
-      }
-      return {
-        heartbeatIntervalSeconds: ctx.services.config.HEARTBEAT_INTERVAL_SECONDS,
-        deployments: await desiredStateOf(ctx.services, device, input.deployments),
-      };
-    }),
+    // REST callers reach the lean route of src/http/agent-heartbeat.ts (same handler, same
+    // schemas, mounted before the REST facade); this procedure documents the operation in
+    // openapi.json and serves tRPC clients.
+    .mutation(({ ctx, input }) => handleHeartbeat(ctx.services, ctx.device, input, ctx.request.sourceIp)),
 
   renewCertificate: deviceProcedure
     .meta({

@@ -13,6 +13,7 @@ import { UTC_NOW } from "../devices/sql.js";
 import { DeploymentEvents } from "./events.js";
 import { openSecrets, renderParameters } from "./parameters.js";
 import { evaluateDeployment } from "./service.js";
+import { mayChangeVerdict } from "./verdict-precheck.js";
 
 interface DesiredRow {
   deploymentId: string;
@@ -104,6 +105,8 @@ export async function recordDeploymentProgress(services: Pick<Services, "prisma"
   const toJudge = [...new Set(changed.filter((e) => DECISIVE_STATES.has(e.state)).map((e) => e.deploymentId))];
   for (const deploymentId of toJudge) {
     try {
+      // Most reports cannot change the verdict: they skip the deployment's row lock.
+      if (!(await mayChangeVerdict(services.prisma, device.organizationId, deploymentId))) continue;
       await services.prisma.$transaction((tx) => evaluateDeployment(tx, device.organizationId, deploymentId, events));
     } catch (err) {
       // The report is stored; the rollout job judges the deployment again shortly.

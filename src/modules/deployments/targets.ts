@@ -63,13 +63,13 @@ export async function planRollout(db: DbTx, deploymentId: string, strategy: Stag
   plan.reduce((sum, batch) => (boundaries.push(sum + batch.size), sum + batch.size), 0);
   await db.$executeRaw`
     WITH ranked AS (
-      SELECT "deviceId", row_number() OVER (ORDER BY md5("deviceId"::text || ${deploymentId}::text)) AS "rank"
+      SELECT ctid AS "row", row_number() OVER (ORDER BY md5("deviceId"::text || ${deploymentId}::text)) AS "rank"
         FROM "DeploymentDevice" WHERE "deploymentId" = ${deploymentId}::uuid AND "state" = 'pending'
     )
     UPDATE "DeploymentDevice" dd
        SET "batchIndex" = (SELECT count(*) FROM jsonb_array_elements_text(${JSON.stringify(boundaries)}::jsonb) b WHERE b::int < r."rank")::int
       FROM ranked r
-     WHERE dd."deploymentId" = ${deploymentId}::uuid AND dd."deviceId" = r."deviceId"`;
+     WHERE dd.ctid = r."row"`;
   await db.deploymentBatch.createMany({ data: plan.map((b) => ({ deploymentId, index: b.index, kind: b.kind, size: b.size })) });
   return plan;
 }

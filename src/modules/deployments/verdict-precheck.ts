@@ -1,0 +1,54 @@
+// A lock-free look at whether judging a deployment after a device report can change anything.
+// Judging takes the deployment's row lock (evaluateDeployment): doing it for every `running`
+// report serializes all reports of a deployment on that lock. Most of them cannot change the
+// verdict (the batch is still below its success threshold and above its failure threshold), so
+// they skip it. Skipping is safe: a report's entry is committed before this read (autocommit),
+// so of concurrent reports the last one to read sees every other's state; the rollout job
+// judges every deployment in flight again anyway.
+import type { DbTx } from "../../db/client.js";
+import { UTC_NOW } from "../devices/sql.js";
+import { judgeBatch } from "./rollout-machine.js";
+import type { Strategy } from "./strategy.js";
+
+interface Snapshot {
+  status: string;
+  rolloutState: string;
+  strategy: Strategy;
+  batchIndex: number | null;
+  batchSize: number | null;
+  batchState: string | null;
+  failureAccepted: boolean | null;
+  deadlinePassed: boolean | null;
+  running: number;
+  failed: number;
+  inFlight: boolean;
+  awaitingRemoval: boolean;
+}
+
+export async function mayChangeVerdict(db: DbTx, organizationId: string, deploymentId: string): Promise<boolean> {
+  const rows = await db.$queryRaw<Snapshot[]>`
+    SELECT d."status", d."rolloutState", d."strategy", b."index" AS "batchIndex", b."size" AS "batchSize", b."state" AS "batchState",
+           b."failureAccepted", (b."deadlineAt" <= ${UTC_NOW}) AS "deadlinePassed",
+           (SELECT count(*) FROM "DeploymentDevice" x WHERE x."deploymentId" = d."id" AND x."batchIndex" = b."index" AND x."state" = 'running')::int AS "running",
+           (SELECT count(*) FROM "DeploymentDevice" x WHERE x."deploymentId" = d."id" AND x."batchIndex" = b."index" AND x."state" = 'failed')::int AS "failed",
+           -- all-at-once entries have no batch: (deploymentId, batchIndex, state) serves this
+           EXISTS (SELECT 1 FROM "DeploymentDevice" x WHERE x."deploymentId" = d."id" AND x."batchIndex" IS NULL AND x."desiredAction" = 'install'
+                      AND x."state" IN ('pending', 'downloading', 'installing')) AS "inFlight",
+           EXISTS (SELECT 1 FROM "DeploymentDevice" x WHERE x."deploymentId" = d."id" AND x."desiredAction" = 'remove'
+                      AND x."state" <> 'removed') AS "awaitingRemoval"
+      FROM "Deployment" d
+      LEFT JOIN "DeploymentBatch" b ON b."deploymentId" = d."id" AND b."index" = d."currentBatch"
+     WHERE d."id" = ${deploymentId}::uuid AND d."organizationId" = ${organizationId}::uuid`;
+  const s = rows[0];
+  if (!s) return false;
+  if (s.status === "stopping" || s.status === "deleting") return !s.awaitingRemoval;
+  if (s.status !== "running") return false;
+  if (s.strategy.type === "all-at-once") return s.rolloutState === "in_progress" && !s.inFlight;
+  if (s.rolloutState !== "canary" && s.rolloutState !== "in_progress") return false;
+  if (s.batchIndex === null || s.batchState !== "in_progress") return false;
+  const verdict = judgeBatch(
+    { index: s.batchIndex, size: s.batchSize!, running: s.running, failed: s.failed, failureAccepted: s.failureAccepted === true, deadlinePassed: s.deadlinePassed === true },
+    s.strategy,
+  );
+  return verdict.kind !== "wait";
+}

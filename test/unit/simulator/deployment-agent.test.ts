@@ -1,0 +1,245 @@
+// The simulator's deployment logic on one virtual device, with an injected clock and random
+// source: the install walk and its delays, failures with a message, reports until
+// acknowledged, removals, deployments leaving the desired state, upgrades replacing the
+// running version, and the fast mode.
+import { describe, expect, it } from "vitest";
+import { DeploymentAgent, type DeploymentAgentOptions, type DesiredDeploymentEntry } from "../../../src/simulator/deployment-agent.js";
+import { parseDelayRange, parseSimulatorArgs } from "../../../src/simulator/cli.js";
+
+const APP = "11111111-1111-4111-8111-111111111111";
+const D1 = "aaaaaaaa-0000-4000-8000-000000000001";
+const D2 = "aaaaaaaa-0000-4000-8000-000000000002";
+const OTHER_APP = "22222222-2222-4222-8222-222222222222";
+
+function install(deploymentId: string, version = "1.0.0", applicationId = APP): DesiredDeploymentEntry {
+  return { deploymentId, action: "install", applicationId, version, profile: { id: "p", type: "compose", components: [] }, parameters: {} };
+}
+function remove(deploymentId: string, version = "1.0.0", applicationId = APP): DesiredDeploymentEntry {
+  return { deploymentId, action: "remove", applicationId, version, profile: { id: "p", type: "compose", components: [] }, parameters: {} };
+}
+
+/** A clock the test moves, and a random source that replays `values` (then 0.5). */
+function fixture(options: Omit<DeploymentAgentOptions, "now" | "random"> = {}, values: number[] = []) {
+  const clock = { t: 1_000_000 };
+  const queue = [...values];
+  const agent = new DeploymentAgent({
+    timings: { downloadMs: [2000, 8000], installMs: [1000, 4000], removeMs: [500, 2000] },
+    ...options,
+    now: () => clock.t,
+    random: () => (queue.length ? queue.shift()! : 0.5),
+  });
+  /** one heartbeat: reports out (acknowledged), desired state in */
+  const heartbeat = (desired: DesiredDeploymentEntry[]) => {
+    const reports = agent.pendingReports();
+    agent.acknowledge(reports);
+    agent.apply(desired);
+    return reports;
+  };
+  return { agent, clock, heartbeat, advance: (ms: number) => (clock.t += ms) };
+}
+
+describe("install", () => {
+  it("walks downloading -> installing -> running with delays drawn from the configured ranges", () => {
+    // random: failure dice 0.9 (no failure), download 0.5 -> 5000 ms, install 0.5 -> 2500 ms
+    const { agent, heartbeat, advance } = fixture({ failureRate: 0.05 }, [0.9]);
+    expect(heartbeat([install(D1)])).toEqual([]);
+    expect(agent.get(D1)).toMatchObject({ state: "downloading", action: "install", version: "1.0.0" });
+    expect(agent.busy()).toBe(true);
+    expect(agent.nextDueAt()).toBe(1_000_000 + 5000);
+
+    // the next heartbeat reports the download, once
+    expect(heartbeat([install(D1)])).toEqual([{ deploymentId: D1, state: "downloading" }]);
+    expect(heartbeat([install(D1)])).toEqual([]);
+
+    advance(4999);
+    expect(agent.pendingReports()).toEqual([]);
+    advance(1);
+    expect(heartbeat([install(D1)])).toEqual([{ deploymentId: D1, state: "installing" }]);
+    advance(2500);
+    expect(heartbeat([install(D1)])).toEqual([{ deploymentId: D1, state: "running" }]);
+    expect(agent.busy()).toBe(false);
+    expect(heartbeat([install(D1)])).toEqual([]);
+    expect(agent.get(D1)!.history).toEqual(["downloading", "installing", "running"]);
+    expect(agent.counts()).toMatchObject({ running: 1, downloading: 0 });
+  });
+
+  it("scales the delays with timeScale, and takes several steps at once when the clock jumped", () => {
+    const { agent, heartbeat, advance } = fixture({ timeScale: 0.01 }, [0.9, 0, 1]); // download 20 ms, install 40 ms
+    heartbeat([install(D1)]);
+    expect(agent.nextDueAt()).toBe(1_000_000 + 20);
+    advance(60);
+    // only the current state is reported: the service keeps the last report of a deployment anyway
+    expect(heartbeat([install(D1)])).toEqual([{ deploymentId: D1, state: "running" }]);
+    expect(agent.get(D1)!.history).toEqual(["downloading", "installing", "running"]);
+  });
+
+  it("timeScale 0 runs an install at once (the fast mode of benchmarks)", () => {
+    const { agent, heartbeat } = fixture({ timeScale: 0 });
+    heartbeat([install(D1)]);
+    expect(agent.get(D1)!.state).toBe("running");
+    expect(agent.busy()).toBe(true); // running is not reported yet
+    expect(heartbeat([install(D1)])).toEqual([{ deploymentId: D1, state: "running" }]);
+    expect(agent.busy()).toBe(false);
+  });
+
+  it("fails at the configured rate, in the download or the install step, with a message", () => {
+    // failure dice 0.01 < 0.05: fails; phase dice 0.2 < 0.5: download
+    const download = fixture({ failureRate: 0.05 }, [0.01, 0.2]);
+    download.heartbeat([install(D1)]);
+    download.advance(10_000);
+    const [report] = download.heartbeat([install(D1)]);
+    expect(report).toMatchObject({ deploymentId: D1, state: "failed" });
+    expect(report.message).toMatch(/^download failed: .*\(simulated\)$/);
+    expect(download.agent.get(D1)!.history).toEqual(["downloading", "failed"]);
+    expect(download.agent.busy()).toBe(false);
+
+    // phase dice 0.7: install
+    const inst = fixture({ failureRate: 0.05 }, [0.01, 0.7]);
+    inst.heartbeat([install(D1)]);
+    inst.advance(20_000);
+    const [failed] = inst.heartbeat([install(D1)]);
+    expect(failed.state).toBe("failed");
+    expect(failed.message).toMatch(/^install failed: /);
+    expect(inst.agent.get(D1)!.history).toEqual(["downloading", "installing", "failed"]);
+  });
+
+  it("never fails with rate 0 and always fails with rate 1", () => {
+    const never = fixture({ failureRate: 0, timeScale: 0 }, [0]);
+    never.heartbeat([install(D1)]);
+    expect(never.agent.get(D1)!.state).toBe("running");
+    const always = fixture({ failureRate: 1, timeScale: 0 }, [0.999]);
+    always.heartbeat([install(D1)]);
+    expect(always.agent.get(D1)!.state).toBe("failed");
+  });
+
+  it("keeps a report until a heartbeat carrying it succeeded", () => {
+    const { agent, advance } = fixture({ timeScale: 0.001 });
+    agent.apply([install(D1)]);
+    const first = agent.pendingReports();
+    expect(first).toEqual([{ deploymentId: D1, state: "downloading" }]);
+    // that heartbeat failed: nothing acknowledged, the state goes out again (now further along)
+    advance(100);
+    expect(agent.pendingReports()).toEqual([{ deploymentId: D1, state: "running" }]);
+    agent.acknowledge(agent.pendingReports());
+    expect(agent.pendingReports()).toEqual([]);
+  });
+
+  it("does not start an install twice when the desired state repeats it", () => {
+    const { agent, heartbeat, advance } = fixture({}, [0.9]);
+    heartbeat([install(D1)]);
+    const due = agent.nextDueAt();
+    advance(1000);
+    heartbeat([install(D1)]);
+    expect(agent.nextDueAt()).toBe(due);
+    expect(agent.list()).toHaveLength(1);
+  });
+
+  it("runs deployments of different applications side by side", () => {
+    const { agent, heartbeat } = fixture({ timeScale: 0 });
+    heartbeat([install(D1), install(D2, "3.0.0", OTHER_APP)]);
+    expect(agent.list().map((d) => [d.deploymentId, d.state])).toEqual([[D1, "running"], [D2, "running"]]);
+  });
+});
+
+describe("desired state changes", () => {
+  it("a new install of the same application replaces the old one (upgrade, rollback)", () => {
+    const { agent, heartbeat, advance } = fixture({ timeScale: 0.001 });
+    heartbeat([install(D1, "1.0.0")]);
+    advance(100);
+    heartbeat([install(D1, "1.0.0")]);
+    expect(agent.get(D1)!.state).toBe("running");
+    // the service supersedes D1 in the same answer that brings D2; both in one answer also replaces
+    heartbeat([install(D1, "1.0.0"), install(D2, "1.1.0")]);
+    expect(agent.get(D1)).toBeUndefined();
+    expect(agent.get(D2)).toMatchObject({ version: "1.1.0", state: "downloading" });
+    advance(100);
+    expect(heartbeat([install(D2, "1.1.0")])).toEqual([{ deploymentId: D2, state: "running" }]);
+  });
+
+  it("drops a deployment that left the desired state (cancelled or superseded) without reporting it", () => {
+    const { agent, heartbeat } = fixture({}, [0.9]);
+    heartbeat([install(D1)]);
+    expect(agent.busy()).toBe(true);
+    heartbeat([]);
+    expect(agent.list()).toEqual([]);
+    expect(agent.busy()).toBe(false);
+    expect(agent.pendingReports()).toEqual([]);
+  });
+
+  it("remove: reports removing, then removed, and forgets the deployment once the service confirmed it", () => {
+    const { agent, heartbeat, advance } = fixture({}, [0.9, 0, 0]); // download 2000, install 1000
+    heartbeat([install(D1)]);
+    advance(3000);
+    heartbeat([install(D1)]);
+    expect(agent.get(D1)!.state).toBe("running");
+    heartbeat([remove(D1)]); // reports running; the answer asks for the removal
+    expect(agent.get(D1)).toMatchObject({ action: "remove", state: "removing" });
+    expect(agent.nextDueAt()).toBe(agent.get(D1)!.dueAt);
+    expect(heartbeat([remove(D1)])).toEqual([{ deploymentId: D1, state: "removing" }]);
+    advance(2000);
+    expect(heartbeat([remove(D1)])).toEqual([{ deploymentId: D1, state: "removed" }]);
+    // confirmed: the service no longer lists it
+    expect(heartbeat([])).toEqual([]);
+    expect(agent.list()).toEqual([]);
+  });
+
+  it("a removal interrupts an install in flight, and a failed install is removed too", () => {
+    const { agent, heartbeat, advance } = fixture({ failureRate: 1 }, [0, 0.9]);
+    heartbeat([install(D1), install(D2, "1.0.0", OTHER_APP)]); // D1 fails in install; D2 too (rate 1)
+    expect(agent.get(D1)!.state).toBe("downloading");
+    heartbeat([remove(D1), install(D2, "1.0.0", OTHER_APP)]);
+    expect(agent.get(D1)!.state).toBe("removing");
+    advance(20_000);
+    expect(agent.get(D2)!.state).toBe("downloading"); // not advanced until asked
+    const reports = heartbeat([remove(D1), remove(D2, "1.0.0", OTHER_APP)]);
+    expect(reports).toEqual([
+      { deploymentId: D1, state: "removed" },
+      { deploymentId: D2, state: "failed", message: expect.stringMatching(/failed/) },
+    ]);
+    expect(agent.get(D2)!.state).toBe("removing");
+    expect(agent.get(D1)!.history).toEqual(["downloading", "removing", "removed"]);
+  });
+
+  it("confirms the removal of a deployment it does not know (an agent that restarted)", () => {
+    const { agent, heartbeat, advance } = fixture({ timeScale: 0.001 });
+    heartbeat([remove(D1)]);
+    expect(agent.get(D1)!.state).toBe("removing");
+    advance(10);
+    expect(heartbeat([remove(D1)])).toEqual([{ deploymentId: D1, state: "removed" }]);
+  });
+
+  it("a repeated remove does not restart the removal", () => {
+    const { agent, heartbeat, advance } = fixture({ timeScale: 0 });
+    heartbeat([install(D1)]);
+    heartbeat([remove(D1)]);
+    expect(agent.get(D1)!.state).toBe("removed");
+    advance(5);
+    heartbeat([remove(D1)]);
+    expect(agent.get(D1)!.history).toEqual(["downloading", "installing", "running", "removing", "removed"]);
+  });
+});
+
+describe("options", () => {
+  it("refuses nonsense", () => {
+    expect(() => new DeploymentAgent({ failureRate: 2 })).toThrow(/failureRate/);
+    expect(() => new DeploymentAgent({ timeScale: -1 })).toThrow(/timeScale/);
+    expect(() => new DeploymentAgent({ timings: { downloadMs: [5, 1] } })).toThrow(/downloadMs/);
+  });
+
+  it("parses delay ranges and the deployment flags of the CLI", () => {
+    expect(parseDelayRange("2s-8s", "download")).toEqual([2000, 8000]);
+    expect(parseDelayRange("2-8s", "download")).toEqual([2000, 8000]);
+    expect(parseDelayRange("500ms-2s", "remove")).toEqual([500, 2000]);
+    expect(parseDelayRange("3s", "install")).toEqual([3000, 3000]);
+    expect(() => parseDelayRange("8s-2s", "download")).toThrow(/upper bound/);
+    const base = ["--url", "http://localhost:3000", "--token", "fme_x", "--devices", "5"];
+    const defaults = parseSimulatorArgs(base);
+    expect(defaults).toMatchObject({
+      failureRate: 0.05, deploymentFailureRate: 0.05, timeScale: 1,
+      deploymentTimings: { downloadMs: [2000, 8000], installMs: [1000, 4000], removeMs: [500, 2000] },
+    });
+    expect(parseSimulatorArgs([...base, "--fast", "--deployment-failure-rate", "0.2"])).toMatchObject({ timeScale: 0, deploymentFailureRate: 0.2 });
+    expect(parseSimulatorArgs([...base, "--time-scale", "0.1", "--busy-heartbeat", "200ms"])).toMatchObject({ timeScale: 0.1, busyHeartbeatMs: 200 });
+    expect(() => parseSimulatorArgs([...base, "--fast", "--time-scale", "1"])).toThrow(/--fast/);
+  });
+});
