@@ -51,6 +51,22 @@ deploymentProfiles:
       cpu: { cores: ${extra.cores ?? 0.5}, architectures: [arm64, amd64] }
       memory: 512Mi
       storage: 1Gi
+${id === "vision-gateway" ? VISION_PARAMETERS : ""}`;
+
+// Parameters a deployment of the vision gateway gives (docs/deployments.md): a checked number
+// with a default, and a secret without one.
+const VISION_PARAMETERS = `parameters:
+  pollSeconds:
+    value: 30
+    description: how often the cameras are polled
+    schema: { type: integer, minimum: 5, maximum: 3600 }
+    targets: [{ pointer: POLL_SECONDS, components: [vision-gateway] }]
+  cloudToken:
+    description: token for the inference cloud
+    secret: true
+    required: true
+    schema: { type: string }
+    targets: [{ pointer: CLOUD_TOKEN, components: [vision-gateway] }]
 `;
 
 const ICON = `<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16"><rect width="16" height="16" fill="#2a7"/></svg>\n`;

@@ -26,6 +26,8 @@ const TOKEN_LIFETIME_SECONDS = 300;
 const TOKEN_REFRESH_MARGIN_SECONDS = 60;
 const AGENT_VERSION = "fleet-simulator/1.0";
 
+const ARCHITECTURES = ["arm64", "arm64", "arm64", "amd64", "amd64", "armv7"] as const;
+
 export class VirtualDevice {
   keys!: DeviceKeys;
   deviceId: string | null = null;
@@ -50,7 +52,8 @@ export class VirtualDevice {
   facts() {
     return {
       os: "Linux 6.6 (simulated)",
-      arch: ["arm64", "amd64", "armv7"][this.reportedDeviceId.length % 3],
+      // A fleet of mixed hardware, stable per device: mostly arm64, some amd64, a few armv7.
+      arch: ARCHITECTURES[[...this.reportedDeviceId].reduce((sum, c) => sum + c.charCodeAt(0), 0) % ARCHITECTURES.length],
       agentVersion: AGENT_VERSION,
       hardwareModel: "SimBoard v2",
       simulated: true,

@@ -203,11 +203,13 @@ describe.skipIf(!ON_POSTGRES)("kill -9 during a Git sync job (PostgreSQL; skippe
       // due-syncs schedule (every minute; brought forward here) enqueues the sync again: the
       // registry was never synced, so it is due.
       await h.services.prisma.$executeRaw`UPDATE "GitRegistry" SET "syncLeaseUntil" = now() - interval '1 second' WHERE "id" = ${registryId}::uuid`;
+      // The dead process may have been running the schedule itself: its lock expires too.
+      await h.services.prisma.$executeRaw`UPDATE "Job" SET "lockedUntil" = now() - interval '1 second' WHERE "state" = 'running' AND "type" = 'schedule.git-registry.due-syncs'`;
       await h.services.prisma.$executeRaw`UPDATE "Job" SET "runAt" = now() WHERE "type" = 'schedule.git-registry.due-syncs' AND "state" = 'pending'`;
       const synced = await eventually(async () => {
         const r = await h.services.prisma.gitRegistry.findUniqueOrThrow({ where: { id: registryId } });
         return r.lastSyncAt !== null && r;
-      }, 45_000, "the registry to sync after the restart");
+      }, 90_000, "the registry to sync after the restart");
       expect(synced.lastSyncCommit).toBe(repo.commit);
       expect(synced.syncLeaseUntil).toBeNull();
       const apps = await second.api("GET", "/api/v1/applications");
@@ -294,7 +296,7 @@ describe("kill -9 during a Git sync job on the embedded database (PGlite on disk
       const synced = await eventually(async () => {
         const res = await second.api("GET", `/api/v1/registries/git/${registryId}`);
         return res.body?.lastSyncAt && res.body;
-      }, 45_000, "the registry to sync after the restart");
+      }, 90_000, "the registry to sync after the restart");
       expect(synced.lastSyncCommit).toBe(repo.commit);
       const apps = await second.api("GET", "/api/v1/applications");
       expect(apps.body.items.map((a: { key: string }) => a.key).sort()).toEqual([0, 1, 2].map((i) => `pglite-fault-app-${i}`));

@@ -40,7 +40,8 @@ describe.skipIf(!ON_POSTGRES)("kill -9 during an OCI sync job (PostgreSQL; skipp
     const env = { DATABASE_URL: databaseUrlOf(h), OUTBOUND_ALLOW_PRIVATE_NETWORKS: "true" };
     const first = await startServerProcess("oci-first", env, tenant.key);
     const created = await first.api("POST", "/api/v1/registries/oci", {
-      body: { name: "fault oci registry", url: proxy.url, repositories: ["edge/fault"], verifyTls: false },
+      // a short interval: the due-syncs schedule delays a sync by a jitter of up to a tenth of it
+      body: { name: "fault oci registry", url: proxy.url, repositories: ["edge/fault"], verifyTls: false, syncIntervalMinutes: 1 },
     });
     expect(created.status, created.text).toBe(201);
     const registryId = created.body.id as string;
@@ -71,11 +72,13 @@ describe.skipIf(!ON_POSTGRES)("kill -9 during an OCI sync job (PostgreSQL; skipp
       }, 30_000, "the job to be taken over");
       // The dead sync's lease expires too; the due-syncs schedule (brought forward) enqueues the sync again.
       await h.services.prisma.$executeRaw`UPDATE "OciRegistry" SET "syncLeaseUntil" = now() - interval '1 second' WHERE "id" = ${registryId}::uuid`;
+      // The dead process may have been running the schedule itself: its lock expires too.
+      await h.services.prisma.$executeRaw`UPDATE "Job" SET "lockedUntil" = now() - interval '1 second' WHERE "state" = 'running' AND "type" = 'schedule.oci-registry.due-syncs'`;
       await h.services.prisma.$executeRaw`UPDATE "Job" SET "runAt" = now() WHERE "type" = 'schedule.oci-registry.due-syncs' AND "state" = 'pending'`;
       const synced = await eventually(async () => {
         const r = await h.services.prisma.ociRegistry.findUniqueOrThrow({ where: { id: registryId } });
         return r.lastSyncAt !== null && r;
-      }, 45_000, "the registry to sync after the restart");
+      }, 90_000, "the registry to sync after the restart");
       expect(synced.syncLeaseUntil).toBeNull();
       const versions = await h.services.prisma.applicationVersion.findMany({ where: { organizationId: tenant.org.id }, orderBy: { version: "asc" } });
       expect(versions.map((v) => v.version)).toEqual(["1.0.0", "1.0.1", "1.0.2"]);
