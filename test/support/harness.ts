@@ -129,30 +129,7 @@ export async function createHarness(env: Record<string, string> = {}, options: H
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const defaultOrg = await prisma.organization.findUniqueOrThrow({ where: { slug: "default" } });
 
-  const api: Harness["api"] = async (method, p, opts = {}) => {
-    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-    const key = opts.key === undefined ? ADMIN_KEY : opts.key;
-    if (key) headers["x-api-key"] = key;
-    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-    let body: string | undefined;
-    if (opts.raw !== undefined) body = opts.raw;
-    else if (opts.body !== undefined) {
-      body = JSON.stringify(opts.body);
-      headers["content-type"] ??= "application/json";
-    } else if (!["GET", "HEAD", "DELETE"].includes(method)) {
-      body = "{}";
-      headers["content-type"] ??= "application/json";
-    }
-    const res = await fetch(url + p, { method, headers, body });
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      /* not JSON: keep the text */
-    }
-    return { status: res.status, body: parsed as any, headers: res.headers, text };
-  };
+  const api: Harness["api"] = restClient(url, ADMIN_KEY);
 
   const createKey: Harness["createKey"] = async (organizationId, permissions, opts = {}) => {
     let userId = opts.userId;
@@ -208,5 +185,33 @@ export async function createHarness(env: Record<string, string> = {}, options: H
       await drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/** Calls the REST API of a service at `baseUrl` the way a third-party client does; `defaultKey` goes in X-API-Key unless a call names another (or null). */
+export function restClient(baseUrl: string, defaultKey: string | null) {
+  return async <T = any>(method: string, p: string, opts: CallOptions = {}): Promise<ApiResponse<T>> => {
+    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    const key = opts.key === undefined ? defaultKey : opts.key;
+    if (key) headers["x-api-key"] = key;
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    let body: string | undefined;
+    if (opts.raw !== undefined) body = opts.raw;
+    else if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers["content-type"] ??= "application/json";
+    } else if (!["GET", "HEAD", "DELETE"].includes(method)) {
+      body = "{}";
+      headers["content-type"] ??= "application/json";
+    }
+    const res = await fetch(baseUrl + p, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* not JSON: keep the text */
+    }
+    return { status: res.status, body: parsed as T, headers: res.headers, text };
   };
 }

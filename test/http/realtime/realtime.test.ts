@@ -3,7 +3,7 @@
 // on PostgreSQL also an event published in one process reaching a client of another.
 import crypto from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import WebSocket from "ws";
+import { connectRealtime, type RealtimeClient } from "../../support/realtime-client.js";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import { expectSecured } from "../../support/security.js";
 import { eventBusOf } from "../../../src/lib/events.js";
@@ -31,50 +31,8 @@ async function ticket(key: string) {
   return res.body as { ticket: string; expiresAt: string; channels: string[]; url: string };
 }
 
-interface Client {
-  ws: WebSocket;
-  messages: any[];
-  next(predicate?: (m: any) => boolean, timeoutMs?: number): Promise<any>;
-}
-
-/** Opens the WebSocket; resolves once the server's "ready" arrived, or with the refusal status. */
-function connect(baseUrl: string, t: string): Promise<Client | { refused: number }> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/api/v1/realtime?ticket=${encodeURIComponent(t)}`);
-    const messages: any[] = [];
-    const waiters: Array<() => void> = [];
-    let read = 0;
-    ws.on("unexpected-response", (_req, res) => {
-      resolve({ refused: res.statusCode ?? 0 });
-      res.resume();
-    });
-    ws.on("error", (err) => reject(err));
-    ws.on("message", (data) => {
-      messages.push(JSON.parse(String(data)));
-      waiters.splice(0).forEach((w) => w());
-    });
-    const client: Client = {
-      ws,
-      messages,
-      next: (predicate = () => true, timeoutMs = 10_000) =>
-        new Promise((res, rej) => {
-          const timer = setTimeout(() => rej(new Error(`no matching message after ${timeoutMs} ms; got ${JSON.stringify(messages.slice(read))}`)), timeoutMs);
-          const check = () => {
-            while (read < messages.length) {
-              const m = messages[read++];
-              if (predicate(m)) {
-                clearTimeout(timer);
-                return res(m);
-              }
-            }
-            waiters.push(check);
-          };
-          check();
-        }),
-    };
-    ws.once("open", () => client.next((m) => m.type === "ready").then(() => resolve(client), reject));
-  });
-}
+const connect = connectRealtime;
+type Client = RealtimeClient;
 
 const statusEvent = (organizationId: string, deviceId: string, to: "online" | "offline" = "online") => ({
   organizationId, deviceId, from: null, to, at: new Date().toISOString(),

@@ -6,8 +6,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import WebSocket from "ws";
-import type { ApiResponse, CallOptions, Harness } from "../../support/harness.js";
+import { restClient, type ApiResponse, type CallOptions, type Harness } from "../../support/harness.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 
@@ -36,32 +35,7 @@ export function databaseUrlOf(h: Harness): string {
   return (h.services.database.opened.pool!.options as { connectionString: string }).connectionString;
 }
 
-export function restClient(baseUrl: string, defaultKey: string | null) {
-  return async <T = any>(method: string, p: string, opts: CallOptions = {}): Promise<ApiResponse<T>> => {
-    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-    const key = opts.key === undefined ? defaultKey : opts.key;
-    if (key) headers["x-api-key"] = key;
-    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-    let body: string | undefined;
-    if (opts.raw !== undefined) body = opts.raw;
-    else if (opts.body !== undefined) {
-      body = JSON.stringify(opts.body);
-      headers["content-type"] ??= "application/json";
-    } else if (!["GET", "HEAD", "DELETE"].includes(method)) {
-      body = "{}";
-      headers["content-type"] ??= "application/json";
-    }
-    const res = await fetch(baseUrl + p, { method, headers, body });
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      /* not JSON */
-    }
-    return { status: res.status, body: parsed as T, headers: res.headers, text };
-  };
-}
+export { restClient };
 
 /** A harness whose `api` talks to another process (for the helpers that take a Harness). */
 export function viaProcess(h: Harness, p: ServerProcess): Harness {
@@ -159,49 +133,4 @@ export async function eventually<T>(check: () => Promise<T | undefined | false>,
   }
 }
 
-export interface RealtimeClient {
-  ws: WebSocket;
-  messages: any[];
-  next(predicate?: (m: any) => boolean, timeoutMs?: number): Promise<any>;
-  close(): void;
-}
-
-/** Opens the realtime WebSocket with a ticket; resolves after "ready", or with the refusal status. */
-export function connectRealtime(baseUrl: string, ticket: string): Promise<RealtimeClient | { refused: number }> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/api/v1/realtime?ticket=${encodeURIComponent(ticket)}`);
-    const messages: any[] = [];
-    const waiters: Array<() => void> = [];
-    let read = 0;
-    ws.on("unexpected-response", (_req, res) => {
-      resolve({ refused: res.statusCode ?? 0 });
-      res.resume();
-    });
-    ws.on("error", (err) => reject(err));
-    ws.on("message", (data) => {
-      messages.push(JSON.parse(String(data)));
-      waiters.splice(0).forEach((w) => w());
-    });
-    const client: RealtimeClient = {
-      ws,
-      messages,
-      close: () => ws.terminate(),
-      next: (predicate = () => true, timeoutMs = 15_000) =>
-        new Promise((res, rej) => {
-          const timer = setTimeout(() => rej(new Error(`no matching message after ${timeoutMs} ms; got ${JSON.stringify(messages.slice(read))}`)), timeoutMs);
-          const check = () => {
-            while (read < messages.length) {
-              const m = messages[read++];
-              if (predicate(m)) {
-                clearTimeout(timer);
-                return res(m);
-              }
-            }
-            waiters.push(check);
-          };
-          check();
-        }),
-    };
-    ws.once("open", () => client.next((m) => m.type === "ready").then(() => resolve(client), reject));
-  });
-}
+export { connectRealtime, type RealtimeClient } from "../../support/realtime-client.js";
