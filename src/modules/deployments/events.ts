@@ -1,6 +1,6 @@
 // Deployment events on the event bus (src/lib/events.ts), forwarded by the realtime channel
 // ("deployments"). They are collected while a transaction runs and published once it committed.
-import { eventBusOf } from "../../lib/events.js";
+import { eventBusOf, type FleetEvents } from "../../lib/events.js";
 
 interface DeploymentEventBase {
   organizationId: string;
@@ -17,10 +17,9 @@ declare module "../../lib/events.js" {
   }
 }
 
-type Pending =
-  | { name: "deployment.status_changed"; payload: Omit<DeploymentEventBase, "at"> & { from: string; to: string } }
-  | { name: "deployment.progress"; payload: Omit<DeploymentEventBase, "at"> & { deviceId: string; state: string; message: string | null } }
-  | { name: "rollout.state_changed"; payload: Omit<DeploymentEventBase, "at"> & { from: string; to: string; currentBatch: number | null; reason: string | null } };
+type DeploymentEventName = "deployment.status_changed" | "deployment.progress" | "rollout.state_changed";
+/** An event waiting for its transaction to commit; `at` is set when it is published. */
+type Pending = { [K in DeploymentEventName]: { name: K; payload: Omit<FleetEvents[K], "at"> } }[DeploymentEventName];
 
 /** Events of one transaction, published by `publishTo` after it committed. */
 export class DeploymentEvents {

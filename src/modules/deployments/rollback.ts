@@ -139,7 +139,6 @@ export async function rollBack(
         secretParameterNames: source?.secretParameterNames ?? [],
         targetDeviceIds: members.map((m) => m.deviceId),
         strategy: { type: "all-at-once" },
-        strategyType: "all-at-once",
         createdById,
       },
     });

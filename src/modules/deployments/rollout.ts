@@ -4,7 +4,6 @@
 // rollout-machine.ts.
 import type { DbTx } from "../../db/client.js";
 import { conflict } from "../../trpc/errors.js";
-import { UTC_NOW } from "../devices/sql.js";
 import type { DeploymentEvents } from "./events.js";
 import { cancelNotStarted, dispatchInstall } from "./dispatch.js";
 import {
@@ -15,6 +14,7 @@ import type { DeploymentRow } from "./store.js";
 import type { StagedStrategy, Strategy } from "./strategy.js";
 import { freezeTargets, planRollout } from "./targets.js";
 import { profileOfDeployment } from "./versions.js";
+import { batchInFlight } from "./verdict-precheck.js";
 
 export function stagedStrategyOf(row: DeploymentRow): StagedStrategy {
   const strategy = row.strategy as Strategy;
@@ -139,18 +139,10 @@ export async function evaluateLocked(db: DbTx, row: DeploymentRow, events: Deplo
   if (strategy.type === "all-at-once") return evaluateAllAtOnce(db, row, events);
   if (row.rolloutState !== "canary" && row.rolloutState !== "in_progress") return row;
 
-  const index = row.currentBatch ?? 0;
-  const batch = await db.deploymentBatch.findUnique({ where: { deploymentId_index: { deploymentId: row.id, index } } });
-  if (!batch || batch.state !== "in_progress") return row;
-  const counts = await db.$queryRaw<Array<{ running: number; failed: number; deadlinePassed: boolean }>>`
-    SELECT count(*) FILTER (WHERE "state" = 'running')::int AS "running",
-           count(*) FILTER (WHERE "state" = 'failed')::int AS "failed",
-           (${batch.deadlineAt?.toISOString() ?? null}::timestamptz AT TIME ZONE 'UTC') <= ${UTC_NOW} AS "deadlinePassed"
-      FROM "DeploymentDevice" WHERE "deploymentId" = ${row.id}::uuid AND "batchIndex" = ${index}`;
-  const verdict = judgeBatch(
-    { index, size: batch.size, running: counts[0].running, failed: counts[0].failed, failureAccepted: batch.failureAccepted, deadlinePassed: counts[0].deadlinePassed === true },
-    strategy,
-  );
+  const batch = await batchInFlight(db, row.organizationId, row.id);
+  if (!batch) return row;
+  const { index } = batch;
+  const verdict = judgeBatch(batch, strategy);
   switch (verdict.kind) {
     case "wait":
       return row;

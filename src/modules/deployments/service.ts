@@ -57,7 +57,6 @@ export async function createDeployment(db: DbTx, secrets: SecretBox, organizatio
       labelSelector: input.target.labelSelector ?? Prisma.DbNull,
       targetDeviceIds: deviceIds,
       strategy: input.strategy as Prisma.InputJsonValue,
-      strategyType: input.strategy.type,
       createdById,
     },
     include: deploymentInclude,
@@ -119,7 +118,6 @@ export async function updateDeployment(db: DbTx, secrets: SecretBox, organizatio
   }
   if (input.strategy !== undefined) {
     data.strategy = input.strategy as Prisma.InputJsonValue;
-    data.strategyType = input.strategy.type;
   }
   // A planned rollout was cut for the old target and strategy: plan again after any change.
   if (row.rolloutState !== "draft") {

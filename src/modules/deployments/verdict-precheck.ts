@@ -7,7 +7,7 @@
 // judges every deployment in flight again anyway.
 import type { DbTx } from "../../db/client.js";
 import { UTC_NOW } from "../devices/sql.js";
-import { judgeBatch } from "./rollout-machine.js";
+import { judgeBatch, type BatchProgress } from "./rollout-machine.js";
 import type { Strategy } from "./strategy.js";
 
 interface Snapshot {
@@ -25,7 +25,8 @@ interface Snapshot {
   awaitingRemoval: boolean;
 }
 
-export async function mayChangeVerdict(db: DbTx, organizationId: string, deploymentId: string): Promise<boolean> {
+/** What judging a deployment reads, in one statement: its state and the progress of the batch in flight. */
+async function readSnapshot(db: DbTx, organizationId: string, deploymentId: string): Promise<Snapshot | undefined> {
   const rows = await db.$queryRaw<Snapshot[]>`
     SELECT d."status", d."rolloutState", d."strategy", b."index" AS "batchIndex", b."size" AS "batchSize", b."state" AS "batchState",
            b."failureAccepted", (b."deadlineAt" <= ${UTC_NOW}) AS "deadlinePassed",
@@ -39,16 +40,27 @@ export async function mayChangeVerdict(db: DbTx, organizationId: string, deploym
       FROM "Deployment" d
       LEFT JOIN "DeploymentBatch" b ON b."deploymentId" = d."id" AND b."index" = d."currentBatch"
      WHERE d."id" = ${deploymentId}::uuid AND d."organizationId" = ${organizationId}::uuid`;
-  const s = rows[0];
+  return rows[0];
+}
+
+/** The batch in flight of a staged rollout, as the state machine judges it; null when none is in flight. */
+export async function batchInFlight(db: DbTx, organizationId: string, deploymentId: string): Promise<BatchProgress | null> {
+  const s = await readSnapshot(db, organizationId, deploymentId);
+  return s ? batchProgressOf(s) : null;
+}
+
+function batchProgressOf(s: Snapshot): BatchProgress | null {
+  if (s.batchIndex === null || s.batchState !== "in_progress") return null;
+  return { index: s.batchIndex, size: s.batchSize!, running: s.running, failed: s.failed, failureAccepted: s.failureAccepted === true, deadlinePassed: s.deadlinePassed === true };
+}
+
+export async function mayChangeVerdict(db: DbTx, organizationId: string, deploymentId: string): Promise<boolean> {
+  const s = await readSnapshot(db, organizationId, deploymentId);
   if (!s) return false;
   if (s.status === "stopping" || s.status === "deleting") return !s.awaitingRemoval;
   if (s.status !== "running") return false;
   if (s.strategy.type === "all-at-once") return s.rolloutState === "in_progress" && !s.inFlight;
   if (s.rolloutState !== "canary" && s.rolloutState !== "in_progress") return false;
-  if (s.batchIndex === null || s.batchState !== "in_progress") return false;
-  const verdict = judgeBatch(
-    { index: s.batchIndex, size: s.batchSize!, running: s.running, failed: s.failed, failureAccepted: s.failureAccepted === true, deadlinePassed: s.deadlinePassed === true },
-    s.strategy,
-  );
-  return verdict.kind !== "wait";
+  const batch = batchProgressOf(s);
+  return batch !== null && judgeBatch(batch, s.strategy).kind !== "wait";
 }

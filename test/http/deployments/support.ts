@@ -98,15 +98,3 @@ export async function agentHeartbeat(h: Harness, device: EnrolledDevice, reports
   expect(res.status, res.text).toBe(200);
   return res.body.deployments as DesiredEntry[];
 }
-
-/** Every device of `devices` that currently has an install entry for `deploymentId` reports `state`; returns those devices. */
-export async function reportWhereInstalled(h: Harness, devices: EnrolledDevice[], deploymentId: string, state: string, limit = Infinity): Promise<EnrolledDevice[]> {
-  const given: EnrolledDevice[] = [];
-  for (const device of devices) {
-    const desired = await agentHeartbeat(h, device);
-    if (desired.some((d) => d.deploymentId === deploymentId && d.action === "install")) given.push(device);
-  }
-  const chosen = given.slice(0, limit);
-  for (const device of chosen) await agentHeartbeat(h, device, [{ deploymentId, state }]);
-  return chosen;
-}

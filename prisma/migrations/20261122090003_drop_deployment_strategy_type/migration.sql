@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "Deployment" DROP COLUMN "strategyType";
