@@ -208,7 +208,8 @@ describe.skipIf(!ON_POSTGRES)("kill -9 during a Git sync job (PostgreSQL; skippe
       await h.services.prisma.$executeRaw`UPDATE "Job" SET "runAt" = now() WHERE "type" = 'schedule.git-registry.due-syncs' AND "state" = 'pending'`;
       const synced = await eventually(async () => {
         const r = await h.services.prisma.gitRegistry.findUniqueOrThrow({ where: { id: registryId } });
-        return r.lastSyncAt !== null && r;
+        // the lease is released just after the sync committed: wait for both
+        return r.lastSyncAt !== null && r.syncLeaseUntil === null && r;
       }, 90_000, "the registry to sync after the restart");
       expect(synced.lastSyncCommit).toBe(repo.commit);
       expect(synced.syncLeaseUntil).toBeNull();

@@ -77,7 +77,8 @@ describe.skipIf(!ON_POSTGRES)("kill -9 during an OCI sync job (PostgreSQL; skipp
       await h.services.prisma.$executeRaw`UPDATE "Job" SET "runAt" = now() WHERE "type" = 'schedule.oci-registry.due-syncs' AND "state" = 'pending'`;
       const synced = await eventually(async () => {
         const r = await h.services.prisma.ociRegistry.findUniqueOrThrow({ where: { id: registryId } });
-        return r.lastSyncAt !== null && r;
+        // the lease is released just after the sync committed: wait for both
+        return r.lastSyncAt !== null && r.syncLeaseUntil === null && r;
       }, 90_000, "the registry to sync after the restart");
       expect(synced.syncLeaseUntil).toBeNull();
       const versions = await h.services.prisma.applicationVersion.findMany({ where: { organizationId: tenant.org.id }, orderBy: { version: "asc" } });
