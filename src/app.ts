@@ -6,7 +6,7 @@ import helmet from "helmet";
 import { createExpressMiddleware } from "@trpc/server/adapters/express";
 import { createOpenApiExpressMiddleware } from "trpc-to-openapi";
 import type { Services } from "./services.js";
-import { appRouter } from "./trpc/router.js";
+import { appRouter, procedureMetas } from "./trpc/router.js";
 import { createContextFactory } from "./trpc/context.js";
 import { buildOpenApiDocument, docsRouter } from "./http/docs.js";
 import { extraOpenApiPaths } from "./http/routes.js";
@@ -20,7 +20,6 @@ import { applicationIconRoutes } from "./http/application-icon.js";
 import { marketplaceProgressRoutes } from "./modules/marketplace/progress-route.js";
 import { rateLimitMiddleware } from "./http/rate-limit.js";
 import { AGENT_HEARTBEAT_PATH, agentHeartbeatRoute } from "./http/agent-heartbeat.js";
-import type { Meta } from "./trpc/init.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
 
@@ -30,12 +29,7 @@ export function loggablePath(url: string): string {
 }
 
 function successStatusByPath(): Map<string, number> {
-  const map = new Map<string, number>();
-  for (const [path, proc] of Object.entries(appRouter._def.procedures as Record<string, unknown>)) {
-    const meta = (proc as { _def: { meta?: Meta } })._def.meta;
-    if (meta?.successStatus) map.set(path, meta.successStatus);
-  }
-  return map;
+  return new Map(procedureMetas().flatMap(([path, meta]) => (meta.successStatus ? [[path, meta.successStatus] as const] : [])));
 }
 
 export function createApp(services: Services): Express {

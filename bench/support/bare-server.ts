@@ -1,9 +1,10 @@
-// The baseline: a bare node:http server answering POST /api/v1/agent/heartbeat with the
-// same JSON the service answers, in its own process like the service. The ratio of the
-// service's rate to this one's is what the framework, authentication and database cost.
+// The baseline: a bare node:http server answering every request with the same JSON the
+// service answers (BARE_PAYLOAD; by default the heartbeat's answer), in its own process like
+// the service. The ratio of the service's rate to this one's is what the framework,
+// authentication and database cost.
 import http from "node:http";
 
-const payload = JSON.stringify({ heartbeatIntervalSeconds: 30, deployments: [] });
+const payload = process.env.BARE_PAYLOAD ?? JSON.stringify({ heartbeatIntervalSeconds: 30, deployments: [] });
 const server = http.createServer((req, res) => {
   req.resume();
   req.on("end", () => {

@@ -3,7 +3,7 @@ import express, { type Router } from "express";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { generateOpenApiDocument } from "trpc-to-openapi";
-import type { AppRouter } from "../trpc/router.js";
+import { procedureMetas, type AppRouter } from "../trpc/router.js";
 
 const require = createRequire(import.meta.url);
 const swaggerDir = path.dirname(require.resolve("swagger-ui-dist/package.json"));
@@ -32,7 +32,7 @@ export const errorResponse = (description: string) => ({
 export type ExtraPaths = Record<string, Record<string, unknown>>;
 
 export function buildOpenApiDocument(appRouter: AppRouter, extraPaths: ExtraPaths = {}) {
-  return generateOpenApiDocument(appRouter, {
+  const document = generateOpenApiDocument(appRouter, {
     title: "Fleet Manager API",
     description:
       "Multi-tenant management of edge device fleets. Authenticate with `X-API-Key: <key>` or " +
@@ -46,6 +46,24 @@ export function buildOpenApiDocument(appRouter: AppRouter, extraPaths: ExtraPath
     },
     paths: extraPaths as never,
   });
+  documentSuccessStatuses(appRouter, document);
+  return document;
+}
+
+/**
+ * trpc-to-openapi documents every success as 200; procedures that answer 201 or 202
+ * (`meta.successStatus`, applied by the REST adapter's responseMeta in src/app.ts) get their
+ * success response moved under the status a client actually receives.
+ */
+function documentSuccessStatuses(appRouter: AppRouter, document: ReturnType<typeof generateOpenApiDocument>) {
+  for (const [, meta] of procedureMetas(appRouter)) {
+    if (!meta?.openapi || !meta.successStatus) continue;
+    const operation = document.paths?.[meta.openapi.path]?.[meta.openapi.method.toLowerCase() as "get"];
+    const responses = operation?.responses as Record<string, unknown> | undefined;
+    if (!responses?.["200"]) continue;
+    responses[String(meta.successStatus)] = responses["200"];
+    delete responses["200"];
+  }
 }
 
 const PAGE = `<!doctype html>

@@ -40,3 +40,24 @@ export async function closedLoop(concurrency: number, durationMs: number, task: 
     }),
   );
 }
+
+/**
+ * Runs `task` from `clients` loops that together start `perSecond` tasks a second, evenly
+ * spaced (each client every clients/perSecond seconds, phases spread), until `durationMs` has
+ * passed. `task` receives the time it was due: a client that falls behind starts late, and
+ * latency measured from the due time counts that wait (no coordinated omission).
+ */
+export async function pacedLoop(clients: number, perSecond: number, durationMs: number, task: (dueAt: number) => Promise<void>) {
+  const interval = (clients * 1000) / perSecond;
+  const started = performance.now();
+  const deadline = started + durationMs;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, client) => {
+      for (let due = started + (interval * client) / clients; due < deadline; due += interval) {
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        await task(due);
+      }
+    }),
+  );
+}

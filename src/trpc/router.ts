@@ -1,4 +1,5 @@
 // The root router. Its type is what TypeScript clients import (see src/index.ts).
+import type { Meta } from "./init.js";
 import { router } from "./procedures.js";
 import { authRouter } from "../modules/auth/router.js";
 import { organizationsRouter } from "../modules/organizations/router.js";
@@ -72,3 +73,10 @@ export const appRouter = router({
 });
 
 export type AppRouter = typeof appRouter;
+
+/** Every procedure's path ("devices.get") with its meta, for what is derived from the metas. */
+export function procedureMetas(router: AppRouter = appRouter): [string, Meta][] {
+  return Object.entries(router._def.procedures as unknown as Record<string, { _def: { meta?: Meta } }>)
+    .filter(([, procedure]) => procedure._def.meta)
+    .map(([path, procedure]) => [path, procedure._def.meta!]);
+}

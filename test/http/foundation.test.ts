@@ -35,6 +35,19 @@ describe("health and documents", () => {
     expect(asset.text.length).toBeGreaterThan(100_000);
   });
 
+  it("documents each operation's success under the status it answers (201 for creations, 202 for accepted work)", async () => {
+    const { paths } = (await h.api("GET", "/api/v1/openapi.json", { key: null })).body;
+    const createKey = paths["/organizations/{orgId}/api-keys"].post.responses;
+    expect(Object.keys(createKey)).toContain("201");
+    expect(createKey["200"]).toBeUndefined();
+    expect(createKey["201"].content["application/json"].schema).toBeDefined();
+    expect(Object.keys(paths["/marketplace-store/sync"].post.responses)).toContain("202");
+    expect(Object.keys(paths["/organizations/by-slug/{slug}"].get.responses)).toContain("200");
+    // and the service answers what the document says
+    const created = await h.api("POST", `/api/v1/organizations/${h.defaultOrgId}/api-keys`, { body: { name: "documented status", permissions: ["devices:read"] } });
+    expect(created.status).toBe(201);
+  });
+
   it("puts a request id on every response and keeps a sane incoming one", async () => {
     const a = await h.api("GET", "/healthz", { key: null });
     expect(a.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);

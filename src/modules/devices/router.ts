@@ -50,7 +50,7 @@ export const devicesRouter = router({
     .output(pageOutput(deviceOutput))
     .query(async ({ ctx, input }) => {
       const labels = parseSelectorString(input.labels);
-      const { rows, total } = await listDevices(ctx.db, ctx.principal.organizationId, { ...input, labels });
+      const { rows, total } = await listDevices(ctx.services.database.opened.raw, ctx.principal.organizationId, { ...input, labels });
       return pageOf(rows.map(toDeviceDto), total, input.offset);
     }),
 
@@ -58,7 +58,7 @@ export const devicesRouter = router({
     .meta({ openapi: { method: "GET", path: "/devices/{id}", tags: [TAG], summary: "Get a device" } })
     .input(idInput)
     .output(deviceOutput)
-    .query(async ({ ctx, input }) => toDeviceDto(await getDevice(ctx.db, ctx.principal.organizationId, input.id))),
+    .query(async ({ ctx, input }) => toDeviceDto(await getDevice(ctx.services.database.opened.raw, ctx.principal.organizationId, input.id))),
 
   update: protectedProcedure("devices:write")
     .meta({

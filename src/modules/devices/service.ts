@@ -2,6 +2,8 @@
 // release and the activity log. Tenant isolation is in every query: another organization's
 // device is simply not found (404).
 import type { DbTx } from "../../db/client.js";
+import type { RawDatabase } from "../../db/adapters.js";
+import { driverRows } from "../../db/driver-reads.js";
 import { Prisma } from "../../generated/prisma/client.js";
 import { conflict, notFound, badRequest } from "../../trpc/errors.js";
 import { recordDeviceEvent, type Actor } from "./activity.js";
@@ -39,8 +41,10 @@ export function deviceConditions(organizationId: string, filter: DeviceFilter): 
   return and(conditions);
 }
 
+// The device list and a device by id are the management reads polled most (dashboards,
+// scripts over 100,000 devices): they run on the driver (src/db/driver-reads.ts).
 export async function listDevices(
-  db: DbTx,
+  raw: RawDatabase,
   organizationId: string,
   query: DeviceFilter & { sort: DeviceSortField; order: "asc" | "desc"; limit: number; offset: number },
 ) {
@@ -49,14 +53,15 @@ export async function listDevices(
   // Devices never seen sort last either way; the id breaks ties so pages are stable.
   const orderBy = Prisma.raw(`${SORT_COLUMNS[query.sort]} ${direction} NULLS LAST, d."id" ${direction}`);
   const [rows, counted] = await Promise.all([
-    db.$queryRaw<DeviceRow[]>`SELECT ${DEVICE_COLUMNS} FROM "Device" d WHERE ${where} ORDER BY ${orderBy} LIMIT ${query.limit} OFFSET ${query.offset}`,
-    db.$queryRaw<{ total: number }[]>`SELECT count(*)::int AS total FROM "Device" d WHERE ${where}`,
+    driverRows<DeviceRow>(raw, Prisma.sql`SELECT ${DEVICE_COLUMNS} FROM "Device" d WHERE ${where} ORDER BY ${orderBy} LIMIT ${query.limit} OFFSET ${query.offset}`),
+    driverRows<{ total: number }>(raw, Prisma.sql`SELECT count(*)::int AS total FROM "Device" d WHERE ${where}`),
   ]);
   return { rows, total: Number(counted[0]?.total ?? 0) };
 }
 
-export async function getDevice(db: DbTx, organizationId: string, id: string): Promise<DeviceRow> {
-  const device = await db.device.findFirst({ where: { id, organizationId } });
+export async function getDevice(raw: RawDatabase, organizationId: string, id: string): Promise<DeviceRow> {
+  const [device] = await driverRows<DeviceRow>(raw, Prisma.sql`
+    SELECT ${DEVICE_COLUMNS} FROM "Device" d WHERE d."id" = ${id}::uuid AND ${organizationCondition(organizationId)}`);
   if (!device) throw notFound("Device");
   return device;
 }

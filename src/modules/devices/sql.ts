@@ -3,6 +3,7 @@
 // fixed maps below, never from input.
 import { Prisma } from "../../generated/prisma/client.js";
 import type { Labels } from "./labels.js";
+import { utcTimestamp } from "../../db/driver-reads.js";
 
 /** `labels @> {...}`: served by the GIN index on Device.labels. `{}` matches everything. */
 export function selectorCondition(selector: Labels, alias = "d"): Prisma.Sql {
@@ -23,11 +24,16 @@ export function and(conditions: Prisma.Sql[]): Prisma.Sql {
   return conditions.length === 0 ? Prisma.sql`TRUE` : Prisma.join(conditions, " AND ");
 }
 
-/** The columns a device DTO needs, in the shape toDeviceDto expects. */
+/**
+ * The columns a device DTO needs, in the shape toDeviceDto expects; timestamps as UTC
+ * instants, so the same list serves Prisma's $queryRaw and the driver (src/db/driver-reads.ts).
+ */
 export const DEVICE_COLUMNS = Prisma.raw(
-  `d."id", d."organizationId", d."name", d."reportedDeviceId", d."claimActive", d."status", d."statusChangedAt",
-   d."labels", d."os", d."arch", d."agentVersion", d."hardwareModel", d."ipAddress", d."facts",
-   d."lastSeenAt", d."enrolledAt", d."createdAt", d."updatedAt"`,
+  [
+    `d."id", d."organizationId", d."name", d."reportedDeviceId", d."claimActive", d."status"`,
+    `d."labels", d."os", d."arch", d."agentVersion", d."hardwareModel", d."ipAddress", d."facts"`,
+    ...["statusChangedAt", "lastSeenAt", "enrolledAt", "createdAt", "updatedAt"].map((c) => utcTimestamp("d", c)),
+  ].join(", "),
 );
 
 // Prisma stores DateTime in `timestamp(3)` columns as UTC. `now()` is a timestamptz that

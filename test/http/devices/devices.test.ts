@@ -87,6 +87,24 @@ describe("get, update, labels", () => {
     expect((await h.api("GET", `/api/v1/devices/not-a-uuid`, { key: acme.key })).status).toBe(400);
   });
 
+  it("answers the stored instants whatever the server's time zone (the reads run on the driver)", async () => {
+    const stored = await h.services.prisma.device.findUniqueOrThrow({ where: { id: ids[0] } });
+    const previous = process.env.TZ;
+    process.env.TZ = "America/New_York"; // a bare `timestamp` read in local time would be 5 h off
+    try {
+      const one = await h.api("GET", `/api/v1/devices/${ids[0]}`, { key: acme.key });
+      const listed = (await h.api("GET", "/api/v1/devices?search=alpha", { key: acme.key })).body.items[0];
+      for (const device of [one.body, listed]) {
+        expect(device.lastSeenAt).toBe(stored.lastSeenAt!.toISOString());
+        expect(device.createdAt).toBe(stored.createdAt.toISOString());
+        expect(device.updatedAt).toBe(stored.updatedAt.toISOString());
+      }
+    } finally {
+      if (previous === undefined) delete process.env.TZ;
+      else process.env.TZ = previous;
+    }
+  });
+
   it("renames and replaces labels, recording both in the activity log", async () => {
     const [id] = await insertDevices(h, acme.org.id, [{ name: "foxtrot", labels: { site: "rome", old: "x" } }]);
     const res = await h.api("PATCH", `/api/v1/devices/${id}`, { key: acme.key, body: { name: "Foxtrot 2", labels: { site: "rome", rack: "r1" } } });
