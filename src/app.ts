@@ -7,7 +7,7 @@ import { createExpressMiddleware } from "@trpc/server/adapters/express";
 import { createOpenApiExpressMiddleware } from "trpc-to-openapi";
 import type { Services } from "./services.js";
 import { appRouter, procedureMetas } from "./trpc/router.js";
-import { createContextFactory } from "./trpc/context.js";
+import { createContextFactory, successStatusOf } from "./trpc/context.js";
 import { buildOpenApiDocument, docsRouter } from "./http/docs.js";
 import { extraOpenApiPaths } from "./http/routes.js";
 import { pkiRoutes } from "./http/pki-routes.js";
@@ -111,9 +111,9 @@ export function createApp(services: Services): Express {
     router: appRouter,
     createContext,
     maxBodySize: config.BODY_LIMIT_BYTES,
-    responseMeta: ({ paths, errors }) => {
+    responseMeta: ({ paths, errors, ctx }) => {
       if (errors.length > 0 || !paths || paths.length !== 1) return {};
-      const status = statuses.get(paths[0]);
+      const status = successStatusOf(ctx) ?? statuses.get(paths[0]);
       return status ? { status } : {};
     },
   }) as unknown as express.RequestHandler);

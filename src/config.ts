@@ -30,8 +30,10 @@ const schema = z.object({
   OUTBOUND_ALLOW_PRIVATE_NETWORKS: bool.default(true),
   /** requests per minute from one source address (0 = no limit) */
   RATE_LIMIT_PER_SOURCE: int(0, 10_000_000).default(6000),
-  /** requests per minute with one credential: API key, bearer or device token (0 = no limit) */
+  /** requests per minute of one API key, or of one user across all their sessions (0 = no limit) */
   RATE_LIMIT_PER_CREDENTIAL: int(0, 10_000_000).default(3000),
+  /** requests per minute of one device, whatever token it signs (0 = no limit) */
+  RATE_LIMIT_PER_DEVICE: int(0, 10_000_000).default(600),
   /** failed sign-ins per 15 minutes for one account (ten times that for one address) */
   RATE_LIMIT_LOGIN_FAILURES: int(1, 10_000).default(10),
   /** a Git registry sync (fetch and scan) is abandoned after this many seconds */

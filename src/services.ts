@@ -27,7 +27,7 @@ export function createServices(config: Config, database: Database, logger: Logge
     ? new TextEncoder().encode(config.JWT_SECRET)
     : loadOrCreateKeyFile(config.DATA_DIR, "jwt.key");
   const rateLimits = createRateLimiters(
-    { perSource: config.RATE_LIMIT_PER_SOURCE, perCredential: config.RATE_LIMIT_PER_CREDENTIAL, loginFailures: config.RATE_LIMIT_LOGIN_FAILURES },
+    { perSource: config.RATE_LIMIT_PER_SOURCE, perCredential: config.RATE_LIMIT_PER_CREDENTIAL, perDevice: config.RATE_LIMIT_PER_DEVICE, loginFailures: config.RATE_LIMIT_LOGIN_FAILURES },
     database.opened.pool,
   );
   return { config, database, prisma: database.prisma, logger, secrets: new SecretBox(encryptionKey), jwtKey, rateLimits };

@@ -23,6 +23,7 @@ const config = loadConfig({
   // BENCH_RATE_LIMITS=1: the limiters run (their cost is measured) with budgets no benchmark reaches.
   RATE_LIMIT_PER_SOURCE: process.env.BENCH_RATE_LIMITS === "1" ? "10000000" : "0",
   RATE_LIMIT_PER_CREDENTIAL: process.env.BENCH_RATE_LIMITS === "1" ? "10000000" : "0",
+  RATE_LIMIT_PER_DEVICE: process.env.BENCH_RATE_LIMITS === "1" ? "10000000" : "0",
   JOBS_ENABLED: "false",
 });
 const service = await startService(config, createLogger("warn"));

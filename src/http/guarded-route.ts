@@ -32,7 +32,7 @@ export interface RouteContext<I> {
  */
 export async function authorizeRequest(services: Services, req: Request, access: RouteAccess, label: string): Promise<Principal> {
   const request = requestInfoOf(req);
-  const principal = await authenticateRequest(services, request, req.headers, label);
+  const principal = await authenticateRequest(services, request, req.headers, label, req.res ?? null);
   const gate = { services, request };
   if (access.superAdmin && !principal.isSuperAdmin) {
     await denyAccess(gate, principal, label, principal.kind === "api_key"

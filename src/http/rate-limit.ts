@@ -1,10 +1,14 @@
-// Per-source and per-credential request budgets for the API surfaces (/api/v1, /trpc).
-// The credential bucket is keyed by a hash of the presented header, so it applies before any
-// database work and a flood of bogus keys is still capped by the source budget.
+// Request budgets for the API surfaces (/api/v1, /trpc). Two counts, both per minute:
+// * per source address, before anything else (a flood of bogus credentials is capped here,
+//   before any database work);
+// * per caller once authenticated (`limitCaller`): the API key, the user across all their
+//   sessions and tokens, or the device whatever token it signs; a fresh token or a second
+//   sign-in does not buy a fresh budget.
 import type { NextFunction, Request, Response } from "express";
+import { TRPCError } from "@trpc/server";
 import type { Services } from "../services.js";
-import { sha256Hex } from "../lib/crypto.js";
 import { consume, RateLimited } from "../lib/rate-limit.js";
+import type { Principal } from "../trpc/principal.js";
 
 export function sendTooManyRequests(res: Response, retryAfterSeconds: number) {
   res.setHeader("Retry-After", String(retryAfterSeconds));
@@ -16,10 +20,6 @@ export function rateLimitMiddleware(services: Services) {
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
       if (config.RATE_LIMIT_PER_SOURCE > 0) await consume(rateLimits.source, req.ip ?? "unknown");
-      const credential = req.headers["x-api-key"] ?? req.headers.authorization;
-      if (config.RATE_LIMIT_PER_CREDENTIAL > 0 && typeof credential === "string" && credential) {
-        await consume(rateLimits.credential, sha256Hex(credential).slice(0, 32));
-      }
       next();
     } catch (err) {
       if (err instanceof RateLimited) return sendTooManyRequests(res, err.retryAfterSeconds);
@@ -28,4 +28,30 @@ export function rateLimitMiddleware(services: Services) {
       next();
     }
   };
+}
+
+/** Whose budget a request spends. */
+export function callerBudget(caller: Pick<Principal, "kind" | "apiKeyId" | "userId"> | { kind: "device"; deviceId: string }): string {
+  if (caller.kind === "device") return `device:${caller.deviceId}`;
+  return caller.kind === "api_key" ? `key:${caller.apiKeyId}` : `user:${caller.userId}`;
+}
+
+/**
+ * Spends one request of an authenticated caller's budget (RATE_LIMIT_PER_CREDENTIAL for keys
+ * and users, RATE_LIMIT_PER_DEVICE for devices). Over budget: a TOO_MANY_REQUESTS TRPCError
+ * (429), with Retry-After set on `res`. A failing limiter store lets the request through.
+ */
+export async function limitCaller(services: Services, budget: string, res: Response | null): Promise<void> {
+  const device = budget.startsWith("device:");
+  if ((device ? services.config.RATE_LIMIT_PER_DEVICE : services.config.RATE_LIMIT_PER_CREDENTIAL) <= 0) return;
+  try {
+    await consume(device ? services.rateLimits.device : services.rateLimits.credential, budget);
+  } catch (err) {
+    if (!(err instanceof RateLimited)) {
+      services.logger.warn({ err: (err as Error).message }, "rate limiter unavailable");
+      return;
+    }
+    if (res && !res.headersSent) res.setHeader("Retry-After", String(err.retryAfterSeconds));
+    throw new TRPCError({ code: "TOO_MANY_REQUESTS", message: `Too many requests; retry after ${err.retryAfterSeconds} s`, cause: err });
+  }
 }

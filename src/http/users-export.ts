@@ -28,7 +28,7 @@ function sendError(req: Request, res: Response, err: TRPCError, issues?: { path:
 
 async function exportUsers(services: Services, req: Request, res: Response) {
   const request = requestInfoOf(req);
-  const principal = await authenticateRequest(services, request, req.headers, PATH);
+  const principal = await authenticateRequest(services, request, req.headers, PATH, res);
   if (!can(principal, "users:read")) await denyAccess({ services, request }, principal, PATH, "Missing permission users:read");
 
   if (req.body === undefined && req.headers["content-type"] && !req.is("application/json")) {

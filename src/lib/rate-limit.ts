@@ -7,8 +7,10 @@ import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimite
 export interface RateLimitSettings {
   /** requests per minute from one source address */
   perSource: number;
-  /** requests per minute with one credential (API key, bearer token, device token) */
+  /** requests per minute of one API key, or of one user across all their sessions */
   perCredential: number;
+  /** requests per minute of one device */
+  perDevice: number;
   /** failed sign-ins per 15 minutes for one e-mail address, and for one source address (x10) */
   loginFailures: number;
 }
@@ -16,6 +18,7 @@ export interface RateLimitSettings {
 export interface RateLimiters {
   source: RateLimiterAbstract;
   credential: RateLimiterAbstract;
+  device: RateLimiterAbstract;
   loginByAccount: RateLimiterAbstract;
   loginBySource: RateLimiterAbstract;
 }
@@ -46,6 +49,7 @@ export function createRateLimiters(settings: RateLimitSettings, pool?: pg.Pool):
   return {
     source: limiter(pool, "src", settings.perSource, 60),
     credential: limiter(pool, "cred", settings.perCredential, 60),
+    device: limiter(pool, "device", settings.perDevice, 60),
     loginByAccount: limiter(pool, "login_acct", settings.loginFailures, 15 * 60),
     loginBySource: limiter(pool, "login_src", settings.loginFailures * 10, 15 * 60),
   };

@@ -42,3 +42,17 @@ export function createContextFactory(services: Services) {
     principal: null,
   });
 }
+
+/**
+ * A success status that depends on the outcome (a PUT that created the resource answers 201,
+ * one that replaced it 200): read by the REST adapter's responseMeta (src/app.ts) before the
+ * procedure's fixed `meta.successStatus`. Only a successful answer uses it.
+ */
+export function answerCreated(ctx: { res: Response | null }): void {
+  if (ctx.res) ctx.res.locals.successStatus = 201;
+}
+
+export function successStatusOf(ctx: unknown): number | undefined {
+  const status = (ctx as Partial<Context> | undefined)?.res?.locals?.successStatus;
+  return typeof status === "number" ? status : undefined;
+}

@@ -8,7 +8,9 @@ import { TRPCError } from "@trpc/server";
 import { t } from "./init.js";
 import { AuthFailure, authenticate, forgetVerifiedApiKeys, toTrpcError } from "./auth.js";
 import { writeAudit, type AuditNote } from "./audit.js";
+import type { Response } from "express";
 import type { RequestInfo } from "./context.js";
+import { callerBudget, limitCaller } from "../http/rate-limit.js";
 import { forbidden, translateDatabaseError } from "./errors.js";
 import type { Services } from "../services.js";
 import type { Permission } from "./permissions.js";
@@ -30,12 +32,15 @@ const translateErrors = t.middleware(async ({ next }) => {
 export const publicProcedure = t.procedure.use(translateErrors);
 
 /**
- * authenticate() plus the audit entry of a refused credential; throws a TRPCError. Shared by
+ * authenticate() plus the audit entry of a refused credential, then the caller's request
+ * budget (429 with Retry-After on `res` once spent); throws a TRPCError. Shared by
  * the procedures and the plain express routes (src/http), so both record refusals alike.
  */
-export async function authenticateRequest(services: Services, request: RequestInfo, headers: Record<string, unknown>, path: string): Promise<Principal> {
+export async function authenticateRequest(services: Services, request: RequestInfo, headers: Record<string, unknown>, path: string, res: Response | null): Promise<Principal> {
   try {
-    return await authenticate(services, headers as Parameters<typeof authenticate>[1]);
+    const principal = await authenticate(services, headers as Parameters<typeof authenticate>[1]);
+    await limitCaller(services, callerBudget(principal), res);
+    return principal;
   } catch (err) {
     if (!(err instanceof AuthFailure)) throw err;
     if (err.actor) {
@@ -52,7 +57,7 @@ export async function authenticateRequest(services: Services, request: RequestIn
 }
 
 const authenticated = t.middleware(async ({ ctx, path, next }) => {
-  const principal = await authenticateRequest(ctx.services, ctx.request, ctx.headers, path);
+  const principal = await authenticateRequest(ctx.services, ctx.request, ctx.headers, path, ctx.res);
   return next({ ctx: { principal } });
 });
 

@@ -19,6 +19,26 @@ it("answers 429 with Retry-After once a credential has spent its budget, and oth
   expect((await h.api("GET", "/api/v1/organizations/by-slug/default")).status).toBe(200);
 });
 
+it("counts a user's requests across all their sessions: a second sign-in buys no fresh budget", async () => {
+  const user = (await h.createTenant("Budget Users")).user;
+  const first = await h.login(user.email, user.password);
+  const second = await h.login(user.email, user.password);
+  expect(first).not.toBe(second);
+  const statuses: number[] = [];
+  for (let i = 0; i < 3; i++) statuses.push((await h.api("GET", "/api/v1/profile", { key: null, token: first })).status);
+  for (let i = 0; i < 3; i++) statuses.push((await h.api("GET", "/api/v1/profile", { key: null, token: second })).status);
+  expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+  const limited = await h.api("GET", "/api/v1/profile", { key: null, token: first });
+  expect(limited.status).toBe(429);
+  expect(limited.body).toMatchObject({ code: "TOO_MANY_REQUESTS" });
+  expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+  // the tRPC surface spends the same budget
+  const viaTrpc = await h.api("GET", "/trpc/profile.get", { key: null, token: second });
+  expect(viaTrpc.status).toBe(429);
+  // another user, and an API key, keep their own budgets
+  expect((await h.api("GET", "/api/v1/profile")).status).toBe(200);
+});
+
 it("limits failed sign-ins per account: after 3 failures even the right password waits", async () => {
   for (let i = 0; i < 3; i++) {
     const res = await h.api("POST", "/api/v1/auth/login", { key: null, body: { email: ADMIN_EMAIL, password: "wrong-password" } });

@@ -5,6 +5,7 @@ import { z } from "zod";
 import type { DbTx } from "../../db/client.js";
 import type { MarketplaceStore } from "../../generated/prisma/client.js";
 import { protectedProcedure, router } from "../../trpc/procedures.js";
+import { answerCreated } from "../../trpc/context.js";
 import { liveSyncJob, requestStoreSync } from "./jobs.js";
 import {
   deletedOutput,
@@ -45,7 +46,8 @@ export const marketplaceRouter = router({
         method: "PUT", path: "/marketplace-store", tags: [TAG], summary: "Create or replace the marketplace store's configuration",
         description:
           "Fields left out take their defaults (enabled true, syncIntervalMinutes 60, includeAllGlobalRegistries false, globalRegistryIds []). " +
-          "Mandatory global registries are always synced; globalRegistryIds names further ones (400 for an unknown id). The sync history and state stay.",
+          "Mandatory global registries are always synced; globalRegistryIds names further ones (400 for an unknown id). The sync history and state stay. " +
+          "Answers 201 when it created the store, 200 when it replaced the configuration.",
       },
       audit,
     })
@@ -54,6 +56,7 @@ export const marketplaceRouter = router({
     .mutation(async ({ ctx, input }) => {
       const { store, created } = await putStore(ctx.db, ctx.principal.organizationId, input);
       if (ctx.audit) ctx.audit.message = created ? "created the marketplace store" : "replaced the marketplace store's configuration";
+      if (created) answerCreated(ctx);
       return storeDto(ctx.db, store);
     }),
 

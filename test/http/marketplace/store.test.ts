@@ -36,7 +36,7 @@ describe("marketplace store configuration", () => {
   it("is 404 until created; PUT creates with defaults, replaces, and keeps one store per organization", async () => {
     expect((await api("GET", "")).status).toBe(404);
     const created = await api("PUT", "", {});
-    expect(created.status, created.text).toBe(200);
+    expect(created.status, created.text).toBe(201);
     expect(Object.keys(created.body).sort()).toEqual([...STORE_FIELDS].sort());
     expect(created.body).toMatchObject({
       organizationId: acme.org.id, enabled: true, syncIntervalMinutes: 60, includeAllGlobalRegistries: false, globalRegistryIds: [],
@@ -49,6 +49,7 @@ describe("marketplace store configuration", () => {
     expect(replaced.body.registries).toEqual([{ id: optional.id, kind: "global", name: "Optional vendor", mandatory: false, priority: 3 }]);
     // A replacement sets every field: what is left out takes its default again.
     const again = await api("PUT", "", { syncIntervalMinutes: 15 });
+    expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ id: created.body.id, enabled: true, syncIntervalMinutes: 15, globalRegistryIds: [] });
     expect((await api("GET", "")).body).toEqual(again.body);
     expect(await h.services.prisma.marketplaceStore.count({ where: { organizationId: acme.org.id } })).toBe(1);
@@ -121,6 +122,7 @@ describe("marketplace store configuration", () => {
     expect((await api("DELETE", "", undefined, initech)).status).toBe(404);
     expect((await h.api("GET", "/api/v1/marketplace-store/sync/progress", { key: initech.key })).status).toBe(404);
     const own = await api("PUT", "", { syncIntervalMinutes: 5 }, globex);
+    expect(own.status).toBe(201);
     expect(own.body.organizationId).toBe(globex.org.id);
     expect(own.body.id).not.toBe((await api("GET", "")).body.id);
     expect((await api("GET", "")).body.syncIntervalMinutes).toBe(15);

@@ -122,7 +122,7 @@ async function openStream(tenant: Tenant) {
 describe("marketplace store sync", () => {
   it("queues a manual sync (a second request gets the same job) and imports from the tenant's and the mandatory global registries", async () => {
     const put = await api("PUT", "", {});
-    expect(put.status, put.text).toBe(200);
+    expect(put.status, put.text).toBe(201);
     // The combined list: own registries first, then the global ones by priority; the optional one is not chosen.
     expect(put.body.registries).toEqual([
       { id: tenantRegistry.id, kind: "tenant", name: "Acme edge", mandatory: false, priority: null },
