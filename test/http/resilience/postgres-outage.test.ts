@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import { startTcpProxy, type TcpProxy } from "../../support/tcp-proxy.js";
+import { insertDevices } from "../agent/fleet-support.js";
 
 const ON_POSTGRES = Boolean(process.env.DATABASE_URL);
 
@@ -13,6 +14,7 @@ describe.skipIf(!ON_POSTGRES)("PostgreSQL outage (skipped without DATABASE_URL: 
   let h: Harness;
   let proxy: TcpProxy;
   let acme: Tenant;
+  let deviceId: string;
 
   beforeAll(async () => {
     const target = new URL(process.env.DATABASE_URL!);
@@ -25,6 +27,7 @@ describe.skipIf(!ON_POSTGRES)("PostgreSQL outage (skipped without DATABASE_URL: 
       },
     });
     acme = await h.createTenant("Acme Outage");
+    [deviceId] = await insertDevices(h, acme.org.id, [{ name: "outage-1" }]);
   });
 
   afterAll(async () => {
@@ -43,6 +46,9 @@ describe.skipIf(!ON_POSTGRES)("PostgreSQL outage (skipped without DATABASE_URL: 
       ...Array.from({ length: 10 }, () => h.api("GET", "/api/v1/notification-targets", { key: acme.key })),
       // op 1 (the marketplace sync history) included: the catalog cannot be reached
       h.api("GET", "/api/v1/marketplace-store/sync-history?limit=10&offset=0", { key: acme.key }),
+      // the device reads, which run on the driver rather than through Prisma
+      h.api("GET", `/api/v1/devices/${deviceId}`, { key: acme.key }),
+      h.api("GET", "/api/v1/devices", { key: acme.key }),
       ...Array.from({ length: 5 }, (_, i) => h.api("POST", "/api/v1/notification-targets", { key: acme.key, body: { name: `during ${i}`, type: "webhook", url: "http://127.0.0.1:9/hook" } })),
     ]);
     for (const res of during) {
@@ -64,6 +70,7 @@ describe.skipIf(!ON_POSTGRES)("PostgreSQL outage (skipped without DATABASE_URL: 
     }
     expect(status).toBe(200);
     expect((await fetch(`${h.url}/readyz`)).status).toBe(200);
+    expect((await h.api("GET", `/api/v1/devices/${deviceId}`, { key: acme.key })).body.name).toBe("outage-1");
     const after = await h.api("GET", "/api/v1/notification-targets", { key: acme.key });
     // written before: kept; refused during: not half-written
     expect(after.body.items.map((t: { name: string }) => t.name)).toEqual(["before outage"]);
