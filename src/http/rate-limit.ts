@@ -9,6 +9,7 @@ import { TRPCError } from "@trpc/server";
 import type { Services } from "../services.js";
 import { consume, RateLimited } from "../lib/rate-limit.js";
 import type { Principal } from "../trpc/principal.js";
+import type { DevicePrincipal } from "../trpc/device-auth.js";
 
 export function sendTooManyRequests(res: Response, retryAfterSeconds: number) {
   res.setHeader("Retry-After", String(retryAfterSeconds));
@@ -31,7 +32,7 @@ export function rateLimitMiddleware(services: Services) {
 }
 
 /** Whose budget a request spends. */
-export function callerBudget(caller: Pick<Principal, "kind" | "apiKeyId" | "userId"> | { kind: "device"; deviceId: string }): string {
+export function callerBudget(caller: Pick<Principal, "kind" | "apiKeyId" | "userId"> | Pick<DevicePrincipal, "kind" | "deviceId">): string {
   if (caller.kind === "device") return `device:${caller.deviceId}`;
   return caller.kind === "api_key" ? `key:${caller.apiKeyId}` : `user:${caller.userId}`;
 }

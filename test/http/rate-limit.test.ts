@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ADMIN_EMAIL, ADMIN_PASSWORD, createHarness, type Harness } from "../support/harness.js";
+import { createEnrollmentToken, enroll, ensureCa, heartbeat } from "./agent/fleet-support.js";
 
 let h: Harness;
 beforeAll(async () => {
-  h = await createHarness({ RATE_LIMIT_PER_CREDENTIAL: "5", RATE_LIMIT_LOGIN_FAILURES: "3" });
+  h = await createHarness({ RATE_LIMIT_PER_CREDENTIAL: "5", RATE_LIMIT_PER_DEVICE: "4", RATE_LIMIT_LOGIN_FAILURES: "3" });
 });
 afterAll(() => h?.close());
 
@@ -51,4 +52,26 @@ it("limits failed sign-ins per account: after 3 failures even the right password
   const other = await h.createTenant("Other Login");
   const ok = await h.api("POST", "/api/v1/auth/login", { key: null, body: { email: other.user.email, password: other.user.password } });
   expect(ok.status).toBe(200);
+});
+
+it("counts a device's requests whatever token it signs, across agent operations", async () => {
+  const tenant = await h.createTenant("Budget Devices");
+  await ensureCa(h, tenant.key);
+  const { token } = await createEnrollmentToken(h, tenant.key);
+  const [noisy, quiet] = [await enroll(h, token), await enroll(h, token)];
+  const statuses: number[] = [];
+  for (let i = 0; i < 3; i++) statuses.push((await heartbeat(h, noisy, {}, await noisy.token({ issuedAt: Math.floor(Date.now() / 1000) - i }))).status);
+  // the fourth request is another agent operation, with yet another token
+  const logs = await h.api("POST", "/api/v1/agent/logs", { key: null, token: await noisy.token({ lifetimeSeconds: 120 }), body: { entries: [{ timestamp: new Date().toISOString(), message: "hello" }] } });
+  statuses.push(logs.status);
+  const limited = await heartbeat(h, noisy, {}, await noisy.token({ lifetimeSeconds: 60 }));
+  expect([...statuses, limited.status]).toEqual([200, 200, 200, 200, 429]);
+  expect(limited.body).toMatchObject({ code: "TOO_MANY_REQUESTS" });
+  expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+  const refusedLogs = await h.api("POST", "/api/v1/agent/logs", { key: null, token: await noisy.token(), body: { entries: [{ timestamp: new Date().toISOString(), message: "dropped" }] } });
+  expect(refusedLogs.status).toBe(429);
+  expect(Number(refusedLogs.headers.get("retry-after"))).toBeGreaterThan(0);
+  // nothing of the refused request was stored; the other device goes on
+  expect((await h.services.database.opened.raw.query<{ n: number }>(`SELECT count(*)::int AS n FROM "DeviceLog" WHERE "deviceId" = $1::uuid`, [noisy.deviceId]))[0].n).toBe(1);
+  expect((await heartbeat(h, quiet)).status).toBe(200);
 });
