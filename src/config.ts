@@ -82,6 +82,14 @@ const schema = z.object({
   DEVICE_CERT_VALIDITY_DAYS: int(1, 3650).default(365),
   /** trust X-Forwarded-For from this many proxies (express "trust proxy") */
   TRUST_PROXY_HOPS: int(0, 10).default(0),
+  /**
+   * processes serving PORT together (node:cluster), e.g. one per core: they share the port and
+   * coordinate through PostgreSQL like any N processes (docs/scaling.md). PostgreSQL only.
+   */
+  WORKERS: int(1, 64).default(1),
+}).refine((c) => c.WORKERS === 1 || c.DATABASE_URL, {
+  path: ["WORKERS"],
+  message: "more than one worker needs PostgreSQL (DATABASE_URL): the embedded database serves one process",
 });
 
 export type Config = z.infer<typeof schema>;

@@ -1,4 +1,7 @@
-// `npm start`: configuration, database (migrations applied), bootstrap, listen.
+// `npm start`: configuration, database (migrations applied), bootstrap, listen. With
+// WORKERS > 1 this process starts that many workers that each do so (src/cluster.ts).
+import cluster from "node:cluster";
+import { SHUTDOWN_MESSAGE, superviseWorkers } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { createLogger } from "./lib/logger.js";
 import { startService } from "./server.js";
@@ -14,7 +17,10 @@ async function main() {
     }
     throw err;
   }
-  const logger = createLogger(config.LOG_LEVEL);
+  const root = createLogger(config.LOG_LEVEL);
+  if (config.WORKERS > 1 && cluster.isPrimary) return superviseWorkers(config, root);
+  // Workers' lines say which worker wrote them.
+  const logger = cluster.isWorker ? root.child({ pid: process.pid }) : root;
   const started = Date.now();
   const service = await startService(config, logger);
   const where = `http://${config.HOST === "0.0.0.0" ? "localhost" : config.HOST}:${service.server.address() && typeof service.server.address() === "object" ? (service.server.address() as { port: number }).port : config.PORT}`;
@@ -49,6 +55,10 @@ async function main() {
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
+  // A worker (WORKERS > 1) is asked by its primary; after a signal it is already stopping.
+  process.on("message", (message) => {
+    if (message === SHUTDOWN_MESSAGE && signals === 0) shutdown("primary");
+  });
 }
 
 main().catch((err: Error) => {

@@ -1,0 +1,48 @@
+// WORKERS=N: N processes serving one port (node:cluster), so that one machine's cores all
+// serve requests. Each worker is the whole service, exactly as one of N processes behind a
+// load balancer: they agree through PostgreSQL (jobs, events, sessions, tickets, rate limits;
+// docs/scaling.md), which is why more than one worker needs PostgreSQL. This primary process
+// serves nothing itself: it starts the workers, replaces one that dies, and on SIGTERM or
+// SIGINT asks each to shut down gracefully, exiting once all have stopped.
+import cluster from "node:cluster";
+import type { Config } from "./config.js";
+import type { Logger } from "./lib/logger.js";
+
+/** What the primary sends a worker instead of a signal (src/main.ts listens for it). */
+export const SHUTDOWN_MESSAGE = "fleet-manager:shutdown";
+
+// A worker that dies is replaced after this long; one that keeps dying at start (database
+// unreachable, say) is retried at this pace rather than in a tight loop.
+const REPLACE_AFTER_MS = 1000;
+
+export function superviseWorkers(config: Config, logger: Logger): void {
+  let stopping = false;
+  let failedExits = 0;
+  for (let i = 0; i < config.WORKERS; i++) cluster.fork();
+  logger.info({ workers: config.WORKERS, pid: process.pid }, "starting workers");
+
+  cluster.on("exit", (worker, code, signal) => {
+    if (stopping) {
+      if (code !== 0) failedExits++;
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failedExits > 0 ? 1 : 0);
+      return;
+    }
+    logger.error({ pid: worker.process.pid, code, signal }, "worker exited; starting another");
+    setTimeout(() => {
+      if (!stopping) cluster.fork();
+    }, REPLACE_AFTER_MS).unref();
+  });
+
+  const stop = (signal: string) => {
+    if (stopping) process.exit(1); // a second signal: stop now
+    stopping = true;
+    logger.info({ signal }, "stopping workers");
+    const workers = Object.values(cluster.workers ?? {});
+    if (workers.length === 0) process.exit(0);
+    // A message, not a signal: on Ctrl-C the terminal already sent each worker its SIGINT,
+    // and a second signal would make it stop at once instead of gracefully.
+    for (const worker of workers) if (worker?.isConnected()) worker.send(SHUTDOWN_MESSAGE);
+  };
+  process.on("SIGTERM", () => stop("SIGTERM"));
+  process.on("SIGINT", () => stop("SIGINT"));
+}
