@@ -28,7 +28,7 @@ import { translateDatabaseError } from "../trpc/errors.js";
 import { t } from "../trpc/init.js";
 import { handleHeartbeat } from "../modules/agent/heartbeat.js";
 import { heartbeatInput, heartbeatOutput } from "../modules/agent/schemas.js";
-import { callerBudget, limitCaller } from "./rate-limit.js";
+import { limitCaller } from "./rate-limit.js";
 
 export const AGENT_HEARTBEAT_PATH = "/agent/heartbeat";
 /** the tRPC path, as audit entries of refused device tokens name it */
@@ -120,7 +120,7 @@ export function agentHeartbeatRoute(services: Services): RequestHandler {
         await auditDeviceRefusal(services, request, PROCEDURE_PATH, err);
         throw deviceFailureToTrpc(err);
       }
-      await limitCaller(services, callerBudget(device), res);
+      await limitCaller(services, device, res);
       const input = heartbeatInput.parse(body ?? {});
       const answer = await handleHeartbeat(services, device, input, request.sourceIp);
       let output;

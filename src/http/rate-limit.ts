@@ -31,22 +31,22 @@ export function rateLimitMiddleware(services: Services) {
   };
 }
 
-/** Whose budget a request spends. */
-export function callerBudget(caller: Pick<Principal, "kind" | "apiKeyId" | "userId"> | Pick<DevicePrincipal, "kind" | "deviceId">): string {
-  if (caller.kind === "device") return `device:${caller.deviceId}`;
-  return caller.kind === "api_key" ? `key:${caller.apiKeyId}` : `user:${caller.userId}`;
-}
+type Caller = Pick<Principal, "kind" | "apiKeyId" | "userId"> | Pick<DevicePrincipal, "kind" | "deviceId">;
 
 /**
- * Spends one request of an authenticated caller's budget (RATE_LIMIT_PER_CREDENTIAL for keys
- * and users, RATE_LIMIT_PER_DEVICE for devices). Over budget: a TOO_MANY_REQUESTS TRPCError
- * (429), with Retry-After set on `res`. A failing limiter store lets the request through.
+ * Spends one request of an authenticated caller's budget: RATE_LIMIT_PER_CREDENTIAL for an
+ * API key or a user (all their sessions), RATE_LIMIT_PER_DEVICE for a device. Over budget: a
+ * TOO_MANY_REQUESTS TRPCError (429), with Retry-After set on `res`. A failing limiter store
+ * lets the request through.
  */
-export async function limitCaller(services: Services, budget: string, res: Response | null): Promise<void> {
-  const device = budget.startsWith("device:");
-  if ((device ? services.config.RATE_LIMIT_PER_DEVICE : services.config.RATE_LIMIT_PER_CREDENTIAL) <= 0) return;
+export async function limitCaller(services: Services, caller: Caller, res: Response | null): Promise<void> {
+  const { config, rateLimits } = services;
+  const [perMinute, limiter, key] = caller.kind === "device"
+    ? [config.RATE_LIMIT_PER_DEVICE, rateLimits.device, caller.deviceId]
+    : [config.RATE_LIMIT_PER_CREDENTIAL, rateLimits.credential, caller.kind === "api_key" ? `key:${caller.apiKeyId}` : `user:${caller.userId}`];
+  if (perMinute <= 0) return;
   try {
-    await consume(device ? services.rateLimits.device : services.rateLimits.credential, budget);
+    await consume(limiter, key);
   } catch (err) {
     if (!(err instanceof RateLimited)) {
       services.logger.warn({ err: (err as Error).message }, "rate limiter unavailable");

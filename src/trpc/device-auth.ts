@@ -23,7 +23,7 @@ import { writeAudit } from "./audit.js";
 import type { RequestInfo } from "./context.js";
 import { forbidden, translateDatabaseError, unauthorized } from "./errors.js";
 import { t } from "./init.js";
-import { callerBudget, limitCaller } from "../http/rate-limit.js";
+import { limitCaller } from "../http/rate-limit.js";
 
 /** Longest lifetime a device token may have (exp - now, and exp - iat when iat is given). */
 export const MAX_DEVICE_TOKEN_LIFETIME_SECONDS = 300;
@@ -342,7 +342,7 @@ function deviceAuthenticated(recheck: boolean) {
       await auditDeviceRefusal(ctx.services, ctx.request, path, err);
       throw deviceFailureToTrpc(err);
     }
-    await limitCaller(ctx.services, callerBudget(device), ctx.res);
+    await limitCaller(ctx.services, device, ctx.res);
     return next({ ctx: { device } });
   });
 }

@@ -10,7 +10,7 @@ import { AuthFailure, authenticate, forgetVerifiedApiKeys, toTrpcError } from ".
 import { writeAudit, type AuditNote } from "./audit.js";
 import type { Response } from "express";
 import type { RequestInfo } from "./context.js";
-import { callerBudget, limitCaller } from "../http/rate-limit.js";
+import { limitCaller } from "../http/rate-limit.js";
 import { forbidden, translateDatabaseError } from "./errors.js";
 import type { Services } from "../services.js";
 import type { Permission } from "./permissions.js";
@@ -39,7 +39,7 @@ export const publicProcedure = t.procedure.use(translateErrors);
 export async function authenticateRequest(services: Services, request: RequestInfo, headers: Record<string, unknown>, path: string, res: Response | null): Promise<Principal> {
   try {
     const principal = await authenticate(services, headers as Parameters<typeof authenticate>[1]);
-    await limitCaller(services, callerBudget(principal), res);
+    await limitCaller(services, principal, res);
     return principal;
   } catch (err) {
     if (!(err instanceof AuthFailure)) throw err;
