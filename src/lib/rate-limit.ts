@@ -1,8 +1,10 @@
 // Rate limits, shared by every process of an installation: on PostgreSQL the counters live
-// in a table (rate-limiter-flexible's Postgres store, with an in-memory fallback while the
-// database is unreachable); on the embedded database, which serves one process, in memory.
+// in a table (rate-limiter-flexible's Postgres store; the per-request budgets batched through
+// src/lib/rate-limit-batch.ts; an in-memory fallback while the database is unreachable); on
+// the embedded database, which serves one process, in memory.
 import type pg from "pg";
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { BatchedPostgresLimiter, ConsumeBatcher } from "./rate-limit-batch.js";
 
 export interface RateLimitSettings {
   /** requests per minute from one source address */
@@ -15,12 +17,15 @@ export interface RateLimitSettings {
   loginFailures: number;
 }
 
+/** What the service asks of a limiter (rate-limiter-flexible's, or the batched one). */
+export type Limiter = Pick<RateLimiterAbstract, "consume" | "get">;
+
 export interface RateLimiters {
-  source: RateLimiterAbstract;
-  credential: RateLimiterAbstract;
-  device: RateLimiterAbstract;
-  loginByAccount: RateLimiterAbstract;
-  loginBySource: RateLimiterAbstract;
+  source: Limiter;
+  credential: Limiter;
+  device: Limiter;
+  loginByAccount: Limiter;
+  loginBySource: Limiter;
 }
 
 export class RateLimited extends Error {
@@ -29,10 +34,9 @@ export class RateLimited extends Error {
   }
 }
 
-function limiter(pool: pg.Pool | undefined, keyPrefix: string, points: number, duration: number): RateLimiterAbstract {
-  const memory = new RateLimiterMemory({ keyPrefix, points, duration });
-  if (!pool) return memory;
-  return new RateLimiterPostgres({
+function postgresLimiter(pool: pg.Pool, keyPrefix: string, points: number, duration: number) {
+  const insuranceLimiter = new RateLimiterMemory({ keyPrefix, points, duration });
+  const store = new RateLimiterPostgres({
     storeClient: pool,
     storeType: "pool",
     tableName: "rate_limits",
@@ -41,22 +45,35 @@ function limiter(pool: pg.Pool | undefined, keyPrefix: string, points: number, d
     duration,
     clearExpiredByTimeout: true,
     tableCreated: true,
-    insuranceLimiter: memory,
+    insuranceLimiter,
   });
+  return { store, insuranceLimiter };
 }
 
 export function createRateLimiters(settings: RateLimitSettings, pool?: pg.Pool): RateLimiters {
+  // The embedded database serves one process: its budgets live in memory.
+  const memory = (keyPrefix: string, points: number, duration: number) => new RateLimiterMemory({ keyPrefix, points, duration });
+  // The budgets every request spends are batched (src/lib/rate-limit-batch.ts); sign-in
+  // failures are rare and go through the library's store one by one.
+  const batcher = pool ? new ConsumeBatcher(pool) : null;
+  const perRequest = (keyPrefix: string, points: number, duration: number): Limiter => {
+    if (!pool || !batcher) return memory(keyPrefix, points, duration);
+    const { store, insuranceLimiter } = postgresLimiter(pool, keyPrefix, points, duration);
+    return new BatchedPostgresLimiter(batcher, store, insuranceLimiter);
+  };
+  const rare = (keyPrefix: string, points: number, duration: number): Limiter =>
+    pool ? postgresLimiter(pool, keyPrefix, points, duration).store : memory(keyPrefix, points, duration);
   return {
-    source: limiter(pool, "src", settings.perSource, 60),
-    credential: limiter(pool, "cred", settings.perCredential, 60),
-    device: limiter(pool, "device", settings.perDevice, 60),
-    loginByAccount: limiter(pool, "login_acct", settings.loginFailures, 15 * 60),
-    loginBySource: limiter(pool, "login_src", settings.loginFailures * 10, 15 * 60),
+    source: perRequest("src", settings.perSource, 60),
+    credential: perRequest("cred", settings.perCredential, 60),
+    device: perRequest("device", settings.perDevice, 60),
+    loginByAccount: rare("login_acct", settings.loginFailures, 15 * 60),
+    loginBySource: rare("login_src", settings.loginFailures * 10, 15 * 60),
   };
 }
 
 /** Takes one point; throws RateLimited with the wait when the budget is spent. */
-export async function consume(l: RateLimiterAbstract, key: string, points = 1): Promise<void> {
+export async function consume(l: Limiter, key: string, points = 1): Promise<void> {
   try {
     await l.consume(key, points);
   } catch (err) {
@@ -66,7 +83,7 @@ export async function consume(l: RateLimiterAbstract, key: string, points = 1): 
 }
 
 /** Whether a key has already spent its budget, without taking a point. */
-export async function isBlocked(l: RateLimiterAbstract, key: string): Promise<number | null> {
+export async function isBlocked(l: Limiter, key: string): Promise<number | null> {
   const res = await l.get(key);
   if (res && res.remainingPoints <= 0) return Math.max(1, Math.ceil(res.msBeforeNext / 1000));
   return null;
