@@ -28,7 +28,7 @@ const schema = z.object({
   CORS_ORIGINS: z.string().default(""),
   /** refuse outbound requests to loopback and private ranges (set false on shared installations) */
   OUTBOUND_ALLOW_PRIVATE_NETWORKS: bool.default(true),
-  /** requests per minute from one source address (0 = no limit) */
+  /** requests per minute from one source address without a valid credential (0 = no limit) */
   RATE_LIMIT_PER_SOURCE: int(0, 10_000_000).default(6000),
   /** requests per minute of one API key, or of one user across all their sessions (0 = no limit) */
   RATE_LIMIT_PER_CREDENTIAL: int(0, 10_000_000).default(3000),

@@ -22,13 +22,12 @@ import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { getErrorShape } from "@trpc/server/unstable-core-do-not-import";
 import { ZodError } from "zod";
 import type { Services } from "../services.js";
-import { authenticateDevice, auditDeviceRefusal, DeviceAuthFailure, deviceFailureToTrpc } from "../trpc/device-auth.js";
+import { authenticateDeviceRequest } from "../trpc/device-auth.js";
 import { requestInfoOf, type Context, type RequestInfo } from "../trpc/context.js";
 import { translateDatabaseError } from "../trpc/errors.js";
 import { t } from "../trpc/init.js";
 import { handleHeartbeat } from "../modules/agent/heartbeat.js";
 import { heartbeatInput, heartbeatOutput } from "../modules/agent/schemas.js";
-import { limitCaller } from "./rate-limit.js";
 
 export const AGENT_HEARTBEAT_PATH = "/agent/heartbeat";
 /** the tRPC path, as audit entries of refused device tokens name it */
@@ -112,15 +111,8 @@ export function agentHeartbeatRoute(services: Services): RequestHandler {
     const request = requestInfoOf(req);
     try {
       const body = await readJsonBody(req, limit);
-      let device;
-      try {
-        device = await authenticateDevice(services, req.headers, { recheck: false }); // the statement re-checks
-      } catch (err) {
-        if (!(err instanceof DeviceAuthFailure)) throw err;
-        await auditDeviceRefusal(services, request, PROCEDURE_PATH, err);
-        throw deviceFailureToTrpc(err);
-      }
-      await limitCaller(services, device, res);
+      // the heartbeat statement re-checks the certificate
+      const device = await authenticateDeviceRequest(services, request, req.headers, PROCEDURE_PATH, res, { recheck: false });
       const input = heartbeatInput.parse(body ?? {});
       const answer = await handleHeartbeat(services, device, input, request.sourceIp);
       let output;

@@ -1,13 +1,18 @@
-// Request budgets for the API surfaces (/api/v1, /trpc). Two counts, both per minute:
-// * per source address, before anything else (a flood of bogus credentials is capped here,
-//   before any database work);
+// Request budgets for the API surfaces (/api/v1, /trpc), all per minute:
 // * per caller once authenticated (`limitCaller`): the API key, the user across all their
 //   sessions and tokens, or the device whatever token it signs; a fresh token or a second
-//   sign-in does not buy a fresh budget.
+//   sign-in does not buy a fresh budget;
+// * per source address for everything else: requests that present no credential (sign-in,
+//   enrollment, invitations), checked before any work, and credentials that are refused
+//   (`chargeRefusedCredential`). Requests with a valid credential do not spend it: a fleet
+//   behind one NAT or carrier-grade NAT address is thousands of callers, each with its own
+//   budget, not one. An address that has spent its budget is refused (429) before any
+//   work, whatever it presents, until its window ends.
 import type { NextFunction, Request, Response } from "express";
 import { TRPCError } from "@trpc/server";
 import type { Services } from "../services.js";
 import { consume, RateLimited } from "../lib/rate-limit.js";
+import type { IncomingHttpHeaders } from "node:http";
 import type { Principal } from "../trpc/principal.js";
 import type { DevicePrincipal } from "../trpc/device-auth.js";
 
@@ -16,19 +21,65 @@ export function sendTooManyRequests(res: Response, retryAfterSeconds: number) {
   res.status(429).json({ code: "TOO_MANY_REQUESTS", message: `Too many requests; retry after ${retryAfterSeconds} s` });
 }
 
-export function rateLimitMiddleware(services: Services) {
-  const { config, rateLimits, logger } = services;
-  return async (req: Request, res: Response, next: NextFunction) => {
-    try {
-      if (config.RATE_LIMIT_PER_SOURCE > 0) await consume(rateLimits.source, req.ip ?? "unknown");
-      next();
-    } catch (err) {
-      if (err instanceof RateLimited) return sendTooManyRequests(res, err.retryAfterSeconds);
-      // A failing limiter store must not take the API down with it.
-      logger.warn({ err: (err as Error).message }, "rate limiter unavailable");
-      next();
+/** Whether a request presents a credential (API key, session or device token), valid or not. */
+function presentsCredential(headers: IncomingHttpHeaders): boolean {
+  return headers.authorization !== undefined || headers["x-api-key"] !== undefined;
+}
+
+function sourceKeyOf(sourceIp: string | null | undefined): string {
+  return sourceIp ?? "unknown";
+}
+
+/**
+ * Spends one request of the source address's budget; once spent, the address is blocked in
+ * this process until its window ends. Resolves with the seconds to wait when over budget,
+ * null otherwise; a failing limiter store lets the request through.
+ */
+async function spendSourceBudget(services: Services, source: string): Promise<number | null> {
+  const { rateLimits, logger } = services;
+  try {
+    await consume(rateLimits.source, source);
+    return null;
+  } catch (err) {
+    if (err instanceof RateLimited) {
+      rateLimits.blockedSources.block(source, err.retryAfterSeconds);
+      return err.retryAfterSeconds;
     }
+    // A failing limiter store must not take the API down with it.
+    logger.warn({ err: (err as Error).message }, "rate limiter unavailable");
+    return null;
+  }
+}
+
+export function rateLimitMiddleware(services: Services) {
+  const { config, rateLimits } = services;
+  return async (req: Request, res: Response, next: NextFunction) => {
+    if (config.RATE_LIMIT_PER_SOURCE <= 0) return next();
+    const source = sourceKeyOf(req.ip ?? req.socket.remoteAddress);
+    const blockedFor = rateLimits.blockedSources.retryAfter(source);
+    if (blockedFor !== null) return sendTooManyRequests(res, blockedFor);
+    if (presentsCredential(req.headers)) return next(); // budgeted by who it is, or charged when refused
+    const wait = await spendSourceBudget(services, source);
+    if (wait !== null) return sendTooManyRequests(res, wait);
+    next();
   };
+}
+
+/**
+ * A refused credential spends its source address's budget (a request without any credential
+ * has spent it already, in the middleware). Over budget: a
+ * TOO_MANY_REQUESTS TRPCError (429, Retry-After on `res`) replaces the refusal, and the
+ * address is refused before any work until its window ends.
+ */
+export async function chargeRefusedCredential(services: Services, headers: IncomingHttpHeaders, sourceIp: string | null, res: Response | null): Promise<void> {
+  if (services.config.RATE_LIMIT_PER_SOURCE <= 0 || !presentsCredential(headers)) return;
+  const wait = await spendSourceBudget(services, sourceKeyOf(sourceIp));
+  if (wait !== null) throw tooManyRequests(res, wait);
+}
+
+function tooManyRequests(res: Response | null, retryAfterSeconds: number, cause?: Error) {
+  if (res && !res.headersSent) res.setHeader("Retry-After", String(retryAfterSeconds));
+  return new TRPCError({ code: "TOO_MANY_REQUESTS", message: `Too many requests; retry after ${retryAfterSeconds} s`, cause });
 }
 
 type Caller = Pick<Principal, "kind" | "apiKeyId" | "userId"> | Pick<DevicePrincipal, "kind" | "deviceId">;
@@ -52,7 +103,6 @@ export async function limitCaller(services: Services, caller: Caller, res: Respo
       services.logger.warn({ err: (err as Error).message }, "rate limiter unavailable");
       return;
     }
-    if (res && !res.headersSent) res.setHeader("Retry-After", String(err.retryAfterSeconds));
-    throw new TRPCError({ code: "TOO_MANY_REQUESTS", message: `Too many requests; retry after ${err.retryAfterSeconds} s`, cause: err });
+    throw tooManyRequests(res, err.retryAfterSeconds, err);
   }
 }

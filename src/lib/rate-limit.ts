@@ -22,10 +22,45 @@ export type Limiter = Pick<RateLimiterAbstract, "consume" | "get">;
 
 export interface RateLimiters {
   source: Limiter;
+  /** Sources this process has seen over budget (refused before any work until then). */
+  blockedSources: BlockedSources;
   credential: Limiter;
   device: Limiter;
   loginByAccount: Limiter;
   loginBySource: Limiter;
+}
+
+/**
+ * Source addresses over their budget, with when they may come back. Learned by each process
+ * from its own refused consume (another process learns on its next one), and checked before
+ * anything else, so an address that has spent its budget costs no further work (no key hash,
+ * no signature check, no database round trip) until its window ends.
+ */
+export class BlockedSources {
+  private static readonly MAX_ENTRIES = 100_000;
+  private readonly until = new Map<string, number>();
+
+  block(source: string, retryAfterSeconds: number) {
+    if (this.until.size >= BlockedSources.MAX_ENTRIES) this.prune();
+    this.until.set(source, Date.now() + retryAfterSeconds * 1000);
+  }
+
+  /** Seconds until `source` may come back, or null when it is not blocked. */
+  retryAfter(source: string): number | null {
+    const until = this.until.get(source);
+    if (until === undefined) return null;
+    const ms = until - Date.now();
+    if (ms > 0) return Math.ceil(ms / 1000);
+    this.until.delete(source);
+    return null;
+  }
+
+  private prune() {
+    const now = Date.now();
+    for (const [source, until] of this.until) if (until <= now) this.until.delete(source);
+    // Still full: a flood from that many addresses; the shared counters still hold them.
+    if (this.until.size >= BlockedSources.MAX_ENTRIES) this.until.clear();
+  }
 }
 
 export class RateLimited extends Error {
@@ -65,6 +100,7 @@ export function createRateLimiters(settings: RateLimitSettings, pool?: pg.Pool):
     pool ? postgresLimiter(pool, keyPrefix, points, duration).store : memory(keyPrefix, points, duration);
   return {
     source: perRequest("src", settings.perSource, 60),
+    blockedSources: new BlockedSources(),
     credential: perRequest("cred", settings.perCredential, 60),
     device: perRequest("device", settings.perDevice, 60),
     loginByAccount: rare("login_acct", settings.loginFailures, 15 * 60),

@@ -23,7 +23,8 @@ import { writeAudit } from "./audit.js";
 import type { RequestInfo } from "./context.js";
 import { forbidden, translateDatabaseError, unauthorized } from "./errors.js";
 import { t } from "./init.js";
-import { limitCaller } from "../http/rate-limit.js";
+import { chargeRefusedCredential, limitCaller } from "../http/rate-limit.js";
+import type { Response } from "express";
 
 /** Longest lifetime a device token may have (exp - now, and exp - iat when iat is given). */
 export const MAX_DEVICE_TOKEN_LIFETIME_SECONDS = 300;
@@ -332,17 +333,35 @@ const translateErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
+/**
+ * authenticateDevice() for a request: a refusal is audited (known device) and spends the
+ * source address's budget, then the device's own budget is spent (429 with Retry-After on
+ * `res` once spent). Throws a TRPCError. Shared by the procedures and the lean heartbeat route.
+ */
+export async function authenticateDeviceRequest(
+  services: Services,
+  request: RequestInfo,
+  headers: IncomingHttpHeaders,
+  path: string,
+  res: Response | null,
+  options: { recheck: boolean },
+): Promise<DevicePrincipal> {
+  let device: DevicePrincipal;
+  try {
+    device = await authenticateDevice(services, headers, options);
+  } catch (err) {
+    if (!(err instanceof DeviceAuthFailure)) throw err;
+    await auditDeviceRefusal(services, request, path, err);
+    if (err.code === "UNAUTHORIZED") await chargeRefusedCredential(services, headers, request.sourceIp, res);
+    throw deviceFailureToTrpc(err);
+  }
+  await limitCaller(services, device, res);
+  return device;
+}
+
 function deviceAuthenticated(recheck: boolean) {
   return t.middleware(async ({ ctx, path, next }) => {
-    let device: DevicePrincipal;
-    try {
-      device = await authenticateDevice(ctx.services, ctx.headers, { recheck });
-    } catch (err) {
-      if (!(err instanceof DeviceAuthFailure)) throw err;
-      await auditDeviceRefusal(ctx.services, ctx.request, path, err);
-      throw deviceFailureToTrpc(err);
-    }
-    await limitCaller(ctx.services, device, ctx.res);
+    const device = await authenticateDeviceRequest(ctx.services, ctx.request, ctx.headers, path, ctx.res, { recheck });
     return next({ ctx: { device } });
   });
 }

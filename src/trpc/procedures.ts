@@ -9,8 +9,9 @@ import { t } from "./init.js";
 import { AuthFailure, authenticate, forgetVerifiedApiKeys, toTrpcError } from "./auth.js";
 import { writeAudit, type AuditNote } from "./audit.js";
 import type { Response } from "express";
+import type { IncomingHttpHeaders } from "node:http";
 import type { RequestInfo } from "./context.js";
-import { limitCaller } from "../http/rate-limit.js";
+import { chargeRefusedCredential, limitCaller } from "../http/rate-limit.js";
 import { forbidden, translateDatabaseError } from "./errors.js";
 import type { Services } from "../services.js";
 import type { Permission } from "./permissions.js";
@@ -32,8 +33,8 @@ const translateErrors = t.middleware(async ({ next }) => {
 export const publicProcedure = t.procedure.use(translateErrors);
 
 /**
- * authenticate() plus the audit entry of a refused credential, then the caller's request
- * budget (429 with Retry-After on `res` once spent); throws a TRPCError. Shared by
+ * authenticate() plus the audit entry of a refused credential (which also spends the source
+ * address's budget), then the caller's request budget (429 with Retry-After on `res` once spent); throws a TRPCError. Shared by
  * the procedures and the plain express routes (src/http), so both record refusals alike.
  */
 export async function authenticateRequest(services: Services, request: RequestInfo, headers: Record<string, unknown>, path: string, res: Response | null): Promise<Principal> {
@@ -52,6 +53,7 @@ export async function authenticateRequest(services: Services, request: RequestIn
         actor: { type: err.actor.type, id: err.actor.id, userId: err.actor.type === "user" ? err.actor.id : null },
       }).catch(() => undefined);
     }
+    if (err.code === "UNAUTHORIZED") await chargeRefusedCredential(services, headers as IncomingHttpHeaders, request.sourceIp, res);
     throw toTrpcError(err);
   }
 }
