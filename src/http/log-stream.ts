@@ -16,6 +16,7 @@ import { LOG_LEVELS, logFilterInput, type LogLineDto } from "../modules/logs/sch
 import { logsAfter, newestLogId, tailLogs } from "../modules/logs/service.js";
 import { authorizeRequest } from "./guarded-route.js";
 import { errorResponse, type ExtraPaths } from "./docs.js";
+import { perService } from "../lib/per-service.js";
 
 const KEEPALIVE_MS = 15_000;
 const MAX_TAIL = 1000;
@@ -52,16 +53,15 @@ function lastEventIdOf(req: Request): bigint | null {
 }
 
 // Open streams of each running service, so that shutdown can end them (a stream never ends by itself).
-const openStreams = new WeakMap<object, Set<Response>>();
+const openStreamsOf = perService((_services: Services) => new Set<Response>());
 
 export function closeLogStreams(services: Services) {
-  for (const res of openStreams.get(services) ?? []) res.end();
+  for (const res of openStreamsOf.peek(services) ?? []) res.end();
 }
 
 export function logStreamRoutes(services: Services): Router {
   const r = express.Router();
-  const streams = new Set<Response>();
-  openStreams.set(services, streams);
+  const streams = openStreamsOf(services);
 
   r.get("/devices/:id/logs/stream", async (req: Request, res: Response, next: NextFunction) => {
     let follower: ReturnType<typeof followLogs> | null = null;

@@ -6,6 +6,7 @@
 // `bus.attachTransport(t)`: published events are then also sent through it, and events it
 // receives from other processes are delivered to local subscribers. Publishers do not change.
 import { EventEmitter } from "node:events";
+import { perService } from "./per-service.js";
 
 /** Device status values (see docs/devices.md). */
 export type DeviceStatus = "pending" | "provisioned" | "online" | "offline" | "error";
@@ -94,15 +95,8 @@ export class EventBus {
   }
 }
 
-// One bus per running service (tests run several side by side, so no global singleton).
-// Keyed by the service's `Services` object until it carries the bus itself.
-const buses = new WeakMap<object, EventBus>();
-
-export function eventBusOf(owner: object & { logger?: { warn(obj: object, msg: string): void } }): EventBus {
-  let bus = buses.get(owner);
-  if (!bus) {
-    bus = new EventBus((err, name) => owner.logger?.warn({ err: (err as Error)?.message, event: name }, "event subscriber failed"));
-    buses.set(owner, bus);
-  }
-  return bus;
-}
+/** The bus of one running service (keyed by its `Services`). */
+export const eventBusOf = perService(
+  (owner: object & { logger?: { warn(obj: object, msg: string): void } }) =>
+    new EventBus((err, name) => owner.logger?.warn({ err: (err as Error)?.message, event: name }, "event subscriber failed")),
+);

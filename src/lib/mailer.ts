@@ -11,6 +11,7 @@ import type { DbTx } from "../db/client.js";
 import type { Services } from "../services.js";
 import type { ScheduleDefinition } from "../jobs/types.js";
 import { sendSmtp } from "./smtp.js";
+import { perService } from "./per-service.js";
 
 export interface MailMessage {
   to: string;
@@ -46,22 +47,11 @@ export class OutboxMailer implements Mailer {
   }
 }
 
-// Services has no mailer field yet; until an SMTP setting exists the mailer is chosen here,
-// per Services instance, so tests (and a future SMTP transport) can plug in another one.
-const mailers = new WeakMap<object, Mailer>();
+// Account mail goes to the outbox (delivered over SMTP_URL by the `mail.deliver-outbox` job);
+// the mailer is per service so that tests can plug in another one.
+export const mailerFor = perService((services: Pick<Services, "secrets" | "logger">): Mailer => new OutboxMailer(services));
 
-export function mailerFor(services: Pick<Services, "secrets" | "logger">): Mailer {
-  let mailer = mailers.get(services);
-  if (!mailer) {
-    mailer = new OutboxMailer(services);
-    mailers.set(services, mailer);
-  }
-  return mailer;
-}
-
-export function setMailer(services: object, mailer: Mailer) {
-  mailers.set(services, mailer);
-}
+export const setMailer = mailerFor.set;
 
 const OUTBOX_BATCH = 50;
 const OUTBOX_MAX_ATTEMPTS = 8;

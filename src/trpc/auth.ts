@@ -8,6 +8,7 @@ import { forbidden, unauthorized } from "./errors.js";
 import { grants, WILDCARD } from "./permissions.js";
 import type { Principal } from "./principal.js";
 import { endSwitchAutomatically } from "../modules/tenant/lifecycle.js";
+import { perService } from "../lib/per-service.js";
 
 export const API_KEY_PREFIX = "fm_";
 const TOKEN_ISSUER = "fleet-manager";
@@ -38,11 +39,13 @@ export async function signAccessToken(services: Services, claims: { userId: stri
 
 // lastUsedAt is written at most once a minute per key, not on every request.
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
-const lastUsedWritten = new Map<string, number>();
+const lastUsedWrittenOf = perService((_services: Services) => new Map<string, number>());
 
 function touchApiKey(services: Services, keyId: string) {
+  const lastUsedWritten = lastUsedWrittenOf(services);
   const now = Date.now();
   if ((lastUsedWritten.get(keyId) ?? 0) > now - LAST_USED_WRITE_INTERVAL_MS) return;
+  if (lastUsedWritten.size > 10_000) lastUsedWritten.clear();
   lastUsedWritten.set(keyId, now);
   services.prisma.apiKey
     .update({ where: { id: keyId }, data: { lastUsedAt: new Date(now) } })
@@ -51,9 +54,10 @@ function touchApiKey(services: Services, keyId: string) {
 
 // Session use (lastUsedAt, the user's lastActivityAt) is written at most once a minute per
 // session: enough for the session list and the inactivity report, cheap on every request.
-const sessionTouched = new Map<string, number>();
+const sessionTouchedOf = perService((_services: Services) => new Map<string, number>());
 
 function touchSession(services: Services, sessionId: string, userId: string) {
+  const sessionTouched = sessionTouchedOf(services);
   const now = Date.now();
   if ((sessionTouched.get(sessionId) ?? 0) > now - LAST_USED_WRITE_INTERVAL_MS) return;
   if (sessionTouched.size > 10_000) sessionTouched.clear();
@@ -87,17 +91,16 @@ function assertOrganizationUsable(org: { status: string; name: string }, isSuper
 // the other processes within API_KEY_CACHE_MS (docs/scaling.md).
 export const API_KEY_CACHE_MS = 5_000;
 const MAX_CACHED_KEYS = 10_000;
-const verifiedKeys = new WeakMap<object, Map<string, { principal: Principal; until: number }>>();
+const verifiedKeysOf = perService((_services: object) => new Map<string, { principal: Principal; until: number }>());
 
 /** Forgets every remembered API key of this service (called after each committed change). */
 export function forgetVerifiedApiKeys(services: object): void {
-  verifiedKeys.get(services)?.clear();
+  verifiedKeysOf.peek(services)?.clear();
 }
 
 async function authenticateApiKey(services: Services, key: string): Promise<Principal> {
   const keyHash = sha256Hex(key);
-  let cache = verifiedKeys.get(services);
-  if (!cache) verifiedKeys.set(services, (cache = new Map()));
+  const cache = verifiedKeysOf(services);
   const now = Date.now();
   const hit = cache.get(keyHash);
   if (hit && hit.until > now) {

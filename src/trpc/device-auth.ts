@@ -25,6 +25,7 @@ import { forbidden, translateDatabaseError, unauthorized } from "./errors.js";
 import { t } from "./init.js";
 import { chargeRefusedCredential, limitCaller } from "../http/rate-limit.js";
 import type { Response } from "express";
+import { perService } from "../lib/per-service.js";
 
 /** Longest lifetime a device token may have (exp - now, and exp - iat when iat is given). */
 export const MAX_DEVICE_TOKEN_LIFETIME_SECONDS = 300;
@@ -131,21 +132,15 @@ export class DeviceAuthCache {
   }
 }
 
-const caches = new WeakMap<object, DeviceAuthCache>();
-
-/** The cache of one running service (tests run several services in one process). */
-export function deviceAuthCacheOf(services: Services): DeviceAuthCache {
-  let cache = caches.get(services);
-  if (!cache) {
-    cache = new DeviceAuthCache({
+/** The cache of one running service. */
+export const deviceAuthCacheOf = perService(
+  (services: Services) =>
+    new DeviceAuthCache({
       maxEntries: services.config.DEVICE_AUTH_CACHE_SIZE,
       recheckMs: services.config.DEVICE_AUTH_RECHECK_SECONDS * 1000,
       ttlMs: 10 * 60_000,
-    });
-    caches.set(services, cache);
-  }
-  return cache;
-}
+    }),
+);
 
 /** `x5t#S256` is base64url of the SHA-256 of the DER (RFC 7515); lowercase hex is accepted too. */
 export function fingerprintFromX5t(value: string): string | null {

@@ -16,6 +16,7 @@ import type { Services } from "../../services.js";
 import { eventBusOf, type DeviceStatus } from "../../lib/events.js";
 import { desiredStateOf, type DeploymentProgress } from "./desired-state.js";
 import { splitFacts, type DesiredDeployment, type Facts } from "./schemas.js";
+import { perService } from "../../lib/per-service.js";
 
 export interface HeartbeatWrite {
   status: "online" | "error";
@@ -244,17 +245,8 @@ function sqlStateOf(err: unknown): string {
   return typeof e?.code === "string" ? e.code : "";
 }
 
-const writers = new WeakMap<object, HeartbeatWriter>();
-
-/** The writer of one running service (tests run several services in one process). */
-export function heartbeatWriterOf(services: Services): HeartbeatWriter {
-  let writer = writers.get(services);
-  if (!writer) {
-    writer = new HeartbeatWriter(services.database.opened.raw);
-    writers.set(services, writer);
-  }
-  return writer;
-}
+/** The writer of one running service. */
+export const heartbeatWriterOf = perService((services: Services) => new HeartbeatWriter(services.database.opened.raw));
 
 export interface HeartbeatInput extends HeartbeatWrite {
   deployments?: DeploymentProgress[];

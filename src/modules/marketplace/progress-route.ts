@@ -12,23 +12,23 @@ import { guardedJsonRoute } from "../../http/guarded-route.js";
 import { PROGRESS_EVENT, progressOf } from "./progress.js";
 import { progressOutput, type Progress } from "./schemas.js";
 import { findStore } from "./service.js";
+import { perService } from "../../lib/per-service.js";
 
 export const PROGRESS_PATH = "/marketplace-store/sync/progress";
 const KEEPALIVE_MS = 15_000;
 
-const openStreams = new WeakMap<object, Set<Response>>();
+const openStreamsOf = perService((_services: Services) => new Set<Response>());
 
 /** Ends the open progress streams of a service (at shutdown: a stream never ends by itself). */
 export function closeProgressStreams(services: Services): void {
-  for (const res of openStreams.get(services) ?? []) res.end();
+  for (const res of openStreamsOf.peek(services) ?? []) res.end();
 }
 
 const wantsEventStream = (req: Request) => /\btext\/event-stream\b/i.test(req.headers.accept ?? "");
 
 export function marketplaceProgressRoutes(services: Services): Router {
   const r = express.Router();
-  const streams = new Set<Response>();
-  openStreams.set(services, streams);
+  const streams = openStreamsOf(services);
 
   r.get(
     PROGRESS_PATH,

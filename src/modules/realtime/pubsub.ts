@@ -9,6 +9,7 @@ import { EventEmitter } from "node:events";
 import pg from "pg";
 import type { Services } from "../../services.js";
 import type { EventEnvelope, EventTransport } from "../../lib/events.js";
+import { perService } from "../../lib/per-service.js";
 
 export const CHANNELS = { logs: "fleet_logs", events: "fleet_events" } as const;
 type Channel = (typeof CHANNELS)[keyof typeof CHANNELS];
@@ -164,13 +165,4 @@ export class PubSub {
   }
 }
 
-const instances = new WeakMap<object, PubSub>();
-
-export function pubSubOf(services: Services): PubSub {
-  let pubsub = instances.get(services);
-  if (!pubsub) {
-    pubsub = new PubSub(services);
-    instances.set(services, pubsub);
-  }
-  return pubsub;
-}
+export const pubSubOf = perService((services: Services) => new PubSub(services));
