@@ -13,12 +13,15 @@ import { TRPCError } from "@trpc/server";
 import type { Services } from "../services.js";
 import { consume, RateLimited } from "../lib/rate-limit.js";
 import type { IncomingHttpHeaders } from "node:http";
+import { requestIdOf } from "../trpc/context.js";
 import type { Principal } from "../trpc/principal.js";
 import type { DevicePrincipal } from "../trpc/device-auth.js";
 
-export function sendTooManyRequests(res: Response, retryAfterSeconds: number) {
+/** 429 in the REST facade's error shape, before any procedure runs. */
+function sendTooManyRequests(req: Request, res: Response, retryAfterSeconds: number) {
+  const code = "TOO_MANY_REQUESTS";
   res.setHeader("Retry-After", String(retryAfterSeconds));
-  res.status(429).json({ code: "TOO_MANY_REQUESTS", message: `Too many requests; retry after ${retryAfterSeconds} s` });
+  res.status(429).json({ code, message: `Too many requests; retry after ${retryAfterSeconds} s`, data: { code, httpStatus: 429, requestId: requestIdOf(req) } });
 }
 
 /** Whether a request presents a credential (API key, session or device token), valid or not. */
@@ -57,10 +60,10 @@ export function rateLimitMiddleware(services: Services) {
     if (config.RATE_LIMIT_PER_SOURCE <= 0) return next();
     const source = sourceKeyOf(req.ip ?? req.socket.remoteAddress);
     const blockedFor = rateLimits.blockedSources.retryAfter(source);
-    if (blockedFor !== null) return sendTooManyRequests(res, blockedFor);
+    if (blockedFor !== null) return sendTooManyRequests(req, res, blockedFor);
     if (presentsCredential(req.headers)) return next(); // budgeted by who it is, or charged when refused
     const wait = await spendSourceBudget(services, source);
-    if (wait !== null) return sendTooManyRequests(res, wait);
+    if (wait !== null) return sendTooManyRequests(req, res, wait);
     next();
   };
 }

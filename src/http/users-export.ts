@@ -1,92 +1,53 @@
 // POST /api/v1/users/export: the users the caller may see, as a CSV or JSON download.
-// A plain express route (procedures only answer JSON) with the procedures' own
-// authentication, permission check and audit (authenticateRequest, can, denyAccess).
-import express, { type NextFunction, type Request, type Response, type Router } from "express";
-import { TRPCError } from "@trpc/server";
-import { getHTTPStatusCodeFromError } from "@trpc/server/http";
+// A plain express route (procedures only answer JSON) behind the procedures' gate
+// (guardedJsonRoute: authentication, permission, audited refusals, error body).
+import express, { type Router } from "express";
 import type { Services } from "../services.js";
-import { authenticateRequest, denyAccess } from "../trpc/procedures.js";
 import { writeAudit } from "../trpc/audit.js";
-import { requestIdOf, requestInfoOf } from "../trpc/context.js";
-import { can } from "../trpc/principal.js";
 import { exportUsersInput } from "../modules/users/schemas.js";
 import { CSV_COLUMNS, csvCells, csvRecord, exportBatches } from "../modules/users/export.js";
 import { errorResponse, type ExtraPaths } from "./docs.js";
+import { guardedJsonRoute } from "./guarded-route.js";
 
 const PATH = "users.export";
-
-/** The REST facade's error body: { code, message, data: { code, httpStatus, requestId, issues? }, issues? }. */
-function sendError(req: Request, res: Response, err: TRPCError, issues?: { path: string[]; message: string; code: string }[]) {
-  const httpStatus = getHTTPStatusCodeFromError(err);
-  res.status(httpStatus).json({
-    code: err.code,
-    message: err.message,
-    data: { code: err.code, httpStatus, requestId: requestIdOf(req), ...(issues ? { issues } : {}) },
-    ...(issues ? { issues } : {}),
-  });
-}
-
-async function exportUsers(services: Services, req: Request, res: Response) {
-  const request = requestInfoOf(req);
-  const principal = await authenticateRequest(services, request, req.headers, PATH, res);
-  if (!can(principal, "users:read")) await denyAccess({ services, request }, principal, PATH, "Missing permission users:read");
-
-  if (req.body === undefined && req.headers["content-type"] && !req.is("application/json")) {
-    throw new TRPCError({ code: "UNSUPPORTED_MEDIA_TYPE", message: "Send the filters as application/json" });
-  }
-  const parsed = exportUsersInput.safeParse(req.body ?? {});
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String), message: i.message, code: i.code }));
-    const message = `Invalid input: ${issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ")}`;
-    return sendError(req, res, new TRPCError({ code: "BAD_REQUEST", message }), issues);
-  }
-  const { format, ...filter } = parsed.data;
-
-  // The first batch is read before any header goes out, so that a failing database still
-  // answers with a proper error status instead of a truncated file.
-  const batches = exportBatches(services.prisma, principal, filter);
-  let next = await batches.next();
-  const stamp = new Date().toISOString().slice(0, 10);
-  res.setHeader("Content-Type", format === "csv" ? "text/csv; charset=utf-8" : "application/json; charset=utf-8");
-  res.setHeader("Content-Disposition", `attachment; filename="users-${stamp}.${format}"`);
-  res.setHeader("Cache-Control", "no-store");
-
-  let count = 0;
-  res.write(format === "csv" ? csvRecord(CSV_COLUMNS) : "[");
-  while (!next.done) {
-    for (const user of next.value) {
-      res.write(format === "csv" ? csvRecord(csvCells(user)) : `${count > 0 ? "," : ""}\n${JSON.stringify(user)}`);
-      count++;
-    }
-    next = await batches.next();
-  }
-  res.end(format === "csv" ? "" : "\n]\n");
-
-  await writeAudit(services.prisma, request, principal, {
-    action: PATH,
-    outcome: "success",
-    entityType: "user",
-    changes: parsed.data,
-    message: `exported ${count} users as ${format}`,
-  }).catch((err: Error) => services.logger.warn({ err: err.message }, "could not record the users export"));
-}
 
 export function usersExportRoutes(services: Services): Router {
   const r = express.Router();
   r.post(
     "/users/export",
-    express.json({ limit: services.config.BODY_LIMIT_BYTES }),
-    (req: Request, res: Response, next: NextFunction) => {
-      exportUsers(services, req, res).catch((err: unknown) => {
-        if (err instanceof TRPCError && err.code !== "INTERNAL_SERVER_ERROR" && !res.headersSent) return sendError(req, res, err);
-        if (res.headersSent) return void res.destroy(err as Error); // mid-stream: cut the download short, visibly
-        next(err);
-      });
-    },
+    guardedJsonRoute(services, { label: PATH, access: { permission: "users:read" }, body: exportUsersInput }, async ({ principal, request, input, res }) => {
+      const { format, ...filter } = input;
+      // The first batch is read before any header goes out, so that a failing database still
+      // answers with a proper error status instead of a truncated file.
+      const batches = exportBatches(services.prisma, principal, filter);
+      let next = await batches.next();
+      const stamp = new Date().toISOString().slice(0, 10);
+      res.setHeader("Content-Type", format === "csv" ? "text/csv; charset=utf-8" : "application/json; charset=utf-8");
+      res.setHeader("Content-Disposition", `attachment; filename="users-${stamp}.${format}"`);
+      res.setHeader("Cache-Control", "no-store");
+
+      let count = 0;
+      res.write(format === "csv" ? csvRecord(CSV_COLUMNS) : "[");
+      while (!next.done) {
+        for (const user of next.value) {
+          res.write(format === "csv" ? csvRecord(csvCells(user)) : `${count > 0 ? "," : ""}\n${JSON.stringify(user)}`);
+          count++;
+        }
+        next = await batches.next(); // a failure here cuts the download short, visibly (guardedJsonRoute)
+      }
+      res.end(format === "csv" ? "" : "\n]\n");
+
+      await writeAudit(services.prisma, request, principal, {
+        action: PATH,
+        outcome: "success",
+        entityType: "user",
+        changes: input,
+        message: `exported ${count} users as ${format}`,
+      }).catch((err: Error) => services.logger.warn({ err: err.message }, "could not record the users export"));
+    }),
   );
   return r;
 }
-
 
 export const usersExportOpenApiPaths: ExtraPaths = {
   "/users/export": {

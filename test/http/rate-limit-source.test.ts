@@ -20,7 +20,7 @@ describe("requests without a credential", () => {
     expect(statuses).toEqual([401, 401, 401, 401, 401, 401, 429]);
     const limited = await h.api("POST", "/api/v1/auth/login", { key: null, body: { email: "nobody@example.com", password: "x" } });
     expect(limited.status).toBe(429);
-    expect(limited.body).toMatchObject({ code: "TOO_MANY_REQUESTS" });
+    expect(limited.body).toMatchObject({ code: "TOO_MANY_REQUESTS", data: { code: "TOO_MANY_REQUESTS", httpStatus: 429, requestId: expect.any(String) } });
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
   });
 });
