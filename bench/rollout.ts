@@ -36,6 +36,7 @@ import { JsonClient } from "../src/simulator/http-client.js";
 import { LatencyRecorder } from "../src/simulator/latency.js";
 import { fmtMs, machineLine, percentiles } from "./support/machine.js";
 import { onEachDatabase } from "./support/postgres.js";
+import { benchServiceEnv } from "./support/service-env.js";
 
 const DEVICES = Number(process.env.BENCH_ROLLOUT_DEVICES ?? 10_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -97,20 +98,8 @@ interface RolloutFigures {
 
 async function startInProcess(databaseUrl?: string): Promise<{ service: RunningService; dataDir: string }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-bench-rollout-"));
-  const config = loadConfig({
-    NODE_ENV: "production",
-    PORT: "0",
-    HOST: "127.0.0.1",
-    DATA_DIR: dataDir,
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl, DATABASE_POOL_SIZE: "20" } : {}),
-    LOG_LEVEL: "warn",
-    BOOTSTRAP_ADMIN_PASSWORD: "bench-password-123",
-    BOOTSTRAP_API_KEY: ADMIN_KEY,
-    RATE_LIMIT_PER_SOURCE: "0",
-    RATE_LIMIT_PER_CREDENTIAL: "0",
-    // No rollout job: every decision is taken by the reports themselves (docs/deployments.md).
-    JOBS_ENABLED: "false",
-  });
+  // No rollout job: every decision is taken by the reports themselves (docs/deployments.md).
+  const config = loadConfig(benchServiceEnv({ dataDir, adminKey: ADMIN_KEY, databaseUrl }));
   return { service: await startService(config, createLogger("warn")), dataDir };
 }
 

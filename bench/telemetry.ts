@@ -18,6 +18,7 @@ import pg from "pg";
 import { fmtMs, machineLine, percentiles } from "./support/machine.js";
 import { startThrowawayPostgres } from "./support/postgres.js";
 import { startChild } from "./support/child.js";
+import { benchServiceEnv } from "./support/service-env.js";
 
 const SERIES = Number(process.env.BENCH_SERIES ?? 1_000_000);
 const FLEET = Number(process.env.BENCH_FLEET ?? 10_000);
@@ -36,12 +37,7 @@ async function serve() {
   const { createLogger } = await import("../src/lib/logger.js");
   const { startService } = await import("../src/server.js");
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-bench-telemetry-"));
-  const config = loadConfig({
-    NODE_ENV: "production", PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir,
-    ...(process.env.BENCH_DATABASE ? { DATABASE_URL: process.env.BENCH_DATABASE, DATABASE_POOL_SIZE: "20" } : {}),
-    LOG_LEVEL: "warn", BOOTSTRAP_ADMIN_PASSWORD: "bench-password-123", BOOTSTRAP_API_KEY: ADMIN_KEY,
-    RATE_LIMIT_PER_SOURCE: "0", RATE_LIMIT_PER_CREDENTIAL: "0", JOBS_ENABLED: "false",
-  });
+  const config = loadConfig(benchServiceEnv({ dataDir, adminKey: ADMIN_KEY, databaseUrl: process.env.BENCH_DATABASE }));
   const service = await startService(config, createLogger("warn"));
   const raw = service.services.database.opened.raw;
   const started = performance.now();

@@ -7,25 +7,11 @@ import path from "node:path";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/lib/logger.js";
 import { startService } from "../../src/server.js";
+import { benchServiceEnv } from "./service-env.js";
 import { heartbeatWriterOf } from "../../src/modules/agent/heartbeat.js";
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-bench-"));
-const config = loadConfig({
-  NODE_ENV: "production",
-  PORT: "0",
-  HOST: "127.0.0.1",
-  DATA_DIR: dataDir,
-  ...(process.env.BENCH_DATABASE ? { DATABASE_URL: process.env.BENCH_DATABASE, DATABASE_POOL_SIZE: "20" } : {}),
-  // Request logging would be part of what is measured otherwise.
-  LOG_LEVEL: "warn",
-  BOOTSTRAP_ADMIN_PASSWORD: "bench-password-123",
-  BOOTSTRAP_API_KEY: process.env.BENCH_ADMIN_KEY!,
-  // BENCH_RATE_LIMITS=1: the limiters run (their cost is measured) with budgets no benchmark reaches.
-  RATE_LIMIT_PER_SOURCE: process.env.BENCH_RATE_LIMITS === "1" ? "10000000" : "0",
-  RATE_LIMIT_PER_CREDENTIAL: process.env.BENCH_RATE_LIMITS === "1" ? "10000000" : "0",
-  RATE_LIMIT_PER_DEVICE: process.env.BENCH_RATE_LIMITS === "1" ? "10000000" : "0",
-  JOBS_ENABLED: "false",
-});
+const config = loadConfig(benchServiceEnv({ dataDir, adminKey: process.env.BENCH_ADMIN_KEY!, databaseUrl: process.env.BENCH_DATABASE }));
 const service = await startService(config, createLogger("warn"));
 const raw = service.services.database.opened.raw;
 
