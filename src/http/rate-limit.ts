@@ -3,10 +3,10 @@
 //   sessions and tokens, or the device whatever token it signs; a fresh token or a second
 //   sign-in does not buy a fresh budget;
 // * per source address for everything else: requests that present no credential (sign-in,
-//   enrollment, invitations), checked before any work, and credentials that are refused
-//   (`chargeRefusedCredential`). Requests with a valid credential do not spend it: a fleet
-//   behind one NAT or carrier-grade NAT address is thousands of callers, each with its own
-//   budget, not one. An address that has spent its budget is refused (429) before any
+//   enrollment, invitations), checked before any work, and credentials that prove no caller
+//   (`chargeUnprovenCredential`: refused, or sent to a public operation). Requests with a
+//   valid credential do not spend it: a fleet behind one NAT or carrier-grade NAT address is
+//   thousands of callers, each with its own budget, not one. An address that has spent its budget is refused (429) before any
 //   work, whatever it presents, until its window ends.
 import type { NextFunction, Request, Response } from "express";
 import { TRPCError } from "@trpc/server";
@@ -69,12 +69,13 @@ export function rateLimitMiddleware(services: Services) {
 }
 
 /**
- * A refused credential spends its source address's budget (a request without any credential
- * has spent it already, in the middleware). Over budget: a
- * TOO_MANY_REQUESTS TRPCError (429, Retry-After on `res`) replaces the refusal, and the
- * address is refused before any work until its window ends.
+ * A credential that proves no caller (refused, or presented to a public operation, which
+ * ignores it) spends its source address's budget; a request without any credential has spent
+ * it already, in the middleware. Over budget: a TOO_MANY_REQUESTS TRPCError (429,
+ * Retry-After on `res`) replaces the answer, and the address is refused before any work
+ * until its window ends.
  */
-export async function chargeRefusedCredential(services: Services, headers: IncomingHttpHeaders, sourceIp: string | null, res: Response | null): Promise<void> {
+export async function chargeUnprovenCredential(services: Services, headers: IncomingHttpHeaders, sourceIp: string | null, res: Response | null): Promise<void> {
   if (services.config.RATE_LIMIT_PER_SOURCE <= 0 || !presentsCredential(headers)) return;
   const wait = await spendSourceBudget(services, sourceKeyOf(sourceIp));
   if (wait !== null) throw tooManyRequests(res, wait);

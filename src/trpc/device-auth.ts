@@ -23,7 +23,7 @@ import { writeAudit } from "./audit.js";
 import type { RequestInfo } from "./context.js";
 import { forbidden, translateDatabaseError, unauthorized } from "./errors.js";
 import { t } from "./init.js";
-import { chargeRefusedCredential, limitCaller } from "../http/rate-limit.js";
+import { chargeUnprovenCredential, limitCaller } from "../http/rate-limit.js";
 import type { Response } from "express";
 import { perService } from "../lib/per-service.js";
 
@@ -347,7 +347,7 @@ export async function authenticateDeviceRequest(
   } catch (err) {
     if (!(err instanceof DeviceAuthFailure)) throw err;
     await auditDeviceRefusal(services, request, path, err);
-    if (err.code === "UNAUTHORIZED") await chargeRefusedCredential(services, headers, request.sourceIp, res);
+    if (err.code === "UNAUTHORIZED") await chargeUnprovenCredential(services, headers, request.sourceIp, res);
     throw deviceFailureToTrpc(err);
   }
   await limitCaller(services, device, res);

@@ -11,7 +11,7 @@ import { writeAudit, type AuditNote } from "./audit.js";
 import type { Response } from "express";
 import type { IncomingHttpHeaders } from "node:http";
 import type { RequestInfo } from "./context.js";
-import { chargeRefusedCredential, limitCaller } from "../http/rate-limit.js";
+import { chargeUnprovenCredential, limitCaller } from "../http/rate-limit.js";
 import { forbidden, translateDatabaseError } from "./errors.js";
 import type { Services } from "../services.js";
 import type { Permission } from "./permissions.js";
@@ -30,7 +30,19 @@ const translateErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
-export const publicProcedure = t.procedure.use(translateErrors);
+const base = t.procedure.use(translateErrors);
+
+/**
+ * Operations that take no credential. The rate limiter lets a request that presents one
+ * through without spending its source address's budget, counting on authentication to
+ * charge it if refused; a public operation never looks at it, so it is charged here: an
+ * Authorization header buys no way around the per-source budget (enrollment, sign-in,
+ * invitation acceptance).
+ */
+export const publicProcedure = base.use(async ({ ctx, next }) => {
+  await chargeUnprovenCredential(ctx.services, ctx.headers, ctx.request.sourceIp, ctx.res);
+  return next();
+});
 
 /**
  * authenticate() plus the audit entry of a refused credential (which also spends the source
@@ -53,7 +65,7 @@ export async function authenticateRequest(services: Services, request: RequestIn
         actor: { type: err.actor.type, id: err.actor.id, userId: err.actor.type === "user" ? err.actor.id : null },
       }).catch(() => undefined);
     }
-    if (err.code === "UNAUTHORIZED") await chargeRefusedCredential(services, headers as IncomingHttpHeaders, request.sourceIp, res);
+    if (err.code === "UNAUTHORIZED") await chargeUnprovenCredential(services, headers as IncomingHttpHeaders, request.sourceIp, res);
     throw toTrpcError(err);
   }
 }
@@ -140,7 +152,7 @@ function pickId(value: Record<string, unknown> | undefined): string | null {
   return typeof id === "string" ? id : null;
 }
 
-const authed = publicProcedure.use(authenticated);
+const authed = base.use(authenticated);
 
 /** Any authenticated caller, whatever their permissions (own profile, logout, ...). */
 export const authedProcedure = authed.use(auditedMutation);

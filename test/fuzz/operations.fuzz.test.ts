@@ -14,7 +14,7 @@ let components: Record<string, Schema> = {};
 const STREAMING = /\/stream$|\/realtime$|\/progress$/;
 
 beforeAll(async () => {
-  h = await createHarness({ RATE_LIMIT_PER_SOURCE: "0", RATE_LIMIT_PER_CREDENTIAL: "0" });
+  h = await createHarness({ RATE_LIMIT_PER_SOURCE: "0", RATE_LIMIT_PER_CREDENTIAL: "0" }, { watchSecrets: false });
   const doc = (await h.api("GET", "/api/v1/openapi.json", { key: null })).body as {
     paths: Record<string, Record<string, { requestBody?: { content?: Record<string, { schema?: Schema }> }; parameters?: { in: string; name: string }[] }>>;
     components?: { schemas?: Record<string, Schema> };

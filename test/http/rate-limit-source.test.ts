@@ -83,3 +83,25 @@ describe("refused credentials", () => {
     expect(await h.services.prisma.auditEntry.count()).toBe(auditBefore);
   });
 });
+
+describe("a credential sent to an operation that takes none", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await createHarness({ RATE_LIMIT_PER_SOURCE: "3" });
+  });
+  afterAll(() => h?.close());
+
+  it("spends the address's budget all the same: an Authorization header is no way around it", async () => {
+    const guess = (i: number) =>
+      h.api("POST", "/api/v1/agent/enroll", {
+        key: null,
+        token: `made-up-session-token-${i}`,
+        body: { enrollmentToken: `fmet_guess-${i}-${"x".repeat(30)}`, reportedDeviceId: `hw-guess-${i}`, csr: "not a CSR" },
+      });
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await guess(i)).status);
+    expect(statuses.slice(0, 3).every((s) => s >= 400 && s < 500 && s !== 429), String(statuses)).toBe(true);
+    expect(statuses[3]).toBe(429);
+    expect(await h.services.prisma.device.count()).toBe(0);
+  });
+});

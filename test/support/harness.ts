@@ -18,10 +18,12 @@ import { bootstrap } from "../../src/bootstrap.js";
 import { attachUpgradeHandlers } from "../../src/modules/realtime/upgrade.js";
 import { hashPassword, randomToken, sha256Hex } from "../../src/lib/crypto.js";
 import { API_KEY_PREFIX } from "../../src/trpc/auth.js";
+import { SecretWatch } from "./secret-watch.js";
 
 export const ADMIN_EMAIL = "admin@example.test";
 export const ADMIN_PASSWORD = "admin-password-for-tests";
 export const ADMIN_KEY = "fm_" + "T".repeat(40);
+const TENANT_PASSWORD = "tenant-password-123";
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -63,6 +65,8 @@ export interface Harness {
 }
 
 export interface HarnessOptions {
+  /** false: no secret leak checks at close (the fuzz test sends the same hostile strings in every field) */
+  watchSecrets?: boolean;
   /** PostgreSQL only: where the service connects instead of the test database's own URL (a fault-injecting proxy) */
   rewriteDatabaseUrl?: (url: URL) => URL;
 }
@@ -129,7 +133,8 @@ export async function createHarness(env: Record<string, string> = {}, options: H
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const defaultOrg = await prisma.organization.findUniqueOrThrow({ where: { slug: "default" } });
 
-  const api: Harness["api"] = restClient(url, ADMIN_KEY);
+  const watch = new SecretWatch([ADMIN_KEY, ADMIN_PASSWORD, TENANT_PASSWORD]);
+  const api: Harness["api"] = restClient(url, ADMIN_KEY, options.watchSecrets === false ? undefined : watch);
 
   const createKey: Harness["createKey"] = async (organizationId, permissions, opts = {}) => {
     let userId = opts.userId;
@@ -142,6 +147,7 @@ export async function createHarness(env: Record<string, string> = {}, options: H
       userId = user.id;
     }
     const key = randomToken(API_KEY_PREFIX, 40);
+    watch.add(key);
     await prisma.apiKey.create({
       data: { organizationId, name: "test key", keyPrefix: key.slice(0, 8), keyHash: sha256Hex(key), permissions, createdById: userId },
     });
@@ -152,7 +158,7 @@ export async function createHarness(env: Record<string, string> = {}, options: H
     const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "");
     const org = await prisma.organization.create({ data: { name, slug } });
     const owner = await prisma.role.findFirstOrThrow({ where: { organizationId: null, name: "owner" } });
-    const password = "tenant-password-123";
+    const password = TENANT_PASSWORD;
     const user = await prisma.user.create({
       data: { email: `owner@${slug}.example.test`, name: `${name} Owner`, passwordHash: await hashPassword(password) },
     });
@@ -184,12 +190,14 @@ export async function createHarness(env: Record<string, string> = {}, options: H
       await database.close();
       await drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
+      const leaks = options.watchSecrets === false ? [] : watch.check(logs);
+      if (leaks.length > 0) throw new Error(`secrets leaked (test/support/secret-watch.ts):\n${leaks.slice(0, 20).join("\n")}`);
     },
   };
 }
 
 /** Calls the REST API of a service at `baseUrl` the way a third-party client does; `defaultKey` goes in X-API-Key unless a call names another (or null). */
-export function restClient(baseUrl: string, defaultKey: string | null) {
+export function restClient(baseUrl: string, defaultKey: string | null, watch?: SecretWatch) {
   return async <T = any>(method: string, p: string, opts: CallOptions = {}): Promise<ApiResponse<T>> => {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
     const key = opts.key === undefined ? defaultKey : opts.key;
@@ -204,6 +212,7 @@ export function restClient(baseUrl: string, defaultKey: string | null) {
       body = "{}";
       headers["content-type"] ??= "application/json";
     }
+    watch?.sent(`${method} ${p}`, opts.body, headers);
     const res = await fetch(baseUrl + p, { method, headers, body });
     const text = await res.text();
     let parsed: unknown = text;
@@ -212,6 +221,7 @@ export function restClient(baseUrl: string, defaultKey: string | null) {
     } catch {
       /* not JSON: keep the text */
     }
+    watch?.answered(`${method} ${p} -> ${res.status}`, text, res.headers, parsed);
     return { status: res.status, body: parsed as T, headers: res.headers, text };
   };
 }
