@@ -10,6 +10,7 @@ import { alertJobs } from "../modules/alerts/jobs.js";
 import { deploymentJobs } from "../modules/deployments/jobs.js";
 import { purgeEndedJobs } from "./queue.js";
 import { mailOutboxSchedule } from "../lib/mailer.js";
+import { labelCountsCompaction } from "../modules/groups/label-counts.js";
 import type { JobDefinition, ScheduleDefinition } from "./types.js";
 
 /** Ended jobs are kept this long, for diagnosis. */
@@ -28,6 +29,6 @@ export function jobCatalog(services: Services): { definitions: JobDefinition[]; 
   const parts = [gitRegistryJobs(services.config), ociRegistryJobs(), marketplaceJobs(), deviceJobs(services.config), telemetryJobs(), alertJobs(services.config), deploymentJobs()];
   return {
     definitions: parts.flatMap((part) => part.definitions),
-    schedules: [housekeeping, mailOutboxSchedule, ...parts.flatMap((part) => part.schedules)],
+    schedules: [housekeeping, mailOutboxSchedule, labelCountsCompaction, ...parts.flatMap((part) => part.schedules)],
   };
 }

@@ -93,7 +93,7 @@ export const groupsRouter = router({
     })
     .input(z.object({ key: anyKeyInPath }))
     .output(groupsByLabelOutput)
-    .query(({ ctx, input }) => groupsByLabel(ctx.db, ctx.principal.organizationId, input.key)),
+    .query(({ ctx, input }) => groupsByLabel(ctx.services.database.opened.raw, ctx.principal.organizationId, input.key)),
 
   bulkLabels: protectedProcedure("devices:write")
     .meta({

@@ -2,6 +2,8 @@
 // Selectors use `labels @> {...}` and key lookups `labels ? key`, both served by the GIN
 // (jsonb_ops) index on Device.labels; counts are grouped in SQL, never per device.
 import type { DbTx } from "../../db/client.js";
+import type { RawDatabase } from "../../db/adapters.js";
+import { labelValueCounts } from "./label-counts.js";
 import { Prisma } from "../../generated/prisma/client.js";
 import { byStatusOf, emptyByStatus, type ByStatus } from "../devices/schemas.js";
 import type { Actor } from "../devices/activity.js";
@@ -21,22 +23,20 @@ export async function statsBySelector(db: DbTx, organizationId: string, selector
   return { total: rows.reduce((sum, r) => sum + Number(r.count), 0), byStatus };
 }
 
-/** Spec op 14: one group per value of the key, largest first; an unknown key gives no groups. */
-export async function groupsByLabel(db: DbTx, organizationId: string, key: string) {
-  const rows = await db.$queryRaw<{ value: string; status: string; count: number }[]>`
-    SELECT d."labels" ->> ${key} AS "value", d."status", count(*)::int AS "count" FROM "Device" d
-     WHERE ${organizationCondition(organizationId)} AND d."labels" ? ${key}
-     GROUP BY 1, 2`;
+/**
+ * Spec op 14: one group per value of the key, largest first; an unknown key gives no groups.
+ * Counted from the DeviceLabelCount ledger (./label-counts.ts), not from every device.
+ */
+export async function groupsByLabel(raw: RawDatabase, organizationId: string, key: string) {
+  const rows = await labelValueCounts(raw, organizationId, key);
   const groups = new Map<string, { value: string; count: number; byStatus: ByStatus }>();
   let total = 0;
   for (const row of rows) {
-    const value = row.value ?? "";
-    let group = groups.get(value);
-    if (!group) groups.set(value, (group = { value, count: 0, byStatus: emptyByStatus() }));
-    const n = Number(row.count);
-    group.count += n;
-    total += n;
-    if (row.status in group.byStatus) group.byStatus[row.status as keyof ByStatus] += n;
+    let group = groups.get(row.value);
+    if (!group) groups.set(row.value, (group = { value: row.value, count: 0, byStatus: emptyByStatus() }));
+    group.count += row.count;
+    total += row.count;
+    if (row.status in group.byStatus) group.byStatus[row.status as keyof ByStatus] += row.count;
   }
   const sorted = [...groups.values()].sort((a, b) => b.count - a.count || a.value.localeCompare(b.value));
   return { labelKey: key, groups: sorted, total };
