@@ -1,6 +1,7 @@
 // Group statistics and bulk operations, each computed by one or a few set-based statements.
 // Selectors use `labels @> {...}` and key lookups `labels ? key`, both served by the GIN
-// (jsonb_ops) index on Device.labels; counts are grouped in SQL, never per device.
+// (jsonb_ops) index on Device.labels; counts are grouped in SQL, never per device. Op 14
+// reads the DeviceLabelCount ledger instead of the devices (./label-counts.ts).
 import type { DbTx } from "../../db/client.js";
 import type { RawDatabase } from "../../db/adapters.js";
 import { labelValueCounts } from "./label-counts.js";
