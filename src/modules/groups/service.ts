@@ -1,7 +1,8 @@
 // Group statistics and bulk operations, each computed by one or a few set-based statements.
 // Selectors use `labels @> {...}` and key lookups `labels ? key`, both served by the GIN
-// (jsonb_ops) index on Device.labels; counts are grouped in SQL, never per device. Op 14
-// reads the DeviceLabelCount ledger instead of the devices (./label-counts.ts).
+// (jsonb_ops) index on Device.labels; counts are grouped in SQL, never per device. Op 14,
+// label keys and label values read the DeviceLabelCount ledger instead of the devices
+// (./label-counts.ts).
 import type { DbTx } from "../../db/client.js";
 import type { RawDatabase } from "../../db/adapters.js";
 import { labelValueCounts } from "./label-counts.js";
@@ -43,14 +44,22 @@ export async function groupsByLabel(raw: RawDatabase, organizationId: string, ke
   return { labelKey: key, groups: sorted, total };
 }
 
+// Label keys and values are counted from the DeviceLabelCount ledger (./label-counts.ts): a
+// device carries a key at most once, so the devices carrying a key are the sum over its values.
+/** The ledger's (key, value) pairs of an organization still carried by some device. */
+function ledgerPairs(organizationId: string, key?: string): Prisma.Sql {
+  return Prisma.sql`
+    SELECT c."key", c."value", sum(c."devices")::int AS "devices" FROM "DeviceLabelCount" c
+     WHERE c."organizationId" = ${organizationId}::uuid ${key === undefined ? Prisma.empty : Prisma.sql`AND c."key" = ${key}`}
+     GROUP BY 1, 2 HAVING sum(c."devices") <> 0`;
+}
+
 export async function fleetStats(db: DbTx, organizationId: string) {
   const [rows, keys] = await Promise.all([
     db.$queryRaw<(StatusCount & { unlabeled: number })[]>`
       SELECT d."status", count(*)::int AS "count", (count(*) FILTER (WHERE d."labels" = '{}'::jsonb))::int AS "unlabeled"
         FROM "Device" d WHERE ${organizationCondition(organizationId)} GROUP BY d."status"`,
-    db.$queryRaw<{ n: number }[]>`
-      SELECT count(DISTINCT k)::int AS "n" FROM "Device" d CROSS JOIN LATERAL jsonb_object_keys(d."labels") k
-       WHERE ${organizationCondition(organizationId)}`,
+    db.$queryRaw<{ n: number }[]>`SELECT count(DISTINCT p."key")::int AS "n" FROM (${ledgerPairs(organizationId)}) p`,
   ]);
   return {
     total: rows.reduce((sum, r) => sum + Number(r.count), 0),
@@ -62,33 +71,28 @@ export async function fleetStats(db: DbTx, organizationId: string) {
 
 export async function labelKeys(db: DbTx, organizationId: string, page: { limit: number; offset: number }) {
   const rows = await db.$queryRaw<{ key: string; deviceCount: number; valueCount: number; total: number }[]>`
-    SELECT k AS "key", count(*)::int AS "deviceCount", count(DISTINCT d."labels" ->> k)::int AS "valueCount",
-           (count(*) OVER ())::int AS "total"
-      FROM "Device" d CROSS JOIN LATERAL jsonb_object_keys(d."labels") k
-     WHERE ${organizationCondition(organizationId)}
-     GROUP BY k ORDER BY k LIMIT ${page.limit} OFFSET ${page.offset}`;
+    SELECT p."key", sum(p."devices")::int AS "deviceCount", count(*)::int AS "valueCount", (count(*) OVER ())::int AS "total"
+      FROM (${ledgerPairs(organizationId)}) p
+     GROUP BY p."key" ORDER BY p."key" LIMIT ${page.limit} OFFSET ${page.offset}`;
   // Past the last page the window count is not available; count separately then.
   const total = rows[0]
     ? Number(rows[0].total)
-    : Number((await db.$queryRaw<{ n: number }[]>`
-        SELECT count(DISTINCT k)::int AS "n" FROM "Device" d CROSS JOIN LATERAL jsonb_object_keys(d."labels") k
-         WHERE ${organizationCondition(organizationId)}`)[0]?.n ?? 0);
+    : Number((await db.$queryRaw<{ n: number }[]>`SELECT count(DISTINCT p."key")::int AS "n" FROM (${ledgerPairs(organizationId)}) p`)[0]?.n ?? 0);
   return { items: rows.map(({ key, deviceCount, valueCount }) => ({ key, deviceCount, valueCount })), total };
 }
 
 export async function labelValues(db: DbTx, organizationId: string, key: string, page: { limit: number; offset: number }) {
-  const where = Prisma.sql`${organizationCondition(organizationId)} AND d."labels" ? ${key}`;
+  const pairs = ledgerPairs(organizationId, key);
   const [rows, summary] = await Promise.all([
     db.$queryRaw<{ value: string; count: number }[]>`
-      SELECT d."labels" ->> ${key} AS "value", count(*)::int AS "count" FROM "Device" d WHERE ${where}
-       GROUP BY 1 ORDER BY 2 DESC, 1 ASC LIMIT ${page.limit} OFFSET ${page.offset}`,
+      SELECT p."value", p."devices" AS "count" FROM (${pairs}) p ORDER BY 2 DESC, 1 ASC LIMIT ${page.limit} OFFSET ${page.offset}`,
     db.$queryRaw<{ values: number; devices: number }[]>`
-      SELECT count(DISTINCT d."labels" ->> ${key})::int AS "values", count(*)::int AS "devices" FROM "Device" d WHERE ${where}`,
+      SELECT count(*)::int AS "values", coalesce(sum(p."devices"), 0)::int AS "devices" FROM (${pairs}) p`,
   ]);
   const total = Number(summary[0]?.values ?? 0);
   return {
     key,
-    items: rows.map((r) => ({ value: r.value ?? "", count: Number(r.count) })),
+    items: rows.map((r) => ({ value: r.value, count: Number(r.count) })),
     total,
     hasMore: page.offset + rows.length < total,
     deviceCount: Number(summary[0]?.devices ?? 0),

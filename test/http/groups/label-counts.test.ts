@@ -1,4 +1,5 @@
-// Spec op 14 answers from the DeviceLabelCount ledger (triggers on Device, compaction job).
+// Spec op 14, label keys and label values answer from the DeviceLabelCount ledger (triggers
+// on Device, compaction job).
 // After every kind of device change the service makes (bulk insert, enrollment, heartbeats,
 // label edits one by one and in bulk, status changes, deletions one by one and in bulk) the
 // answer must equal the same counts taken from the devices themselves.
@@ -39,11 +40,42 @@ async function fromDevices(organizationId: string, key: string) {
   return { labelKey: key, groups: sorted, total: sorted.reduce((n, g) => n + g.count, 0) };
 }
 
+/** Label keys (with device and value counts) and each key's values, from the devices themselves. */
+async function keysFromDevices(organizationId: string) {
+  const raw = h.services.database.opened.raw;
+  const keys = await raw.query<{ key: string; deviceCount: number; valueCount: number }>(
+    `SELECT k AS "key", count(*)::int AS "deviceCount", count(DISTINCT d."labels" ->> k)::int AS "valueCount"
+       FROM "Device" d CROSS JOIN LATERAL jsonb_object_keys(d."labels") k WHERE d."organizationId" = $1::uuid GROUP BY k ORDER BY k`,
+    [organizationId],
+  );
+  const values = async (key: string) =>
+    raw.query<{ value: string; count: number }>(
+      `SELECT d."labels" ->> $2 AS "value", count(*)::int AS "count" FROM "Device" d
+        WHERE d."organizationId" = $1::uuid AND d."labels" ? $2 GROUP BY 1 ORDER BY 2 DESC, 1 ASC`,
+      [organizationId, key],
+    );
+  return { keys, values };
+}
+
 async function expectLedgerMatches(tenant: Tenant, step: string) {
   for (const key of KEYS) {
     const res = await h.api("GET", `/api/v1/groups/by-label/${encodeURIComponent(key)}`, { key: tenant.key });
     expect(res.status, `${step}: ${key}: ${res.text}`).toBe(200);
     expect(res.body, `${step}: ${key}`).toEqual(await fromDevices(tenant.org.id, key));
+  }
+  const oracle = await keysFromDevices(tenant.org.id);
+  const keys = await h.api("GET", "/api/v1/groups/label-keys?limit=200", { key: tenant.key });
+  expect(keys.body, `${step}: label keys`).toMatchObject({ items: oracle.keys, total: oracle.keys.length });
+  expect((await h.api("GET", "/api/v1/groups/stats", { key: tenant.key })).body.labelKeys, `${step}: stats`).toBe(oracle.keys.length);
+  for (const key of KEYS) {
+    const values = await h.api("GET", `/api/v1/groups/label-keys/${encodeURIComponent(key)}/values?limit=200`, { key: tenant.key });
+    const expected = await oracle.values(key);
+    expect(values.body, `${step}: values of ${key}`).toMatchObject({
+      key,
+      items: expected,
+      total: expected.length,
+      deviceCount: expected.reduce((n, v) => n + v.count, 0),
+    });
   }
 }
 
