@@ -6,8 +6,8 @@
 //   enrollment, invitations), checked before any work, and credentials that prove no caller
 //   (`chargeUnprovenCredential`: refused, or sent to a public operation). Requests with a
 //   valid credential do not spend it: a fleet behind one NAT or carrier-grade NAT address is
-//   thousands of callers, each with its own budget, not one. An address that has spent its budget is refused (429) before any
-//   work, whatever it presents, until its window ends.
+//   thousands of callers, each with its own budget, not one. An address that has spent its
+//   budget is refused (429) before any work, whatever it presents, until its window ends.
 import type { NextFunction, Request, Response } from "express";
 import { TRPCError } from "@trpc/server";
 import type { Services } from "../services.js";

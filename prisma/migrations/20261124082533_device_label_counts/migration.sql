@@ -39,19 +39,19 @@ END $$;
 
 CREATE FUNCTION "device_label_counts_update"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  -- The rows whose count changes, joined once; each gives -1 for its old side, +1 for its new.
+  WITH changed AS (
+    SELECT o."organizationId" AS old_org, o."status" AS old_status, o."labels" AS old_labels,
+           c."organizationId" AS new_org, c."status" AS new_status, c."labels" AS new_labels
+      FROM old_rows o JOIN new_rows c ON c."id" = o."id"
+     WHERE o."status" IS DISTINCT FROM c."status" OR o."labels" IS DISTINCT FROM c."labels" OR o."organizationId" IS DISTINCT FROM c."organizationId")
   INSERT INTO "DeviceLabelCount" ("organizationId", "key", "value", "status", "devices")
-  SELECT d.org, d.key, d.value, d.status, sum(d.n)::int
-    FROM (
-      SELECT o."organizationId" AS org, l.key, l.value, o."status" AS status, -1 AS n
-        FROM old_rows o JOIN new_rows c ON c."id" = o."id" CROSS JOIN LATERAL jsonb_each_text(o."labels") l
-       WHERE o."status" IS DISTINCT FROM c."status" OR o."labels" IS DISTINCT FROM c."labels" OR o."organizationId" IS DISTINCT FROM c."organizationId"
-      UNION ALL
-      SELECT c."organizationId", l.key, l.value, c."status", 1
-        FROM old_rows o JOIN new_rows c ON c."id" = o."id" CROSS JOIN LATERAL jsonb_each_text(c."labels") l
-       WHERE o."status" IS DISTINCT FROM c."status" OR o."labels" IS DISTINCT FROM c."labels" OR o."organizationId" IS DISTINCT FROM c."organizationId"
-    ) d
+  SELECT side.org, l.key, l.value, side.status, sum(side.n)::int
+    FROM changed ch
+    CROSS JOIN LATERAL (VALUES (ch.old_org, ch.old_status, ch.old_labels, -1), (ch.new_org, ch.new_status, ch.new_labels, 1)) AS side(org, status, labels, n)
+    CROSS JOIN LATERAL jsonb_each_text(side.labels) l
    GROUP BY 1, 2, 3, 4
-  HAVING sum(d.n) <> 0;
+  HAVING sum(side.n) <> 0;
   RETURN NULL;
 END $$;
 
