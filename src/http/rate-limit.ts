@@ -13,15 +13,17 @@ import { TRPCError } from "@trpc/server";
 import type { Services } from "../services.js";
 import { consume, RateLimited } from "../lib/rate-limit.js";
 import type { IncomingHttpHeaders } from "node:http";
-import { requestIdOf } from "../trpc/context.js";
+import { requestIdOf, sourceIpOf } from "../trpc/context.js";
 import type { Principal } from "../trpc/principal.js";
 import type { DevicePrincipal } from "../trpc/device-auth.js";
+
+const tooManyRequestsMessage = (retryAfterSeconds: number) => `Too many requests; retry after ${retryAfterSeconds} s`;
 
 /** 429 in the REST facade's error shape, before any procedure runs. */
 function sendTooManyRequests(req: Request, res: Response, retryAfterSeconds: number) {
   const code = "TOO_MANY_REQUESTS";
   res.setHeader("Retry-After", String(retryAfterSeconds));
-  res.status(429).json({ code, message: `Too many requests; retry after ${retryAfterSeconds} s`, data: { code, httpStatus: 429, requestId: requestIdOf(req) } });
+  res.status(429).json({ code, message: tooManyRequestsMessage(retryAfterSeconds), data: { code, httpStatus: 429, requestId: requestIdOf(req) } });
 }
 
 /** Whether a request presents a credential (API key, session or device token), valid or not. */
@@ -29,7 +31,7 @@ function presentsCredential(headers: IncomingHttpHeaders): boolean {
   return headers.authorization !== undefined || headers["x-api-key"] !== undefined;
 }
 
-function sourceKeyOf(sourceIp: string | null | undefined): string {
+function sourceKeyOf(sourceIp: string | null): string {
   return sourceIp ?? "unknown";
 }
 
@@ -58,7 +60,7 @@ export function rateLimitMiddleware(services: Services) {
   const { config, rateLimits } = services;
   return async (req: Request, res: Response, next: NextFunction) => {
     if (config.RATE_LIMIT_PER_SOURCE <= 0) return next();
-    const source = sourceKeyOf(req.ip ?? req.socket.remoteAddress);
+    const source = sourceKeyOf(sourceIpOf(req));
     const blockedFor = rateLimits.blockedSources.retryAfter(source);
     if (blockedFor !== null) return sendTooManyRequests(req, res, blockedFor);
     if (presentsCredential(req.headers)) return next(); // budgeted by who it is, or charged when refused
@@ -83,7 +85,7 @@ export async function chargeUnprovenCredential(services: Services, headers: Inco
 
 function tooManyRequests(res: Response | null, retryAfterSeconds: number, cause?: Error) {
   if (res && !res.headersSent) res.setHeader("Retry-After", String(retryAfterSeconds));
-  return new TRPCError({ code: "TOO_MANY_REQUESTS", message: `Too many requests; retry after ${retryAfterSeconds} s`, cause });
+  return new TRPCError({ code: "TOO_MANY_REQUESTS", message: tooManyRequestsMessage(retryAfterSeconds), cause });
 }
 
 type Caller = Pick<Principal, "kind" | "apiKeyId" | "userId"> | Pick<DevicePrincipal, "kind" | "deviceId">;

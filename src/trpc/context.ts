@@ -23,9 +23,14 @@ export interface Context {
 export function requestInfoOf(req: Request): RequestInfo {
   return {
     requestId: requestIdOf(req),
-    sourceIp: req.ip ?? req.socket.remoteAddress ?? null,
+    sourceIp: sourceIpOf(req),
     userAgent: typeof req.headers["user-agent"] === "string" ? req.headers["user-agent"].slice(0, 500) : null,
   };
+}
+
+/** The caller's address: the client's as reported by trusted proxies (TRUST_PROXY_HOPS), else the peer's. */
+export function sourceIpOf(req: Request): string | null {
+  return req.ip ?? req.socket.remoteAddress ?? null;
 }
 
 export function requestIdOf(req: Request): string {

@@ -22,6 +22,21 @@ export function labelValueCounts(raw: RawDatabase, organizationId: string, key: 
      GROUP BY 1, 2 HAVING sum(c."devices") <> 0`);
 }
 
+// Label keys and values (and the stats' key count) read the ledger too: a device carries a
+// key at most once, so the devices carrying a key are the sum over its values.
+/** SQL: the (key, value) pairs of an organization still carried by some device, with how many. */
+export function labelPairsSql(organizationId: string, key?: string): Prisma.Sql {
+  return Prisma.sql`
+    SELECT c."key", c."value", sum(c."devices")::int AS "devices" FROM "DeviceLabelCount" c
+     WHERE c."organizationId" = ${organizationId}::uuid ${key === undefined ? Prisma.empty : Prisma.sql`AND c."key" = ${key}`}
+     GROUP BY 1, 2 HAVING sum(c."devices") <> 0`;
+}
+
+/** SQL: how many distinct label keys the organization's devices carry, as `n`. */
+export function labelKeyCountSql(organizationId: string): Prisma.Sql {
+  return Prisma.sql`SELECT count(DISTINCT p."key")::int AS "n" FROM (${labelPairsSql(organizationId)}) p`;
+}
+
 /**
  * Folds the ledger: each (organization, key, value, status) with more than one row becomes
  * one row, and groups that sum to zero or whose organization is gone disappear. Groups that

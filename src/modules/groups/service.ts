@@ -5,7 +5,7 @@
 // (./label-counts.ts).
 import type { DbTx } from "../../db/client.js";
 import type { RawDatabase } from "../../db/adapters.js";
-import { labelValueCounts } from "./label-counts.js";
+import { labelKeyCountSql, labelPairsSql, labelValueCounts } from "./label-counts.js";
 import { Prisma } from "../../generated/prisma/client.js";
 import { byStatusOf, emptyByStatus, type ByStatus } from "../devices/schemas.js";
 import type { Actor } from "../devices/activity.js";
@@ -44,22 +44,12 @@ export async function groupsByLabel(raw: RawDatabase, organizationId: string, ke
   return { labelKey: key, groups: sorted, total };
 }
 
-// Label keys and values are counted from the DeviceLabelCount ledger (./label-counts.ts): a
-// device carries a key at most once, so the devices carrying a key are the sum over its values.
-/** The ledger's (key, value) pairs of an organization still carried by some device. */
-function ledgerPairs(organizationId: string, key?: string): Prisma.Sql {
-  return Prisma.sql`
-    SELECT c."key", c."value", sum(c."devices")::int AS "devices" FROM "DeviceLabelCount" c
-     WHERE c."organizationId" = ${organizationId}::uuid ${key === undefined ? Prisma.empty : Prisma.sql`AND c."key" = ${key}`}
-     GROUP BY 1, 2 HAVING sum(c."devices") <> 0`;
-}
-
 export async function fleetStats(db: DbTx, organizationId: string) {
   const [rows, keys] = await Promise.all([
     db.$queryRaw<(StatusCount & { unlabeled: number })[]>`
       SELECT d."status", count(*)::int AS "count", (count(*) FILTER (WHERE d."labels" = '{}'::jsonb))::int AS "unlabeled"
         FROM "Device" d WHERE ${organizationCondition(organizationId)} GROUP BY d."status"`,
-    db.$queryRaw<{ n: number }[]>`SELECT count(DISTINCT p."key")::int AS "n" FROM (${ledgerPairs(organizationId)}) p`,
+    db.$queryRaw<{ n: number }[]>(labelKeyCountSql(organizationId)),
   ]);
   return {
     total: rows.reduce((sum, r) => sum + Number(r.count), 0),
@@ -72,17 +62,17 @@ export async function fleetStats(db: DbTx, organizationId: string) {
 export async function labelKeys(db: DbTx, organizationId: string, page: { limit: number; offset: number }) {
   const rows = await db.$queryRaw<{ key: string; deviceCount: number; valueCount: number; total: number }[]>`
     SELECT p."key", sum(p."devices")::int AS "deviceCount", count(*)::int AS "valueCount", (count(*) OVER ())::int AS "total"
-      FROM (${ledgerPairs(organizationId)}) p
+      FROM (${labelPairsSql(organizationId)}) p
      GROUP BY p."key" ORDER BY p."key" LIMIT ${page.limit} OFFSET ${page.offset}`;
   // Past the last page the window count is not available; count separately then.
   const total = rows[0]
     ? Number(rows[0].total)
-    : Number((await db.$queryRaw<{ n: number }[]>`SELECT count(DISTINCT p."key")::int AS "n" FROM (${ledgerPairs(organizationId)}) p`)[0]?.n ?? 0);
+    : Number((await db.$queryRaw<{ n: number }[]>(labelKeyCountSql(organizationId)))[0]?.n ?? 0);
   return { items: rows.map(({ key, deviceCount, valueCount }) => ({ key, deviceCount, valueCount })), total };
 }
 
 export async function labelValues(db: DbTx, organizationId: string, key: string, page: { limit: number; offset: number }) {
-  const pairs = ledgerPairs(organizationId, key);
+  const pairs = labelPairsSql(organizationId, key);
   const [rows, summary] = await Promise.all([
     db.$queryRaw<{ value: string; count: number }[]>`
       SELECT p."value", p."devices" AS "count" FROM (${pairs}) p ORDER BY 2 DESC, 1 ASC LIMIT ${page.limit} OFFSET ${page.offset}`,
