@@ -1,13 +1,11 @@
 // Global OCI registries: /api/v1/global-registries/oci, Super Admin only. Spec op 10 (get)
 // exactly as written; the others as docs/registries.md describes them.
 import { router, superAdminProcedure } from "../../trpc/procedures.js";
+import { deletedOutput, idInput, listRegistriesInput } from "../registries/fields.js";
 import {
   createGlobalRegistryInput,
-  deletedOutput,
   globalRegistryOutput,
   globalRegistryPageOutput,
-  idInput,
-  listGlobalRegistriesInput,
   toGlobalRegistryDto,
   updateGlobalRegistryInput,
 } from "./schemas.js";
@@ -20,7 +18,7 @@ export const globalRegistriesRouter = router({
   oci: router({
     list: superAdminProcedure
       .meta({ openapi: { method: "GET", path: "/global-registries/oci", tags: [TAG], summary: "List the global OCI registries in priority order (Super Admin)" } })
-      .input(listGlobalRegistriesInput)
+      .input(listRegistriesInput)
       .output(globalRegistryPageOutput)
       .query(async ({ ctx, input }) => {
         const page = await listGlobalRegistries(ctx.db, input);

@@ -2,7 +2,7 @@
 // SecretBox, and unsealed only to build the Authorization header of a fetch.
 import type { SecretBox } from "../../../lib/crypto.js";
 import { badRequest } from "../../../trpc/errors.js";
-import type { GitAuthType } from "./schemas.js";
+import type { RegistryAuthType } from "../fields.js";
 
 /**
  * Tokens travel as HTTP Basic with this user name: what GitHub, GitLab, Gitea and Azure
@@ -11,7 +11,7 @@ import type { GitAuthType } from "./schemas.js";
 export const TOKEN_USERNAME = "x-access-token";
 
 /** Throws 400 when the credential does not fit the auth type (the message never echoes it). */
-export function assertCredentialFits(authType: GitAuthType, credential: string | null | undefined): void {
+export function assertCredentialFits(authType: RegistryAuthType, credential: string | null | undefined): void {
   if (authType === "NONE") {
     if (credential) throw badRequest("Invalid input: credential: only used with authType BASIC or TOKEN");
     return;

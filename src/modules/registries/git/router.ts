@@ -1,14 +1,12 @@
 // Git registries: /api/v1/registries/git. Spec ops 6 (get), 7 (enable) and 20 (sync) exactly
 // as written; the others as docs/registries.md describes them.
 import { protectedProcedure, router } from "../../../trpc/procedures.js";
+import { deletedOutput, idInput, listRegistriesInput } from "../fields.js";
 import { cacheDirFor, removeCache } from "./repository.js";
 import {
   createGitRegistryInput,
-  deletedOutput,
   gitRegistryOutput,
   gitRegistryPageOutput,
-  idInput,
-  listGitRegistriesInput,
   syncResultOutput,
   toGitRegistryDto,
   updateGitRegistryInput,
@@ -29,7 +27,7 @@ const audit = { entity: "git_registry" };
 export const gitRegistriesRouter = router({
   list: protectedProcedure("registries:read")
     .meta({ openapi: { method: "GET", path: "/registries/git", tags: [TAG], summary: "List the organization's Git registries, newest first" } })
-    .input(listGitRegistriesInput)
+    .input(listRegistriesInput)
     .output(gitRegistryPageOutput)
     .query(async ({ ctx, input }) => {
       const page = await listGitRegistries(ctx.db, ctx.principal.organizationId, input);

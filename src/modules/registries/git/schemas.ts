@@ -2,27 +2,11 @@
 // of the operations around them, and the mapper from the database row.
 import { z } from "zod";
 import type { GitRegistry } from "../../../generated/prisma/client.js";
-import { pagingInput, pageOutput } from "../../../lib/paging.js";
+import { pageOutput } from "../../../lib/paging.js";
+import { bodyBoolean, registryCredential, registryName, REGISTRY_AUTH_TYPES, registryUrl, syncIntervalMinutes } from "../fields.js";
 
-export const GIT_AUTH_TYPES = ["NONE", "BASIC", "TOKEN"] as const;
-export type GitAuthType = (typeof GIT_AUTH_TYPES)[number];
-
-/** 0 means "manual syncs only"; at most a week. */
-export const MAX_SYNC_INTERVAL_MINUTES = 10_080;
-
-/** http(s), no credentials in the URL (they belong in `credential`, sealed), no fragment. */
-function checkRepositoryUrl(value: string, ctx: z.RefinementCtx) {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    ctx.addIssue({ code: "custom", message: "must be an http:// or https:// URL" });
-    return;
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") ctx.addIssue({ code: "custom", message: "must be an http:// or https:// URL" });
-  else if (url.username || url.password) ctx.addIssue({ code: "custom", message: "must not carry credentials: send them in credential" });
-  else if (url.hash) ctx.addIssue({ code: "custom", message: "must not have a #fragment" });
-}
+// The marketplace store reads the limit from here.
+export { MAX_SYNC_INTERVAL_MINUTES } from "../fields.js";
 
 /** The rules of `git check-ref-format --branch`, for a plain branch name. */
 export function isValidBranchName(name: string): boolean {
@@ -42,8 +26,9 @@ export function normalizeRegistryPath(path: string): string | null {
   return "/" + parts.join("/");
 }
 
-const name = z.string().trim().min(2).max(100);
-const url = z.string().trim().max(2048).superRefine(checkRepositoryUrl);
+const url = registryUrl((parsed, ctx) => {
+  if (parsed.hash) ctx.addIssue({ code: "custom", message: "must not have a #fragment" });
+});
 const branch = z.string().trim().min(1).max(255).refine(isValidBranchName, { message: "is not a valid Git branch name" });
 const path = z
   .string()
@@ -57,16 +42,14 @@ const path = z
     }
     return normalized;
   });
-const credential = z.string().min(1).max(4096).describe("BASIC: username:password; TOKEN: the token. Sealed at rest, never returned");
-const syncIntervalMinutes = z.number().int().min(0).max(MAX_SYNC_INTERVAL_MINUTES).describe("0 = manual syncs only");
-const bodyBoolean = z.boolean().pipe(z.boolean());
+const credential = registryCredential("BASIC: username:password; TOKEN: the token. Sealed at rest, never returned");
 
 export const createGitRegistryInput = z.object({
-  name,
+  name: registryName,
   url,
   branch: branch.default("main"),
   path: path.default("/"),
-  authType: z.enum(GIT_AUTH_TYPES).default("NONE"),
+  authType: z.enum(REGISTRY_AUTH_TYPES).default("NONE"),
   credential: credential.optional(),
   syncIntervalMinutes: syncIntervalMinutes.default(60),
   enabled: bodyBoolean.default(true),
@@ -75,23 +58,16 @@ export type CreateGitRegistryInput = z.infer<typeof createGitRegistryInput>;
 
 export const updateGitRegistryInput = z.object({
   id: z.string().uuid(),
-  name: name.optional(),
+  name: registryName.optional(),
   url: url.optional(),
   branch: branch.optional(),
   path: path.optional(),
-  authType: z.enum(GIT_AUTH_TYPES).optional(),
+  authType: z.enum(REGISTRY_AUTH_TYPES).optional(),
   credential: credential.optional(),
   syncIntervalMinutes: syncIntervalMinutes.optional(),
   enabled: bodyBoolean.optional(),
 });
 export type UpdateGitRegistryInput = z.infer<typeof updateGitRegistryInput>;
-
-export const listGitRegistriesInput = z.object({
-  ...pagingInput,
-  enabled: z.stringbool().optional(),
-});
-
-export const idInput = z.object({ id: z.string().uuid() });
 
 export const gitRegistryOutput = z.object({
   id: z.string(),
@@ -113,8 +89,6 @@ export const gitRegistryOutput = z.object({
 export type GitRegistryDto = z.infer<typeof gitRegistryOutput>;
 
 export const gitRegistryPageOutput = pageOutput(gitRegistryOutput);
-
-export const deletedOutput = z.object({ id: z.string(), deleted: z.literal(true) });
 
 export const syncResultOutput = z.object({
   success: z.boolean().describe("whether the sync completed"),

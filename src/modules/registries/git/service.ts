@@ -3,35 +3,23 @@
 import type { DbTx } from "../../../db/client.js";
 import type { Prisma } from "../../../generated/prisma/client.js";
 import type { SecretBox } from "../../../lib/crypto.js";
-import { pageOf } from "../../../lib/paging.js";
-import { badRequest, conflict, notFound } from "../../../trpc/errors.js";
 import { assertCredentialFits, sealCredential } from "./credentials.js";
-import type { CreateGitRegistryInput, GitAuthType, UpdateGitRegistryInput } from "./schemas.js";
+import type { CreateGitRegistryInput, UpdateGitRegistryInput } from "./schemas.js";
+import { assertRegistryNameFree, connectionChanges, enabledFilter, foundOr404, listPage, NEWEST_FIRST } from "../rules.js";
 import { assertUrlNotForbidden } from "../url.js";
 
-
-/**
- * Names are unique in an organization. Checked first for a clear answer; the unique index
- * still decides between two concurrent requests.
- */
-async function assertNameFree(db: DbTx, organizationId: string, name: string, exceptId?: string) {
-  const clash = await db.gitRegistry.findFirst({ where: { organizationId, name, ...(exceptId ? { NOT: { id: exceptId } } : {}) }, select: { id: true } });
-  if (clash) throw conflict(`A Git registry named "${name}" already exists`);
+function assertNameFree(db: DbTx, organizationId: string, name: string, exceptId?: string) {
+  return assertRegistryNameFree("A Git registry", name, exceptId, (where) =>
+    db.gitRegistry.findFirst({ where: { organizationId, ...where }, select: { id: true } }));
 }
 
-export async function findGitRegistry(db: DbTx, organizationId: string, id: string) {
-  const registry = await db.gitRegistry.findFirst({ where: { id, organizationId } });
-  if (!registry) throw notFound("Git registry");
-  return registry;
+export function findGitRegistry(db: DbTx, organizationId: string, id: string) {
+  return foundOr404(db.gitRegistry.findFirst({ where: { id, organizationId } }), "Git registry");
 }
 
-export async function listGitRegistries(db: DbTx, organizationId: string, input: { limit: number; offset: number; enabled?: boolean }) {
-  const where: Prisma.GitRegistryWhereInput = { organizationId, ...(input.enabled === undefined ? {} : { enabled: input.enabled }) };
-  const [items, total] = await Promise.all([
-    db.gitRegistry.findMany({ where, orderBy: [{ createdAt: "desc" }, { id: "asc" }], skip: input.offset, take: input.limit }),
-    db.gitRegistry.count({ where }),
-  ]);
-  return pageOf(items, total, input.offset);
+export function listGitRegistries(db: DbTx, organizationId: string, input: { limit: number; offset: number; enabled?: boolean }) {
+  const where: Prisma.GitRegistryWhereInput = { organizationId, ...enabledFilter(input.enabled) };
+  return listPage(input, (page) => db.gitRegistry.findMany({ where, orderBy: NEWEST_FIRST, ...page }), () => db.gitRegistry.count({ where }));
 }
 
 export async function createGitRegistry(db: DbTx, secrets: SecretBox, organizationId: string, input: CreateGitRegistryInput) {
@@ -58,7 +46,6 @@ const FRESH_SYNC_STATE = { lastSyncAt: null, lastSyncError: null, lastSyncCommit
 
 export async function updateGitRegistry(db: DbTx, secrets: SecretBox, organizationId: string, input: UpdateGitRegistryInput) {
   const current = await findGitRegistry(db, organizationId, input.id);
-  const authType = (input.authType ?? current.authType) as GitAuthType;
   const data: Prisma.GitRegistryUpdateInput = {};
   if (input.name !== undefined && input.name !== current.name) {
     await assertNameFree(db, organizationId, input.name, current.id);
@@ -68,33 +55,13 @@ export async function updateGitRegistry(db: DbTx, secrets: SecretBox, organizati
   if (input.syncIntervalMinutes !== undefined) data.syncIntervalMinutes = input.syncIntervalMinutes;
   if (input.enabled !== undefined) data.enabled = input.enabled;
 
-  const urlChanged = input.url !== undefined && input.url !== current.url;
+  const connection = connectionChanges(secrets, current, input);
   const branchChanged = input.branch !== undefined && input.branch !== current.branch;
-  if (urlChanged) {
-    assertUrlNotForbidden(input.url!);
-    // The stored credential was given for one server: pointing it at another one needs the
-    // credential again, or anyone allowed to edit the URL could collect it.
-    if (authType !== "NONE" && input.credential === undefined && new URL(input.url!).origin !== new URL(current.url).origin) {
-      throw badRequest("Invalid input: credential: send the credential again when the URL points to another server");
-    }
-    data.url = input.url;
-  }
   if (branchChanged) data.branch = input.branch;
-  if (urlChanged || branchChanged) Object.assign(data, FRESH_SYNC_STATE);
-
-  if (authType === "NONE") {
-    assertCredentialFits("NONE", input.credential);
-    data.credentialSealed = null;
-  } else if (input.credential !== undefined) {
-    assertCredentialFits(authType, input.credential);
-    data.credentialSealed = sealCredential(secrets, input.credential);
-  } else if (authType !== current.authType || current.credentialSealed === null) {
-    // A stored BASIC pair is no TOKEN (and the other way round): the type change needs its credential.
-    assertCredentialFits(authType, undefined);
-  }
-  data.authType = authType;
-  const updated = await db.gitRegistry.update({ where: { id: current.id }, data });
-  return { registry: updated, pointsElsewhere: urlChanged || branchChanged };
+  const pointsElsewhere = connection.urlChanged || branchChanged;
+  if (pointsElsewhere) Object.assign(data, FRESH_SYNC_STATE);
+  const updated = await db.gitRegistry.update({ where: { id: current.id }, data: { ...data, ...connection.columns } });
+  return { registry: updated, pointsElsewhere };
 }
 
 export async function setGitRegistryEnabled(db: DbTx, organizationId: string, id: string, enabled: boolean) {

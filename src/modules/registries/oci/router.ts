@@ -1,13 +1,11 @@
 // OCI registries: /api/v1/registries/oci. Spec op 2 (create) exactly as written; the others
 // as docs/registries.md describes them.
 import { protectedProcedure, router } from "../../../trpc/procedures.js";
+import { deletedOutput, idInput, listRegistriesInput } from "../fields.js";
 import { checkOciRegistryHealth } from "./health.js";
 import {
   createOciRegistryInput,
-  deletedOutput,
   healthCheckOutput,
-  idInput,
-  listOciRegistriesInput,
   ociRegistryOutput,
   ociRegistryPageOutput,
   ociSyncHistoryOutput,
@@ -34,7 +32,7 @@ const audit = { entity: "oci_registry" };
 export const ociRegistriesRouter = router({
   list: protectedProcedure("registries:read")
     .meta({ openapi: { method: "GET", path: "/registries/oci", tags: [TAG], summary: "List the organization's OCI registries, newest first" } })
-    .input(listOciRegistriesInput)
+    .input(listRegistriesInput)
     .output(ociRegistryPageOutput)
     .query(async ({ ctx, input }) => {
       const page = await listOciRegistries(ctx.db, ctx.principal.organizationId, input);

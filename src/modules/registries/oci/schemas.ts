@@ -1,28 +1,14 @@
 // The OCI registry resource exactly as the spec writes it (spec op 2 for the creation), the
 // inputs of the operations around it, and the mapper from the database row.
 import { z } from "zod";
-import type { OciRegistry, OciSyncRecord } from "../../../generated/prisma/client.js";
+import type { GlobalOciRegistry, OciRegistry, OciSyncRecord } from "../../../generated/prisma/client.js";
 import { pagingInput, pageOutput } from "../../../lib/paging.js";
-import { MAX_SYNC_INTERVAL_MINUTES } from "../git/schemas.js";
+import {
+  bodyBoolean, registryCredential, registryName, REGISTRY_AUTH_TYPES, registryUrl, syncIntervalMinutes, type RegistryAuthType,
+} from "../fields.js";
 
-export const OCI_AUTH_TYPES = ["NONE", "BASIC", "TOKEN"] as const;
-export type OciAuthType = (typeof OCI_AUTH_TYPES)[number];
 export const OCI_REGISTRY_TYPES = ["GENERIC"] as const;
 export const HEALTH_STATUSES = ["healthy", "unhealthy", "unknown"] as const;
-
-/** http(s), no credentials, no query, no fragment. */
-function checkRegistryUrl(value: string, ctx: z.RefinementCtx) {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    ctx.addIssue({ code: "custom", message: "must be an http:// or https:// URL" });
-    return;
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") ctx.addIssue({ code: "custom", message: "must be an http:// or https:// URL" });
-  else if (url.username || url.password) ctx.addIssue({ code: "custom", message: "must not carry credentials: send them in credential" });
-  else if (url.search || url.hash) ctx.addIssue({ code: "custom", message: "must not have a ?query or #fragment" });
-}
 
 /**
  * A repository name of the OCI distribution spec with at least one namespace component:
@@ -34,21 +20,20 @@ export function isValidRepository(value: string): boolean {
   return value.length <= 255 && parts.length >= 2 && parts.every((part) => REPOSITORY_COMPONENT.test(part));
 }
 
-const name = z.string().trim().min(2).max(100);
 const description = z.string().max(500);
-const url = z.string().trim().max(2048).superRefine(checkRegistryUrl).transform((value) => value.replace(/\/+$/, ""));
-const credential = z.string().min(1).max(4096).describe("BASIC: username:password; TOKEN: the raw token. Encrypted at rest, never returned");
+const url = registryUrl((parsed, ctx) => {
+  if (parsed.search || parsed.hash) ctx.addIssue({ code: "custom", message: "must not have a ?query or #fragment" });
+}).transform((value) => value.replace(/\/+$/, ""));
+const credential = registryCredential("BASIC: username:password; TOKEN: the raw token. Encrypted at rest, never returned");
 const repository = z.string().trim().refine(isValidRepository, { message: "must be <namespace>/<name> (lowercase OCI repository name)" });
 const repositories = z.array(repository).max(200).transform((list) => [...new Set(list)]);
-const syncIntervalMinutes = z.number().int().min(0).max(MAX_SYNC_INTERVAL_MINUTES).describe("0 = manual syncs only");
-const bodyBoolean = z.boolean().pipe(z.boolean());
 
 export const createOciRegistryInput = z.object({
-  name,
+  name: registryName,
   description: description.optional(),
   url,
   registryType: z.enum(OCI_REGISTRY_TYPES).default("GENERIC"),
-  authType: z.enum(OCI_AUTH_TYPES).default("NONE"),
+  authType: z.enum(REGISTRY_AUTH_TYPES).default("NONE"),
   credential: credential.optional(),
   verifyTls: bodyBoolean.default(true),
   enabled: bodyBoolean.default(true),
@@ -59,11 +44,11 @@ export type CreateOciRegistryInput = z.infer<typeof createOciRegistryInput>;
 
 export const updateOciRegistryInput = z.object({
   id: z.string().uuid(),
-  name: name.optional(),
+  name: registryName.optional(),
   description: description.nullable().optional().describe("null clears it"),
   url: url.optional(),
   registryType: z.enum(OCI_REGISTRY_TYPES).optional(),
-  authType: z.enum(OCI_AUTH_TYPES).optional(),
+  authType: z.enum(REGISTRY_AUTH_TYPES).optional(),
   credential: credential.optional(),
   verifyTls: bodyBoolean.optional(),
   enabled: bodyBoolean.optional(),
@@ -72,13 +57,6 @@ export const updateOciRegistryInput = z.object({
 });
 export type UpdateOciRegistryInput = z.infer<typeof updateOciRegistryInput>;
 
-export const listOciRegistriesInput = z.object({
-  ...pagingInput,
-  enabled: z.stringbool().optional(),
-});
-
-export const idInput = z.object({ id: z.string().uuid() });
-
 export const ociRegistryOutput = z.object({
   id: z.string(),
   organizationId: z.string(),
@@ -86,7 +64,7 @@ export const ociRegistryOutput = z.object({
   description: z.string().nullable().optional(),
   url: z.string(),
   registryType: z.enum(OCI_REGISTRY_TYPES),
-  authType: z.enum(OCI_AUTH_TYPES),
+  authType: z.enum(REGISTRY_AUTH_TYPES),
   hasCredentials: z.boolean(),
   verifyTls: z.boolean(),
   lastHealthCheck: z.string().datetime().nullable().optional(),
@@ -103,8 +81,6 @@ export type OciRegistryDto = z.infer<typeof ociRegistryOutput>;
 
 export const ociRegistryPageOutput = pageOutput(ociRegistryOutput);
 
-export const deletedOutput = z.object({ id: z.string(), deleted: z.literal(true) });
-
 export const healthCheckOutput = z.object({
   registryId: z.string(),
   healthStatus: z.enum(HEALTH_STATUSES),
@@ -115,16 +91,18 @@ export const healthCheckOutput = z.object({
 });
 export type HealthCheckResult = z.infer<typeof healthCheckOutput>;
 
-/** Every spec field is present; the nullable ones are null until they have a value. */
-export function toOciRegistryDto(row: OciRegistry): OciRegistryDto {
+/**
+ * The fields a tenant's and a global OCI registry show alike (../../global-registries/schemas.ts).
+ * Every spec field is present; the nullable ones are null until they have a value.
+ */
+export function ociRegistryFields(row: OciRegistry | GlobalOciRegistry) {
   return {
     id: row.id,
-    organizationId: row.organizationId,
     name: row.name,
     description: row.description,
     url: row.url,
-    registryType: row.registryType as OciRegistryDto["registryType"],
-    authType: row.authType as OciAuthType,
+    registryType: row.registryType,
+    authType: row.authType,
     hasCredentials: row.credentialSealed !== null,
     verifyTls: row.verifyTls,
     lastHealthCheck: row.lastHealthCheck?.toISOString() ?? null,
@@ -136,6 +114,15 @@ export function toOciRegistryDto(row: OciRegistry): OciRegistryDto {
     repositories: row.repositories,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+export function toOciRegistryDto(row: OciRegistry): OciRegistryDto {
+  return {
+    ...ociRegistryFields(row),
+    organizationId: row.organizationId,
+    registryType: row.registryType as OciRegistryDto["registryType"],
+    authType: row.authType as RegistryAuthType,
   };
 }
 
