@@ -7,7 +7,7 @@ import { createExpressMiddleware } from "@trpc/server/adapters/express";
 import { createOpenApiExpressMiddleware } from "trpc-to-openapi";
 import type { Services } from "./services.js";
 import { appRouter, procedureMetas } from "./trpc/router.js";
-import { createContextFactory, successStatusOf } from "./trpc/context.js";
+import { createContextFactory, requestIdOf, successStatusOf } from "./trpc/context.js";
 import { buildOpenApiDocument, docsRouter } from "./http/docs.js";
 import { extraOpenApiPaths } from "./http/routes.js";
 import { pkiRoutes } from "./http/pki-routes.js";
@@ -19,6 +19,7 @@ import { usersExportRoutes } from "./http/users-export.js";
 import { applicationIconRoutes } from "./http/application-icon.js";
 import { marketplaceProgressRoutes } from "./modules/marketplace/progress-route.js";
 import { rateLimitMiddleware } from "./http/rate-limit.js";
+import { errorBody } from "./trpc/errors.js";
 import { AGENT_HEARTBEAT_PATH, agentHeartbeatRoute } from "./http/agent-heartbeat.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
@@ -119,12 +120,12 @@ export function createApp(services: Services): Express {
   }) as unknown as express.RequestHandler);
 
   // Anything outside /api/v1 and /trpc: JSON 404 rather than express's HTML page.
-  app.use((_req, res) => void res.status(404).json({ code: "NOT_FOUND", message: "Not found" }));
+  app.use((req, res) => void res.status(404).json(errorBody(requestIdOf(req), 404, "NOT_FOUND", "Not found")));
   // Last resort: express-level failures leave as JSON without details.
   app.use((err: Error & { status?: number; type?: string }, req: Request, res: Response, _next: NextFunction) => {
     const status = err.status && err.status >= 400 && err.status < 500 ? err.status : 500;
     if (status === 500) logger.error({ err: { message: err.message, stack: err.stack }, requestId: (req as Request & { id?: string }).id }, "unhandled error");
-    res.status(status).json({ code: status === 500 ? "INTERNAL_SERVER_ERROR" : "BAD_REQUEST", message: status === 500 ? "Internal server error" : "Bad request" });
+    res.status(status).json(status === 500 ? errorBody(requestIdOf(req), 500, "INTERNAL_SERVER_ERROR", "Internal server error") : errorBody(requestIdOf(req), status, "BAD_REQUEST", "Bad request"));
   });
   return app;
 }

@@ -14,6 +14,7 @@ import type { Services } from "../services.js";
 import { consume, RateLimited } from "../lib/rate-limit.js";
 import type { IncomingHttpHeaders } from "node:http";
 import { requestIdOf, sourceIpOf } from "../trpc/context.js";
+import { errorBody } from "../trpc/errors.js";
 import type { Principal } from "../trpc/principal.js";
 import type { DevicePrincipal } from "../trpc/device-auth.js";
 
@@ -21,9 +22,8 @@ const tooManyRequestsMessage = (retryAfterSeconds: number) => `Too many requests
 
 /** 429 in the REST facade's error shape, before any procedure runs. */
 function sendTooManyRequests(req: Request, res: Response, retryAfterSeconds: number) {
-  const code = "TOO_MANY_REQUESTS";
   res.setHeader("Retry-After", String(retryAfterSeconds));
-  res.status(429).json({ code, message: tooManyRequestsMessage(retryAfterSeconds), data: { code, httpStatus: 429, requestId: requestIdOf(req) } });
+  res.status(429).json(errorBody(requestIdOf(req), 429, "TOO_MANY_REQUESTS", tooManyRequestsMessage(retryAfterSeconds)));
 }
 
 /** Whether a request presents a credential (API key, session or device token), valid or not. */

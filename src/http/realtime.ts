@@ -2,13 +2,15 @@
 // (src/modules/realtime/upgrade.ts). A plain GET lands here and is told to upgrade; the path
 // item documents the handshake in openapi.json.
 import express, { type Router } from "express";
-import type { ExtraPaths } from "./docs.js";
+import { errorResponse, type ExtraPaths } from "./docs.js";
+import { requestIdOf } from "../trpc/context.js";
+import { errorBody } from "../trpc/errors.js";
 
 export function realtimeRoutes(): Router {
   const r = express.Router();
-  r.get("/realtime", (_req, res) => {
+  r.get("/realtime", (req, res) => {
     res.setHeader("Upgrade", "websocket");
-    res.status(426).json({ code: "UPGRADE_REQUIRED", message: "Open this path as a WebSocket with ?ticket=<ticket from POST /api/v1/realtime/ticket>" });
+    res.status(426).json(errorBody(requestIdOf(req), 426, "UPGRADE_REQUIRED", "Open this path as a WebSocket with ?ticket=<ticket from POST /api/v1/realtime/ticket>"));
   });
   return r;
 }
@@ -27,7 +29,7 @@ export const realtimeOpenApiPaths: ExtraPaths = {
       responses: {
         101: { description: "Switching protocols: the WebSocket is open" },
         401: { description: "Invalid, used or expired ticket" },
-        426: { description: "A plain GET without the WebSocket upgrade" },
+        426: errorResponse("A plain GET without the WebSocket upgrade"),
       },
     },
   },

@@ -9,6 +9,14 @@ export const forbidden = (message = "You do not have permission to do this") => 
 export const unauthorized = (message = "Authentication required") => new TRPCError({ code: "UNAUTHORIZED", message });
 export const unavailable = (message: string) => new TRPCError({ code: "SERVICE_UNAVAILABLE", message });
 
+/**
+ * The error body the error formatter (./init.ts) gives every answer, for the few answers that
+ * express writes itself (rate limits, unknown paths, unparseable requests, upgrades).
+ */
+export function errorBody(requestId: string, httpStatus: number, code: string, message: string) {
+  return { code, message, data: { code, httpStatus, requestId } };
+}
+
 interface PrismaLikeError {
   name?: string;
   code?: string;
