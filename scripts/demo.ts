@@ -15,11 +15,17 @@ import { createLogger } from "../src/lib/logger.js";
 import { startService, type RunningService } from "../src/server.js";
 import { FleetSimulator } from "../src/simulator/engine.js";
 import { formatProgress } from "../src/simulator/cli.js";
+import { onStopSignals } from "../src/lib/stop-signals.js";
 import { startGitServer, type GitServer } from "../test/support/git-server/index.js";
 
 const DEMO_DIR = path.resolve(process.env.DEMO_DIR ?? "./data-demo");
 const MARKER = ".fleet-demo";
 const PORT = Number(process.env.PORT ?? 3000);
+/** A path as the reader can type it: relative below the current directory, absolute elsewhere. */
+const shown = (p: string) => {
+  const relative = path.relative(process.cwd(), p);
+  return relative === "" ? "." : relative.startsWith("..") ? p : relative;
+};
 const DEVICES = Number(process.env.DEMO_DEVICES ?? 50);
 const OPERATOR = { email: "operator@demo.example", password: "demo-operator-password" };
 
@@ -140,7 +146,7 @@ async function main() {
   const logger = createLogger(config.LOG_LEVEL, fs.createWriteStream(logFile, { flags: "a" }));
 
   const say = (line = "") => process.stdout.write(line + "\n");
-  say(`starting the service on the embedded database in ${path.relative(process.cwd(), DEMO_DIR) || "."} (log: ${path.relative(process.cwd(), logFile)})`);
+  say(`starting the service on the embedded database in ${shown(DEMO_DIR)} (log: ${shown(logFile)})`);
   let service: RunningService | null = null;
   let git: GitServer | null = null;
   let simulator: FleetSimulator | null = null;
@@ -148,18 +154,17 @@ async function main() {
   let stopping = false;
 
   const stop = async (code: number) => {
-    if (stopping) process.exit(1); // a second Ctrl-C: leave at once
+    if (stopping) return;
     stopping = true;
     if (ticker) clearInterval(ticker);
     say("\nstopping: simulator, service, git server ...");
     await simulator?.stop().catch(() => undefined);
     await service?.stop().catch((err: Error) => say(`service stop failed: ${err.message}`));
     await git?.close().catch(() => undefined);
-    say(`stopped. The data stays in ${path.relative(process.cwd(), DEMO_DIR)} until the next demo; look at it again with DATA_DIR=${path.relative(process.cwd(), path.join(DEMO_DIR, "db"))} npm start`);
+    say(`stopped. The data stays in ${shown(DEMO_DIR)} until the next demo; look at it again with DATA_DIR=${shown(path.join(DEMO_DIR, "db"))} npm start`);
     process.exit(code);
   };
-  process.on("SIGINT", () => void stop(0));
-  process.on("SIGTERM", () => void stop(0));
+  onStopSignals(() => void stop(0), () => process.exit(1)); // Ctrl-C again, a moment later: leave at once
 
   try {
     service = await startService(config, logger);
@@ -235,7 +240,8 @@ async function main() {
  Demo organization       '${org.slug}', operator ${OPERATOR.email} / ${OPERATOR.password}
  Demo API key            ${key}
  Enrollment token        ${token.token}
- Git registry            ${repo ? `${repo.url}  (served by this process)` : "none (git not available)"}
+ Git registry            ${repo ? `${repo.url}  (served by this process)` : "none (git not available)"}${registry ? `
+                         id ${registry.id}` : ""}
 
  Try:
    export KEY=${key}

@@ -59,7 +59,9 @@ export function createApp(services: Services): Express {
   });
 
   app.use(helmet({
-    contentSecurityPolicy: { directives: { "script-src": ["'self'"], "img-src": ["'self'", "data:"] } },
+    // No upgrade-insecure-requests: served over plain HTTP inside a network (http://fleet.lan:3000),
+    // it would make browsers fetch the docs page's own scripts over https, which is not there.
+    contentSecurityPolicy: { directives: { "script-src": ["'self'"], "img-src": ["'self'", "data:"], "upgrade-insecure-requests": null } },
   }));
 
   const origins = config.CORS_ORIGINS.split(",").map((o) => o.trim()).filter(Boolean);

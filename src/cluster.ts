@@ -7,6 +7,7 @@
 import cluster from "node:cluster";
 import type { Config } from "./config.js";
 import type { Logger } from "./lib/logger.js";
+import { onStopSignals } from "./lib/stop-signals.js";
 
 /** What the primary sends a worker instead of a signal (src/main.ts listens for it). */
 export const SHUTDOWN_MESSAGE = "fleet-manager:shutdown";
@@ -34,7 +35,6 @@ export function superviseWorkers(config: Config, logger: Logger): void {
   });
 
   const stop = (signal: string) => {
-    if (stopping) process.exit(1); // a second signal: stop now
     stopping = true;
     logger.info({ signal }, "stopping workers");
     const workers = Object.values(cluster.workers ?? {});
@@ -43,6 +43,5 @@ export function superviseWorkers(config: Config, logger: Logger): void {
     // and a second signal would make it stop at once instead of gracefully.
     for (const worker of workers) if (worker?.isConnected()) worker.send(SHUTDOWN_MESSAGE);
   };
-  process.on("SIGTERM", () => stop("SIGTERM"));
-  process.on("SIGINT", () => stop("SIGINT"));
+  onStopSignals(stop, () => process.exit(1));
 }

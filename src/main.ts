@@ -5,6 +5,7 @@ import { SHUTDOWN_MESSAGE, superviseWorkers } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { createLogger } from "./lib/logger.js";
 import { startService } from "./server.js";
+import { onStopSignals } from "./lib/stop-signals.js";
 
 async function main() {
   let config;
@@ -41,10 +42,8 @@ async function main() {
     process.stdout.write(lines.join("\n") + "\n");
   }
 
-  let signals = 0;
-  const shutdown = (signal: string) => {
-    if (++signals > 1) process.exit(1);
-    logger.info({ signal }, "shutting down");
+  const signals = onStopSignals((reason) => {
+    logger.info({ signal: reason }, "shutting down");
     service.stop().then(
       () => process.exit(0),
       (err: Error) => {
@@ -52,12 +51,10 @@ async function main() {
         process.exit(1);
       },
     );
-  };
-  process.on("SIGTERM", () => shutdown("SIGTERM"));
-  process.on("SIGINT", () => shutdown("SIGINT"));
+  }, () => process.exit(1));
   // A worker (WORKERS > 1) is asked by its primary; after a signal it is already stopping.
   process.on("message", (message) => {
-    if (message === SHUTDOWN_MESSAGE && signals === 0) shutdown("primary");
+    if (message === SHUTDOWN_MESSAGE) signals.request("primary");
   });
 }
 

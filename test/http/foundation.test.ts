@@ -62,6 +62,11 @@ describe("health and documents", () => {
     expect(res.headers.get("x-content-type-options")).toBe("nosniff");
     expect(res.headers.get("x-powered-by")).toBeNull();
     expect(res.headers.get("access-control-allow-origin")).toBeNull();
+    const policy = res.headers.get("content-security-policy") ?? "";
+    expect(policy).toContain("script-src 'self'");
+    expect(policy).toContain("frame-ancestors 'self'");
+    // The docs page must load over plain HTTP too (a service inside a network, no TLS in front).
+    expect(policy).not.toContain("upgrade-insecure-requests");
   });
 });
 
