@@ -5,10 +5,11 @@ import type { RequestHandler } from "express";
 import { z } from "zod";
 import type { Services } from "../services.js";
 import { writeAudit } from "../trpc/audit.js";
-import { timeInput } from "../modules/audit/schemas.js";
+import { isoInstant } from "../lib/iso-time.js";
 import { auditPages } from "../modules/audit/pages.js";
 import { ACTIVITY_CSV_COLUMNS, activityTypesInput, toActivityItem, type ActivityItem } from "../modules/activity/schemas.js";
 import { activityFilterWhere, userNamesOf } from "../modules/activity/service.js";
+import { isEmptyRange } from "../modules/audit/service.js";
 import { downloadFileName, streamDownload } from "./download.js";
 import { guardedJsonRoute } from "./guarded-route.js";
 import { downloadPathItem } from "./download-openapi.js";
@@ -18,11 +19,15 @@ export const ACTIVITY_EXPORT_MAX = 100_000;
 export const activityExportInput = z.object({
   organizationId: z.string().uuid().optional(),
   userId: z.string().uuid().optional(),
-  startDate: timeInput.optional().describe("inclusive (ISO 8601 date or date-time)"),
-  endDate: timeInput.optional().describe("exclusive; a plain date includes that whole day"),
+  startDate: isoInstant.optional().describe("inclusive (ISO 8601 date or date-time)"),
+  endDate: isoInstant.optional().describe("exclusive; a plain date includes that whole day"),
   activityTypes: activityTypesInput.optional(),
   format: z.enum(["csv", "json"]).default("json"),
   maxRecords: z.number().int().min(1).max(ACTIVITY_EXPORT_MAX).default(10_000).describe("newest first, at most this many"),
+}).superRefine((input, ctx) => {
+  if (input.startDate && input.endDate && isEmptyRange(input.startDate, input.endDate)) {
+    ctx.addIssue({ code: "custom", path: ["endDate"], message: "must be after startDate" });
+  }
 });
 
 export function activityExportRoute(services: Services): RequestHandler {

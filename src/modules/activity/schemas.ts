@@ -1,15 +1,15 @@
 // Activity items (audit entries seen as a feed) and the inactivity report row.
 import { z } from "zod";
 import type { AuditEntry } from "../../generated/prisma/client.js";
-import { timeInput } from "../audit/schemas.js";
+import { isoInstant } from "../../lib/iso-time.js";
 import { ACTIVITY_TYPES, activityTypeOf, describeActivity, type ActivityType } from "./types.js";
 
 export const activityTypesInput = z.array(z.enum(ACTIVITY_TYPES)).max(ACTIVITY_TYPES.length);
 
 export const activityFilterFields = {
   types: activityTypesInput.optional().describe(`any of ${ACTIVITY_TYPES.join(", ")}; repeat the parameter for several`),
-  from: timeInput.optional(),
-  to: timeInput.optional(),
+  from: isoInstant.optional(),
+  to: isoInstant.optional(),
 };
 
 export const activityItemOutput = z.object({

@@ -5,7 +5,8 @@ import { z } from "zod";
 import { authedProcedure, protectedProcedure, router } from "../../trpc/procedures.js";
 import { notFound } from "../../trpc/errors.js";
 import { pageOutput, pagingInput } from "../../lib/paging.js";
-import { auditEntryOutput, auditFilterFields, OUTCOMES, timeInput } from "./schemas.js";
+import { auditEntryOutput, auditFilterFields, OUTCOMES } from "./schemas.js";
+import { isoInstant } from "../../lib/iso-time.js";
 import { auditStats, auditWhere, getAuditEntry, recordAuthEvent, searchAudit } from "./service.js";
 
 const TAG = "Audit";
@@ -32,7 +33,7 @@ export const auditRouter = router({
 
   stats: protectedProcedure("audit:read")
     .meta({ openapi: { method: "GET", path: "/audit/stats", tags: [TAG], summary: "Audit log statistics" } })
-    .input(z.object({ organizationId: auditFilterFields.organizationId, from: timeInput.optional(), to: timeInput.optional() }))
+    .input(z.object({ organizationId: auditFilterFields.organizationId, from: isoInstant.optional(), to: isoInstant.optional() }))
     .output(statsOutput)
     .query(({ ctx, input }) => auditStats(ctx.db, ctx.principal, input)),
 

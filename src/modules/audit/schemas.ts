@@ -1,13 +1,13 @@
 // The audit entry as the API shows it, the search filters (shared by search, stats and the
 // streamed export) and the mapper from the database row.
 import { z } from "zod";
+import { isoInstant } from "../../lib/iso-time.js";
 import type { AuditEntry } from "../../generated/prisma/client.js";
 
 export const ACTOR_TYPES = ["user", "api_key", "device", "system"] as const;
 export const OUTCOMES = ["success", "failure", "denied"] as const;
 
 /** An ISO 8601 time with offset, or a plain date (a date-only `to` means the end of that day). */
-export const timeInput = z.union([z.iso.datetime({ offset: true }), z.iso.date()]);
 
 export const auditFilterFields = {
   organizationId: z.string().uuid().optional().describe("Super Admins only; others always see their own organization"),
@@ -19,8 +19,8 @@ export const auditFilterFields = {
   entityId: z.string().min(1).max(200).optional(),
   outcome: z.enum(OUTCOMES).optional(),
   requestId: z.string().min(1).max(100).optional().describe("the X-Request-Id of the call that wrote the entry"),
-  from: timeInput.optional().describe("inclusive start (ISO 8601)"),
-  to: timeInput.optional().describe("exclusive end (ISO 8601); a plain date includes that whole day"),
+  from: isoInstant.optional().describe("inclusive start (ISO 8601)"),
+  to: isoInstant.optional().describe("exclusive end (ISO 8601); a plain date includes that whole day"),
 };
 export const auditFilterInput = z.object(auditFilterFields);
 export type AuditFilter = z.infer<typeof auditFilterInput>;

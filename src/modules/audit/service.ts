@@ -13,14 +13,17 @@ import { ACTOR_TYPES, OUTCOMES, toAuditEntryDto, type AuditFilter } from "./sche
 
 const DAY_MS = 86_400_000;
 
+/** The exclusive end of a range from an ISO input: a date-only `to` covers that whole day. */
+const rangeEnd = (to: string) => new Date(new Date(to).getTime() + (/^\d{4}-\d{2}-\d{2}$/.test(to) ? DAY_MS : 0));
+
+/** Whether [from, to) holds no instant at all (inputs that name their bounds otherwise check it themselves). */
+export const isEmptyRange = (from: string, to: string) => new Date(from) >= rangeEnd(to);
+
 /** [from, to) from ISO inputs; a date-only `to` covers that whole day. */
 export function timeRange(from?: string, to?: string): { gte?: Date; lt?: Date } | undefined {
   if (!from && !to) return undefined;
-  const range: { gte?: Date; lt?: Date } = {};
-  if (from) range.gte = new Date(from);
-  if (to) range.lt = new Date(new Date(to).getTime() + (/^\d{4}-\d{2}-\d{2}$/.test(to) ? DAY_MS : 0));
-  if (range.gte && range.lt && range.gte >= range.lt) throw badRequest("Invalid input: from must be before to");
-  return range;
+  if (from && to && isEmptyRange(from, to)) throw badRequest("Invalid input: from must be before to");
+  return { ...(from ? { gte: new Date(from) } : {}), ...(to ? { lt: rangeEnd(to) } : {}) };
 }
 
 /** The entries a caller may read: their organization's, or all of them for a Super Admin. */

@@ -1,7 +1,8 @@
 // Log DTOs: the agent's batch of log lines (ingest) and the list/sources/stream reads.
 import { z } from "zod";
 import { pagingInput } from "../../lib/paging.js";
-import { isoInstant, MAX_BATCH_ITEMS, sampleTimestamp } from "../telemetry/schemas.js";
+import { MAX_BATCH_ITEMS, sampleTimestamp } from "../telemetry/schemas.js";
+import { isoInstant } from "../../lib/iso-time.js";
 
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "fatal"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];

@@ -1,6 +1,7 @@
 // Telemetry DTOs: the agent's snapshot batch (ingest), the snapshot resource of the spec
 // (ops 11 and 13) and the inputs of the range queries.
 import { z } from "zod";
+import { isoInstant } from "../../lib/iso-time.js";
 import { pagingInput } from "../../lib/paging.js";
 import { METRIC_NAMES, percentOf, STORED_METRIC_NAMES, type StoredMetric } from "./metrics.js";
 
@@ -77,7 +78,6 @@ export const INTERVALS = { "1m": 60, "5m": 300, "1h": 3600, "1d": 86_400 } as co
 export type Interval = keyof typeof INTERVALS;
 
 /** ISO 8601: a date-time with offset, or a plain date (midnight UTC). */
-export const isoInstant = z.union([z.iso.datetime({ offset: true }), z.iso.date()]);
 
 export const rangeInput = {
   id: z.uuid(),

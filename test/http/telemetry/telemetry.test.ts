@@ -225,6 +225,9 @@ describe("op 11: GET /api/v1/devices/{id}/telemetry", () => {
       expect(res.status, query).toBe(400);
       expect(res.body.code).toBe("BAD_REQUEST");
     }
+    // the field is named, with the forms it takes
+    const yesterday = await h.api("GET", `${base}?from=yesterday`, { key: acme.key });
+    expect(yesterday.body.data.issues).toEqual([{ path: ["from"], code: "invalid_union", message: expect.stringContaining("ISO 8601 date-time with offset") }]);
     // a plain date is ISO 8601 too (midnight UTC)
     expect((await h.api("GET", `${base}?from=2020-01-01&to=2020-01-02&interval=1h`, { key: acme.key })).status).toBe(200);
   });
