@@ -13,6 +13,10 @@
 //     and its coordinated-omission correction assumes a 1 ms interval, which inflates the
 //     percentiles it reports.)
 //   * one client: what one read costs end to end.
+//   * the ladder (saturation, same connections): where the time of a saturated read goes, one
+//     layer at a time: bare node:http; GET /healthz (express and the middleware every request
+//     passes: request id, security headers); GET /api/v1/roles/permissions (an authenticated
+//     procedure through tRPC and trpc-to-openapi that reads no database); the device read.
 // Runs on PGlite and PostgreSQL (throwaway, or BENCH_DATABASE_URL). Prints figures; asserts nothing.
 //
 //   npm run bench -- management-read
@@ -107,6 +111,8 @@ async function run(database: string, databaseUrl?: string) {
     if (profile) setTimeout(() => service.process.kill("SIGUSR2"), 1000).unref();
     report(await cannon(`saturation: ${CONCURRENCY} connections, no pause`, url, paths, headers, { connections: CONCURRENCY, seconds: SECONDS }));
     if (profile) service.process.kill("SIGUSR2");
+    report(await cannon("ladder: GET /healthz (express, middleware)", url, ["/healthz"], {}, { connections: CONCURRENCY, seconds: SECONDS }));
+    report(await cannon("ladder: GET /roles/permissions (procedure, no db)", url, ["/api/v1/roles/permissions"], headers, { connections: CONCURRENCY, seconds: SECONDS }));
     for (const rate of RATES) {
       report(await paced(`paced: ${CONCURRENCY} clients sharing ${rate}/s`, url, paths, headers, CONCURRENCY, rate));
     }
