@@ -7,7 +7,7 @@ import { createExpressMiddleware } from "@trpc/server/adapters/express";
 import { createOpenApiExpressMiddleware } from "trpc-to-openapi";
 import type { Services } from "./services.js";
 import { appRouter, procedureMetas } from "./trpc/router.js";
-import { createContextFactory, requestIdOf, successStatusOf } from "./trpc/context.js";
+import { createContextFactory, noteRequestOfError, requestIdOf, successStatusOf } from "./trpc/context.js";
 import { buildOpenApiDocument, docsRouter } from "./http/docs.js";
 import { extraOpenApiPaths } from "./http/routes.js";
 import { pkiRoutes } from "./http/pki-routes.js";
@@ -98,7 +98,7 @@ export function createApp(services: Services): Express {
   app.post(`/api/v1${AGENT_HEARTBEAT_PATH}`, agentHeartbeatRoute(services));
 
   const createContext = createContextFactory(services);
-  app.use("/trpc", createExpressMiddleware({ router: appRouter, createContext, maxBodySize: config.BODY_LIMIT_BYTES }));
+  app.use("/trpc", createExpressMiddleware({ router: appRouter, createContext, maxBodySize: config.BODY_LIMIT_BYTES, onError: noteRequestOfError }));
 
   app.use("/api/v1", docsRouter(buildOpenApiDocument(appRouter, extraOpenApiPaths)));
 
@@ -114,6 +114,7 @@ export function createApp(services: Services): Express {
     router: appRouter,
     createContext,
     maxBodySize: config.BODY_LIMIT_BYTES,
+    onError: noteRequestOfError,
     responseMeta: ({ paths, errors, ctx }) => {
       if (errors.length > 0 || !paths || paths.length !== 1) return {};
       const status = successStatusOf(ctx) ?? statuses.get(paths[0]);

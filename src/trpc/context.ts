@@ -37,6 +37,20 @@ export function requestIdOf(req: Request): string {
   return (req as Request & { id?: string }).id ?? "unknown";
 }
 
+// Errors raised before a request has its context (unknown path, wrong content type, unreadable
+// body) reach the error formatter without one; the adapters' onError, which sees the request,
+// notes its id here so that those error bodies carry it too.
+const requestIdsOfEarlyErrors = new WeakMap<object, string>();
+
+/** The adapters' `onError`: remembers the request id of an error the formatter may see without a context. */
+export function noteRequestOfError({ error, req }: { error: object; req: Request }): void {
+  requestIdsOfEarlyErrors.set(error, requestIdOf(req));
+}
+
+export function requestIdOfError(error: object): string | undefined {
+  return requestIdsOfEarlyErrors.get(error);
+}
+
 export function createContextFactory(services: Services) {
   return ({ req, res }: { req: Request; res: Response }): Context => ({
     services,

@@ -2,7 +2,7 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { ZodError } from "zod";
-import type { Context } from "./context.js";
+import { requestIdOfError, type Context } from "./context.js";
 
 export interface Meta extends OpenApiMeta {
   /** HTTP status of a successful REST call (201 for creations) */
@@ -36,7 +36,7 @@ export const t = initTRPC
         data: {
           code: error.code,
           httpStatus: shape.data.httpStatus,
-          requestId: ctx?.request.requestId,
+          requestId: ctx?.request.requestId ?? requestIdOfError(error),
           ...(issues ? { issues } : {}),
         },
       };

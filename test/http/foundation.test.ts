@@ -205,19 +205,25 @@ describe("errors", () => {
   it("answers malformed JSON with 400 and a wrong content type with 415", async () => {
     const broken = await h.api("POST", "/api/v1/auth/login", { key: null, raw: "{not json", headers: { "content-type": "application/json" } });
     expect(broken.status).toBe(400);
+    expectErrorBody(broken, "PARSE_ERROR", 400);
     const wrongType = await h.api("POST", "/api/v1/auth/login", { key: null, raw: "a=b", headers: { "content-type": "text/plain" } });
     expect(wrongType.status).toBe(415);
+    expectErrorBody(wrongType, "UNSUPPORTED_MEDIA_TYPE", 415);
   });
 
   it("refuses bodies over the size limit with 413", async () => {
     const res = await h.api("POST", "/api/v1/auth/login", { key: null, body: { email: "a@b.c", password: "x".repeat(2 * 1024 * 1024) } });
     expect(res.status).toBe(413);
+    expectErrorBody(res, "PAYLOAD_TOO_LARGE", 413);
   });
 
-  it("answers unknown REST paths with a JSON 404", async () => {
+  it("answers unknown paths with a JSON 404 in the error shape, under /api/v1 and outside it", async () => {
     const res = await h.api("GET", "/api/v1/does-not-exist");
     expect(res.status).toBe(404);
-    expect(res.body.code).toBe("NOT_FOUND");
+    expectErrorBody(res, "NOT_FOUND", 404);
+    const outside = await h.api("GET", "/nowhere", { key: null });
+    expect(outside.status).toBe(404);
+    expectErrorBody(outside, "NOT_FOUND", 404);
   });
 
   it("masks unexpected failures: no stack, no SQL, no internal message", async () => {
@@ -264,3 +270,9 @@ describe("logs", () => {
     expect(all).not.toContain(acme.key);
   });
 });
+
+/** Errors met before a request has its context (path, content type, body) carry the request id too. */
+function expectErrorBody(res: { body: any; headers: Headers }, code: string, httpStatus: number) {
+  expect(res.body).toMatchObject({ code, message: expect.any(String), data: { code, httpStatus, requestId: res.headers.get("x-request-id") } });
+  expect(res.body.data.requestId).toMatch(/^[0-9a-f-]{36}$/);
+}
