@@ -48,7 +48,7 @@ function readJsonBody(req: Request, limit: number): Promise<unknown> {
   if (!(length > 0) && !chunked) return Promise.resolve(undefined);
   const type = req.headers["content-type"];
   if (!type || !JSON_TYPE.test(type)) {
-    return Promise.reject(new BodyFailure("UNSUPPORTED_MEDIA_TYPE", `Unsupported content-type "${type ?? ""}`));
+    return Promise.reject(new BodyFailure("UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json"));
   }
   if (length > limit) return Promise.reject(new BodyFailure("PAYLOAD_TOO_LARGE", "Request body too large"));
   return new Promise((resolve, reject) => {

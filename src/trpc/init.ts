@@ -29,7 +29,8 @@ export const t = initTRPC
         ? "Internal server error"
         : issues
           ? `Invalid input: ${issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ")}`
-          : error.message;
+          // trpc-to-openapi's own text for this one is garbled (an unclosed quote around the type).
+          : error.code === "UNSUPPORTED_MEDIA_TYPE" ? "Send the body as application/json" : error.message;
       return {
         message,
         code: shape.code,

@@ -209,6 +209,7 @@ describe("errors", () => {
     const wrongType = await h.api("POST", "/api/v1/auth/login", { key: null, raw: "a=b", headers: { "content-type": "text/plain" } });
     expect(wrongType.status).toBe(415);
     expectErrorBody(wrongType, "UNSUPPORTED_MEDIA_TYPE", 415);
+    expect(wrongType.body.message).toBe("Send the body as application/json");
   });
 
   it("refuses bodies over the size limit with 413", async () => {
