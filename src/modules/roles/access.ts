@@ -23,7 +23,8 @@ export function assertMayGrant(principal: Principal, requested: Iterable<string>
     for (const permission of ALL_PERMISSIONS) {
       if (permission === PLATFORM || !grants([entry], permission)) continue;
       if (!can(principal, permission)) {
-        throw forbidden(`You may not ${what} ${entry}: it includes ${permission}, which you do not hold`);
+        const named = entry === "*" ? "every permission (*)" : entry.endsWith(":*") ? `every ${entry.slice(0, -2)} permission (${entry})` : entry;
+        throw forbidden(`You may not ${what} ${named}: it includes ${permission}, which you do not hold`);
       }
     }
   }

@@ -154,6 +154,7 @@ describe("PUT /organizations/{orgId}/members/{userId}/role (op 18)", () => {
     const viewer = await personWithRole(h, acme.org.id, "viewer");
     const promote = await h.api("PUT", rolePath(acme.org.id, viewer.userId), { key: admin.key, body: { roleId: await systemRoleId(h, "owner") } });
     expect(promote.status).toBe(403);
+    expect(promote.body.message).toMatch(/^You may not assign a role granting every permission \(\*\): it includes [a-z-]+:[a-z-]+, which you do not hold$/);
     const self = await h.api("PUT", rolePath(acme.org.id, admin.userId), { key: admin.key, body: { roleId: await systemRoleId(h, "owner") } });
     expect(self.status).toBe(403);
     const demote = await h.api("PUT", rolePath(acme.org.id, acme.user.id), { key: admin.key, body: { roleId: await systemRoleId(h, "viewer") } });
