@@ -23,9 +23,12 @@ async function main() {
   // Workers' lines say which worker wrote them.
   const logger = cluster.isWorker ? root.child({ pid: process.pid }) : root;
   const started = Date.now();
+  const database = config.DATABASE_URL ? "postgresql" : `pglite:${config.DATA_DIR}`;
+  // The first start on the embedded database creates it: say so before the wait.
+  logger.info({ database }, "starting: opening the database and applying migrations");
   const service = await startService(config, logger);
   const where = `http://${config.HOST === "0.0.0.0" ? "localhost" : config.HOST}:${service.server.address() && typeof service.server.address() === "object" ? (service.server.address() as { port: number }).port : config.PORT}`;
-  logger.info({ url: where, database: config.DATABASE_URL ? "postgresql" : `pglite:${config.DATA_DIR}`, ms: Date.now() - started }, "ready");
+  logger.info({ url: where, database, ms: Date.now() - started }, "ready");
 
   const b = service.bootstrapResult;
   if (b.created) {
