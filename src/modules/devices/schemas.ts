@@ -130,7 +130,8 @@ export function toDeviceDto(row: DeviceRow): DeviceDto {
   };
 }
 
-export function toDeviceEventDto(row: {
+/** A row of a device's activity log, as the service reads it. */
+export interface DeviceEventRow {
   id: string;
   deviceId: string;
   type: string;
@@ -139,7 +140,9 @@ export function toDeviceEventDto(row: {
   actorType: string;
   actorId: string | null;
   createdAt: Date | string;
-}): DeviceEventDto {
+}
+
+export function toDeviceEventDto(row: DeviceEventRow): DeviceEventDto {
   return {
     id: row.id,
     deviceId: row.deviceId,

@@ -9,7 +9,7 @@ import { conflict, notFound, badRequest } from "../../trpc/errors.js";
 import { recordDeviceEvent, type Actor } from "./activity.js";
 import { labelDiff, labelsOf, MAX_LABELS_PER_DEVICE, type Labels } from "./labels.js";
 import { and, DEVICE_COLUMNS, likePattern, organizationCondition, selectorCondition } from "./sql.js";
-import type { DeviceRow } from "./schemas.js";
+import type { DeviceEventRow, DeviceRow } from "./schemas.js";
 import { revokeCertificatesOfDevices } from "./certificate-bridge.js";
 
 export const DEVICE_SORT_FIELDS = ["createdAt", "updatedAt", "name", "status", "lastSeenAt"] as const;
@@ -183,19 +183,9 @@ export async function listDeviceActivity(db: DbTx, organizationId: string, id: s
      WHERE c."deviceId" = ${id}::uuid AND c."organizationId" = ${organizationId}::uuid AND c."revoked" AND c."revokedAt" IS NOT NULL`;
   const typeFilter = query.type?.length ? Prisma.sql`WHERE a."type" IN (${Prisma.join(query.type)})` : Prisma.empty;
   const [rows, counted] = await Promise.all([
-    db.$queryRaw<ActivityRow[]>`SELECT * FROM (${events}) a ${typeFilter} ORDER BY a."createdAt" DESC, a."id" DESC LIMIT ${query.limit} OFFSET ${query.offset}`,
+    db.$queryRaw<DeviceEventRow[]>`SELECT * FROM (${events}) a ${typeFilter} ORDER BY a."createdAt" DESC, a."id" DESC LIMIT ${query.limit} OFFSET ${query.offset}`,
     db.$queryRaw<{ total: number }[]>`SELECT count(*)::int AS total FROM (${events}) a ${typeFilter}`,
   ]);
   return { rows, total: Number(counted[0]?.total ?? 0) };
 }
 
-interface ActivityRow {
-  id: string;
-  deviceId: string;
-  type: string;
-  message: string;
-  data: unknown;
-  actorType: string;
-  actorId: string | null;
-  createdAt: Date | string;
-}

@@ -6,19 +6,8 @@ import semver from "semver";
 import { z } from "zod";
 import { describeValue, isRecord, nonEmptyString } from "./describe-value.js";
 import { APP_KEY_PATTERN, MANIFEST_FLAVORS } from "./rules.js";
-import type { ManifestVendor } from "./types.js";
+import type { ManifestHeader, ManifestVendor } from "./types.js";
 
-export interface ManifestHeader {
-  apiVersion: string;
-  appKey: string;
-  name: string;
-  version: string;
-  description?: string;
-  category?: string;
-  tags: string[];
-  iconPath?: string;
-  vendor?: ManifestVendor;
-}
 
 export type HeaderResult =
   | { ok: true; header: ManifestHeader; warnings: string[] }

@@ -65,7 +65,8 @@ export interface ManifestVendor {
   site?: string;
 }
 
-export interface NormalizedManifest {
+/** The manifest-level fields, the same in every flavor (./header.ts reads them). */
+export interface ManifestHeader {
   apiVersion: string;
   /** metadata.id: the application's key within its organization. */
   appKey: string;
@@ -77,6 +78,9 @@ export interface NormalizedManifest {
   /** The icon path exactly as written, relative to the manifest's folder. */
   iconPath?: string;
   vendor?: ManifestVendor;
+}
+
+export interface NormalizedManifest extends ManifestHeader {
   /** Only the profiles that passed admission. */
   profiles: DeploymentProfile[];
   parameters: Record<string, ManifestParameter>;
