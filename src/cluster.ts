@@ -17,25 +17,23 @@ export const SHUTDOWN_MESSAGE = "fleet-manager:shutdown";
 const REPLACE_AFTER_MS = 1000;
 
 export function superviseWorkers(config: Config, logger: Logger): void {
-  let stopping = false;
   let failedExits = 0;
   for (let i = 0; i < config.WORKERS; i++) cluster.fork();
   logger.info({ workers: config.WORKERS, pid: process.pid }, "starting workers");
 
   cluster.on("exit", (worker, code, signal) => {
-    if (stopping) {
+    if (signals.stopping) {
       if (code !== 0) failedExits++;
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failedExits > 0 ? 1 : 0);
       return;
     }
     logger.error({ pid: worker.process.pid, code, signal }, "worker exited; starting another");
     setTimeout(() => {
-      if (!stopping) cluster.fork();
+      if (!signals.stopping) cluster.fork();
     }, REPLACE_AFTER_MS).unref();
   });
 
   const stop = (signal: string) => {
-    stopping = true;
     logger.info({ signal }, "stopping workers");
     const workers = Object.values(cluster.workers ?? {});
     if (workers.length === 0) process.exit(0);
@@ -43,5 +41,5 @@ export function superviseWorkers(config: Config, logger: Logger): void {
     // and a second signal would make it stop at once instead of gracefully.
     for (const worker of workers) if (worker?.isConnected()) worker.send(SHUTDOWN_MESSAGE);
   };
-  onStopSignals(stop, () => process.exit(1));
+  const signals = onStopSignals(stop, () => process.exit(1));
 }
