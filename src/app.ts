@@ -19,6 +19,8 @@ import { usersExportRoutes } from "./http/users-export.js";
 import { applicationIconRoutes } from "./http/application-icon.js";
 import { marketplaceProgressRoutes } from "./modules/marketplace/progress-route.js";
 import { rateLimitMiddleware } from "./http/rate-limit.js";
+import { csrfGuard } from "./http/csrf.js";
+import { consoleRoutes } from "./http/console.js";
 import { errorBody } from "./trpc/errors.js";
 import { AGENT_HEARTBEAT_PATH, agentHeartbeatRoute } from "./http/agent-heartbeat.js";
 
@@ -79,6 +81,9 @@ export function createApp(services: Services): Express {
     });
   }
 
+  // Before anything else under the API: a cookie-authenticated change must come from our own pages.
+  app.use(["/api/v1", "/trpc"], csrfGuard);
+
   app.get("/healthz", (_req, res) => void res.json({ status: "ok" }));
   app.get("/readyz", async (_req, res) => {
     try {
@@ -122,7 +127,10 @@ export function createApp(services: Services): Express {
     },
   }) as unknown as express.RequestHandler);
 
-  // Anything outside /api/v1 and /trpc: JSON 404 rather than express's HTML page.
+  // The web console at / (its pages and assets); API paths never reach it.
+  app.use(consoleRoutes());
+
+  // Anything else: JSON 404 rather than express's HTML page.
   app.use((req, res) => void res.status(404).json(errorBody(requestIdOf(req), 404, "NOT_FOUND", "Not found")));
   // Last resort: express-level failures leave as JSON without details.
   app.use((err: Error & { status?: number; type?: string }, req: Request, res: Response, _next: NextFunction) => {

@@ -15,6 +15,7 @@ import { consume, RateLimited } from "../lib/rate-limit.js";
 import type { IncomingHttpHeaders } from "node:http";
 import { requestIdOf, sourceIpOf } from "../trpc/context.js";
 import { errorBody } from "../trpc/errors.js";
+import { sessionCookieOf } from "../trpc/session-cookie.js";
 import type { Principal } from "../trpc/principal.js";
 import type { DevicePrincipal } from "../trpc/device-auth.js";
 
@@ -28,7 +29,7 @@ function sendTooManyRequests(req: Request, res: Response, retryAfterSeconds: num
 
 /** Whether a request presents a credential (API key, session or device token), valid or not. */
 function presentsCredential(headers: IncomingHttpHeaders): boolean {
-  return headers.authorization !== undefined || headers["x-api-key"] !== undefined;
+  return headers.authorization !== undefined || headers["x-api-key"] !== undefined || sessionCookieOf(headers) !== null;
 }
 
 function sourceKeyOf(sourceIp: string | null): string {

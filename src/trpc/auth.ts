@@ -3,12 +3,14 @@
 import { jwtVerify, SignJWT } from "jose";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Services } from "../services.js";
+import type { Prisma } from "../generated/prisma/client.js";
 import { sha256Hex } from "../lib/crypto.js";
 import { forbidden, unauthorized } from "./errors.js";
 import { grants, WILDCARD } from "./permissions.js";
 import type { Principal } from "./principal.js";
 import { endSwitchAutomatically } from "../modules/tenant/lifecycle.js";
 import { perService } from "../lib/per-service.js";
+import { sessionCookieOf } from "./session-cookie.js";
 
 export const API_KEY_PREFIX = "fm_";
 const TOKEN_ISSUER = "fleet-manager";
@@ -150,6 +152,12 @@ async function verifyApiKey(services: Services, keyHash: string): Promise<{ valu
   };
 }
 
+// What a session's checks need: its user, and its open tenant switch.
+const SESSION_INCLUDE = {
+  user: { select: { id: true, status: true, isSuperAdmin: true, credentialsVersion: true } },
+  tenantSwitches: { where: { endedAt: null }, orderBy: { switchedAt: "desc" }, take: 1 },
+} as const;
+
 async function authenticateBearer(services: Services, token: string): Promise<Principal> {
   let claims: { sub?: string; sid?: unknown; cv?: unknown };
   try {
@@ -158,21 +166,34 @@ async function authenticateBearer(services: Services, token: string): Promise<Pr
     throw new AuthFailure("UNAUTHORIZED", "Invalid or expired access token");
   }
   const session = typeof claims.sid === "string"
-    ? await services.prisma.session.findUnique({
-        where: { id: claims.sid },
-        include: {
-          user: { select: { id: true, status: true, isSuperAdmin: true, credentialsVersion: true } },
-          tenantSwitches: { where: { endedAt: null }, orderBy: { switchedAt: "desc" }, take: 1 },
-        },
-      })
+    ? await services.prisma.session.findUnique({ where: { id: claims.sid }, include: SESSION_INCLUDE })
     : null;
-  if (!session || session.revokedAt || session.expiresAt <= new Date() || session.userId !== claims.sub) {
+  if (session && session.userId !== claims.sub) throw new AuthFailure("UNAUTHORIZED", "Session has ended; sign in again");
+  // An access token dies with the credentials it was issued under (password change, disabling).
+  return principalOfSession(services, session, (user) => user.credentialsVersion === claims.cv);
+}
+
+/** The console's cookie: the same sessions, found by the hash of the cookie's secret. */
+async function authenticateSessionCookie(services: Services, secret: string): Promise<Principal> {
+  const session = await services.prisma.session.findUnique({ where: { cookieTokenHash: sha256Hex(secret) }, include: SESSION_INCLUDE });
+  // A password change ends the user's other sessions and keeps this one: no version to compare.
+  return principalOfSession(services, session, () => true);
+}
+
+type SessionWithUser = Prisma.SessionGetPayload<{ include: typeof SESSION_INCLUDE }>;
+
+async function principalOfSession(
+  services: Services,
+  session: SessionWithUser | null,
+  credentialsCurrent: (user: SessionWithUser["user"]) => boolean,
+): Promise<Principal> {
+  if (!session || session.revokedAt || session.expiresAt <= new Date()) {
     throw new AuthFailure("UNAUTHORIZED", "Session has ended; sign in again");
   }
   const user = session.user;
   const actor = { type: "user" as const, id: user.id };
   if (user.status !== "active") throw new AuthFailure("UNAUTHORIZED", "User is disabled", actor);
-  if (user.credentialsVersion !== claims.cv) throw new AuthFailure("UNAUTHORIZED", "Credentials changed; sign in again", actor);
+  if (!credentialsCurrent(user)) throw new AuthFailure("UNAUTHORIZED", "Credentials changed; sign in again", actor);
   // A tenant switch acts in its target until it expires or the target can no longer be used;
   // either ends it here, by itself, and the session is back in its home organization.
   const open = session.tenantSwitches[0];
@@ -234,6 +255,8 @@ export async function authenticate(services: Services, headers: IncomingHttpHead
     if (!match) throw new AuthFailure("UNAUTHORIZED", "Authorization header must be 'Bearer <token>'");
     return authenticateBearer(services, match[1]);
   }
+  const cookie = sessionCookieOf(headers);
+  if (cookie) return authenticateSessionCookie(services, cookie);
   throw new AuthFailure("UNAUTHORIZED", "Authentication required: send X-API-Key or Authorization: Bearer <token>");
 }
 

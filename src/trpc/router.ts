@@ -28,6 +28,7 @@ import { logsIngestRouter, logsRouter } from "../modules/logs/router.js";
 import { realtimeRouter } from "../modules/realtime/router.js";
 import { fleetRouter } from "../modules/fleet/router.js";
 import { alertRulesRouter } from "../modules/alerts/router.js";
+import { alertsRouter } from "../modules/alerts/alerts-router.js";
 import { notificationTargetsRouter } from "../modules/notification-targets/router.js";
 import { auditRouter } from "../modules/audit/router.js";
 import { activityRouter } from "../modules/activity/router.js";
@@ -64,6 +65,7 @@ export const appRouter = router({
   realtime: realtimeRouter,
   fleet: fleetRouter,
   alertRules: alertRulesRouter,
+  alerts: alertsRouter,
   notificationTargets: notificationTargetsRouter,
   audit: auditRouter,
   activity: activityRouter,

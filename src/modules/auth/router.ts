@@ -1,6 +1,7 @@
 import { z } from "zod";
-import { authedProcedure, publicProcedure, router } from "../../trpc/procedures.js";
-import { login, LoginThrottled, logout, refresh } from "./service.js";
+import { authedProcedure, publicProcedure, router, sessionProcedure } from "../../trpc/procedures.js";
+import { checkPassword, login, LoginThrottled, logout, refresh, actInOrganization, startCookieSession } from "./service.js";
+import { clearSessionCookie, setSessionCookie } from "../../trpc/session-cookie.js";
 import { signInWithOidc } from "../federation/oidc.js";
 
 const TAG = "Authentication";
@@ -12,26 +13,67 @@ const tokenPair = z.object({
   refreshToken: z.string(),
 });
 
+const signInInput = z.object({
+  email: z.string().min(3).max(320),
+  password: z.string().min(1).max(1024),
+  organizationId: z.string().uuid().optional().describe("organization to act in; defaults to the oldest membership"),
+});
+
+/** Sets Retry-After on a throttled sign-in (the 429's body says the same in words). */
+async function throttleAware<T>(res: { setHeader(name: string, value: string): unknown } | null, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof LoginThrottled) res?.setHeader("Retry-After", String(err.retryAfterSeconds));
+    throw err;
+  }
+}
+
 export const authRouter = router({
   login: publicProcedure
     .meta({
       openapi: { method: "POST", path: "/auth/login", tags: [TAG], protect: false, summary: "Sign in with e-mail and password" },
       audit: false,
     })
-    .input(z.object({
-      email: z.string().min(3).max(320),
-      password: z.string().min(1).max(1024),
-      organizationId: z.string().uuid().optional().describe("organization to act in; defaults to the oldest membership"),
-    }))
+    .input(signInInput)
     .output(tokenPair)
-    .mutation(async ({ ctx, input }) => {
-      try {
-        return await login(ctx.services, ctx.request, input);
-      } catch (err) {
-        if (err instanceof LoginThrottled) ctx.res?.setHeader("Retry-After", String(err.retryAfterSeconds));
-        throw err;
-      }
-    }),
+    .mutation(({ ctx, input }) => throttleAware(ctx.res, () => login(ctx.services, ctx.request, input))),
+
+  signIn: publicProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/auth/session",
+        tags: [TAG],
+        protect: false,
+        summary: "Sign in a browser: the session rides on an HttpOnly cookie",
+        description: "For the web console. Sets the `fm_session` cookie (HttpOnly, SameSite=Strict, Secure over HTTPS) naming a server-side session, like the sessions of /auth/login; the body carries no token. Requests that authenticate with the cookie and change state must come from the service's own origin (403 otherwise). Wrong credentials: 401 without saying which part was wrong; too many failures: 429 with Retry-After.",
+      },
+      audit: false, // writes its own sign-in entries, like login
+    })
+    .input(signInInput)
+    .output(z.object({ signedIn: z.literal(true), organizationId: z.string().uuid().nullable(), expiresAt: z.string().datetime() }))
+    .mutation(({ ctx, input }) => throttleAware(ctx.res, async () => {
+      const user = await checkPassword(ctx.services, ctx.request, input);
+      const session = await startCookieSession(ctx.services, ctx.request, user, input.organizationId);
+      if (ctx.res) setSessionCookie(ctx.res, session.secret, session.expiresAt);
+      return { signedIn: true as const, organizationId: session.organizationId, expiresAt: session.expiresAt.toISOString() };
+    })),
+
+  actIn: sessionProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/auth/session/organization",
+        tags: [TAG],
+        summary: "Act in another organization the signed-in user is a member of",
+        description: "Changes the organization the current session acts in, for as long as the session lives (the console's organization switcher). Only organizations the user is a member of (others: 404); an active tenant switch ends. Super Admins entering an organization they are not a member of use POST /tenant/switch, which is time-bound and audited as such.",
+      },
+      audit: { entity: "session", action: "auth.act_in" },
+    })
+    .input(z.object({ organizationId: z.string().uuid() }))
+    .output(z.object({ organizationId: z.string().uuid() }))
+    .mutation(({ ctx, input }) => actInOrganization(ctx.db, ctx.principal, input.organizationId)),
 
   refresh: publicProcedure
     .meta({
@@ -49,7 +91,11 @@ export const authRouter = router({
     })
     .input(z.object({ refreshToken: z.string().max(200).optional() }).default({}))
     .output(z.object({ revoked: z.number().int() }))
-    .mutation(({ ctx, input }) => logout(ctx.db, ctx.principal.sessionId, input.refreshToken)),
+    .mutation(({ ctx, input }) => {
+      // A browser signing out also loses its cookie (harmless for API clients, which have none).
+      if (ctx.res) clearSessionCookie(ctx.res);
+      return logout(ctx.db, ctx.principal.sessionId, input.refreshToken);
+    }),
 
   oidc: publicProcedure
     .meta({

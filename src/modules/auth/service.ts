@@ -6,9 +6,12 @@ import type { RequestInfo } from "../../trpc/context.js";
 import { randomToken, sha256Hex, verifyPassword } from "../../lib/crypto.js";
 import { signAccessToken } from "../../trpc/auth.js";
 import { writeAudit } from "../../trpc/audit.js";
-import { unauthorized } from "../../trpc/errors.js";
+import { conflict, notFound, unauthorized } from "../../trpc/errors.js";
+import type { Principal } from "../../trpc/principal.js";
+import { endTenantSwitch } from "../tenant/lifecycle.js";
 import { consume, isBlocked } from "../../lib/rate-limit.js";
 import { TRPCError } from "@trpc/server";
+import { SESSION_COOKIE_PREFIX } from "../../trpc/session-cookie.js";
 
 const REFRESH_PREFIX = "fmr_";
 
@@ -65,7 +68,8 @@ export class LoginThrottled extends TRPCError {
   }
 }
 
-export async function login(services: Services, request: RequestInfo, input: { email: string; password: string; organizationId?: string }): Promise<TokenPair> {
+/** The user whose e-mail and password these are; a refusal is audited, throttled and says nothing of which part was wrong. */
+export async function checkPassword(services: Services, request: RequestInfo, input: { email: string; password: string }) {
   const db = services.prisma;
   const email = input.email.trim().toLowerCase();
   await assertLoginAllowed(services, email, request.sourceIp);
@@ -87,29 +91,35 @@ export async function login(services: Services, request: RequestInfo, input: { e
     // Same answer for every cause: which part was wrong is not revealed.
     throw unauthorized("Invalid e-mail or password");
   }
-  return startSession(services, request, user, input.organizationId);
+  return user;
 }
+
+export async function login(services: Services, request: RequestInfo, input: { email: string; password: string; organizationId?: string }): Promise<TokenPair> {
+  return startSession(services, request, await checkPassword(services, request, input), input.organizationId);
+}
+
+type ProvenUser = { id: string; isSuperAdmin: boolean; credentialsVersion: number };
 
 /**
  * Opens a session for a user who proved who they are (password here, an OIDC ID token in
- * src/modules/federation): the session row, the sign-in audit entry and the token pair.
+ * src/modules/federation): the session row and the sign-in audit entry, in one transaction.
  */
-export async function startSession(
+async function openSession(
   services: Services,
   request: RequestInfo,
-  user: { id: string; isSuperAdmin: boolean; credentialsVersion: number },
+  user: ProvenUser,
+  secrets: { refreshTokenHash: string; cookieTokenHash?: string },
   wantedOrganizationId?: string,
   message?: string,
-): Promise<TokenPair> {
+) {
   const db = services.prisma;
-  const refreshToken = randomToken(REFRESH_PREFIX, 48);
-  const session = await db.$transaction(async (tx) => {
+  return db.$transaction(async (tx) => {
     const organizationId = await sessionOrganization(tx, user, wantedOrganizationId);
     const created = await tx.session.create({
       data: {
         userId: user.id,
         organizationId,
-        refreshTokenHash: sha256Hex(refreshToken),
+        ...secrets,
         userAgent: request.userAgent,
         ipAddress: request.sourceIp,
         expiresAt: new Date(Date.now() + services.config.REFRESH_TOKEN_TTL_DAYS * 86_400_000),
@@ -127,7 +137,26 @@ export async function startSession(
     });
     return created;
   });
+}
+
+/** A session for an API client: a bearer access token and a rotating refresh token. */
+export async function startSession(services: Services, request: RequestInfo, user: ProvenUser, wantedOrganizationId?: string, message?: string): Promise<TokenPair> {
+  const refreshToken = randomToken(REFRESH_PREFIX, 48);
+  const session = await openSession(services, request, user, { refreshTokenHash: sha256Hex(refreshToken) }, wantedOrganizationId, message);
   return issueTokens(services, session, user.credentialsVersion, refreshToken);
+}
+
+/**
+ * A session for the browser console: its secret goes into an HttpOnly cookie
+ * (src/trpc/session-cookie.ts), never into the page. It has no usable refresh token.
+ */
+export async function startCookieSession(services: Services, request: RequestInfo, user: ProvenUser, wantedOrganizationId?: string, message?: string) {
+  const secret = randomToken(SESSION_COOKIE_PREFIX, 48);
+  const session = await openSession(services, request, user, {
+    refreshTokenHash: sha256Hex(randomToken(REFRESH_PREFIX, 48)), // never shown: cookie sessions do not refresh
+    cookieTokenHash: sha256Hex(secret),
+  }, wantedOrganizationId, message);
+  return { secret, expiresAt: session.expiresAt, organizationId: session.organizationId };
 }
 
 export async function refresh(services: Services, request: RequestInfo, refreshToken: string): Promise<TokenPair> {
@@ -151,4 +180,25 @@ export async function logout(db: DbTx, sessionId: string | null, refreshToken?: 
   if (!where) return { revoked: 0 };
   const result = await db.session.updateMany({ where: { ...where, revokedAt: null }, data: { revokedAt: new Date() } });
   return { revoked: result.count };
+}
+
+/**
+ * The organization switcher of a member of several organizations: the session acts in
+ * another of them from now on (an open tenant switch ends first). Not a way in for anyone
+ * else: another organization is a 404, exactly as if it did not exist.
+ */
+export async function actInOrganization(db: DbTx, principal: Principal & { sessionId: string }, organizationId: string) {
+  const membership = await db.membership.findUnique({
+    where: { organizationId_userId: { organizationId, userId: principal.userId } },
+    select: { organization: { select: { name: true, status: true } } },
+  });
+  if (!membership) throw notFound("Organization not found among your memberships");
+  const { organization } = membership;
+  if (organization.status !== "active" && !principal.isSuperAdmin) {
+    throw conflict(`Organization "${organization.name}" is ${organization.status}; it cannot be used until it is enabled again`);
+  }
+  const open = await db.tenantSwitch.findFirst({ where: { sessionId: principal.sessionId, endedAt: null } });
+  if (open) await endTenantSwitch(db, open, "returned");
+  await db.session.update({ where: { id: principal.sessionId }, data: { organizationId } });
+  return { organizationId };
 }

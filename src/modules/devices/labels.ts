@@ -1,23 +1,17 @@
-// Labels (string to string) and label selectors (AND of key=value pairs).
-//
-// Keys are restricted to a Kubernetes-like alphabet so that the query-string form of a
-// selector (`labels=site=berlin,tier=core`) is unambiguous: keys never contain `=` or `,`;
-// values may contain anything printable except `,`.
+// Labels (string to string) and label selectors (AND of key=value pairs): the zod schemas
+// and the API's errors over the pure rules of ./selector.ts.
 import { z } from "zod";
 import { badRequest } from "../../trpc/errors.js";
+import {
+  LABEL_KEY_PATTERN, LABEL_KEY_RULE, LABEL_VALUE_PATTERN, LABEL_VALUE_RULE, MAX_LABELS_PER_DEVICE, parseSelector, SelectorError, type Labels,
+} from "./selector.js";
 
-export const MAX_LABELS_PER_DEVICE = 64;
-export const LABEL_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$/;
-// No commas (the selector separator) and no control characters.
-// eslint-disable-next-line no-control-regex
-export const LABEL_VALUE_PATTERN = /^[^,\u0000-\u001f\u007f]{0,256}$/;
+export { LABEL_KEY_PATTERN, LABEL_VALUE_PATTERN, MAX_LABELS_PER_DEVICE, type Labels };
 
 export const labelKey = z
   .string()
-  .regex(LABEL_KEY_PATTERN, "label keys are 1-128 characters: letters, digits, '.', '_', '/', '-', starting with a letter or digit");
-export const labelValue = z.string().regex(LABEL_VALUE_PATTERN, "label values are at most 256 characters, without commas or control characters");
-
-export type Labels = Record<string, string>;
+  .regex(LABEL_KEY_PATTERN, LABEL_KEY_RULE);
+export const labelValue = z.string().regex(LABEL_VALUE_PATTERN, LABEL_VALUE_RULE);
 
 /** A label set as stored on a device or applied by a token. */
 export const labelsSchema = z
@@ -29,27 +23,14 @@ export const labelSelectorSchema = z
   .record(labelKey, labelValue)
   .refine((v) => Object.keys(v).length <= MAX_LABELS_PER_DEVICE, `at most ${MAX_LABELS_PER_DEVICE} selector terms`);
 
-/**
- * Parses the query-string form `key=value,key2=value2` (split at the first `=`).
- * Throws 400 naming the bad term.
- */
+/** Parses the query-string form `key=value,key2=value2`; throws 400 naming the bad term. */
 export function parseSelectorString(text: string | undefined): Labels {
-  const selector: Labels = {};
-  if (!text || !text.trim()) return selector;
-  for (const raw of text.split(",")) {
-    const term = raw.trim();
-    if (!term) continue;
-    const eq = term.indexOf("=");
-    if (eq <= 0) throw badRequest(`Invalid label selector term "${term.slice(0, 100)}": expected key=value`);
-    const key = term.slice(0, eq).trim();
-    const value = term.slice(eq + 1).trim();
-    if (!LABEL_KEY_PATTERN.test(key)) throw badRequest(`Invalid label key "${key.slice(0, 100)}" in selector`);
-    if (!LABEL_VALUE_PATTERN.test(value)) throw badRequest(`Invalid label value for "${key}" in selector`);
-    if (key in selector && selector[key] !== value) throw badRequest(`Label selector names "${key}" twice with different values`);
-    selector[key] = value;
+  try {
+    return parseSelector(text);
+  } catch (err) {
+    if (err instanceof SelectorError) throw badRequest(err.message);
+    throw err;
   }
-  if (Object.keys(selector).length > MAX_LABELS_PER_DEVICE) throw badRequest(`At most ${MAX_LABELS_PER_DEVICE} selector terms`);
-  return selector;
 }
 
 /** Labels read from a JSONB column: anything that is not a string value is dropped. */

@@ -12,7 +12,7 @@ import { and, DEVICE_COLUMNS, likePattern, organizationCondition, selectorCondit
 import type { DeviceEventRow, DeviceRow } from "./schemas.js";
 import { revokeCertificatesOfDevices } from "./certificate-bridge.js";
 
-export const DEVICE_SORT_FIELDS = ["createdAt", "updatedAt", "name", "status", "lastSeenAt"] as const;
+export const DEVICE_SORT_FIELDS = ["createdAt", "updatedAt", "name", "status", "lastSeenAt", "statusChangedAt"] as const;
 export type DeviceSortField = (typeof DEVICE_SORT_FIELDS)[number];
 
 // Identifiers for ORDER BY come from this map only.
@@ -22,6 +22,7 @@ const SORT_COLUMNS: Record<DeviceSortField, string> = {
   name: `d."name"`,
   status: `d."status"`,
   lastSeenAt: `d."lastSeenAt"`,
+  statusChangedAt: `d."statusChangedAt"`,
 };
 
 export interface DeviceFilter {

@@ -1,0 +1,37 @@
+// The web console's build (web/ -> web/dist, by Vite). `npm install` builds it; `npm start`
+// builds it again first when it is missing or older than its sources (a `git pull` without a
+// new install), and says so.
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+export const CONSOLE_SOURCE = path.join(ROOT, "web");
+export const CONSOLE_DIST = path.join(CONSOLE_SOURCE, "dist");
+const CONFIG_FILE = path.join(CONSOLE_SOURCE, "vite.config.ts");
+
+function newestSourceChange(dir: string): number {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === "dist" || entry.name === "node_modules") continue;
+    const full = path.join(dir, entry.name);
+    const time = entry.isDirectory() ? newestSourceChange(full) : fs.statSync(full).mtimeMs;
+    if (time > newest) newest = time;
+  }
+  return newest;
+}
+
+/** "missing", "stale" (a source is newer than the build) or "fresh"; null when there are no sources (an installation without web/). */
+export function consoleBuildState(): "missing" | "stale" | "fresh" | null {
+  if (!fs.existsSync(CONFIG_FILE)) return null;
+  const index = path.join(CONSOLE_DIST, "index.html");
+  if (!fs.existsSync(index)) return "missing";
+  // Sources and the root lock file (a dependency upgrade changes the bundle too).
+  const newest = Math.max(newestSourceChange(CONSOLE_SOURCE), fs.statSync(path.join(ROOT, "package-lock.json")).mtimeMs);
+  return newest > fs.statSync(index).mtimeMs ? "stale" : "fresh";
+}
+
+export async function buildConsole(): Promise<void> {
+  const { build } = await import("vite");
+  await build({ configFile: CONFIG_FILE, logLevel: "warn" });
+}

@@ -1,0 +1,50 @@
+// Every area of the service, in the order the sidebar shows them. An area whose pages have
+// not landed yet is listed as "coming" (not a link, so never a dead one). `needs` is the
+// permission the area's main list requires, the same key the API checks: without it the
+// entry is not shown.
+import { Bell, Cpu, Gauge, GitBranch, Key, KeyRound, Package, Rocket, ScrollText, ShieldCheck, Store, Tags, Users, type LucideIcon } from "lucide-react";
+import type { Permission } from "./session";
+
+export interface NavArea {
+  label: string;
+  /** the console path; absent: coming in a later part */
+  to?: "/" | "/devices" | "/groups" | "/enrollment-tokens";
+  needs?: Permission;
+  icon: LucideIcon;
+}
+
+export interface NavSection {
+  label: string;
+  areas: NavArea[];
+}
+
+export const NAV: NavSection[] = [
+  {
+    label: "Fleet",
+    areas: [
+      { label: "Overview", to: "/", icon: Gauge },
+      { label: "Devices", to: "/devices", needs: "devices:read", icon: Cpu },
+      { label: "Groups", to: "/groups", needs: "devices:read", icon: Tags },
+      { label: "Enrollment", to: "/enrollment-tokens", needs: "devices:read", icon: KeyRound },
+    ],
+  },
+  {
+    label: "Software",
+    areas: [
+      { label: "Applications", needs: "applications:read", icon: Package },
+      { label: "Deployments", needs: "deployments:read", icon: Rocket },
+      { label: "Registries", needs: "registries:read", icon: GitBranch },
+      { label: "Marketplace", needs: "registries:read", icon: Store },
+    ],
+  },
+  {
+    label: "Governance",
+    areas: [
+      { label: "Alerts", needs: "alerts:read", icon: Bell },
+      { label: "Certificates", needs: "certificates:read", icon: ShieldCheck },
+      { label: "Audit log", needs: "audit:read", icon: ScrollText },
+      { label: "Members & roles", needs: "members:read", icon: Users },
+      { label: "API keys", needs: "api-keys:read", icon: Key },
+    ],
+  },
+];

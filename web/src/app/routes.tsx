@@ -1,0 +1,119 @@
+// Every console path, its search parameters (validated, so a shared link with a bad value
+// still opens) and its page, loaded on first visit (each area is its own chunk). The signed-in
+// area loads the session first: a 401 there, or anywhere later, leads to sign-in and back.
+import { createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet, redirect, Link } from "@tanstack/react-router";
+import type { QueryClient } from "@tanstack/react-query";
+import * as z from "zod/mini";
+import { statusOf } from "../api/client";
+import { deviceDetailSearch, deviceListSearch } from "../devices/search";
+import { groupsSearch } from "../groups/search";
+import { queryClient, setSessionEndedHandler } from "./query-client";
+import { sessionQuery } from "./session";
+import { Shell } from "./Shell";
+import { Empty } from "../ui/states";
+
+const rootRoute = createRootRouteWithContext<{ queryClient: QueryClient }>()({
+  component: Outlet,
+  notFoundComponent: () => (
+    <Empty title="This page does not exist" action={<Link to="/">Go to the overview</Link>}>
+      The address may be mistyped, or the page was moved.
+    </Empty>
+  ),
+});
+
+/** A path inside the console to return to after sign-in; anything else (another site) is ignored. */
+export function safeNext(next: string | undefined): string {
+  return next && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/sign-in") ? next : "/";
+}
+
+const signInRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/sign-in",
+  validateSearch: z.object({ next: z.optional(z.string()), reason: z.optional(z.enum(["expired"])) }),
+  component: lazyRouteComponent(() => import("../auth/SignInPage"), "SignInPage"),
+});
+
+const appRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  id: "app",
+  beforeLoad: async ({ context, location }) => {
+    try {
+      await context.queryClient.ensureQueryData(sessionQuery());
+    } catch (err) {
+      if (statusOf(err) === 401) throw redirect({ to: "/sign-in", search: { next: location.href } });
+      throw err;
+    }
+  },
+  component: Shell,
+});
+
+const overviewRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/",
+  component: lazyRouteComponent(() => import("../fleet/OverviewPage"), "OverviewPage"),
+});
+
+const devicesRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/devices",
+  validateSearch: deviceListSearch,
+  component: lazyRouteComponent(() => import("../devices/DevicesPage"), "DevicesPage"),
+});
+
+
+
+
+const deviceRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/devices/$deviceId",
+  validateSearch: deviceDetailSearch,
+  component: lazyRouteComponent(() => import("../devices/DevicePage"), "DevicePage"),
+});
+
+const groupsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/groups",
+  validateSearch: groupsSearch,
+  component: lazyRouteComponent(() => import("../groups/GroupsPage"), "GroupsPage"),
+});
+
+const enrollmentRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/enrollment-tokens",
+  component: lazyRouteComponent(() => import("../enrollment-tokens/EnrollmentTokensPage"), "EnrollmentTokensPage"),
+});
+
+const profileRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/profile",
+  component: lazyRouteComponent(() => import("../profile/ProfilePage"), "ProfilePage"),
+});
+
+const routeTree = rootRoute.addChildren([
+  signInRoute,
+  appRoute.addChildren([overviewRoute, devicesRoute, deviceRoute, groupsRoute, enrollmentRoute, profileRoute]),
+]);
+
+export const router = createRouter({
+  routeTree,
+  context: { queryClient },
+  defaultPreload: "intent",
+  scrollRestoration: true,
+});
+
+// A session that ends while the console is open (expired, signed out elsewhere, revoked):
+// drop what it could see and return to sign-in, then to this page.
+setSessionEndedHandler(() => {
+  const { pathname, href } = router.state.location;
+  if (pathname === "/sign-in") return;
+  queryClient.clear();
+  void router.navigate({ to: "/sign-in", search: { next: href, reason: "expired" } });
+});
+
+declare module "@tanstack/react-router" {
+  interface Register {
+    router: typeof router;
+  }
+}
+
+

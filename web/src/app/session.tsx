@@ -1,0 +1,21 @@
+// Who is signed in, where they act and what they may do: the service's own answer
+// (GET /tenant/context), loaded before any page of the console renders. Buttons and
+// navigation ask `useCan("devices:write")` with the same permission keys the API checks,
+// resolved by the API itself (its list is already expanded from roles and wildcards).
+import { useSuspenseQuery } from "@tanstack/react-query";
+import type { Permission } from "../../../src/trpc/permissions";
+import type { RouterOutputs } from "../api/client";
+import { q } from "../api/query";
+
+export type Session = RouterOutputs["tenant"]["context"];
+export type { Permission };
+
+export const sessionQuery = () => q.tenant.context.options();
+
+export function useSession(): Session {
+  return useSuspenseQuery(sessionQuery()).data;
+}
+
+export function useCan(permission: Permission): boolean {
+  return useSession().permissions.includes(permission);
+}

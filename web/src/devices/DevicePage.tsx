@@ -1,0 +1,232 @@
+// One device: its facts and status (live), labels edited in place, rename, release of the
+// reported-device-id claim, delete; then tabs for what it reports and what happened to it.
+// The open tab and its filters live in the URL.
+import { useState, type ReactNode } from "react";
+import { Link, useNavigate, useParams, useSearch } from "@tanstack/react-router";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { Pencil, Trash2, Unlink } from "lucide-react";
+import { q } from "../api/query";
+import { useCan } from "../app/session";
+import { useRealtimeEvents } from "../app/realtime";
+import { Button } from "../ui/Button";
+import { Card, PageHeader } from "../ui/Card";
+import { ConfirmDialog, Dialog } from "../ui/Dialog";
+import { ErrorBox, ErrorState, Loading } from "../ui/states";
+import { StatusBadge } from "../ui/StatusBadge";
+import { formatDateTime, RelativeTime } from "../ui/time";
+import { useToast } from "../ui/toast";
+import { LabelChips } from "./LabelChips";
+import { LabelsEditor, labelsOfRows, rowsOfLabels, type LabelRow } from "./LabelsEditor";
+import { DEVICE_TABS, type DeviceTab } from "./search";
+import { DEVICE_TAB_PANELS } from "./tabs";
+import type { Device } from "./types";
+import "./devices.css";
+
+export function DevicePage() {
+  const { deviceId } = useParams({ from: "/app/devices/$deviceId" });
+  const search = useSearch({ from: "/app/devices/$deviceId" });
+  const queryClient = useQueryClient();
+  const device = useQuery(q.devices.get.options({ id: deviceId }));
+
+  // Its status as it changes, without waiting for the fleet-wide refresh.
+  useRealtimeEvents((event) => {
+    if (event.type === "device.status_changed" && event.data.deviceId === deviceId) {
+      void queryClient.invalidateQueries({ queryKey: q.devices.get.key({ id: deviceId }) });
+    }
+  });
+
+  if (device.isPending) return <Loading label="Loading the device" />;
+  if (device.isError) return <ErrorState error={device.error} what="this device" retry={() => device.refetch()} />;
+  const d = device.data;
+  const tabs = DEVICE_TABS.filter((t) => t in DEVICE_TAB_PANELS);
+  const tab: DeviceTab = search.tab && tabs.includes(search.tab) ? search.tab : tabs[0];
+  const Panel = DEVICE_TAB_PANELS[tab]!;
+  return (
+    <>
+      <PageHeader
+        breadcrumb={<Link to="/devices">Devices</Link>}
+        title={<span className="row">{d.name} <StatusBadge status={d.status} /></span>}
+        description={<>Last seen <RelativeTime value={d.lastSeenAt} /> · status since <RelativeTime value={d.statusChangedAt ?? d.createdAt} /></>}
+        actions={<DeviceActions device={d} />}
+      />
+      <div className="device-top">
+        <FactsCard device={d} />
+        <LabelsCard device={d} />
+      </div>
+      <div className="tabs" role="tablist" aria-label="Device details">
+        {tabs.map((t) => (
+          <Link key={t} to="/devices/$deviceId" params={{ deviceId }} search={{ tab: t }} role="tab" aria-selected={t === tab} className="tab" replace>
+            {TAB_LABELS[t]}
+          </Link>
+        ))}
+      </div>
+      <div role="tabpanel" aria-label={TAB_LABELS[tab]}>
+        <Panel device={d} />
+      </div>
+    </>
+  );
+}
+
+const TAB_LABELS: Record<DeviceTab, string> = {
+  telemetry: "Telemetry",
+  logs: "Logs",
+  activity: "Activity",
+  certificates: "Certificates",
+  deployments: "Deployments",
+};
+
+function Fact({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <>
+      <dt>{label}</dt>
+      <dd>{children ?? <span className="faint">unknown</span>}</dd>
+    </>
+  );
+}
+
+function FactsCard({ device: d }: { device: Device }) {
+  return (
+    <Card title="Facts">
+      <dl className="facts">
+        <Fact label="Reported device id">{d.reportedDeviceId && <span className="mono">{d.reportedDeviceId}{!d.claimActive && <span className="badge">claim released</span>}</span>}</Fact>
+        <Fact label="Operating system">{d.os}</Fact>
+        <Fact label="Architecture">{d.arch}</Fact>
+        <Fact label="Agent version">{d.agentVersion}</Fact>
+        <Fact label="Hardware model">{d.hardwareModel}</Fact>
+        <Fact label="Address">{d.ipAddress && <span className="mono">{d.ipAddress}</span>}</Fact>
+        <Fact label="Enrolled">{d.enrolledAt && <time dateTime={d.enrolledAt} title={formatDateTime(d.enrolledAt)}>{formatDateTime(d.enrolledAt)}</time>}</Fact>
+        <Fact label="Last seen"><RelativeTime value={d.lastSeenAt} /></Fact>
+        <Fact label="Device id"><span className="mono faint">{d.id}</span></Fact>
+      </dl>
+    </Card>
+  );
+}
+
+function LabelsCard({ device: d }: { device: Device }) {
+  const canWrite = useCan("devices:write");
+  const queryClient = useQueryClient();
+  const toast = useToast();
+  const [editing, setEditing] = useState<LabelRow[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const parsed = editing ? labelsOfRows(editing) : null;
+
+  async function save() {
+    if (!parsed?.ok) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await q.devices.update.call({ id: d.id, labels: parsed.labels });
+      await queryClient.invalidateQueries({ queryKey: q.devices.key() });
+      void queryClient.invalidateQueries({ queryKey: q.groups.key() });
+      setEditing(null);
+      toast.success("Labels saved");
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Card
+      title="Labels"
+      actions={canWrite && !editing && <Button size="small" icon={<Pencil />} onClick={() => { setError(null); setEditing(rowsOfLabels(d.labels)); }}>Edit labels</Button>}
+    >
+      {editing ? (
+        <div className="stack">
+          <LabelsEditor rows={editing} onChange={setEditing} legend="Labels of this device" />
+          {error != null && <ErrorBox error={error} />}
+          <div className="row">
+            <Button variant="primary" onClick={save} busy={busy} disabled={!parsed?.ok}>Save labels</Button>
+            <Button onClick={() => setEditing(null)} disabled={busy}>Cancel</Button>
+          </div>
+        </div>
+      ) : (
+        <LabelChips labels={d.labels} />
+      )}
+    </Card>
+  );
+}
+
+function DeviceActions({ device: d }: { device: Device }) {
+  const canWrite = useCan("devices:write");
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const toast = useToast();
+  const [dialog, setDialog] = useState<"rename" | "release" | "delete" | null>(null);
+  const [name, setName] = useState(d.name);
+  const [renameError, setRenameError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  if (!canWrite) return null;
+
+  async function rename() {
+    setBusy(true);
+    setRenameError(null);
+    try {
+      await q.devices.update.call({ id: d.id, name: name.trim() });
+      await queryClient.invalidateQueries({ queryKey: q.devices.key() });
+      setDialog(null);
+      toast.success(`Renamed to ${name.trim()}`);
+    } catch (err) {
+      setRenameError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <>
+      <Button icon={<Pencil />} onClick={() => { setName(d.name); setRenameError(null); setDialog("rename"); }}>Rename</Button>
+      {d.reportedDeviceId && d.claimActive && <Button icon={<Unlink />} onClick={() => setDialog("release")}>Release claim</Button>}
+      <Button variant="danger" icon={<Trash2 />} onClick={() => setDialog("delete")}>Delete</Button>
+
+      <Dialog
+        open={dialog === "rename"}
+        onClose={() => setDialog(null)}
+        title="Rename device"
+        footer={<><Button onClick={() => setDialog(null)}>Cancel</Button><Button variant="primary" onClick={rename} busy={busy} disabled={!name.trim() || name.trim() === d.name}>Rename</Button></>}
+      >
+        <div className="field">
+          <label htmlFor="device-name">Name</label>
+          <input id="device-name" className="input" maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />
+        </div>
+        {renameError != null && <ErrorBox error={renameError} />}
+      </Dialog>
+
+      <ConfirmDialog
+        open={dialog === "release"}
+        onClose={() => setDialog(null)}
+        title="Release the reported-device-id claim?"
+        confirmLabel="Release claim"
+        danger={false}
+        onConfirm={async () => {
+          await q.devices.releaseClaim.call({ id: d.id });
+          await queryClient.invalidateQueries({ queryKey: q.devices.key() });
+          toast.success("Claim released");
+        }}
+      >
+        <p>
+          New hardware may then enroll as <code>{d.reportedDeviceId}</code> (a replaced unit). This device keeps its record, its history and its
+          certificates; it can still connect.
+        </p>
+      </ConfirmDialog>
+
+      <ConfirmDialog
+        open={dialog === "delete"}
+        onClose={() => setDialog(null)}
+        title={`Delete ${d.name}?`}
+        confirmLabel="Delete device"
+        onConfirm={async () => {
+          await q.devices.delete.call({ id: d.id });
+          queryClient.removeQueries({ queryKey: q.devices.get.key({ id: d.id }) });
+          await queryClient.invalidateQueries({ queryKey: q.devices.list.key() });
+          toast.success(`${d.name} deleted`);
+          await navigate({ to: "/devices" });
+        }}
+      >
+        <p>The device is removed from the fleet and its certificates are revoked: it can no longer connect until it enrolls again. Its telemetry, logs and history are deleted. This cannot be undone.</p>
+      </ConfirmDialog>
+    </>
+  );
+}

@@ -1,0 +1,12 @@
+// The tabs of a device's page, each loaded when first opened (the telemetry charts bring
+// uPlot along, which no other page needs). A tab not listed here is not offered.
+import { lazy, type ComponentType } from "react";
+import type { DeviceTab } from "../search";
+import type { Device } from "../types";
+
+export type DeviceTabPanel = ComponentType<{ device: Device }>;
+
+export const DEVICE_TAB_PANELS: Partial<Record<DeviceTab, DeviceTabPanel>> = {
+  activity: lazy(() => import("./ActivityTab").then((m) => ({ default: m.ActivityTab }))),
+  certificates: lazy(() => import("./CertificatesTab").then((m) => ({ default: m.CertificatesTab }))),
+};

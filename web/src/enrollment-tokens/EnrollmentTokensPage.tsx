@@ -1,0 +1,210 @@
+// Enrollment tokens: list, create (the secret shown once, with the exact simulator command
+// that enrolls test devices with it) and revoke.
+import { useState, type FormEvent } from "react";
+import { Link } from "@tanstack/react-router";
+import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { AlertTriangle, Ban, Plus } from "lucide-react";
+import type { RouterOutputs } from "../api/client";
+import { q } from "../api/query";
+import { useCan } from "../app/session";
+import { Button } from "../ui/Button";
+import { Card, PageHeader } from "../ui/Card";
+import { CopyButton } from "../ui/CopyButton";
+import { DataTable, type Column } from "../ui/DataTable";
+import { ConfirmDialog, Dialog } from "../ui/Dialog";
+import { Pagination } from "../ui/Pagination";
+import { Empty, ErrorBox, ErrorState } from "../ui/states";
+import { RelativeTime } from "../ui/time";
+import { useToast } from "../ui/toast";
+import { LabelChips } from "../devices/LabelChips";
+import { LabelsEditor, type LabelRow, labelsOfRows } from "../devices/LabelsEditor";
+import "./enrollment.css";
+
+type Token = RouterOutputs["enrollmentTokens"]["list"]["items"][number];
+type CreatedToken = RouterOutputs["enrollmentTokens"]["create"];
+
+const STATUS_TONE: Record<Token["status"], string> = { active: "success", expired: "warning", exhausted: "warning", revoked: "danger" };
+
+/** The command that enrolls simulated devices against this very service with the token. */
+export function simulatorCommand(token: string, devices = 10): string {
+  return `npm run simulate -- --url ${location.origin} --token ${token} --devices ${devices} --heartbeat 10s --telemetry 15s`;
+}
+
+export function EnrollmentTokensPage() {
+  const canWrite = useCan("enrollment:write");
+  const queryClient = useQueryClient();
+  const [offset, setOffset] = useState(0);
+  const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<CreatedToken | null>(null);
+  const [revoking, setRevoking] = useState<Token | null>(null);
+  const toast = useToast();
+  const tokens = useQuery({ ...q.enrollmentTokens.list.options({ limit: 50, offset }), placeholderData: keepPreviousData });
+
+  const columns: Column<Token>[] = [
+    { id: "name", header: "Name", cell: (t) => <div className="device-name"><strong>{t.name}</strong>{t.description && <span className="faint">{t.description}</span>}</div> },
+    { id: "prefix", header: "Token", cell: (t) => <code>{t.tokenPrefix}…</code> },
+    { id: "status", header: "Status", cell: (t) => <span className={`badge badge--${STATUS_TONE[t.status]}`}>{t.status}</span> },
+    { id: "labels", header: "Labels applied", cell: (t) => <LabelChips labels={t.labels} max={3} /> },
+    { id: "uses", header: "Uses", cell: (t) => <span className="num">{t.useCount}{t.maxUses !== null ? ` / ${t.maxUses}` : ""}</span> },
+    { id: "expires", header: "Expires", cell: (t) => <RelativeTime value={t.expiresAt} never="never" /> },
+    { id: "lastUsed", header: "Last used", cell: (t) => <RelativeTime value={t.lastUsedAt} /> },
+    ...(canWrite ? [{
+      id: "actions",
+      header: "Actions",
+      cell: (t: Token) => t.status === "active" || t.status === "exhausted" || t.status === "expired"
+        ? <Button size="small" icon={<Ban />} onClick={() => setRevoking(t)} aria-label={`Revoke ${t.name}`}>Revoke</Button>
+        : null,
+    }] : []),
+  ];
+
+  return (
+    <>
+      <PageHeader
+        title="Enrollment"
+        description="Devices enroll with a token of this organization: they get a certificate from its default CA and the token's labels."
+        actions={canWrite && <Button variant="primary" icon={<Plus />} onClick={() => setCreating(true)}>Create token</Button>}
+      />
+      {created && <NewTokenCard token={created} onDismiss={() => setCreated(null)} />}
+      <Card title="Tokens" flush>
+        {tokens.isError ? <ErrorState error={tokens.error} what="enrollment tokens" retry={() => tokens.refetch()} /> : (
+          <>
+            <DataTable
+              caption="Enrollment tokens"
+              columns={columns}
+              rows={tokens.data?.items}
+              rowKey={(t) => t.id}
+              loading={tokens.isFetching}
+              empty={
+                <Empty title="No enrollment tokens yet" action={canWrite && <Button variant="primary" icon={<Plus />} onClick={() => setCreating(true)}>Create token</Button>}>
+                  A token lets devices join this organization. Create one, then run the simulator command it shows to see devices appear on the overview.
+                </Empty>
+              }
+            />
+            <Pagination label="Token pages" offset={offset} limit={50} total={tokens.data?.total} onOffset={setOffset} />
+          </>
+        )}
+      </Card>
+      <CreateTokenDialog
+        open={creating}
+        onClose={() => setCreating(false)}
+        onCreated={async (token) => {
+          setCreated(token);
+          setCreating(false);
+          await queryClient.invalidateQueries({ queryKey: q.enrollmentTokens.key() });
+        }}
+      />
+      <ConfirmDialog
+        open={revoking !== null}
+        onClose={() => setRevoking(null)}
+        title={`Revoke “${revoking?.name ?? ""}”?`}
+        confirmLabel="Revoke token"
+        onConfirm={async () => {
+          await q.enrollmentTokens.revoke.call({ id: revoking!.id });
+          toast.success(`Token “${revoking!.name}” revoked`);
+          await queryClient.invalidateQueries({ queryKey: q.enrollmentTokens.key() });
+        }}
+      >
+        <p>Devices can no longer enroll with this token. Devices that already enrolled with it keep working.</p>
+      </ConfirmDialog>
+    </>
+  );
+}
+
+function NewTokenCard({ token, onDismiss }: { token: CreatedToken; onDismiss: () => void }) {
+  const command = simulatorCommand(token.token);
+  return (
+    <section className="card new-token" aria-labelledby="new-token-title">
+      <div className="card__header">
+        <h2 id="new-token-title">Token “{token.name}” created</h2>
+        <Button size="small" variant="ghost" onClick={onDismiss}>Done</Button>
+      </div>
+      <div className="card__body stack">
+        <div className="alert-box alert-box--warning" role="note">
+          <AlertTriangle aria-hidden="true" />
+          <p>Copy the token now: it is shown only this once and cannot be retrieved later. Anyone holding it can enroll devices into this organization{token.maxUses ? ` (up to ${token.maxUses})` : ""}.</p>
+        </div>
+        <div className="field">
+          <span className="field__label">Enrollment token</span>
+          <div className="secret-box">
+            <code data-testid="new-token">{token.token}</code>
+            <CopyButton value={token.token} label="Copy token" />
+          </div>
+        </div>
+        <div className="field">
+          <span className="field__label">Enroll 10 simulated devices with it (from the project's folder)</span>
+          <pre className="command">{command}</pre>
+          <div><CopyButton value={command} label="Copy command" /></div>
+          <span className="field__hint">They appear on the <Link to="/">overview</Link> and in <Link to="/devices">Devices</Link> within a minute, heartbeating every 10 s.</span>
+        </div>
+      </div>
+    </section>
+  );
+}
+
+function CreateTokenDialog({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: (token: CreatedToken) => Promise<void> }) {
+  const [name, setName] = useState("");
+  const [description, setDescription] = useState("");
+  const [labels, setLabels] = useState<LabelRow[]>([]);
+  const [expiresInDays, setExpiresInDays] = useState("");
+  const [maxUses, setMaxUses] = useState("");
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const labelSet = labelsOfRows(labels);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    if (!labelSet.ok) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const token = await q.enrollmentTokens.create.call({
+        name: name.trim(),
+        description: description.trim() || undefined,
+        labels: labelSet.labels,
+        expiresAt: expiresInDays ? new Date(Date.now() + Number(expiresInDays) * 86_400_000).toISOString() : undefined,
+        maxUses: maxUses ? Number(maxUses) : undefined,
+      });
+      await onCreated(token);
+      setName("");
+      setDescription("");
+      setLabels([]);
+      setExpiresInDays("");
+      setMaxUses("");
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Dialog open={open} onClose={onClose} title="Create an enrollment token">
+      <form className="stack" onSubmit={submit}>
+        <div className="field">
+          <label htmlFor="token-name">Name</label>
+          <input id="token-name" className="input" required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} placeholder="Berlin plant, line 3" />
+        </div>
+        <div className="field">
+          <label htmlFor="token-description">Description <span className="faint">(optional)</span></label>
+          <input id="token-description" className="input" maxLength={500} value={description} onChange={(e) => setDescription(e.target.value)} />
+        </div>
+        <LabelsEditor rows={labels} onChange={setLabels} legend="Labels applied to every device it enrolls" />
+        <div className="grid grid--2">
+          <div className="field">
+            <label htmlFor="token-expiry">Expires in (days)</label>
+            <input id="token-expiry" className="input" type="number" min={1} max={3650} value={expiresInDays} onChange={(e) => setExpiresInDays(e.target.value)} placeholder="never" />
+          </div>
+          <div className="field">
+            <label htmlFor="token-uses">Maximum uses</label>
+            <input id="token-uses" className="input" type="number" min={1} max={10_000_000} value={maxUses} onChange={(e) => setMaxUses(e.target.value)} placeholder="unlimited" />
+          </div>
+        </div>
+        {error != null && <ErrorBox error={error} />}
+        <div className="dialog__footer dialog__footer--inline">
+          <Button onClick={onClose}>Cancel</Button>
+          <Button type="submit" variant="primary" busy={busy} disabled={!name.trim() || !labelSet.ok}>Create token</Button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,63 @@
+// Times as people read them: "3 min ago" that keeps itself current (one shared ticker for
+// the whole page), with the exact time in the tooltip and for screen readers.
+import { useSyncExternalStore } from "react";
+
+const listeners = new Set<() => void>();
+let now = Date.now();
+let timer: number | undefined;
+
+function subscribe(listener: () => void) {
+  listeners.add(listener);
+  if (timer === undefined) {
+    timer = window.setInterval(() => {
+      now = Date.now();
+      for (const l of listeners) l();
+    }, 15_000);
+  }
+  return () => {
+    listeners.delete(listener);
+    if (listeners.size === 0 && timer !== undefined) {
+      window.clearInterval(timer);
+      timer = undefined;
+    }
+  };
+}
+
+/** The current time, refreshed every 15 s for every subscriber at once. */
+export function useNow(): number {
+  return useSyncExternalStore(subscribe, () => now);
+}
+
+const units: [Intl.RelativeTimeFormatUnit, number][] = [
+  ["year", 365 * 86_400_000],
+  ["month", 30 * 86_400_000],
+  ["day", 86_400_000],
+  ["hour", 3_600_000],
+  ["minute", 60_000],
+];
+const relative = new Intl.RelativeTimeFormat(undefined, { numeric: "auto", style: "short" });
+
+export function formatRelative(iso: string, reference: number): string {
+  const diff = new Date(iso).getTime() - reference;
+  const abs = Math.abs(diff);
+  if (abs < 45_000) return diff <= 0 ? "just now" : "in a moment";
+  for (const [unit, ms] of units) {
+    if (abs >= ms || unit === "minute") return relative.format(Math.round(diff / ms), unit);
+  }
+  return "";
+}
+
+const absolute = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+export function formatDateTime(iso: string): string {
+  return absolute.format(new Date(iso));
+}
+
+export function RelativeTime({ value, never = "never" }: { value: string | null | undefined; never?: string }) {
+  const current = useNow();
+  if (!value) return <span className="faint">{never}</span>;
+  return (
+    <time dateTime={value} title={formatDateTime(value)} className="nowrap">
+      {formatRelative(value, current)}
+    </time>
+  );
+}
