@@ -18,6 +18,7 @@ import { realtimeRoutes } from "./http/realtime.js";
 import { usersExportRoutes } from "./http/users-export.js";
 import { applicationIconRoutes } from "./http/application-icon.js";
 import { marketplaceProgressRoutes } from "./modules/marketplace/progress-route.js";
+import { oidcSignInRoutes } from "./http/oidc-sign-in.js";
 import { rateLimitMiddleware } from "./http/rate-limit.js";
 import { csrfGuard } from "./http/csrf.js";
 import { consoleRoutes } from "./http/console.js";
@@ -114,6 +115,7 @@ export function createApp(services: Services): Express {
   app.use("/api/v1", exportRoutes(services)); // audit and activity exports: streamed CSV/JSON
   app.use("/api/v1", applicationIconRoutes(services)); // binary image with ETag
   app.use("/api/v1", marketplaceProgressRoutes(services)); // marketplace sync progress: JSON snapshot or SSE
+  app.use("/api/v1", oidcSignInRoutes(services)); // browser sign-in through the OIDC provider: redirects
   const statuses = successStatusByPath();
   app.use("/api/v1", createOpenApiExpressMiddleware({
     router: appRouter,

@@ -5,6 +5,16 @@ import { z } from "zod";
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
+/** http(s)://host[:port] with nothing after it but an optional "/". */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return /^https?:$/.test(url.protocol) && url.pathname === "/" && !url.search && !url.hash && !url.username && !url.password;
+  } catch {
+    return false;
+  }
+}
+
 const schema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   HOST: z.string().min(1).default("0.0.0.0"),
@@ -56,12 +66,38 @@ const schema = z.object({
   DEVICE_AUTH_RECHECK_SECONDS: int(0, 300).default(5),
   /** device certificates kept verified in memory per process */
   DEVICE_AUTH_CACHE_SIZE: int(0, 10_000_000).default(200_000),
-  /** OpenID Connect provider for POST /auth/oidc: issuer, JWKS URL and audience (all three, or none: sign-in off) */
+  /**
+   * OpenID Connect provider for POST /auth/oidc: issuer, JWKS URL and audience (all three, or none:
+   * that sign-in is off). The issuer also serves the console's sign-in (OIDC_CLIENT_ID below).
+   */
   OIDC_ISSUER: z.string().url().optional(),
   OIDC_JWKS_URL: z.string().url().optional(),
   OIDC_AUDIENCE: z.string().min(1).optional(),
   /** ID token claim holding the user's groups for the federation group mappings (dots reach into objects) */
   OIDC_GROUPS_CLAIM: z.string().min(1).default("groups"),
+  /**
+   * "Sign in with <provider>" in the console: the service is a confidential OpenID Connect client
+   * of OIDC_ISSUER (endpoints from its discovery document). Client id and secret (a secret: never
+   * logged or echoed), both or neither.
+   */
+  OIDC_CLIENT_ID: z.string().min(1).max(500).optional(),
+  OIDC_CLIENT_SECRET: z.string().min(1).max(2000).optional(),
+  /** how the service authenticates to the token endpoint with the secret */
+  OIDC_CLIENT_AUTH_METHOD: z.enum(["client_secret_basic", "client_secret_post"]).default("client_secret_basic"),
+  /** the provider's name on the sign-in button ("Sign in with <name>"); default: the issuer's host name */
+  OIDC_PROVIDER_NAME: z.string().trim().min(1).max(60).optional(),
+  /** scopes asked for, separated by spaces (add the one that puts groups in the ID token if the provider needs it) */
+  OIDC_SCOPES: z.string().trim().default("openid email profile")
+    .refine((s) => s.split(/\s+/).includes("openid"), "must include openid"),
+  /**
+   * The address browsers reach the service at (https://fleet.example.com), without a path. The
+   * OIDC redirect URI is <PUBLIC_URL>/api/v1/auth/oidc/callback; when unset, it is built from the
+   * address the browser used (honouring TRUST_PROXY_HOPS).
+   */
+  PUBLIC_URL: z.string()
+    .refine(isOrigin, "an http(s) origin without a path, e.g. https://fleet.example.com")
+    .transform((u) => new URL(u).origin)
+    .optional(),
   /** raw telemetry snapshots older than this many days are pruned (0 = keep forever) */
   TELEMETRY_RETENTION_DAYS: int(0, 3650).default(30),
   /** device log lines older than this many days are pruned (0 = keep forever) */
@@ -90,6 +126,15 @@ const schema = z.object({
 }).refine((c) => c.WORKERS === 1 || c.DATABASE_URL, {
   path: ["WORKERS"],
   message: "more than one worker needs PostgreSQL (DATABASE_URL): the embedded database serves one process",
+}).refine((c) => !c.OIDC_CLIENT_ID || c.OIDC_CLIENT_SECRET, {
+  path: ["OIDC_CLIENT_SECRET"],
+  message: "required with OIDC_CLIENT_ID (the console signs in as a confidential client)",
+}).refine((c) => !c.OIDC_CLIENT_SECRET || c.OIDC_CLIENT_ID, {
+  path: ["OIDC_CLIENT_ID"],
+  message: "required with OIDC_CLIENT_SECRET",
+}).refine((c) => !c.OIDC_CLIENT_ID || c.OIDC_ISSUER, {
+  path: ["OIDC_ISSUER"],
+  message: "required with OIDC_CLIENT_ID: the provider's issuer, whose discovery document names its endpoints",
 });
 
 export type Config = z.infer<typeof schema>;

@@ -12,6 +12,26 @@ import { errorBody } from "../trpc/errors.js";
 
 const NOT_CONSOLE = /^\/(api|trpc|healthz|readyz)(\/|$)/;
 
+/**
+ * `next` (where to go after signing in) as a path of this console, or null when it is not one:
+ * another site (`https://…`, `//host`, `/\host`), the API, control characters. The sign-in page
+ * itself becomes "/". The result is the normalized path with its query and fragment.
+ */
+export function consoleReturnPath(next: string | undefined): string | null {
+  if (next === undefined || next === "") return "/";
+  if (next.length > 2000 || !next.startsWith("/") || next.startsWith("//") || /[\\\u0000-\u001f\u007f]/.test(next)) return null;
+  const base = "http://console.invalid";
+  let url: URL;
+  try {
+    url = new URL(next, base);
+  } catch {
+    return null;
+  }
+  if (url.origin !== base || NOT_CONSOLE.test(url.pathname)) return null;
+  if (url.pathname === "/sign-in" || url.pathname.startsWith("/sign-in/")) return "/";
+  return url.pathname + url.search + url.hash;
+}
+
 function wantsPage(req: Request): boolean {
   if (req.method !== "GET" && req.method !== "HEAD") return false;
   if (NOT_CONSOLE.test(req.path)) return false;

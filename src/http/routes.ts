@@ -10,5 +10,6 @@ import { logStreamOpenApiPaths } from "./log-stream.js";
 import { realtimeOpenApiPaths } from "./realtime.js";
 import { exportOpenApiPaths } from "./export-routes.js";
 import { marketplaceProgressOpenApiPaths } from "../modules/marketplace/progress-route.js";
+import { oidcSignInOpenApiPaths } from "./oidc-sign-in.js";
 
-export const extraOpenApiPaths: ExtraPaths = { ...pkiOpenApiPaths, ...usersExportOpenApiPaths, ...applicationIconOpenApiPaths, ...logStreamOpenApiPaths, ...realtimeOpenApiPaths, ...exportOpenApiPaths, ...marketplaceProgressOpenApiPaths };
+export const extraOpenApiPaths: ExtraPaths = { ...pkiOpenApiPaths, ...usersExportOpenApiPaths, ...applicationIconOpenApiPaths, ...logStreamOpenApiPaths, ...realtimeOpenApiPaths, ...exportOpenApiPaths, ...marketplaceProgressOpenApiPaths, ...oidcSignInOpenApiPaths };

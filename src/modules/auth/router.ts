@@ -3,6 +3,7 @@ import { authedProcedure, publicProcedure, router, sessionProcedure } from "../.
 import { checkPassword, login, LoginThrottled, logout, refresh, actInOrganization, startCookieSession } from "./service.js";
 import { clearSessionCookie, setSessionCookie } from "../../trpc/session-cookie.js";
 import { signInWithOidc } from "../federation/oidc.js";
+import { signInMethods } from "../federation/browser-sign-in.js";
 
 const TAG = "Authentication";
 
@@ -96,6 +97,27 @@ export const authRouter = router({
       if (ctx.res) clearSessionCookie(ctx.res);
       return logout(ctx.db, ctx.principal.sessionId, input.refreshToken);
     }),
+
+  providers: publicProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/auth/providers",
+        tags: [TAG],
+        protect: false,
+        summary: "How a browser can sign in here (the console's sign-in page asks)",
+        description: "`password` is always offered. `oidc` is set when sign-in with the OpenID Connect provider is configured (OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET): its display name and the address a browser navigates to, with `?next=<console path>`, to start it.",
+      },
+    })
+    .input(z.object({}).optional())
+    .output(z.object({
+      password: z.literal(true),
+      oidc: z.object({
+        name: z.string().describe("the provider's name for the button: Sign in with <name>"),
+        startUrl: z.string().describe("GET /api/v1/auth/oidc/authorize: navigate the browser there (not a fetch)"),
+      }).nullable(),
+    }))
+    .query(({ ctx }) => signInMethods(ctx.services.config)),
 
   oidc: publicProcedure
     .meta({

@@ -1,7 +1,9 @@
 // Federated sign-in: an ID token of the configured OpenID Connect provider, verified with
 // jose against the provider's JWKS (fetched and cached by createRemoteJWKSet), becomes one
 // of our sessions. The user is found by (issuer, subject), else linked by a provider-verified
-// e-mail, else created; the groups of the token are kept and the group mappings applied.
+// e-mail, else created; the groups of the token are kept and the group mappings applied
+// (userOfIdToken, shared with the console's browser sign-in in ./browser-sign-in.ts).
+import { TRPCError } from "@trpc/server";
 import { createRemoteJWKSet, errors as jose, jwtVerify, type JWTPayload } from "jose";
 import type { Config } from "../../config.js";
 import type { Services } from "../../services.js";
@@ -15,12 +17,11 @@ interface OidcSettings {
   issuer: string;
   jwksUrl: string;
   audience: string;
-  groupsClaim: string;
 }
 
-export function oidcSettings(config: Config): OidcSettings | null {
+function oidcSettings(config: Config): OidcSettings | null {
   if (!config.OIDC_ISSUER || !config.OIDC_JWKS_URL || !config.OIDC_AUDIENCE) return null;
-  return { issuer: config.OIDC_ISSUER, jwksUrl: config.OIDC_JWKS_URL, audience: config.OIDC_AUDIENCE, groupsClaim: config.OIDC_GROUPS_CLAIM };
+  return { issuer: config.OIDC_ISSUER, jwksUrl: config.OIDC_JWKS_URL, audience: config.OIDC_AUDIENCE };
 }
 
 // One key set per JWKS URL for the life of the process: jose caches the keys and refetches
@@ -63,7 +64,8 @@ export function groupsOf(payload: JWTPayload, claim: string): string[] {
   return [...new Set(list.filter((g): g is string => typeof g === "string" && g.length > 0 && g.length <= 256))].slice(0, 500);
 }
 
-async function refuse(services: Services, request: RequestInfo, message: string, userId: string | null = null) {
+/** A refused federated sign-in, in the audit trail as a failed auth.login ("OIDC: <why>"; never a token). */
+export async function recordOidcRefusal(services: Services, request: RequestInfo, message: string, userId: string | null = null) {
   await writeAudit(services.prisma, request, null, {
     action: "auth.login",
     outcome: "failure",
@@ -74,6 +76,13 @@ async function refuse(services: Services, request: RequestInfo, message: string,
   }).catch(() => undefined);
 }
 
+/** The provider vouched for a user whose account here is disabled (a 401 like any refused token). */
+export class FederatedUserDisabled extends TRPCError {
+  constructor() {
+    super({ code: "UNAUTHORIZED", message: "Invalid ID token" });
+  }
+}
+
 export async function signInWithOidc(services: Services, request: RequestInfo, input: { idToken: string; organizationId?: string }): Promise<TokenPair> {
   const settings = oidcSettings(services.config);
   if (!settings) throw notFound("Federated sign-in is not configured: OIDC provider");
@@ -82,15 +91,24 @@ export async function signInWithOidc(services: Services, request: RequestInfo, i
     claims = await verifyIdToken(settings, input.idToken);
   } catch (err) {
     if (!(err instanceof TokenRefused)) throw err;
-    await refuse(services, request, err.message);
+    await recordOidcRefusal(services, request, err.message);
     throw unauthorized("Invalid ID token");
   }
+  const user = await userOfIdToken(services, request, settings.issuer, claims);
+  return startSession(services, request, user, input.organizationId, "via OIDC");
+}
+
+/**
+ * The user a verified ID token of `issuer` names: found by (issuer, subject), else linked by a
+ * provider-verified e-mail, else created; the token's groups are kept and the group mappings
+ * applied, in one transaction. Refusals are audited and thrown: a conflict (409) or a token
+ * without e-mail (400) as they are, a disabled user as FederatedUserDisabled.
+ */
+export async function userOfIdToken(services: Services, request: RequestInfo, issuer: string, claims: JWTPayload & { sub: string }) {
   const email = typeof claims.email === "string" ? claims.email.trim().toLowerCase() : null;
   const emailVerified = claims.email_verified === true || claims.email_verified === "true";
   const name = [claims.name, claims.preferred_username, email].find((v): v is string => typeof v === "string" && v.length > 0) ?? claims.sub;
-  const groups = groupsOf(claims, settings.groupsClaim);
-  const issuer = settings.issuer;
-
+  const groups = groupsOf(claims, services.config.OIDC_GROUPS_CLAIM);
   let user;
   try {
     user = await services.prisma.$transaction(async (tx) => {
@@ -136,12 +154,12 @@ export async function signInWithOidc(services: Services, request: RequestInfo, i
       return found;
     });
   } catch (err) {
-    await refuse(services, request, (err as Error).message, null);
+    await recordOidcRefusal(services, request, (err as Error).message, null);
     throw err;
   }
   if (user.status !== "active") {
-    await refuse(services, request, "user is disabled", user.id);
-    throw unauthorized("Invalid ID token");
+    await recordOidcRefusal(services, request, "user is disabled", user.id);
+    throw new FederatedUserDisabled();
   }
-  return startSession(services, request, user, input.organizationId, "via OIDC");
+  return user;
 }
