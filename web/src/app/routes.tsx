@@ -29,7 +29,8 @@ export function safeNext(next: string | undefined): string {
 const signInRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: "/sign-in",
-  validateSearch: z.object({ next: z.optional(z.string()), reason: z.optional(z.enum(["expired"])) }),
+  // error: why a sign-in through the identity provider came back refused (a code, shown as a sentence)
+  validateSearch: z.object({ next: z.optional(z.string()), reason: z.optional(z.enum(["expired"])), error: z.optional(z.string()) }),
   component: lazyRouteComponent(() => import("../auth/SignInPage"), "SignInPage"),
 });
 

@@ -1,18 +1,24 @@
 // Sign-in: e-mail and password (the service sets the HttpOnly session cookie), then the page
 // that was asked for. A wrong password says so without saying which part was wrong (the API's
 // own answer); a throttled sign-in says how long to wait.
+// "Sign in with <provider>" when the service has one (GET /auth/providers): a plain link, since
+// the service itself walks the browser through the provider and back (src/http/oidc-sign-in.ts);
+// a refusal comes back here as ?error=<code>, shown as a sentence.
 import { useState, type FormEvent } from "react";
 import { useNavigate, useSearch } from "@tanstack/react-router";
-import { useQueryClient } from "@tanstack/react-query";
-import { LogIn } from "lucide-react";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { KeyRound, LogIn } from "lucide-react";
 import { messageOf, statusOf } from "../api/client";
 import { q } from "../api/query";
 import { safeNext } from "../app/routes";
 import { Button } from "../ui/Button";
+import { signInErrorSentence } from "./sign-in-errors";
 import "./sign-in.css";
 
 export function SignInPage() {
-  const { next, reason } = useSearch({ from: "/sign-in" });
+  const { next, reason, error: providerError } = useSearch({ from: "/sign-in" });
+  const methods = useQuery(q.auth.providers.options());
+  const oidc = methods.data?.oidc ?? null;
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const [email, setEmail] = useState("");
@@ -43,14 +49,14 @@ export function SignInPage() {
           <img src="/favicon.svg" alt="" width={36} height={36} />
           <h1 id="sign-in-title">Sign in to Fleet Manager</h1>
         </div>
-        {reason === "expired" && !error && (
+        {reason === "expired" && !error && !providerError && (
           <div className="alert-box alert-box--info" role="status">
             <p>Your session has ended. Sign in again to continue where you were.</p>
           </div>
         )}
-        {error && (
+        {(error || providerError) && (
           <div className="alert-box alert-box--error" role="alert">
-            <p>{error}</p>
+            <p>{error ?? signInErrorSentence(providerError!, oidc?.name)}</p>
           </div>
         )}
         <div className="field">
@@ -64,6 +70,15 @@ export function SignInPage() {
         <Button type="submit" variant="primary" icon={<LogIn />} busy={busy} disabled={!email || !password}>
           Sign in
         </Button>
+        {oidc && (
+          <>
+            <div className="sign-in__divider">or</div>
+            <a className="btn" href={`${oidc.startUrl}?${new URLSearchParams({ next: safeNext(next) })}`}>
+              <KeyRound aria-hidden="true" />
+              Sign in with {oidc.name}
+            </a>
+          </>
+        )}
       </form>
     </div>
   );
