@@ -1,10 +1,11 @@
 // First start on an empty database: the system roles, organization `default`, a Super Admin
-// and a full-permission API key. Guarded by the existence of any user, so it never runs twice.
+// and a full-permission platform API key. Guarded by the existence of any user, so it never
+// runs twice.
 import crypto from "node:crypto";
 import type { Services } from "./services.js";
 import { hashPassword, randomToken, sha256Hex } from "./lib/crypto.js";
 import { API_KEY_PREFIX } from "./trpc/auth.js";
-import { SYSTEM_ROLES, WILDCARD } from "./trpc/permissions.js";
+import { PLATFORM_ADMIN, SYSTEM_ROLES, WILDCARD } from "./trpc/permissions.js";
 import { writeAudit } from "./trpc/audit.js";
 
 export interface BootstrapResult {
@@ -55,14 +56,15 @@ export async function bootstrap(services: Services): Promise<BootstrapResult> {
       data: {
         organizationId: org.id,
         name: "bootstrap",
-        description: "Full-permission key created at first start",
+        description: "Full-permission platform key created at first start",
         keyPrefix: apiKey.slice(0, 8),
         keyHash: sha256Hex(apiKey),
-        permissions: [WILDCARD],
+        // `*` is every permission of `default`; Super Admin power must be named as well.
+        permissions: [WILDCARD, PLATFORM_ADMIN],
         createdById: admin.id,
       },
     });
-    await writeAudit(tx, null, null, { action: "system.bootstrap", outcome: "success", organizationId: org.id, entityType: "organization", entityId: org.id, message: `created admin ${admin.email} and API key ${key.keyPrefix}…` });
+    await writeAudit(tx, null, null, { action: "system.bootstrap", outcome: "success", organizationId: org.id, entityType: "organization", entityId: org.id, message: `created admin ${admin.email} and platform API key ${key.keyPrefix}… (${PLATFORM_ADMIN})` });
     return {
       created: true,
       adminEmail: admin.email,

@@ -7,7 +7,7 @@ import { TRPCError } from "@trpc/server";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { ZodError, type z } from "zod";
 import type { Services } from "../services.js";
-import { authenticateRequest, denyAccess } from "../trpc/procedures.js";
+import { assertSuperAdmin, authenticateRequest, denyAccess } from "../trpc/procedures.js";
 import { requestInfoOf, type RequestInfo } from "../trpc/context.js";
 import { translateDatabaseError } from "../trpc/errors.js";
 import type { Permission } from "../trpc/permissions.js";
@@ -34,11 +34,7 @@ export async function authorizeRequest(services: Services, req: Request, access:
   const request = requestInfoOf(req);
   const principal = await authenticateRequest(services, request, req.headers, label, req.res ?? null);
   const gate = { services, request };
-  if (access.superAdmin && !principal.isSuperAdmin) {
-    await denyAccess(gate, principal, label, principal.kind === "api_key"
-      ? "Super Admin required: the key's creator must be a Super Admin and the key must carry platform:admin"
-      : "Super Admin required");
-  }
+  if (access.superAdmin) await assertSuperAdmin(gate, principal, label);
   if (access.permission && !can(principal, access.permission)) await denyAccess(gate, principal, label, `Missing permission ${access.permission}`);
   return principal;
 }

@@ -6,7 +6,7 @@ import type { Services } from "../services.js";
 import type { Prisma } from "../generated/prisma/client.js";
 import { sha256Hex } from "../lib/crypto.js";
 import { forbidden, unauthorized } from "./errors.js";
-import { grants, WILDCARD } from "./permissions.js";
+import { grants, PLATFORM_ADMIN, WILDCARD } from "./permissions.js";
 import type { Principal } from "./principal.js";
 import { endSwitchAutomatically } from "../modules/tenant/lifecycle.js";
 import { perService } from "../lib/per-service.js";
@@ -131,7 +131,9 @@ async function verifyApiKey(services: Services, keyHash: string): Promise<{ valu
   if (!creator || creator.status !== "active") {
     throw new AuthFailure("UNAUTHORIZED", "API key is no longer valid: its creator is disabled or removed", actor);
   }
-  const isSuperAdmin = creator.isSuperAdmin && grants(record.permissions, "platform:admin");
+  // A platform key names platform:admin (no wildcard grants it): a Super Admin's `*` key
+  // made for a tenant stays inside that tenant.
+  const isSuperAdmin = creator.isSuperAdmin && grants(record.permissions, PLATFORM_ADMIN);
   assertOrganizationUsable(record.organization, isSuperAdmin);
   const creatorPermissions = creator.isSuperAdmin ? [WILDCARD] : await rolePermissions(services, record.organizationId, creator.id);
   if (!creatorPermissions) {

@@ -12,6 +12,8 @@ export interface Meta extends OpenApiMeta {
    * record their own entries (login, ...). `entity` names the entity type of the entry.
    */
   audit?: false | { entity?: string; action?: string };
+  /** set by superAdminProcedure: a platform operation (Super Admin; a key must name platform:admin) */
+  superAdmin?: true;
 }
 
 export const t = initTRPC

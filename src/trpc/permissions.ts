@@ -31,22 +31,35 @@ export const PERMISSION_CATALOGUE = {
   "alerts:write": "Change alert rules and notification targets",
   "audit:read": "Read and export the audit log and activity",
   "tenant:switch": "Switch into other organizations",
-  "platform:admin": "Super Admin operations (only for Super Admin users)",
+  "platform:admin": "Super Admin operations: only for Super Admins, only when named (no wildcard includes it)",
 } as const;
 
 export type Permission = keyof typeof PERMISSION_CATALOGUE;
 export const ALL_PERMISSIONS = Object.keys(PERMISSION_CATALOGUE) as Permission[];
 export const WILDCARD = "*";
 
+/**
+ * Super Admin power. It is not a permission of any organization: no wildcard grants it, only
+ * naming it does, and only for a caller who is a Super Admin (principal.ts `can`). Otherwise
+ * a `*` key a Super Admin makes for a tenant's CI would reach every other tenant.
+ */
+export const PLATFORM_ADMIN = "platform:admin" satisfies Permission;
+
+/** What `*` grants: every permission an organization can give. */
+export const ORGANIZATION_PERMISSIONS = ALL_PERMISSIONS.filter((p) => p !== PLATFORM_ADMIN);
+
+/** A catalogue key, `*`, or `<resource>:*` for a resource with organization permissions (so never `platform:*`). */
 export function isKnownPermission(value: string): boolean {
-  return value === WILDCARD || value in PERMISSION_CATALOGUE || /^[a-z-]+:\*$/.test(value) && ALL_PERMISSIONS.some((p) => p.startsWith(value.slice(0, -1)));
+  if (value === WILDCARD || value in PERMISSION_CATALOGUE) return true;
+  return /^[a-z-]+:\*$/.test(value) && ORGANIZATION_PERMISSIONS.some((p) => p.startsWith(value.slice(0, -1)));
 }
 
-/** `*` grants everything, `devices:*` every action on devices, otherwise the exact key. */
+/** `*` grants every organization permission, `devices:*` every action on devices; `platform:admin` only itself. */
 export function grants(held: Iterable<string>, required: string): boolean {
+  const byWildcard = required !== PLATFORM_ADMIN;
   const resource = required.split(":")[0];
   for (const p of held) {
-    if (p === WILDCARD || p === required || p === `${resource}:*`) return true;
+    if (p === required || (byWildcard && (p === WILDCARD || p === `${resource}:*`))) return true;
   }
   return false;
 }
@@ -59,7 +72,7 @@ export const SYSTEM_ROLES: { name: string; description: string; permissions: str
   {
     name: "admin",
     description: "Manages the organization, its members and everything in it",
-    permissions: ALL_PERMISSIONS.filter((p) => p !== "platform:admin" && p !== "tenant:switch"),
+    permissions: ORGANIZATION_PERMISSIONS.filter((p) => p !== "tenant:switch"),
   },
   {
     name: "operator",

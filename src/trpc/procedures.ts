@@ -3,7 +3,7 @@
 //   publicProcedure            no credentials (login, public invitation links)
 //   authedProcedure            any authenticated caller (own profile, logout)
 //   protectedProcedure(perm)   a caller whose permissions grant `perm`
-//   superAdminProcedure        a Super Admin (API keys must also carry platform:admin)
+//   superAdminProcedure        a Super Admin (API keys must also name platform:admin)
 import { TRPCError } from "@trpc/server";
 import { t } from "./init.js";
 import { AuthFailure, authenticate, forgetVerifiedApiKeys, toTrpcError } from "./auth.js";
@@ -179,13 +179,23 @@ export const sessionProcedure = authed
   })
   .use(auditedMutation);
 
+/**
+ * 403 unless Super Admin privileges are effective: a Super Admin user, or a key of a Super
+ * Admin naming platform:admin (a `*` key is confined to its organization). Shared with the
+ * plain express routes (src/http/guarded-route.ts).
+ */
+export async function assertSuperAdmin(ctx: { services: Services; request: RequestInfo }, principal: Principal, path: string): Promise<void> {
+  if (principal.isSuperAdmin) return;
+  await deny(ctx, principal, path, principal.kind === "api_key"
+    ? "Super Admin required: the key's creator must be a Super Admin and the key must name platform:admin (* does not include it)"
+    : "Super Admin required");
+}
+
+/** Marked in its meta (`superAdmin: true`) so that tests find every platform operation. */
 export const superAdminProcedure = authed
+  .meta({ superAdmin: true })
   .use(async ({ ctx, path, next }) => {
-    if (!ctx.principal.isSuperAdmin) {
-      await deny(ctx, ctx.principal, path, ctx.principal.kind === "api_key"
-        ? "Super Admin required: the key's creator must be a Super Admin and the key must carry platform:admin"
-        : "Super Admin required");
-    }
+    await assertSuperAdmin(ctx, ctx.principal, path);
     return next();
   })
   .use(auditedMutation);

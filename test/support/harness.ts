@@ -71,24 +71,33 @@ export interface HarnessOptions {
   rewriteDatabaseUrl?: (url: URL) => URL;
 }
 
+/**
+ * A database of its own on the PostgreSQL at `url`: a copy of `template`, or empty (not even
+ * migrated) without one. `drop` removes it.
+ */
+export async function newPostgresDatabase(url: string, template?: string): Promise<{ url: URL; drop: () => Promise<void> }> {
+  const name = `fleet_test_${crypto.randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ""}`);
+  const dbUrl = new URL(url);
+  dbUrl.pathname = `/${name}`;
+  return {
+    url: dbUrl,
+    drop: async () => {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+      await admin.end();
+    },
+  };
+}
+
 async function openTestDatabase(options: HarnessOptions = {}): Promise<{ opened: OpenedDatabase; drop: () => Promise<void> }> {
   const template = inject("postgresTemplate");
   const url = process.env.DATABASE_URL;
   if (url && template) {
-    const name = `fleet_test_${crypto.randomBytes(6).toString("hex")}`;
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`);
-    const dbUrl = new URL(url);
-    dbUrl.pathname = `/${name}`;
+    const { url: dbUrl, drop } = await newPostgresDatabase(url, template);
     const opened = openPostgres((options.rewriteDatabaseUrl?.(dbUrl) ?? dbUrl).toString(), 5);
-    return {
-      opened,
-      drop: async () => {
-        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
-        await admin.end();
-      },
-    };
+    return { opened, drop };
   }
   const dump = fs.readFileSync(inject("pgliteDump"));
   const opened = await openPGlite(undefined, new Blob([dump]));

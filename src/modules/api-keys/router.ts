@@ -33,7 +33,7 @@ export const apiKeysRouter = router({
     .output(createdApiKeyOutput)
     .mutation(async ({ ctx, input: { orgId, ...fields } }) => {
       const org = await organizationOfPath(ctx.db, ctx.principal, orgId, ctx.audit);
-      const { row, key } = await createApiKey(ctx.db, ctx.principal, org.id, fields);
+      const { row, key } = await createApiKey(ctx.db, ctx.principal, org.id, fields, ctx.audit);
       return { ...toApiKeyDto(row), key };
     }),
 
@@ -55,7 +55,7 @@ export const apiKeysRouter = router({
     .output(apiKeyOutput)
     .mutation(async ({ ctx, input: { orgId, id, ...changes } }) => {
       const org = await organizationOfPath(ctx.db, ctx.principal, orgId, ctx.audit);
-      return toApiKeyDto(await updateApiKey(ctx.db, ctx.principal, org.id, id, changes));
+      return toApiKeyDto(await updateApiKey(ctx.db, ctx.principal, org.id, id, changes, ctx.audit));
     }),
 
   revoke: protectedProcedure("api-keys:write")
@@ -67,6 +67,6 @@ export const apiKeysRouter = router({
     .output(z.object({ id: z.string().uuid(), revoked: z.literal(true), revokedAt: z.string().datetime() }))
     .mutation(async ({ ctx, input }) => {
       const org = await organizationOfPath(ctx.db, ctx.principal, input.orgId, ctx.audit);
-      return revokeApiKey(ctx.db, org.id, input.id);
+      return revokeApiKey(ctx.db, org.id, input.id, ctx.audit);
     }),
 });

@@ -1,8 +1,15 @@
-// The API key resource exactly as the spec writes it: `key` only in the creation response,
-// `keyPrefix` (its first 8 characters) everywhere else.
+// The API key resource as the spec writes it: `key` only in the creation response,
+// `keyPrefix` (its first 8 characters) everywhere else; `platform` added (platform keys).
 import { z } from "zod";
 import type { ApiKey } from "../../generated/prisma/client.js";
 import { permissionList } from "../roles/schemas.js";
+import { PLATFORM_ADMIN } from "../../trpc/permissions.js";
+
+/**
+ * A platform key names platform:admin: with a Super Admin as its creator it acts across every
+ * organization. No wildcard makes one (src/trpc/permissions.ts).
+ */
+export const isPlatformKey = (permissions: readonly string[]) => permissions.includes(PLATFORM_ADMIN);
 
 export const apiKeyName = z.string().trim().min(2).max(100);
 export const apiKeyDescription = z.string().max(500);
@@ -34,6 +41,10 @@ export const apiKeyOutput = z.object({
   description: z.string().optional(),
   keyPrefix: z.string().length(8),
   permissions: z.array(z.string()),
+  platform: z.boolean().describe(
+    "true when the key names platform:admin: a platform key, with Super Admin power across every organization while its creator is a Super Admin. " +
+      "A wildcard (* or <resource>:*) never makes one; it grants only permissions of the key's organization.",
+  ),
   lastUsedAt: z.string().datetime().optional(),
   expiresAt: z.string().datetime().optional(),
   createdAt: z.string().datetime(),
@@ -52,6 +63,7 @@ export function toApiKeyDto(row: ApiKey): ApiKeyDto {
     ...(row.description !== null ? { description: row.description } : {}),
     keyPrefix: row.keyPrefix,
     permissions: row.permissions,
+    platform: isPlatformKey(row.permissions),
     ...(row.lastUsedAt ? { lastUsedAt: row.lastUsedAt.toISOString() } : {}),
     ...(row.expiresAt ? { expiresAt: row.expiresAt.toISOString() } : {}),
     createdAt: row.createdAt.toISOString(),

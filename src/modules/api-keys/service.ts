@@ -3,13 +3,26 @@
 // file makes sure a key is never even asked to hold more than its creator may do.
 import type { DbTx } from "../../db/client.js";
 import type { Principal } from "../../trpc/principal.js";
+import type { AuditNote } from "../../trpc/audit.js";
 import { notFound } from "../../trpc/errors.js";
 import { API_KEY_PREFIX } from "../../trpc/auth.js";
 import { randomToken, sha256Hex } from "../../lib/crypto.js";
 import { addedPermissions, assertMayGrant } from "../roles/access.js";
 import { uniquePermissions } from "../roles/schemas.js";
+import { isPlatformKey } from "./schemas.js";
 
 export const KEY_PREFIX_LENGTH = 8;
+
+/**
+ * Platform keys are marked in the audit entry of every change that makes, keeps or ends one,
+ * so that the log answers "who holds Super Admin power by key" without reading permissions.
+ */
+function notePlatformKey(audit: AuditNote | null | undefined, before: readonly string[] | null, after: readonly string[]) {
+  if (!audit) return;
+  const was = before !== null && isPlatformKey(before);
+  if (isPlatformKey(after)) audit.message = `${before === null || was ? "" : "now a "}platform key (names platform:admin)`;
+  else if (was) audit.message = "no longer a platform key (platform:admin removed)";
+}
 
 /** Revoked keys are gone for the API (404); their rows stay for the audit trail. */
 const live = (organizationId: string) => ({ organizationId, revokedAt: null });
@@ -19,9 +32,11 @@ export async function createApiKey(
   principal: Principal,
   organizationId: string,
   input: { name: string; description?: string; permissions: string[]; expiresAt?: string },
+  audit?: AuditNote | null,
 ) {
   const permissions = uniquePermissions(input.permissions);
   assertMayGrant(principal, permissions, "give a key");
+  notePlatformKey(audit, null, permissions);
   const key = randomToken(API_KEY_PREFIX, 40);
   const row = await db.apiKey.create({
     data: {
@@ -60,10 +75,12 @@ export async function updateApiKey(
   organizationId: string,
   id: string,
   input: { name?: string; description?: string | null; permissions?: string[]; expiresAt?: string | null },
+  audit?: AuditNote | null,
 ) {
   const current = await getApiKey(db, organizationId, id);
   const permissions = input.permissions && uniquePermissions(input.permissions);
   if (permissions) assertMayGrant(principal, addedPermissions(current.permissions, permissions), "give a key");
+  notePlatformKey(audit, current.permissions, permissions ?? current.permissions);
   return db.apiKey.update({
     where: { id: current.id },
     data: {
@@ -76,8 +93,9 @@ export async function updateApiKey(
 }
 
 /** The key answers 401 from the next request on. */
-export async function revokeApiKey(db: DbTx, organizationId: string, id: string) {
+export async function revokeApiKey(db: DbTx, organizationId: string, id: string, audit?: AuditNote | null) {
   const current = await getApiKey(db, organizationId, id);
+  notePlatformKey(audit, current.permissions, current.permissions);
   const row = await db.apiKey.update({ where: { id: current.id }, data: { revokedAt: new Date() } });
   return { id: row.id, revoked: true as const, revokedAt: row.revokedAt!.toISOString() };
 }

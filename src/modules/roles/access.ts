@@ -2,26 +2,24 @@
 // nobody can give a key, a member or a custom role more than they may do themselves: that
 // is what keeps an admin from minting an owner, or a narrow key from minting a wide one.
 import { forbidden } from "../../trpc/errors.js";
-import { ALL_PERMISSIONS, grants } from "../../trpc/permissions.js";
+import { ALL_PERMISSIONS, grants, ORGANIZATION_PERMISSIONS, PLATFORM_ADMIN } from "../../trpc/permissions.js";
 import { can, type Principal } from "../../trpc/principal.js";
-
-const PLATFORM = "platform:admin";
 
 /**
  * Refuses (403) when `requested` grants any catalogue permission the caller does not hold.
- * `*` and `<resource>:*` expand to every catalogue key they cover.
+ * `*` and `<resource>:*` expand to every organization permission they cover.
  *
- * `platform:admin` is special: it is effective only when the key's creator is a Super Admin
- * (src/trpc/auth.ts), so a `*` of an owner is safe to hand on; naming it explicitly
- * (`platform:admin`, `platform:*`) is reserved to Super Admins.
+ * `platform:admin` is never part of a wildcard (src/trpc/permissions.ts): it is granted only
+ * by naming it, and only a caller with effective Super Admin privileges may name it. A `*`
+ * is therefore safe to hand on, whoever hands it: it stays inside the key's organization.
  */
 export function assertMayGrant(principal: Principal, requested: Iterable<string>, what = "grant") {
   for (const entry of requested) {
-    if ((entry === PLATFORM || entry === "platform:*") && !principal.isSuperAdmin) {
-      throw forbidden(`Only a Super Admin may ${what} ${entry}`);
+    if (entry === PLATFORM_ADMIN && !can(principal, PLATFORM_ADMIN)) {
+      throw forbidden(`Only a Super Admin may ${what} ${PLATFORM_ADMIN}`);
     }
-    for (const permission of ALL_PERMISSIONS) {
-      if (permission === PLATFORM || !grants([entry], permission)) continue;
+    for (const permission of ORGANIZATION_PERMISSIONS) {
+      if (!grants([entry], permission)) continue;
       if (!can(principal, permission)) {
         const named = entry === "*" ? "every permission (*)" : entry.endsWith(":*") ? `every ${entry.slice(0, -2)} permission (${entry})` : entry;
         throw forbidden(`You may not ${what} ${named}: it includes ${permission}, which you do not hold`);

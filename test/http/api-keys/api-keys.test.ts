@@ -12,7 +12,8 @@ let acme: Tenant;
 let globex: Tenant;
 const created: string[] = [];
 
-const SPEC_FIELDS = ["id", "name", "description", "keyPrefix", "permissions", "lastUsedAt", "expiresAt", "createdAt", "createdBy", "key"];
+// The spec's fields, and `platform` (ours: docs/identity.md, "Platform keys").
+const SPEC_FIELDS = ["id", "name", "description", "keyPrefix", "permissions", "platform", "lastUsedAt", "expiresAt", "createdAt", "createdBy", "key"];
 const keysPath = (orgId: string) => `/api/v1/organizations/${orgId}/api-keys`;
 const readOrg = (t: Tenant, key: string) => h.api("GET", `/api/v1/organizations/by-slug/${t.org.slug}`, { key });
 
@@ -42,6 +43,7 @@ describe("POST /organizations/{orgId}/api-keys (op 9)", () => {
       permissions: ["organizations:read", "devices:read"],
       expiresAt,
       createdBy: acme.user.id,
+      platform: false,
     });
     expect(body.key).toMatch(/^fm_[0-9A-Za-z]{40}$/);
     expect(body.keyPrefix).toBe(body.key.slice(0, 8));

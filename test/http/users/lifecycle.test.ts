@@ -78,13 +78,17 @@ describe("POST /users/{id}/disable and /enable", () => {
 describe("POST and DELETE /users/{id}/superuser", () => {
   it("grants and revokes Super Admin, effective on the next request", async () => {
     const p = await createPerson(h, { member: { organizationId: acme.org.id, role: "viewer" } });
-    const key = await h.createKey(acme.org.id, ["*"], { userId: p.id });
+    // A key naming platform:admin acts as a platform key only while its creator is a Super
+    // Admin; a `*` key stays inside its organization either way (docs/identity.md).
+    const key = await h.createKey(acme.org.id, ["*", "platform:admin"], { userId: p.id });
+    const starKey = await h.createKey(acme.org.id, ["*"], { userId: p.id });
     expect((await h.api("GET", `/api/v1/organizations/${globex.org.id}`, { key })).status).toBe(404);
 
     const granted = await h.api("POST", `/api/v1/users/${p.id}/superuser`);
     expect(granted.status).toBe(200);
     expect(granted.body.isSuperAdmin).toBe(true);
     expect((await h.api("GET", `/api/v1/organizations/${globex.org.id}`, { key })).status).toBe(200);
+    expect((await h.api("GET", `/api/v1/organizations/${globex.org.id}`, { key: starKey })).status).toBe(404);
     expect((await h.api("POST", `/api/v1/users/${p.id}/superuser`)).status).toBe(409);
 
     const revoked = await h.api("DELETE", `/api/v1/users/${p.id}/superuser`);
