@@ -1,6 +1,8 @@
 // Runs once before all test files: prepares a migrated database that every file copies.
 // PGlite: a data-directory dump loaded by each file (~0.6 s instead of a 3 s cold start).
 // PostgreSQL (DATABASE_URL set): a template database each file clones.
+// First it says, once per run, which suites skip for want of a system peer or of DATABASE_URL
+// (test/support/peers.ts); under CI_REQUIRE_PEERS=1 a missing peer fails the run there.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -8,6 +10,7 @@ import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { openPGlite, openPostgres } from "../../src/db/adapters.js";
 import { applyMigrations } from "../../src/db/migrate.js";
+import { peerNotices } from "./peers.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -17,6 +20,7 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject) {
+  for (const line of peerNotices()) console.warn(line);
   const url = process.env.DATABASE_URL;
   if (url) {
     const template = `fleet_template_${process.pid}`;

@@ -1,6 +1,8 @@
 // A real OCI registry for the tests: Debian's docker-registry (the CNCF distribution server)
 // on 127.0.0.1 with a random port and a temporary storage directory, optionally behind
 // htpasswd (BASIC) authentication or behind a Docker token service (Bearer realm) run here. Content is pushed through the registry HTTP API.
+// Tests that start one skip without the peers: describe.skipIf(!peersAvailable("docker-registry"))
+// ("htpasswd" too for the BASIC variant; test/support/peers.ts).
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { createHash, randomUUID, webcrypto } from "node:crypto";
 import http from "node:http";
@@ -13,6 +15,7 @@ import { promisify } from "node:util";
 import "reflect-metadata";
 import * as x509 from "@peculiar/x509";
 import { SignJWT } from "jose";
+import { requirePeer } from "./peers.js";
 
 const run = promisify(execFile);
 
@@ -160,6 +163,8 @@ async function writeSelfSignedTls(dir: string) {
 }
 
 export async function startOciRegistry(options: { basic?: { username: string; password: string }; token?: { username: string; password: string }; tls?: boolean } = {}): Promise<OciRegistryServer> {
+  const registryProgram = requirePeer("docker-registry");
+  const htpasswdEntry = options.basic ? (await run(requirePeer("htpasswd"), ["-Bbn", options.basic.username, options.basic.password])).stdout.trim() : null;
   const dir = await mkdtemp(path.join(os.tmpdir(), "oci-registry-"));
   let auth = "";
   if (options.tls) await writeSelfSignedTls(dir);
@@ -167,9 +172,8 @@ export async function startOciRegistry(options: { basic?: { username: string; pa
   if (tokens) {
     auth = `auth:\n  token:\n    realm: ${tokens.realm}\n    service: test-registry\n    issuer: test-token-issuer\n    rootcertbundle: ${path.join(dir, "token-root.pem")}\n`;
   }
-  if (options.basic) {
-    const { stdout } = await run("htpasswd", ["-Bbn", options.basic.username, options.basic.password]);
-    await writeFile(path.join(dir, "htpasswd"), stdout.trim() + "\n");
+  if (htpasswdEntry !== null) {
+    await writeFile(path.join(dir, "htpasswd"), htpasswdEntry + "\n");
     auth = `auth:\n  htpasswd:\n    realm: test-registry\n    path: ${path.join(dir, "htpasswd")}\n`;
   }
   for (let attempt = 0; ; attempt++) {
@@ -183,7 +187,7 @@ export async function startOciRegistry(options: { basic?: { username: string; pa
       auth,
     ].join("\n");
     await writeFile(path.join(dir, "config.yml"), config);
-    const child = spawn("docker-registry", ["serve", path.join(dir, "config.yml")], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(registryProgram, ["serve", path.join(dir, "config.yml")], { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     child.stdout!.on("data", (c) => (out += c));
     child.stderr!.on("data", (c) => (out += c));

@@ -18,6 +18,13 @@ export const PEER_PACKAGES: Record<Peer, string> = {
   chromium: "chromium",
 };
 
+/** The tests that skip without each peer (what a newcomer's run leaves out). */
+const PEER_USERS: Record<Peer, string> = {
+  "docker-registry": "the OCI registry tests (registries, marketplace sync)",
+  htpasswd: "the OCI registry tests with BASIC authentication",
+  chromium: "the console's browser tests",
+};
+
 function executable(file: string): boolean {
   try {
     accessSync(file, constants.X_OK);
@@ -48,6 +55,13 @@ export function peerAvailable(peer: Peer): boolean {
   return peerPath(peer) !== null;
 }
 
+/** The peer's program for a test that starts it; a test that forgot to skip without it fails with the line saying how to install it. */
+export function requirePeer(peer: Peer): string {
+  const program = peerPath(peer);
+  if (!program) throw new Error(`this test needs ${peer} and does not skip without it (describe.skipIf(!peersAvailable(...))): ${missingPeerLine(peer)}`);
+  return program;
+}
+
 /** Every listed peer is here (for `describe.skipIf(!peersAvailable(...))`). */
 export function peersAvailable(...peers: Peer[]): boolean {
   return peers.every(peerAvailable);
@@ -55,4 +69,27 @@ export function peersAvailable(...peers: Peer[]): boolean {
 
 export function missingPeers(): Peer[] {
   return (Object.keys(PEER_PACKAGES) as Peer[]).filter((peer) => !peerAvailable(peer));
+}
+
+/** The one line said about a missing peer: what skips without it and the Debian package that brings it. */
+export function missingPeerLine(peer: Peer): string {
+  const where = peer === "chromium" && process.env.CHROMIUM_PATH ? ` at CHROMIUM_PATH=${process.env.CHROMIUM_PATH}` : "";
+  return `${peer} not found${where}: ${PEER_USERS[peer]} skip. Install Debian's ${PEER_PACKAGES[peer]} (apt-get install ${PEER_PACKAGES[peer]}), or run \`bash .ci/run\`, which installs every peer.`;
+}
+
+/** Said when DATABASE_URL is unset: the PostgreSQL-only suites skip by design on the PGlite run. */
+export const POSTGRES_ONLY_LINE =
+  "DATABASE_URL not set: the PostgreSQL-only tests skip (they need a PostgreSQL server, Debian's postgresql); `bash .ci/run` starts a throwaway one and runs the suite on it too.";
+
+/**
+ * What test/support/global-setup.ts prints once per run: a line per missing peer, and one when
+ * DATABASE_URL is unset. Under CI_REQUIRE_PEERS=1 (set by .ci/run, which installs every peer)
+ * a missing peer throws instead: CI must never pass by skipping a suite for want of one.
+ */
+export function peerNotices(): string[] {
+  const missing = missingPeers().map(missingPeerLine);
+  if (missing.length && process.env.CI_REQUIRE_PEERS === "1") {
+    throw new Error(`CI_REQUIRE_PEERS=1 and a test peer is missing:\n${missing.join("\n")}`);
+  }
+  return process.env.DATABASE_URL ? missing : [...missing, POSTGRES_ONLY_LINE];
 }

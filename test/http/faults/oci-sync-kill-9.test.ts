@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import { startOciRegistry, type OciRegistryServer } from "../../support/oci-registry.js";
+import { peerAvailable } from "../../support/peers.js";
 import { gatedProxy, type GatedProxy } from "../../support/gated-proxy.js";
 import { enqueueJob } from "../../../src/jobs/queue.js";
 import { OCI_SYNC_JOB, ociSyncJobKey } from "../../../src/modules/registries/oci/jobs.js";
@@ -15,7 +16,7 @@ import { databaseUrlOf, eventually, startServerProcess } from "../scale-out/proc
 
 const ON_POSTGRES = Boolean(process.env.DATABASE_URL);
 
-describe.skipIf(!ON_POSTGRES)("kill -9 during an OCI sync job (PostgreSQL; skipped without DATABASE_URL)", () => {
+describe.skipIf(!ON_POSTGRES || !peerAvailable("docker-registry"))("kill -9 during an OCI sync job (PostgreSQL; skipped without DATABASE_URL or docker-registry)", () => {
   let h: Harness;
   let tenant: Tenant;
   let registry: OciRegistryServer;

@@ -9,6 +9,7 @@ import { marketplaceJobs, STORE_SYNC_JOB, storeSyncJobKey } from "../../../src/m
 import { runStoreSync, STORE_SYNC_RUNNING } from "../../../src/modules/marketplace/sync.js";
 import { ADMIN_KEY, createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import { startOciRegistry, type OciRegistryServer } from "../../support/oci-registry.js";
+import { peersAvailable } from "../../support/peers.js";
 import { appYaml } from "../registries-git/support.js";
 
 let h: Harness;
@@ -119,7 +120,7 @@ async function openStream(tenant: Tenant) {
   return { res, events, until, close: () => abort.abort() };
 }
 
-describe("marketplace store sync", () => {
+describe.skipIf(!peersAvailable("docker-registry", "htpasswd"))("marketplace store sync", () => {
   it("queues a manual sync (a second request gets the same job) and imports from the tenant's and the mandatory global registries", async () => {
     const put = await api("PUT", "", {});
     expect(put.status, put.text).toBe(201);

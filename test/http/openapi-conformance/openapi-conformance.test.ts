@@ -19,6 +19,7 @@ import { JobRunner } from "../../../src/jobs/index.js";
 import { marketplaceJobs } from "../../../src/modules/marketplace/jobs.js";
 import { ADMIN_EMAIL, ADMIN_KEY, ADMIN_PASSWORD, createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import { startOciRegistry, type OciRegistryServer } from "../../support/oci-registry.js";
+import { peerAvailable } from "../../support/peers.js";
 import { insertDevices } from "../agent/fleet-support.js";
 import { appYaml } from "../registries-git/support.js";
 
@@ -26,7 +27,6 @@ type Json = any;
 type Method = "get" | "put" | "post" | "delete" | "patch";
 
 let h: Harness;
-let registry: OciRegistryServer;
 let acme: Tenant;
 let globex: Tenant;
 let docUrl: string;
@@ -42,7 +42,7 @@ let acmeClient: Client<Json>;
 let adminBearerClient: Client<Json>;
 
 beforeAll(async () => {
-  [h, registry] = await Promise.all([createHarness(), startOciRegistry()]);
+  h = await createHarness();
   [acme, globex] = await Promise.all([h.createTenant("Acme Conformance"), h.createTenant("Globex Conformance")]);
 
   docUrl = `${h.url}/api/v1/openapi.json`;
@@ -68,23 +68,9 @@ beforeAll(async () => {
   ]);
   const sw = await h.api("POST", "/api/v1/tenant/switch", { key: null, token: adminToken, body: { organizationId: globex.org.id, reason: "conformance" } });
   expect(sw.status, sw.text).toBe(200);
-
-  // One real marketplace sync for op 1: a package imported, a plain image skipped (with its reason).
-  await registry.pushPackage("edge/vision", "1.0.0", appYaml("vision", "1.0.0", { name: "Vision" }));
-  await registry.pushImage("edge/vision", "latest");
-  const own = await h.api("POST", "/api/v1/registries/oci", { key: acme.key, body: { name: "Conformance edge", url: registry.url, repositories: ["edge/vision"] } });
-  expect(own.status, own.text).toBe(201);
-  const store = await h.api("PUT", "/api/v1/marketplace-store", { key: acme.key, body: {} });
-  expect(store.status, store.text).toBe(201);
-  const queued = await h.api("POST", "/api/v1/marketplace-store/sync", { key: acme.key });
-  expect(queued.status, queued.text).toBe(202);
-  await h.services.prisma.$executeRaw`UPDATE "Job" SET "runAt" = '2000-01-01' WHERE "state" = 'pending'`;
-  const runner = new JobRunner(h.services, { ...marketplaceJobs(), concurrency: 1, workerId: "openapi-conformance" });
-  expect(await runner.drain()).toBe(1);
 }, 120_000);
 
 afterAll(async () => {
-  await registry?.close();
   await h?.close();
 });
 
@@ -254,14 +240,40 @@ describe("spec operations called with openapi-fetch, bodies validated against th
     expect(body.items[0]).toMatchObject({ toOrgId: globex.org.id, reason: "conformance", isActive: true });
   });
 
-  it("op 1 GET /marketplace-store/sync-history?limit=10&offset=0: 200 with the per-product breakdown", async () => {
-    const res = await acmeClient.GET("/marketplace-store/sync-history", { params: { query: { limit: "10", offset: "0" } } });
-    const body = expectConforming("get", "/marketplace-store/sync-history", res, 200);
-    expect(body.total).toBe(1);
-    expect(body.data[0]).toMatchObject({ organizationId: acme.org.id, scope: "tenant", status: "success", applicationsImported: 1, triggeredBy: acme.user.id });
-    const outcomes = Object.fromEntries(body.data[0].products.map((p: { tag: string; outcome: string }) => [p.tag, p.outcome]));
-    expect(outcomes).toEqual({ "1.0.0": "imported", latest: "skipped" });
-    expect(body.data[0].products.find((p: { tag: string }) => p.tag === "latest").reason).toEqual(expect.any(String));
+  // Op 1 reads the history of a real marketplace sync, run here against docker-registry (skipped
+  // without it), in a tenant of its own so that no other test's registries join the sync.
+  describe.skipIf(!peerAvailable("docker-registry"))("op 1, after a marketplace sync from a real registry", () => {
+    let registry: OciRegistryServer;
+    let market: Tenant;
+    beforeAll(async () => {
+      [registry, market] = await Promise.all([startOciRegistry(), h.createTenant("Market Conformance")]);
+      // A package imported, a plain image skipped (with its reason).
+      await registry.pushPackage("edge/vision", "1.0.0", appYaml("vision", "1.0.0", { name: "Vision" }));
+      await registry.pushImage("edge/vision", "latest");
+      const own = await h.api("POST", "/api/v1/registries/oci", { key: market.key, body: { name: "Conformance edge", url: registry.url, repositories: ["edge/vision"] } });
+      expect(own.status, own.text).toBe(201);
+      const store = await h.api("PUT", "/api/v1/marketplace-store", { key: market.key, body: {} });
+      expect(store.status, store.text).toBe(201);
+      const queued = await h.api("POST", "/api/v1/marketplace-store/sync", { key: market.key });
+      expect(queued.status, queued.text).toBe(202);
+      await h.services.prisma.$executeRaw`UPDATE "Job" SET "runAt" = '2000-01-01' WHERE "state" = 'pending'`;
+      const runner = new JobRunner(h.services, { ...marketplaceJobs(), concurrency: 1, workerId: "openapi-conformance" });
+      expect(await runner.drain()).toBe(1);
+    }, 60_000);
+    afterAll(async () => {
+      await registry?.close();
+    });
+
+    it("op 1 GET /marketplace-store/sync-history?limit=10&offset=0: 200 with the per-product breakdown", async () => {
+      const client = createClient<Json>({ baseUrl, headers: { "X-API-Key": market.key } });
+      const res = await client.GET("/marketplace-store/sync-history", { params: { query: { limit: "10", offset: "0" } } });
+      const body = expectConforming("get", "/marketplace-store/sync-history", res, 200);
+      expect(body.total).toBe(1);
+      expect(body.data[0]).toMatchObject({ organizationId: market.org.id, scope: "tenant", status: "success", applicationsImported: 1, triggeredBy: market.user.id });
+      const outcomes = Object.fromEntries(body.data[0].products.map((p: { tag: string; outcome: string }) => [p.tag, p.outcome]));
+      expect(outcomes).toEqual({ "1.0.0": "imported", latest: "skipped" });
+      expect(body.data[0].products.find((p: { tag: string }) => p.tag === "latest").reason).toEqual(expect.any(String));
+    });
   });
 });
 

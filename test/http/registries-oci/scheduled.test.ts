@@ -5,6 +5,7 @@ import { JobRunner } from "../../../src/jobs/index.js";
 import { OCI_SYNC_JOB, ociRegistryJobs, ociSyncJobKey } from "../../../src/modules/registries/oci/jobs.js";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import { startOciRegistry, type OciRegistryServer } from "../../support/oci-registry.js";
+import { peerAvailable } from "../../support/peers.js";
 import { appYaml } from "../registries-git/support.js";
 
 const SCHEDULE = "schedule.oci-registry.due-syncs";
@@ -28,7 +29,7 @@ const create = async (body: Record<string, unknown>) => {
   return res.body;
 };
 
-describe("scheduled OCI syncs", () => {
+describe.skipIf(!peerAvailable("docker-registry"))("scheduled OCI syncs", () => {
   it("enqueues one job per due registry, never two, and the job syncs as the scheduler", async () => {
     const due = await create({ name: "Due", syncIntervalMinutes: 30 });
     await create({ name: "Manual only", syncIntervalMinutes: 0 });

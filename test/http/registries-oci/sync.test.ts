@@ -6,6 +6,7 @@ import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import { startOciRegistry, type OciRegistryServer } from "../../support/oci-registry.js";
+import { peersAvailable } from "../../support/peers.js";
 import { expectSecured } from "../../support/security.js";
 import { appYaml } from "../registries-git/support.js";
 
@@ -54,7 +55,7 @@ async function create(body: Record<string, unknown>, tenant: Tenant = acme) {
 }
 const apps = async (tenant: Tenant) => (await h.api("GET", "/api/v1/applications?limit=200", { key: tenant.key })).body.items as Array<{ key: string; latestVersion: string; versionCount: number; source: Record<string, string> }>;
 
-describe("sync", () => {
+describe.skipIf(!peersAvailable("docker-registry", "htpasswd"))("sync", () => {
   it("imports the application packages of the listed repositories and skips the rest with reasons", async () => {
     const reg = await create({ url: open.url, repositories: ["edge/vision", "edge/broken"] });
     const res = await api("POST", `/${reg.id}/sync`);

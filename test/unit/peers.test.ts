@@ -1,0 +1,76 @@
+// Which system peers this machine has, and what the run says (or, in CI, refuses) without
+// them: a PATH of our own holding a runnable docker-registry and an htpasswd that is not
+// executable (what a bind-mounted /dev/null looks like), Chromium pointed elsewhere.
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { missingPeerLine, missingPeers, peerNotices, peerPath, peersAvailable, POSTGRES_ONLY_LINE, requirePeer } from "../support/peers.js";
+
+let bin: string;
+const program = (name: string, mode: number) => {
+  const file = path.join(bin, name);
+  writeFileSync(file, "#!/bin/sh\n");
+  chmodSync(file, mode);
+  return file;
+};
+
+beforeAll(() => {
+  bin = mkdtempSync(path.join(os.tmpdir(), "peers-"));
+  program("docker-registry", 0o755);
+  program("htpasswd", 0o644);
+});
+afterAll(() => rmSync(bin, { recursive: true, force: true }));
+afterEach(() => vi.unstubAllEnvs());
+
+function machineWithout(extra: Record<string, string | undefined> = {}) {
+  vi.stubEnv("PATH", bin);
+  vi.stubEnv("CHROMIUM_PATH", path.join(bin, "no-chromium"));
+  vi.stubEnv("CI_REQUIRE_PEERS", undefined);
+  vi.stubEnv("DATABASE_URL", undefined);
+  for (const [name, value] of Object.entries(extra)) vi.stubEnv(name, value);
+}
+
+describe("peers", () => {
+  it("finds a peer only as an executable file: on PATH, Chromium at CHROMIUM_PATH", () => {
+    machineWithout();
+    expect(peerPath("docker-registry")).toBe(path.join(bin, "docker-registry"));
+    expect(peerPath("htpasswd")).toBeNull();
+    expect(missingPeers()).toEqual(["htpasswd", "chromium"]);
+    expect(peersAvailable("docker-registry")).toBe(true);
+    expect(peersAvailable("docker-registry", "htpasswd")).toBe(false);
+    vi.stubEnv("CHROMIUM_PATH", program("my-chromium", 0o755));
+    expect(peerPath("chromium")).toBe(path.join(bin, "my-chromium"));
+  });
+
+  it("says one line per missing peer naming its Debian package and `bash .ci/run`, then the PostgreSQL line", () => {
+    machineWithout();
+    const lines = peerNotices();
+    expect(lines).toEqual([missingPeerLine("htpasswd"), missingPeerLine("chromium"), POSTGRES_ONLY_LINE]);
+    expect(lines[0]).toMatch(/^htpasswd not found: .*apt-get install apache2-utils.*`bash \.ci\/run`/);
+    expect(lines[1]).toContain(`chromium not found at CHROMIUM_PATH=${path.join(bin, "no-chromium")}`);
+    expect(lines[1]).toContain("apt-get install chromium");
+    expect(POSTGRES_ONLY_LINE).toMatch(/DATABASE_URL not set.*postgresql.*`bash \.ci\/run`/);
+    machineWithout({ DATABASE_URL: "postgresql://127.0.0.1/x" });
+    expect(peerNotices()).toEqual([missingPeerLine("htpasswd"), missingPeerLine("chromium")]);
+  });
+
+  it("under CI_REQUIRE_PEERS=1 fails with the same lines when a peer is missing, and is quiet when none is", () => {
+    machineWithout({ CI_REQUIRE_PEERS: "1" });
+    expect(() => peerNotices()).toThrow(`CI_REQUIRE_PEERS=1 and a test peer is missing:\n${missingPeerLine("htpasswd")}\n${missingPeerLine("chromium")}`);
+    program("htpasswd", 0o755);
+    try {
+      vi.stubEnv("CHROMIUM_PATH", program("chromium", 0o755));
+      vi.stubEnv("DATABASE_URL", "postgresql://127.0.0.1/x");
+      expect(peerNotices()).toEqual([]);
+    } finally {
+      program("htpasswd", 0o644);
+    }
+  });
+
+  it("refuses to start a missing peer with the line, instead of an unhandled spawn ENOENT", () => {
+    machineWithout();
+    expect(requirePeer("docker-registry")).toBe(path.join(bin, "docker-registry"));
+    expect(() => requirePeer("htpasswd")).toThrow(missingPeerLine("htpasswd"));
+  });
+});
