@@ -1,6 +1,7 @@
 // Driver adapters for Prisma's client engine: PGlite (embedded, in-process PostgreSQL) by
 // default, node-postgres when DATABASE_URL is set. Both also expose a raw `exec` used by the
-// migrator, which must run before Prisma touches the schema.
+// migrator, which must run before Prisma touches the schema. The Prisma CLI's adapter, with
+// its upstream workarounds, is src/db/prisma-cli-adapter.ts.
 import fs from "node:fs";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
@@ -25,27 +26,8 @@ export interface OpenedDatabase {
   pool?: pg.Pool;
 }
 
-/**
- * Work around prisma/prisma#27403: the JS schema engine cannot deserialize PostgreSQL
- * catalog columns of type `name` (oid 19). Reporting them as `text` (oid 25) is harmless
- * because both arrive as strings. Only the migration CLI path needs this.
- */
-class NameAsTextPool extends pg.Pool {
-  override query(...args: unknown[]): any {
-    const result = (super.query as (...a: unknown[]) => unknown)(...args);
-    if (result && typeof (result as Promise<unknown>).then === "function") {
-      return (result as Promise<pg.QueryResult>).then((r) => {
-        for (const field of r?.fields ?? []) if (field.dataTypeID === 19) field.dataTypeID = 25;
-        return r;
-      });
-    }
-    return result;
-  }
-}
-
-export function openPostgres(url: string, poolSize = 10, forMigrations = false): OpenedDatabase {
-  const PoolClass = forMigrations ? NameAsTextPool : pg.Pool;
-  const pool = new PoolClass({ connectionString: url, max: poolSize });
+export function openPostgres(url: string, poolSize = 10): OpenedDatabase {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
   // An idle client losing its connection (server restart) must not crash the process.
   pool.on("error", () => undefined);
   const raw: RawDatabase = {
@@ -78,10 +60,4 @@ export async function openPGlite(dataDir?: string, loadDataDir?: Blob): Promise<
   // runtime protocol is the same (the test suite runs every query through it).
   const adapter = new PrismaPGlite(pglite) as unknown as SqlMigrationAwareDriverAdapterFactory;
   return { raw, adapter, pglite };
-}
-
-/** Used by prisma.config.ts so that the Prisma CLI migrates the same database the server uses. */
-export async function openMigrationAdapter(env: NodeJS.ProcessEnv = process.env): Promise<OpenedDatabase> {
-  if (env.DATABASE_URL) return openPostgres(env.DATABASE_URL, 2, true);
-  return openPGlite(env.DATA_DIR || "./data");
 }

@@ -40,16 +40,18 @@ CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
   "applied_steps_count" INTEGER NOT NULL DEFAULT 0
 );`;
 
-// Any fixed number works; it only has to be the same in every process of an installation.
-const MIGRATION_LOCK_ID = 7_391_001;
+// Prisma Migrate's own advisory lock (`prisma migrate deploy` takes pg_advisory_lock(72707369)
+// before it reads `_prisma_migrations`): a server starting while a pipeline runs the CLI waits
+// for it, and the other way round, instead of both applying the same migration.
+const MIGRATION_LOCK_ID = 72_707_369;
 
 export class MigrationError extends Error {}
 
 /** Returns the names of the migrations applied by this call. */
 export async function applyMigrations(db: RawDatabase, migrations = readMigrations()): Promise<string[]> {
   const applied: string[] = [];
-  // Several server processes may start at once against one PostgreSQL: one migrates, the
-  // others wait on the advisory lock and then find nothing left to do.
+  // Several server processes (and `prisma migrate deploy`) may start at once against one
+  // PostgreSQL: one migrates, the others wait on the advisory lock and then find nothing left to do.
   if (db.kind === "postgres") await db.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_ID]);
   try {
     await db.exec(BOOKKEEPING);

@@ -6,6 +6,9 @@ import { expect } from "vitest";
 import type { Harness } from "../../support/harness.js";
 import { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKeyAlgorithm, type DeviceKeys } from "../../../src/simulator/identity.js";
 
+/** What the REST helpers need: a harness, or a server process (test/http/scale-out/processes.ts). */
+type ApiCaller = Pick<Harness, "api">;
+
 export interface EnrolledDevice {
   deviceId: string;
   keys: DeviceKeys;
@@ -17,20 +20,20 @@ export interface EnrolledDevice {
 }
 
 /** Generates a default CA for the organization of `key` (the PKI capability's operation). */
-export async function ensureCa(h: Harness, key: string) {
+export async function ensureCa(h: ApiCaller, key: string) {
   const res = await h.api("POST", "/api/v1/ca-certificates/generate", { key, body: { name: `ca-${crypto.randomBytes(3).toString("hex")}`, commonName: "Fleet Test CA" } });
   expect(res.status, res.text).toBe(201);
   return res.body as { id: string };
 }
 
-export async function createEnrollmentToken(h: Harness, key: string, body: Record<string, unknown> = {}) {
+export async function createEnrollmentToken(h: ApiCaller, key: string, body: Record<string, unknown> = {}) {
   const res = await h.api("POST", "/api/v1/enrollment-tokens", { key, body: { name: "test token", ...body } });
   expect(res.status, res.text).toBe(201);
   return res.body as { id: string; token: string; tokenPrefix: string; labels: Record<string, string> };
 }
 
 export async function enroll(
-  h: Harness,
+  h: ApiCaller,
   enrollmentToken: string,
   opts: { reportedDeviceId?: string; algorithm?: DeviceKeyAlgorithm; name?: string; facts?: Record<string, unknown> } = {},
 ): Promise<EnrolledDevice> {
@@ -55,7 +58,7 @@ export async function enroll(
   };
 }
 
-export async function heartbeat(h: Harness, device: EnrolledDevice, body: Record<string, unknown> = {}, token?: string) {
+export async function heartbeat(h: ApiCaller, device: EnrolledDevice, body: Record<string, unknown> = {}, token?: string) {
   return h.api("POST", "/api/v1/agent/heartbeat", { key: null, token: token ?? (await device.token()), body });
 }
 
