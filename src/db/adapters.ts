@@ -15,6 +15,12 @@ export interface RawDatabase {
   /** run one or more statements without parameters */
   exec(sql: string): Promise<void>;
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  /**
+   * Runs `work` on one connection: what is session state in PostgreSQL (an advisory lock, an
+   * open transaction after a failed statement) must meet its release on the same connection,
+   * which a pool does not promise from one query to the next. PGlite has only one.
+   */
+  session<T>(work: (db: RawDatabase) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -30,14 +36,27 @@ export function openPostgres(url: string, poolSize = 10): OpenedDatabase {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   // An idle client losing its connection (server restart) must not crash the process.
   pool.on("error", () => undefined);
-  const raw: RawDatabase = {
+  const on = (client: pg.Pool | pg.PoolClient): Omit<RawDatabase, "close"> => ({
     kind: "postgres",
     exec: async (sql) => {
-      await pool.query(sql);
+      await client.query(sql);
     },
-    query: async (sql, params) => (await pool.query(sql, params as unknown[])).rows,
-    close: () => pool.end(),
-  };
+    query: async (sql, params) => (await client.query(sql, params as unknown[])).rows,
+    session: async (work) => {
+      if (client !== pool) return work({ ...on(client), close: async () => undefined });
+      const connection = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        return await work({ ...on(connection), close: async () => undefined });
+      } catch (err) {
+        broken = err as Error; // a connection left mid-transaction must not go back to the pool
+        throw err;
+      } finally {
+        connection.release(broken);
+      }
+    },
+  });
+  const raw: RawDatabase = { ...on(pool), close: () => pool.end() };
   return { raw, adapter: new PrismaPg(pool), pool };
 }
 
@@ -54,6 +73,7 @@ export async function openPGlite(dataDir?: string, loadDataDir?: Blob): Promise<
       await pglite.exec(sql);
     },
     query: async (sql, params) => (await pglite.query(sql, params as unknown[])).rows as any[],
+    session: (work) => work(raw),
     close: () => pglite.close(),
   };
   // pglite-prisma-adapter 0.6 is typed against an older @prisma/driver-adapter-utils; the

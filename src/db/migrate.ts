@@ -49,6 +49,11 @@ export class MigrationError extends Error {}
 
 /** Returns the names of the migrations applied by this call. */
 export async function applyMigrations(db: RawDatabase, migrations = readMigrations()): Promise<string[]> {
+  // The lock, each migration's transaction and its ROLLBACK after a failure: one connection.
+  return db.session((connection) => applyOnOneConnection(connection, migrations));
+}
+
+async function applyOnOneConnection(db: RawDatabase, migrations: Migration[]): Promise<string[]> {
   const applied: string[] = [];
   // Several server processes (and `prisma migrate deploy`) may start at once against one
   // PostgreSQL: one migrates, the others wait on the advisory lock and then find nothing left to do.
