@@ -2,7 +2,7 @@
 // the last hour, day or week or a custom range, at a chosen bucket interval (range and interval
 // in the URL), as three uPlot charts whose cursors move together. A relative range moves on
 // by itself once a minute. Lines break where the device sent nothing.
-import { useMemo } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { useNavigate, useSearch } from "@tanstack/react-router";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { q } from "../../api/query";
@@ -64,16 +64,30 @@ const RANGE_LABELS: Record<RangeKey, string> = { "1h": "Last hour", "24h": "Last
 const INTERVAL_LABELS: Record<Interval, string> = { "1m": "1 minute", "5m": "5 minutes", "1h": "1 hour", "1d": "1 day" };
 
 export function TelemetryTab({ device }: { device: Device }) {
+  const [historyShowsData, setHistoryShowsData] = useState(false);
   return (
     <div className="stack">
-      <LatestCard device={device} />
-      <HistoryCard device={device} />
+      <LatestCard device={device} historyShowsData={historyShowsData} />
+      <HistoryCard device={device} onData={setHistoryShowsData} />
     </div>
   );
 }
 
-function LatestCard({ device }: { device: Device }) {
-  const latest = useQuery({ ...q.telemetry.latest.options({ id: device.id }), refetchInterval: 60_000 });
+const noTelemetryYet = (query: { state: { error: unknown } }) => statusOf(query.state.error) === 404;
+
+function LatestCard({ device, historyShowsData }: { device: Device; historyShowsData: boolean }) {
+  // A device without telemetry answers 404 here: instead of asking again every minute (a 404
+  // each time), ask again once the history, which keeps refreshing, shows data.
+  const latest = useQuery({
+    ...q.telemetry.latest.options({ id: device.id }),
+    refetchInterval: (query) => (noTelemetryYet(query) ? false : 60_000),
+    refetchOnWindowFocus: (query) => !noTelemetryYet(query),
+  });
+  const { refetch } = latest;
+  const missing = statusOf(latest.error) === 404;
+  useEffect(() => {
+    if (missing && historyShowsData) void refetch();
+  }, [missing, historyShowsData, refetch]);
   const s = latest.data;
   return (
     <Card
@@ -87,7 +101,7 @@ function LatestCard({ device }: { device: Device }) {
     >
       {latest.isPending ? <Loading label="Loading the latest snapshot" /> : latest.isError ? (
         statusOf(latest.error) === 404
-          ? <Empty title="No telemetry yet">The device has not sent a snapshot. Its agent sends one every minute once it runs.</Empty>
+          ? <Empty title="No telemetry yet">The device has not sent a snapshot yet; its gauges appear with the first one its agent sends.</Empty>
           : <ErrorState error={latest.error} what="this device's telemetry" retry={() => latest.refetch()} />
       ) : (
         <div className="telemetry-latest">
@@ -113,7 +127,7 @@ const count = (n: number | undefined) => (n === undefined ? "–" : counts.forma
 const usedOf = (used: number | undefined, total: number | undefined) =>
   used !== undefined && total !== undefined ? `${formatBytes(used)} of ${formatBytes(total)}` : undefined;
 
-function HistoryCard({ device }: { device: Device }) {
+function HistoryCard({ device, onData }: { device: Device; onData: (shows: boolean) => void }) {
   const search = useSearch({ from: "/app/devices/$deviceId" });
   const navigate = useNavigate({ from: "/devices/$deviceId" });
   const now = useNow();
@@ -122,6 +136,8 @@ function HistoryCard({ device }: { device: Device }) {
 
   const input = resolved.ok ? { id: device.id, from: resolved.from, to: resolved.to, interval: resolved.interval } : { id: device.id };
   const series = useQuery({ ...q.telemetry.series.options(input), enabled: resolved.ok, placeholderData: keepPreviousData });
+  const showsData = (series.data?.total ?? 0) > 0;
+  useEffect(() => onData(showsData), [showsData, onData]);
 
   function chooseRange(range: RangeKey) {
     if (range !== "custom") return setSearch({ range: range === "1h" ? undefined : range, from: undefined, to: undefined });
