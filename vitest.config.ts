@@ -2,7 +2,8 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
+    // web/src: the console's pure logic (parsing, chart data, buffers), next to its modules.
+    include: ["test/**/*.test.ts", "web/src/**/*.test.ts"],
     globalSetup: ["test/support/global-setup.ts"],
     // One database per test file; PGlite holds ~450 MB, so two files at a time on 2 cores.
     pool: "forks",

@@ -1,8 +1,9 @@
 // GET /api/v1/devices/{id}/logs/stream: a device's log lines as Server-Sent Events. A plain
 // express route (procedures only answer JSON) with the same authentication, permission check
-// and tenant scoping as the procedures (authorizeRequest in guarded-route.ts). It replays the last `tail` lines
-// (or, with Last-Event-ID, every line after that id), then pushes new lines as the device
-// sends them, until the client goes away.
+// and tenant scoping as the procedures (authorizeRequest in guarded-route.ts): API keys,
+// bearer sessions, and the console's session cookie (a same-origin EventSource sends it). It
+// replays the last `tail` lines (or, with Last-Event-ID or `after`, every line after that
+// id), then pushes new lines as the device sends them, until the client goes away.
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { TRPCError } from "@trpc/server";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
@@ -21,9 +22,14 @@ import { perService } from "../lib/per-service.js";
 const KEEPALIVE_MS = 15_000;
 const MAX_TAIL = 1000;
 
+const LINE_ID = /^\d{1,19}$/;
+
 const streamQuery = z.object({
   ...logFilterInput,
   tail: z.coerce.number().int().min(0).max(MAX_TAIL).default(100),
+  // EventSource sends Last-Event-ID only on its own reconnects; a client that reconnects by
+  // itself (with back-off) opens a new EventSource, which cannot set headers.
+  after: z.string().regex(LINE_ID, "after must be a log line id").optional(),
 });
 
 function sendError(req: Request, res: Response, err: TRPCError) {
@@ -38,6 +44,7 @@ function parseQuery(req: Request) {
     source: req.query.source,
     q: req.query.q,
     tail: req.query.tail,
+    after: req.query.after,
     level: level === undefined ? undefined : Array.isArray(level) ? level : [level],
   });
   if (!parsed.success) {
@@ -47,9 +54,11 @@ function parseQuery(req: Request) {
   return parsed.data;
 }
 
-function lastEventIdOf(req: Request): bigint | null {
+/** Where to resume: the Last-Event-ID header (EventSource's own reconnect, the newest) or `after`. */
+function resumePointOf(req: Request, after: string | undefined): bigint | null {
   const header = req.headers["last-event-id"];
-  return typeof header === "string" && /^\d{1,19}$/.test(header) ? BigInt(header) : null;
+  if (typeof header === "string" && LINE_ID.test(header)) return BigInt(header);
+  return after === undefined ? null : BigInt(after);
 }
 
 // Open streams of each running service, so that shutdown can end them (a stream never ends by itself).
@@ -67,10 +76,10 @@ export function logStreamRoutes(services: Services): Router {
     let follower: ReturnType<typeof followLogs> | null = null;
     try {
       const principal = await authorizeRequest(services, req, { permission: "telemetry:read" }, "logs.stream");
-      const { id, tail, ...filter } = parseQuery(req);
+      const { id, tail, after, ...filter } = parseQuery(req);
       await requireDevice(services.prisma, principal.organizationId, id);
 
-      const resumeAfter = lastEventIdOf(req);
+      const resumeAfter = resumePointOf(req, after);
       const replay = resumeAfter !== null
         ? await logsAfter(services.prisma, id, filter, resumeAfter, MAX_TAIL)
         : await tailLogs(services.prisma, id, filter, tail);
@@ -128,7 +137,9 @@ export const logStreamOpenApiPaths: ExtraPaths = {
       description:
         "Requires telemetry:read. Answers `text/event-stream`: first the last `tail` lines (default 100, at most 1000) that match the " +
         "filters, oldest first, then an `event: ready`, then each new line as the device sends it (`event: log`, `id` = line id, " +
-        "`data` = the log line as JSON). With a `Last-Event-ID` header it resumes after that line instead of replaying the tail. " +
+        "`data` = the log line as JSON). With a `Last-Event-ID` header (or `after`, for a client that reconnects with a new " +
+        "EventSource) it resumes after that line instead of replaying the tail. The console's session cookie authenticates it too, " +
+        "so a same-origin EventSource works. " +
         "A comment is sent every 15 seconds to keep proxies from closing the connection. Works across server processes on PostgreSQL.",
       security,
       parameters: [
@@ -137,6 +148,7 @@ export const logStreamOpenApiPaths: ExtraPaths = {
         { name: "source", in: "query", required: false, schema: { type: "string" } },
         { name: "level", in: "query", required: false, schema: { type: "array", items: { type: "string", enum: LOG_LEVELS } }, style: "form", explode: true },
         { name: "q", in: "query", required: false, schema: { type: "string" }, description: "case-insensitive text search" },
+        { name: "after", in: "query", required: false, schema: { type: "string", pattern: "^[0-9]{1,19}$" }, description: "resume after this line id (Last-Event-ID wins when both are sent)" },
         { name: "Last-Event-ID", in: "header", required: false, schema: { type: "string" } },
       ],
       responses: {

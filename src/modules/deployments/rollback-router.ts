@@ -34,6 +34,7 @@ const historyItem = z.object({
   deploymentId: z.string().nullable(),
   deploymentName: z.string().nullable(),
   applicationId: z.string(),
+  applicationName: z.string().nullable().describe("null when the application was deleted since"),
   applicationVersionId: z.string().nullable(),
   version: z.string(),
   profileId: z.string(),

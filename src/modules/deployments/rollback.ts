@@ -167,12 +167,20 @@ export async function deploymentHistory(db: DbTx, organizationId: string, device
     db.deviceVersionHistory.findMany({ where, orderBy: [{ finishedAt: "desc" }, { id: "desc" }], take: input.limit, skip: input.offset }),
     db.deviceVersionHistory.count({ where }),
   ]);
+  // The history has no foreign key to the application (it outlives deletions): the names of
+  // the page's applications in one query.
+  const applications = await db.application.findMany({
+    where: { organizationId, id: { in: [...new Set(rows.map((r) => r.applicationId))] } },
+    select: { id: true, name: true },
+  });
+  const nameOf = new Map(applications.map((a) => [a.id, a.name]));
   return pageOf(
     rows.map((h) => ({
       id: h.id,
       deploymentId: h.deploymentId,
       deploymentName: h.deploymentName,
       applicationId: h.applicationId,
+      applicationName: nameOf.get(h.applicationId) ?? null,
       applicationVersionId: h.applicationVersionId,
       version: h.version,
       profileId: h.profileId,

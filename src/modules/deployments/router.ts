@@ -7,10 +7,11 @@ import { eventsOf } from "./events.js";
 import { rolloutRouter } from "./rollout-router.js";
 import {
   awaitingRemovalInput, awaitingRemovalOutput, createDeploymentInput, deploymentDevicesInput, deploymentDevicesOutput, deleteInput, deleteOutput, deploymentOutput, deploymentPageOutput,
+  deviceDeploymentsInput, deviceDeploymentsOutput,
   idInput, listDeploymentsInput, removalStatusInput, removalStatusOutput, statsOutput, stopInput, updateDeploymentInput,
 } from "./schemas.js";
 import {
-  createDeployment, deleteDeployment, deploymentDto, deploymentStats, getDeployment, listAwaitingRemoval, listDeploymentDevices, listDeployments, removalStatus,
+  createDeployment, deleteDeployment, deploymentDto, deploymentStats, getDeployment, listAwaitingRemoval, listDeploymentDevices, listDeployments, listDeviceDeployments, removalStatus,
   startDeployment, stopDeployment, updateDeployment,
 } from "./service.js";
 
@@ -158,6 +159,21 @@ export const deploymentsRouter = router({
     .input(removalStatusInput)
     .output(removalStatusOutput)
     .query(({ ctx, input }) => removalStatus(ctx.db, ctx.principal.organizationId, input.id, input)),
+
+  ofDevice: protectedProcedure("deployments:read")
+    .meta({
+      openapi: {
+        method: "GET", path: "/devices/{id}/deployments", tags: [TAG],
+        summary: "The deployments that target a device: its desired state first, then the entries it no longer carries",
+        description:
+          "One item per deployment that targeted the device, with the application, version and profile, what the heartbeat tells the device " +
+          "(desiredAction install or remove; null when nothing), its state, the agent's message and why the service skipped, cancelled or " +
+          "superseded it. Entries of the desired state come first, then the most recently changed. Filter: desired=true|false. Paged.",
+      },
+    })
+    .input(deviceDeploymentsInput)
+    .output(deviceDeploymentsOutput)
+    .query(({ ctx, input }) => listDeviceDeployments(ctx.db, ctx.principal.organizationId, input)),
 
   rollout: rolloutRouter,
 });

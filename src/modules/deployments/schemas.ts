@@ -219,9 +219,8 @@ export const deploymentDevicesInput = z.object({
   ...pagingInput,
 });
 
-export const deploymentDeviceOutput = z.object({
-  deviceId: z.string(),
-  deviceName: z.string(),
+/** One device's entry in one deployment (DeploymentDevice), as every list of entries shows it. */
+const deploymentEntryFields = {
   state: z.enum(DEVICE_DEPLOYMENT_STATES),
   desiredAction: z.enum(["install", "remove"]).nullable().describe("what the device's heartbeat is told; null: nothing (not dispatched, or no longer)"),
   batchIndex: z.number().int().nullable(),
@@ -229,5 +228,30 @@ export const deploymentDeviceOutput = z.object({
   message: z.string().nullable().describe("the agent's last message"),
   dispatchedAt: z.string().nullable(),
   stateChangedAt: z.string(),
+};
+
+export const deploymentDeviceOutput = z.object({
+  deviceId: z.string(),
+  deviceName: z.string(),
+  ...deploymentEntryFields,
 });
 export const deploymentDevicesOutput = pageOutput(deploymentDeviceOutput);
+
+export const deviceDeploymentsInput = z.object({
+  id: z.uuid(),
+  desired: z.stringbool().optional().describe("true: only the entries the device's heartbeat carries now (install or remove); false: only the others"),
+  ...pagingInput,
+});
+
+export const deviceDeploymentOutput = z.object({
+  deploymentId: z.string(),
+  deploymentName: z.string(),
+  deploymentStatus: z.enum(DEPLOYMENT_STATUSES),
+  rolloutState: z.enum(ROLLOUT_STATES),
+  applicationId: z.string(),
+  applicationName: z.string(),
+  version: z.string(),
+  profileId: z.string(),
+  ...deploymentEntryFields,
+});
+export const deviceDeploymentsOutput = pageOutput(deviceDeploymentOutput);

@@ -4,7 +4,7 @@ import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
 import type { SecretBox } from "../../lib/crypto.js";
 import { pageOf } from "../../lib/paging.js";
-import { badRequest, conflict } from "../../trpc/errors.js";
+import { badRequest, conflict, notFound } from "../../trpc/errors.js";
 import { iso, isoNullable } from "../devices/schemas.js";
 import { likePattern } from "../devices/sql.js";
 import type { DeploymentEvents } from "./events.js";
@@ -291,6 +291,19 @@ export async function evaluateDeployment(db: DbTx, organizationId: string, id: s
   await finishRemovalIfConfirmed(db, evaluated, events);
 }
 
+/** The fields of a device's entry in a deployment that every list of entries answers. */
+function entryFieldsOf(r: Prisma.DeploymentDeviceGetPayload<object>) {
+  return {
+    state: r.state as StateKey,
+    desiredAction: r.desiredAction as "install" | "remove" | null,
+    batchIndex: r.batchIndex,
+    reason: r.reason,
+    message: r.message,
+    dispatchedAt: isoNullable(r.dispatchedAt),
+    stateChangedAt: iso(r.stateChangedAt),
+  };
+}
+
 /** The devices of a deployment with their state, filtered by state and batch; failed and in-flight devices are what operators look for. */
 export async function listDeploymentDevices(db: DbTx, organizationId: string, input: { id: string; state?: string; batch?: number; limit: number; offset: number }) {
   await findDeployment(db, organizationId, input.id);
@@ -313,13 +326,51 @@ export async function listDeploymentDevices(db: DbTx, organizationId: string, in
     rows.map((r) => ({
       deviceId: r.deviceId,
       deviceName: r.device.name,
-      state: r.state as StateKey,
-      desiredAction: r.desiredAction as "install" | "remove" | null,
-      batchIndex: r.batchIndex,
-      reason: r.reason,
-      message: r.message,
-      dispatchedAt: isoNullable(r.dispatchedAt),
-      stateChangedAt: iso(r.stateChangedAt),
+      ...entryFieldsOf(r),
+    })),
+    total,
+    input.offset,
+  );
+}
+
+/**
+ * A device's entries in every deployment that targeted it: first those its heartbeat carries
+ * now (its desired state), then the others (superseded, skipped, cancelled, removed), most
+ * recently changed first. One query for the page (deployment and application joined), one count.
+ */
+export async function listDeviceDeployments(db: DbTx, organizationId: string, input: { id: string; desired?: boolean; limit: number; offset: number }) {
+  const device = await db.device.findFirst({ where: { id: input.id, organizationId }, select: { id: true } });
+  if (!device) throw notFound("Device");
+  const where: Prisma.DeploymentDeviceWhereInput = {
+    deviceId: input.id,
+    organizationId,
+    ...(input.desired === undefined ? {} : { desiredAction: input.desired ? { not: null } : null }),
+  };
+  const [rows, total] = await Promise.all([
+    db.deploymentDevice.findMany({
+      where,
+      include: {
+        deployment: {
+          select: { name: true, status: true, rolloutState: true, applicationId: true, version: true, profileId: true, application: { select: { name: true } } },
+        },
+      },
+      orderBy: [{ desiredAction: { sort: "asc", nulls: "last" } }, { stateChangedAt: "desc" }, { deploymentId: "asc" }],
+      take: input.limit,
+      skip: input.offset,
+    }),
+    db.deploymentDevice.count({ where }),
+  ]);
+  return pageOf(
+    rows.map((r) => ({
+      deploymentId: r.deploymentId,
+      deploymentName: r.deployment.name,
+      deploymentStatus: r.deployment.status as DeploymentDto["status"],
+      rolloutState: r.deployment.rolloutState as RolloutState,
+      applicationId: r.deployment.applicationId,
+      applicationName: r.deployment.application.name,
+      version: r.deployment.version,
+      profileId: r.deployment.profileId,
+      ...entryFieldsOf(r),
     })),
     total,
     input.offset,

@@ -120,7 +120,9 @@ describe("deployment history", () => {
       ["2.0.0", "failed", false, v2],
       ["1.0.0", "running", true, v1],
     ]);
-    expect(res.body.items[0]).toMatchObject({ applicationId: appId, profileId: "compose-main", deploymentName: "gateway-2.0.0", message: "crash loop" });
+    expect(res.body.items[0]).toMatchObject({
+      applicationId: appId, applicationName: "Vision Gateway", profileId: "compose-main", deploymentName: "gateway-2.0.0", message: "crash loop",
+    });
     expect(new Date(res.body.items[0].finishedAt) >= new Date(res.body.items[1].finishedAt)).toBe(true);
 
     const d3 = await history(d[3].deviceId);
@@ -137,6 +139,48 @@ describe("deployment history", () => {
     const other = await history(d[0].deviceId, acme.key, `?applicationId=${crypto.randomUUID()}`);
     expect(other.body).toMatchObject({ total: 0, items: [] });
     expect((await history(d[4].deviceId)).body).toMatchObject({ total: 0, items: [] });
+  });
+});
+
+describe("a device's deployments: GET /devices/{id}/deployments", () => {
+  const entries = (device: string, query = "", key = acme.key) => h.api("GET", `/api/v1/devices/${device}/deployments${query}`, { key });
+
+  it("lists the desired state first (2.0.0, told to install), then the entries the device no longer carries (1.0.0, superseded)", async () => {
+    const res = await entries(d[0].deviceId);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ total: 2, hasMore: false });
+    expect(res.body.items.map((x: { deploymentId: string; desiredAction: string | null; state: string }) => [x.deploymentId, x.desiredAction, x.state])).toEqual([
+      [v2, "install", "failed"],
+      [v1, null, "superseded"],
+    ]);
+    expect(res.body.items[0]).toMatchObject({
+      deploymentName: "gateway-2.0.0", deploymentStatus: "running", rolloutState: expect.any(String),
+      applicationId: appId, applicationName: "Vision Gateway", version: "2.0.0", profileId: "compose-main", message: "crash loop", batchIndex: null,
+    });
+    expect(res.body.items[1].reason).toContain("gateway-2.0.0");
+    // the heartbeat carries exactly the desired entries
+    expect((await desiredOf(d[0])).map((x) => x.deploymentId)).toEqual([v2]);
+  });
+
+  it("filters by desired, pages, and answers an empty page for a device no deployment targeted", async () => {
+    const desired = await entries(d[0].deviceId, "?desired=true");
+    expect(desired.body.items.map((x: { deploymentId: string }) => x.deploymentId)).toEqual([v2]);
+    expect(desired.body.total).toBe(1);
+    const others = await entries(d[0].deviceId, "?desired=false");
+    expect(others.body.items.map((x: { deploymentId: string }) => x.deploymentId)).toEqual([v1]);
+    const second = await entries(d[0].deviceId, "?limit=1&offset=1");
+    expect(second.body).toMatchObject({ total: 2, hasMore: false });
+    expect(second.body.items.map((x: { deploymentId: string }) => x.deploymentId)).toEqual([v1]);
+    expect((await entries(d[4].deviceId)).body).toEqual({ items: [], total: 0, hasMore: false });
+    const bad = await entries(d[0].deviceId, "?desired=maybe");
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body.issues ?? bad.body.data?.issues)).toContain("desired");
+  });
+
+  it("is secured: 401, 403 without deployments:read, 404 across tenants and for an unknown device", async () => {
+    const path = `/api/v1/devices/${d[0].deviceId}/deployments`;
+    await expectSecured(h, acme, globex, { method: "GET", path, permission: "deployments:read", foreignPath: path });
+    expect((await entries(crypto.randomUUID())).status).toBe(404);
   });
 });
 

@@ -167,6 +167,46 @@ describe("follow mode: GET /api/v1/devices/{id}/logs/stream (Server-Sent Events)
     stream.close();
   });
 
+  it("resumes after `after` (a client reconnecting with a new EventSource), Last-Event-ID winning over it", async () => {
+    const all = (await logsOf("?limit=3")).body.items;
+    const stream = await openSse(streamUrl(`?after=${all[1].id}`), { "x-api-key": acme.key });
+    await stream.waitFor(1, "ready");
+    expect(stream.events.filter((e) => e.event === "log").map((e) => JSON.parse(e.data).id)).toEqual([all[0].id]);
+    stream.close();
+    const both = await openSse(streamUrl(`?after=${all[0].id}`), { "x-api-key": acme.key, "last-event-id": all[2].id });
+    await both.waitFor(1, "ready");
+    expect(both.events.filter((e) => e.event === "log").map((e) => JSON.parse(e.data).id)).toEqual([all[1].id, all[0].id]);
+    both.close();
+    const bad = await h.api("GET", `/api/v1/devices/${device.deviceId}/logs/stream?after=last`, { key: acme.key });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toContain("after");
+  });
+
+  it("accepts the console's session cookie, as a same-origin EventSource sends it, and refuses it once signed out", async () => {
+    const signIn = await h.api("POST", "/api/v1/auth/session", {
+      key: null,
+      headers: { origin: h.url },
+      body: { email: acme.user.email, password: acme.user.password },
+    });
+    expect(signIn.status, signIn.text).toBe(200);
+    const cookie = signIn.headers.get("set-cookie")!.split(";")[0];
+    expect(cookie).toMatch(/^fm_session=fmc_/);
+
+    const stream = await openSse(streamUrl("?tail=1"), { cookie });
+    expect(stream.status).toBe(200);
+    await stream.waitFor(1, "ready");
+    await sendLogs(h, device, [{ timestamp: new Date().toISOString(), message: "seen through the cookie" }]);
+    const lines = await stream.waitFor(2);
+    expect(JSON.parse(lines[1].data).message).toBe("seen through the cookie");
+    stream.close();
+
+    const signOut = await h.api("POST", "/api/v1/auth/logout", { key: null, headers: { cookie, origin: h.url } });
+    expect(signOut.status, signOut.text).toBe(200);
+    const refused = await h.api("GET", `/api/v1/devices/${device.deviceId}/logs/stream`, { key: null, headers: { cookie } });
+    expect(refused.status).toBe(401);
+    expect(refused.body.data.httpStatus).toBe(401);
+  });
+
   it("is secured like the other reads, with JSON errors", async () => {
     const path = `/api/v1/devices/${device.deviceId}/logs/stream`;
     await expectSecured(h, acme, globex, { method: "GET", path, permission: "telemetry:read", foreignPath: path });

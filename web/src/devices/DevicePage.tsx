@@ -1,7 +1,7 @@
 // One device: its facts and status (live), labels edited in place, rename, release of the
 // reported-device-id claim, delete; then tabs for what it reports and what happened to it.
 // The open tab and its filters live in the URL.
-import { useState, type ReactNode } from "react";
+import { Suspense, useState, type ReactNode } from "react";
 import { Link, useNavigate, useParams, useSearch } from "@tanstack/react-router";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { Pencil, Trash2, Unlink } from "lucide-react";
@@ -61,7 +61,10 @@ export function DevicePage() {
         ))}
       </div>
       <div role="tabpanel" aria-label={TAB_LABELS[tab]}>
-        <Panel device={d} />
+        {/* A tab's code loads on first opening: only the panel waits for it, not the page. */}
+        <Suspense fallback={<Loading label={`Loading ${TAB_LABELS[tab].toLowerCase()}`} />}>
+          <Panel device={d} />
+        </Suspense>
       </div>
     </>
   );

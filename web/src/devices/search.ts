@@ -25,15 +25,17 @@ export type DeviceTab = (typeof DEVICE_TABS)[number];
 
 export const deviceDetailSearch = z.object({
   tab: z.catch(z.optional(z.enum(DEVICE_TABS)), undefined),
-  /** telemetry range: 1h, 24h, 7d, or custom with from/to */
+  /** telemetry range: the last hour (default), day or week, or custom with from/to (ISO 8601) */
   range: z.catch(z.optional(z.enum(["1h", "24h", "7d", "custom"])), undefined),
   from: z.catch(z.optional(z.string().check(z.maxLength(40))), undefined),
   to: z.catch(z.optional(z.string().check(z.maxLength(40))), undefined),
+  /** telemetry bucket size (op 11); none: the finest that keeps the range readable */
   interval: z.catch(z.optional(z.enum(["1m", "5m", "1h", "1d"])), undefined),
-  /** logs: level, source, text search */
-  level: z.catch(z.optional(z.string().check(z.maxLength(20))), undefined),
-  source: z.catch(z.optional(z.string().check(z.maxLength(200))), undefined),
+  /** logs: levels (comma-separated), source, text search, and whether new lines stream in */
+  level: z.catch(z.optional(z.string().check(z.maxLength(40))), undefined),
+  source: z.catch(z.optional(z.string().check(z.maxLength(100))), undefined),
   search: z.catch(z.optional(z.string().check(z.maxLength(200))), undefined),
+  follow: z.catch(z.optional(z.boolean()), undefined),
   /** activity: page offset */
   offset: z.catch(z.optional(z.number().check(z.int(), z.nonnegative())), undefined),
   /** activity: event type */

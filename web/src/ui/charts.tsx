@@ -86,3 +86,39 @@ export function Progress({ value, max, label, segments }: { value: number; max: 
     </div>
   );
 }
+
+/**
+ * A percentage as a half-circle gauge (a meter for assistive technology), turning to the
+ * warning colour at `warnAt` and the danger colour at `dangerAt` (fleet health's default
+ * pressure threshold is 90 %). A value that was not reported reads "not reported".
+ */
+export function Gauge({ label, value, detail, warnAt = 75, dangerAt = 90 }: { label: string; value: number | undefined; detail?: ReactNode; warnAt?: number; dangerAt?: number }) {
+  const shown = value === undefined ? undefined : Math.min(100, Math.max(0, value));
+  const tone = shown === undefined ? "none" : shown >= dangerAt ? "danger" : shown >= warnAt ? "warning" : "ok";
+  const text = shown === undefined ? "not reported" : percentFormat.format(shown / 100);
+  const arc = "M 10 60 A 50 50 0 0 1 110 60";
+  return (
+    <div className={`gauge gauge--${tone}`} role="meter" aria-label={label} aria-valuemin={0} aria-valuemax={100} aria-valuenow={shown} aria-valuetext={text}>
+      <svg viewBox="0 0 120 66" aria-hidden="true">
+        <path d={arc} className="gauge__track" pathLength={100} />
+        {shown !== undefined && shown > 0 && <path d={arc} className="gauge__fill" pathLength={100} strokeDasharray={`${shown} 100`} />}
+      </svg>
+      <div className="gauge__value num">{shown === undefined ? "–" : text}</div>
+      <div className="gauge__label">{label}</div>
+      {detail && <div className="gauge__detail">{detail}</div>}
+    </div>
+  );
+}
+
+const percentFormat = new Intl.NumberFormat(undefined, { style: "percent", maximumFractionDigits: 0 });
+
+/** A number with its label, beside gauges (counts that have no 100 %). */
+export function Stat({ label, value, detail, tone }: { label: string; value: ReactNode; detail?: ReactNode; tone?: "danger" | "warning" }) {
+  return (
+    <div className={tone ? `stat stat--${tone}` : "stat"}>
+      <div className="stat__value num">{value}</div>
+      <div className="stat__label">{label}</div>
+      {detail && <div className="stat__detail">{detail}</div>}
+    </div>
+  );
+}

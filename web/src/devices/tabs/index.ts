@@ -7,6 +7,9 @@ import type { Device } from "../types";
 export type DeviceTabPanel = ComponentType<{ device: Device }>;
 
 export const DEVICE_TAB_PANELS: Partial<Record<DeviceTab, DeviceTabPanel>> = {
+  telemetry: lazy(() => import("./TelemetryTab").then((m) => ({ default: m.TelemetryTab }))),
+  logs: lazy(() => import("./LogsTab").then((m) => ({ default: m.LogsTab }))),
   activity: lazy(() => import("./ActivityTab").then((m) => ({ default: m.ActivityTab }))),
   certificates: lazy(() => import("./CertificatesTab").then((m) => ({ default: m.CertificatesTab }))),
+  deployments: lazy(() => import("./DeploymentsTab").then((m) => ({ default: m.DeploymentsTab }))),
 };

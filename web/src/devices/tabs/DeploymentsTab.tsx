@@ -1,0 +1,174 @@
+// What the device's desired state holds (its entry in every deployment that targeted it, the
+// ones its heartbeat carries first) and the versions it ran, newest first. Read-only here:
+// starting, stopping and rolling back come with the deployments pages. Progress reports of
+// this device arrive over the realtime channel and refresh both.
+import { useState, type ReactNode } from "react";
+import { keepPreviousData, useQuery, useQueryClient, type UseQueryResult } from "@tanstack/react-query";
+import type { RouterOutputs } from "../../api/client";
+import { q } from "../../api/query";
+import { useRealtimeEvents } from "../../app/realtime";
+import { Card } from "../../ui/Card";
+import { DataTable, type Column } from "../../ui/DataTable";
+import { Pagination } from "../../ui/Pagination";
+import { Empty, ErrorState } from "../../ui/states";
+import { formatDateTime, RelativeTime } from "../../ui/time";
+import type { Device } from "../types";
+
+type Entry = RouterOutputs["deployments"]["ofDevice"]["items"][number];
+type HistoryItem = RouterOutputs["rollback"]["history"]["items"][number];
+
+const PAGE = 25;
+
+/** Badge tone of a device's state in a deployment (checked against the API's states). */
+const STATE_TONE: Record<Entry["state"], string> = {
+  pending: "badge--accent",
+  downloading: "badge--accent",
+  installing: "badge--accent",
+  running: "badge--success",
+  failed: "badge--danger",
+  removing: "badge--warning",
+  removed: "",
+  skipped: "",
+  cancelled: "",
+  superseded: "",
+};
+
+export function DeploymentsTab({ device }: { device: Device }) {
+  const queryClient = useQueryClient();
+  useRealtimeEvents((event) => {
+    if (event.type === "deployment.progress" && (event.data as { deviceId?: string }).deviceId === device.id) {
+      void queryClient.invalidateQueries({ queryKey: q.deployments.ofDevice.key() });
+      void queryClient.invalidateQueries({ queryKey: q.rollback.history.key() });
+    }
+  });
+  return (
+    <div className="stack">
+      <DesiredStateCard device={device} />
+      <VersionHistoryCard device={device} />
+    </div>
+  );
+}
+
+function DesiredStateCard({ device }: { device: Device }) {
+  const [offset, setOffset] = useState(0);
+  const entries = useQuery({ ...q.deployments.ofDevice.options({ id: device.id, limit: PAGE, offset }), placeholderData: keepPreviousData });
+  const columns: Column<Entry>[] = [
+    {
+      id: "deployment",
+      header: "Deployment",
+      cell: (e) => (
+        <div className="cell-stack">
+          <strong>{e.deploymentName}</strong>
+          <span className="faint">deployment {e.deploymentStatus}{e.batchIndex !== null && ` · ${e.batchIndex === 0 ? "canary" : `batch ${e.batchIndex}`}`}</span>
+        </div>
+      ),
+    },
+    {
+      id: "application",
+      header: "Application",
+      cell: (e) => (
+        <div className="cell-stack">
+          <span>{e.applicationName} <code>{e.version}</code></span>
+          <span className="faint mono">{e.profileId}</span>
+        </div>
+      ),
+    },
+    {
+      id: "desired",
+      header: "Told to",
+      cell: (e) => e.desiredAction
+        ? <span className={`badge ${e.desiredAction === "install" ? "badge--accent" : "badge--warning"}`}>{e.desiredAction}</span>
+        : <span className="faint" title="Not in the device's desired state">nothing</span>,
+    },
+    { id: "state", header: "State", cell: (e) => <span className={`badge ${STATE_TONE[e.state]}`}>{e.state}</span> },
+    {
+      id: "message",
+      header: "Message",
+      cell: (e) => e.message ?? (e.reason ? <span className="muted">{e.reason}</span> : <span className="faint">–</span>),
+    },
+    { id: "since", header: "Since", cell: (e) => <RelativeTime value={e.stateChangedAt} /> },
+  ];
+  return (
+    <Card title="Desired state" flush>
+      <p className="card-intro muted">
+        Every deployment that targets this device. Those it is told to install or remove come first: that is what its next heartbeat receives.
+      </p>
+      <PagedTable
+        result={entries}
+        what="this device's deployments"
+        caption="Deployments of this device"
+        columns={columns}
+        rowKey={(e) => e.deploymentId}
+        empty={<Empty title="No deployment targets this device">A deployment reaches the device when its label selector matches the device's labels, or when it names the device.</Empty>}
+        offset={offset}
+        onOffset={setOffset}
+        pageLabel="Deployment pages"
+      />
+    </Card>
+  );
+}
+
+function VersionHistoryCard({ device }: { device: Device }) {
+  const [offset, setOffset] = useState(0);
+  const history = useQuery({ ...q.rollback.history.options({ id: device.id, limit: PAGE, offset }), placeholderData: keepPreviousData });
+  const columns: Column<HistoryItem>[] = [
+    {
+      id: "version",
+      header: "Version",
+      cell: (h) => (
+        <div className="cell-stack">
+          <span>{h.applicationName ?? <span className="faint">deleted application</span>} <code>{h.version}</code></span>
+          <span className="faint mono">{h.profileId}</span>
+        </div>
+      ),
+    },
+    {
+      id: "outcome",
+      header: "Outcome",
+      cell: (h) => h.succeeded ? <span className="badge badge--success">succeeded</span> : <span className="badge badge--danger">failed</span>,
+    },
+    { id: "deployment", header: "Deployment", cell: (h) => h.deploymentName ?? <span className="faint">deleted</span> },
+    { id: "message", header: "Message", cell: (h) => h.message ?? <span className="faint">–</span> },
+    {
+      id: "when",
+      header: "Finished",
+      cell: (h) => <span title={`Started ${formatDateTime(h.startedAt)}, finished ${formatDateTime(h.finishedAt)}`}><RelativeTime value={h.finishedAt} /></span>,
+    },
+  ];
+  return (
+    <Card title="Version history" flush>
+      <PagedTable
+        result={history}
+        what="this device's version history"
+        caption="Versions this device ran, newest first"
+        columns={columns}
+        rowKey={(h) => h.id}
+        empty={<Empty title="No version has run on this device yet">Each version a deployment brings is recorded here once the device reports it running or failed.</Empty>}
+        offset={offset}
+        onOffset={setOffset}
+        pageLabel="Version history pages"
+      />
+    </Card>
+  );
+}
+
+/** A page of rows from the API with its error state, and page controls once there is more than one page. */
+function PagedTable<Row>({ result, what, caption, columns, rowKey, empty, offset, onOffset, pageLabel }: {
+  result: UseQueryResult<{ items: Row[]; total: number }>;
+  what: string;
+  caption: string;
+  columns: Column<Row>[];
+  rowKey: (row: Row) => string;
+  empty: ReactNode;
+  offset: number;
+  onOffset: (offset: number) => void;
+  pageLabel: string;
+}) {
+  if (result.isError) return <ErrorState error={result.error} what={what} retry={() => result.refetch()} />;
+  return (
+    <>
+      <DataTable caption={caption} columns={columns} rows={result.data?.items} rowKey={rowKey} loading={result.isFetching} loadingRows={3} empty={empty} />
+      {(result.data?.total ?? 0) > PAGE && <Pagination label={pageLabel} offset={offset} limit={PAGE} total={result.data?.total} onOffset={onOffset} />}
+    </>
+  );
+}
