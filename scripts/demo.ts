@@ -218,7 +218,7 @@ async function main() {
 
     // Devices.
     simulator = new FleetSimulator({
-      url: base, enrollmentToken: token.token, devices: DEVICES, heartbeatMs: 10_000, telemetryMs: 15_000,
+      url: base, enrollmentToken: token.token, devices: DEVICES, heartbeatMs: 10_000, telemetryMs: 15_000, logsMs: 20_000,
       failureRate: 0.02, idPrefix: "demo", enrollConcurrency: 8,
     });
     const started = Date.now();

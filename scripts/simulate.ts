@@ -55,6 +55,7 @@ const t = options.deploymentTimings!;
 const range = ([min, max]: readonly [number, number]) => `${min}-${max} ms`;
 console.log(`simulating ${options.devices} devices against ${options.url} (heartbeat ${options.heartbeatMs} ms, ` +
   `${simulator.busyHeartbeatMs} ms while a deployment is in flight, telemetry ${options.telemetryMs ? `${options.telemetryMs} ms` : "off"}, ` +
+  `logs ${options.logsMs ? `${options.logsMs} ms` : "off"}, ` +
   `failure rate ${options.failureRate}, deployment failure rate ${options.deploymentFailureRate}; download ${range(t.downloadMs!)}, ` +
   `install ${range(t.installMs!)}, remove ${range(t.removeMs!)}, time scale ${options.timeScale}); Ctrl-C stops`);
 await simulator.enrollAll(abort.signal);

@@ -5,7 +5,7 @@ import type { DelayRange } from "./deployment-agent.js";
 import type { DeviceKeyAlgorithm } from "./identity.js";
 
 export const USAGE = `usage: npm run simulate -- --url <service url> --token <enrollment token> --devices <N>
-         [--heartbeat 30s] [--telemetry 60s|0] [--failure-rate 0.05] [--prefix sim-xyz]
+         [--heartbeat 30s] [--telemetry 60s|0] [--logs 30s|0] [--failure-rate 0.05] [--prefix sim-xyz]
          [--concurrency 8] [--key ES256|EdDSA|RS256]
          deployments: [--deployment-failure-rate <p, default --failure-rate>] [--download 2s-8s]
          [--install 1s-4s] [--remove 500ms-2s] [--time-scale 1 | --fast] [--busy-heartbeat 1s]`;
@@ -39,6 +39,7 @@ export function parseSimulatorArgs(argv: string[]): SimulatorOptions {
       devices: { type: "string" },
       heartbeat: { type: "string", default: "30s" },
       telemetry: { type: "string", default: "60s" },
+      logs: { type: "string", default: "30s" },
       "failure-rate": { type: "string", default: "0.05" },
       prefix: { type: "string" },
       concurrency: { type: "string", default: "8" },
@@ -61,6 +62,7 @@ export function parseSimulatorArgs(argv: string[]): SimulatorOptions {
   const heartbeatMs = parseDuration(values.heartbeat!, "heartbeat");
   if (heartbeatMs < 100) throw new Error("--heartbeat: at least 100ms");
   const telemetryMs = values.telemetry === "0" ? 0 : parseDuration(values.telemetry!, "telemetry");
+  const logsMs = values.logs === "0" ? 0 : parseDuration(values.logs!, "logs");
   const enrollConcurrency = Number(values.concurrency);
   if (!Number.isInteger(enrollConcurrency) || enrollConcurrency < 1 || enrollConcurrency > 256) throw new Error("--concurrency: 1 to 256");
   if (!["ES256", "EdDSA", "RS256"].includes(values.key!)) throw new Error("--key: ES256, EdDSA or RS256");
@@ -78,6 +80,7 @@ export function parseSimulatorArgs(argv: string[]): SimulatorOptions {
     devices,
     heartbeatMs,
     telemetryMs,
+    logsMs,
     failureRate,
     idPrefix: values.prefix,
     enrollConcurrency,
@@ -102,6 +105,7 @@ export function formatProgress(stats: SimulatorStats, elapsedSeconds: number): s
     `enrolled ${stats.enrolled}/${stats.devices}${stats.enrollFailed ? ` (${stats.enrollFailed} failed)` : ""}`,
     `heartbeats ${stats.heartbeatsOk}${stats.heartbeatsFailed ? ` (${stats.heartbeatsFailed} failed)` : ""} p50 ${fmt(hb.p50)}ms p99 ${fmt(hb.p99)}ms`,
     stats.telemetryUnavailable ? "telemetry n/a (404)" : `telemetry ${stats.telemetryOk}${stats.telemetryFailed ? ` (${stats.telemetryFailed} failed)` : ""}`,
+    ...(stats.logsOk || stats.logsFailed ? [`logs ${stats.logsOk}${stats.logsFailed ? ` (${stats.logsFailed} failed)` : ""}`] : []),
     `failing ${stats.failing}`,
     ...(deploymentsLine(stats) ? [deploymentsLine(stats)] : []),
     ...(stats.rejected ? [`rejected ${stats.rejected}`] : []),

@@ -1,5 +1,5 @@
 // The simulator engine: enrolls N virtual devices over the real agent protocol, then drives
-// their heartbeats and telemetry on their own schedules (spread over the interval, so the
+// their heartbeats, telemetry and log lines on their own schedules (spread over the interval, so the
 // server sees a steady rate). Each device obeys the desired state its heartbeats answer
 // (deployment-agent.ts) and heartbeats sooner while a deployment is in flight, so that
 // progress shows. Reused by the benchmarks (`heartbeatLoad`), the demo and the CLI.
@@ -18,6 +18,8 @@ export interface SimulatorOptions {
   heartbeatMs: number;
   /** 0 = no telemetry */
   telemetryMs: number;
+  /** how often each device sends a few log lines; 0 or absent = none */
+  logsMs?: number;
   /** chance per heartbeat interval that a healthy device starts failing (reports error) */
   failureRate: number;
   /** chance that a deployment fails on a device (reports failed with a message); default failureRate */
@@ -46,6 +48,8 @@ export interface SimulatorStats {
   telemetryFailed: number;
   /** the service answered 404 for telemetry: it does not offer it (yet); sending stops */
   telemetryUnavailable: boolean;
+  logsOk: number;
+  logsFailed: number;
   failing: number;
   /** devices the service refused (401: revoked, deleted); they stop */
   rejected: number;
@@ -57,7 +61,7 @@ export interface SimulatorStats {
   deploymentReports: number;
 }
 
-type Task = "heartbeat" | "telemetry";
+type Task = "heartbeat" | "telemetry" | "logs";
 
 export class FleetSimulator extends EventEmitter {
   readonly devices: VirtualDevice[] = [];
@@ -67,7 +71,7 @@ export class FleetSimulator extends EventEmitter {
   private readonly latency = new LatencyRecorder();
   private readonly rejected = new Set<VirtualDevice>();
   private running = false;
-  private counters = { enrolled: 0, enrollFailed: 0, heartbeatsOk: 0, heartbeatsFailed: 0, telemetryOk: 0, telemetryFailed: 0, deploymentReports: 0 };
+  private counters = { enrolled: 0, enrollFailed: 0, heartbeatsOk: 0, heartbeatsFailed: 0, telemetryOk: 0, telemetryFailed: 0, logsOk: 0, logsFailed: 0, deploymentReports: 0 };
   private readonly healthRolledAt = new Map<VirtualDevice, number>();
   readonly busyHeartbeatMs: number;
   private telemetryUnavailable = false;
@@ -104,13 +108,18 @@ export class FleetSimulator extends EventEmitter {
     await Promise.all(Array.from({ length: Math.max(1, this.options.enrollConcurrency ?? 8) }, worker));
   }
 
-  /** Starts each enrolled device's heartbeat (and telemetry) loop, spread over the interval. */
+  private get logsMs(): number {
+    return this.options.logsMs ?? 0;
+  }
+
+  /** Starts each enrolled device's heartbeat (and telemetry and log) loop, spread over the interval. */
   startTraffic(): void {
     this.running = true;
     for (const device of this.devices) {
       if (!device.deviceId) continue;
       this.schedule(device, "heartbeat", Math.random() * this.options.heartbeatMs, true);
       if (this.options.telemetryMs > 0) this.schedule(device, "telemetry", Math.random() * this.options.telemetryMs);
+      if (this.logsMs > 0) this.schedule(device, "logs", Math.random() * this.logsMs);
     }
   }
 
@@ -186,7 +195,8 @@ export class FleetSimulator extends EventEmitter {
       void this.track(this.runTask(device, task, first)).finally(() => {
         // While a deployment is in flight (or a change waits to be reported) the device checks in sooner.
         const interval =
-          task === "heartbeat" ? (device.deployments.busy() ? this.busyHeartbeatMs : this.options.heartbeatMs) : this.options.telemetryMs;
+          task === "heartbeat" ? (device.deployments.busy() ? this.busyHeartbeatMs : this.options.heartbeatMs)
+          : task === "telemetry" ? this.options.telemetryMs : this.logsMs;
         if (!this.rejected.has(device) && !(task === "telemetry" && this.telemetryUnavailable)) {
           // +-5 % jitter, like real agents, so devices do not synchronize.
           this.schedule(device, task, interval * (0.95 + Math.random() * 0.1));
@@ -216,6 +226,14 @@ export class FleetSimulator extends EventEmitter {
           if (res.status === 401) this.rejected.add(device);
           this.fail("heartbeat", res.status, res.body);
         }
+      } else if (task === "logs") {
+        const res = await device.sendLogs();
+        if (res.status >= 200 && res.status < 300) this.counters.logsOk++;
+        else {
+          this.counters.logsFailed++;
+          if (res.status === 401) this.rejected.add(device);
+          this.fail("logs", res.status, res.body);
+        }
       } else {
         const res = await device.sendTelemetry();
         if (res.status >= 200 && res.status < 300) this.counters.telemetryOk++;
@@ -228,6 +246,7 @@ export class FleetSimulator extends EventEmitter {
       }
     } catch (err) {
       if (task === "heartbeat") this.counters.heartbeatsFailed++;
+      else if (task === "logs") this.counters.logsFailed++;
       else this.counters.telemetryFailed++;
       this.lastError = `${task}: ${(err as Error).message}`;
     }

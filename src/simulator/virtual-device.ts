@@ -1,11 +1,12 @@
-// One simulated device speaking the agent protocol: enroll with a CSR, then heartbeats and
-// telemetry signed with its own key. Failures are simulated: with the configured probability
+// One simulated device speaking the agent protocol: enroll with a CSR, then heartbeats,
+// telemetry and log lines signed with its own key. Failures are simulated: with the configured probability
 // a heartbeat reports `error` (and telemetry shows failing containers) until it recovers.
 // Each heartbeat reports the progress of the device's deployments and hands the desired state
 // it answers to the device's DeploymentAgent (deployment-agent.ts), which obeys it.
 import { DeploymentAgent, type DeploymentAgentOptions, type DesiredDeploymentEntry } from "./deployment-agent.js";
 import type { JsonClient, JsonResponse } from "./http-client.js";
 import { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKeyAlgorithm, type DeviceKeys } from "./identity.js";
+import { LogModel } from "./log-lines.js";
 import { MetricsModel } from "./metrics.js";
 
 export interface EnrollAnswer {
@@ -37,6 +38,7 @@ export class VirtualDevice {
   private x5t = "";
   private token: { value: string; expiresAt: number } | null = null;
   private readonly metrics = new MetricsModel();
+  private readonly logs = new LogModel();
   /** the deployments this device was given, and their progress */
   readonly deployments: DeploymentAgent;
 
@@ -128,6 +130,12 @@ export class VirtualDevice {
 
   async sendTelemetry(): Promise<JsonResponse> {
     return this.client.request("POST", "/api/v1/agent/telemetry", { snapshots: [this.metrics.snapshot(this.failing)] }, {
+      authorization: await this.authorization(),
+    });
+  }
+
+  async sendLogs(): Promise<JsonResponse> {
+    return this.client.request("POST", "/api/v1/agent/logs", { entries: this.logs.lines(this.failing) }, {
       authorization: await this.authorization(),
     });
   }
