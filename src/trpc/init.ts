@@ -3,6 +3,7 @@ import { initTRPC, TRPCError } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { ZodError } from "zod";
 import { requestIdOfError, type Context } from "./context.js";
+import type { FieldPattern } from "../lib/unstorable-strings.js";
 
 export interface Meta extends OpenApiMeta {
   /** HTTP status of a successful REST call (201 for creations) */
@@ -12,6 +13,12 @@ export interface Meta extends OpenApiMeta {
    * record their own entries (login, ...). `entity` names the entity type of the entry.
    */
   audit?: false | { entity?: string; action?: string };
+  /**
+   * Text fields of the input ("*" for any index or key) whose NUL characters and unpaired
+   * surrogates become U+FFFD, where any other string holding them refuses the request (the
+   * boundary, src/http/storable-input.ts). Only for text that is a record of what a device saw.
+   */
+  lossyText?: FieldPattern[];
 }
 
 export const t = initTRPC
