@@ -24,6 +24,7 @@ import { csrfGuard } from "./http/csrf.js";
 import { consoleRoutes } from "./http/console.js";
 import { errorBody } from "./trpc/errors.js";
 import { AGENT_HEARTBEAT_PATH, agentHeartbeatRoute } from "./http/agent-heartbeat.js";
+import { storableInput } from "./http/storable-input.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
 
@@ -99,6 +100,12 @@ export function createApp(services: Services): Express {
   app.use("/trpc", limit);
   app.use("/api/v1", (req, res, next) => (req.path === "/openapi.json" || req.path.startsWith("/docs") ? next() : limit(req, res, next)));
 
+  // Strings PostgreSQL cannot store are refused here, once for every way in (path, query, JSON
+  // body, which is read here), before authentication and any work; nothing but the rate
+  // limiter's count precedes it. The body reaches the adapters and routes as req.body.
+  const openApiDocument = buildOpenApiDocument(appRouter, extraOpenApiPaths);
+  app.use(["/api/v1", "/trpc"], storableInput(services, { restPaths: Object.keys(openApiDocument.paths ?? {}), procedures: procedureMetas() }));
+
   // The lean heartbeat route, before everything else under /api/v1 (after the rate limiter);
   // documented by the agent.heartbeat procedure (src/http/agent-heartbeat.ts).
   app.post(`/api/v1${AGENT_HEARTBEAT_PATH}`, agentHeartbeatRoute(services));
@@ -106,7 +113,7 @@ export function createApp(services: Services): Express {
   const createContext = createContextFactory(services);
   app.use("/trpc", createExpressMiddleware({ router: appRouter, createContext, maxBodySize: config.BODY_LIMIT_BYTES, onError: noteRequestOfError }));
 
-  app.use("/api/v1", docsRouter(buildOpenApiDocument(appRouter, extraOpenApiPaths)));
+  app.use("/api/v1", docsRouter(openApiDocument));
 
   app.use("/api/v1", acceptEmptyBody); // actions whose request is "none" (spec ops 7, 19, 20) need no body
   app.use("/api/v1", pkiRoutes(services)); // PEM download and CRL: not JSON, so not procedures

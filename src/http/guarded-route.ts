@@ -2,7 +2,7 @@
 // authenticateRequest() and denyAccess() from src/trpc/procedures.ts (refusals and denials
 // are audited alike), can() for permissions, zod for the JSON body, and the REST facade's
 // error body { code, message, data: { code, httpStatus, requestId, issues? } }.
-import express, { type Request, type RequestHandler, type Response } from "express";
+import type { Request, RequestHandler, Response } from "express";
 import { TRPCError } from "@trpc/server";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { ZodError, type z } from "zod";
@@ -12,6 +12,7 @@ import { requestInfoOf, type RequestInfo } from "../trpc/context.js";
 import { translateDatabaseError } from "../trpc/errors.js";
 import type { Permission } from "../trpc/permissions.js";
 import { can, type Principal } from "../trpc/principal.js";
+import { jsonBodyOf } from "./storable-input.js";
 
 export interface RouteAccess {
   permission?: Permission;
@@ -45,38 +46,17 @@ export function guardedJsonRoute<S extends z.ZodType>(
   route: { label: string; access: RouteAccess; body: S },
   handler: (ctx: RouteContext<z.infer<S>>) => Promise<void>,
 ): RequestHandler {
-  const parseJson = express.json({ limit: services.config.BODY_LIMIT_BYTES });
   return async (req, res) => {
     const request = requestInfoOf(req);
     try {
       const principal = await authorizeRequest(services, req, route.access, route.label);
-      const body = await readJsonBody(req, res, parseJson);
+      const body = jsonBodyOf(req); // read, size-limited and checked by the request boundary
       const input = route.body.parse(body ?? {});
       await handler({ principal, request, input, req, res });
     } catch (err) {
       sendRouteError(services, res, request, err);
     }
   };
-}
-
-class HttpFailure extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
-    super(message);
-  }
-}
-
-function readJsonBody(req: Request, res: Response, parseJson: RequestHandler): Promise<unknown> {
-  const hasBody = Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined;
-  if (!hasBody) return Promise.resolve(undefined);
-  if (!req.is("application/json")) return Promise.reject(new HttpFailure(415, "UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json"));
-  return new Promise((resolve, reject) => {
-    parseJson(req, res, (err?: unknown) => {
-      if (!err) return resolve(req.body);
-      const e = err as { type?: string };
-      if (e.type === "entity.too.large") reject(new HttpFailure(413, "PAYLOAD_TOO_LARGE", "Request body too large"));
-      else reject(new HttpFailure(400, "BAD_REQUEST", "Request body is not valid JSON"));
-    });
-  });
 }
 
 function sendRouteError(services: Services, res: Response, request: RequestInfo, err: unknown) {
@@ -95,8 +75,6 @@ function sendRouteError(services: Services, res: Response, request: RequestInfo,
     code = "BAD_REQUEST";
     issues = err.issues.map((i) => ({ path: i.path.map(String), message: i.message, code: i.code }));
     message = `Invalid input: ${issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ")}`;
-  } else if (err instanceof HttpFailure) {
-    ({ status, code, message } = err);
   } else {
     const known = err instanceof TRPCError ? err : translateDatabaseError(err);
     if (known && known.code !== "INTERNAL_SERVER_ERROR") {

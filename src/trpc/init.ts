@@ -3,6 +3,7 @@ import { initTRPC, TRPCError } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { ZodError } from "zod";
 import { requestIdOfError, type Context } from "./context.js";
+import type { FieldPattern } from "../lib/unstorable-strings.js";
 
 export interface Meta extends OpenApiMeta {
   /** HTTP status of a successful REST call (201 for creations) */
@@ -14,6 +15,12 @@ export interface Meta extends OpenApiMeta {
   audit?: false | { entity?: string; action?: string };
   /** set by superAdminProcedure: a platform operation (Super Admin; a key must name platform:admin) */
   superAdmin?: true;
+  /**
+   * Text fields of the input ("*" for any index or key) whose NUL characters and unpaired
+   * surrogates become U+FFFD, where any other string holding them refuses the request (the
+   * boundary, src/http/storable-input.ts). Only for text that is a record of what a device saw.
+   */
+  lossyText?: FieldPattern[];
 }
 
 export const t = initTRPC

@@ -2,13 +2,23 @@
 // strings and path values (wrong types, huge strings, deep nesting, unicode, prototype-
 // pollution keys, SQL fragments). Every answer must be a 2xx or a 4xx with the error shape,
 // never a 500, a hang or a leak, and a refused request must leave the data unchanged.
+// Then a sweep of the strings PostgreSQL cannot store (NUL, unpaired surrogates) through
+// every string field, object key, query parameter and path parameter of every operation:
+// each is refused with a 400 naming it, before anything is stored or logged as an error.
+import crypto from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createHarness, type Harness } from "../support/harness.js";
 
 let h: Harness;
-type Schema = { type?: string | string[]; properties?: Record<string, Schema>; required?: string[]; items?: Schema; enum?: unknown[]; $ref?: string; anyOf?: Schema[]; oneOf?: Schema[]; allOf?: Schema[]; format?: string };
-let operations: { method: string; path: string; hasBody: boolean; query: string[]; bodySchema?: Schema }[] = [];
+type Schema = {
+  type?: string | string[]; properties?: Record<string, Schema>; required?: string[]; items?: Schema; enum?: unknown[]; $ref?: string;
+  anyOf?: Schema[]; oneOf?: Schema[]; allOf?: Schema[]; format?: string; additionalProperties?: Schema | boolean;
+};
+type Operation = { method: string; path: string; hasBody: boolean; query: string[]; bodySchema?: Schema };
+let operations: Operation[] = [];
+/** every documented operation, the streaming ones and the organization's own deletion too (for the sweep, which all refuses) */
+let everyOperation: Operation[] = [];
 let components: Record<string, Schema> = {};
 
 const STREAMING = /\/stream$|\/realtime$|\/progress$/;
@@ -22,16 +32,19 @@ beforeAll(async () => {
   components = doc.components?.schemas ?? {};
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(item)) {
-      if (!["get", "post", "put", "patch", "delete"].includes(method) || STREAMING.test(path)) continue;
-      // Destructive operations on the caller's own organization would end the run early.
-      if (method === "delete" && /^\/organizations\/\{id\}$/.test(path)) continue;
-      operations.push({
+      if (!["get", "post", "put", "patch", "delete"].includes(method)) continue;
+      const operation = {
         method: method.toUpperCase(),
         path,
         hasBody: !!op.requestBody,
         query: (op.parameters ?? []).filter((p) => p.in === "query").map((p) => p.name),
         bodySchema: op.requestBody?.content?.["application/json"]?.schema,
-      });
+      };
+      everyOperation.push(operation);
+      if (STREAMING.test(path)) continue;
+      // Destructive operations on the caller's own organization would end the run early.
+      if (method === "delete" && /^\/organizations\/\{id\}$/.test(path)) continue;
+      operations.push(operation);
     }
   }
 }, 120_000);
@@ -41,7 +54,7 @@ const hostileString = fc.oneof(
   fc.constantFrom(
     "' OR 1=1 --", "'; DROP TABLE \"Organization\"; --", "../../etc/passwd", "%00", "\u0000", "__proto__",
     "constructor", "😀🚀", "\u202e\u0301", "null", "true", "-1", "1e309", "NaN", "<script>alert(1)</script>",
-    "x".repeat(10_000), "00000000-0000-0000-0000-000000000000", "$(reboot)", "{{7*7}}",
+    "x".repeat(10_000), "00000000-0000-0000-0000-000000000000", "$(reboot)", "{{7*7}}", "a\u0000b", "\ud800x", "\udc00",
   ),
   fc.string({ maxLength: 40 }),
   fc.uuid(),
@@ -103,19 +116,35 @@ function deeplyNested(depth: number): unknown {
   return v;
 }
 
-/** Row counts of every table except the ones that legitimately grow on refusals. */
-async function dataFingerprint(): Promise<string> {
+/**
+ * Row counts of every table except the ones that legitimately grow on refusals (the audit log,
+ * which records refused credentials and denials, unless `withAudit`: the request boundary
+ * refuses before any of those).
+ */
+async function dataFingerprint(withAudit = false): Promise<string> {
   const tables = await h.services.database.opened.raw.query<{ tablename: string }>(
-    `SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename NOT IN ('AuditEntry', 'rate_limits', '_prisma_migrations') ORDER BY tablename`,
+    `SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename NOT IN (${withAudit ? "" : "'AuditEntry', "}'rate_limits', '_prisma_migrations') ORDER BY tablename`,
   );
   const sql = tables.map((t) => `SELECT '${t.tablename}' AS t, count(*)::int AS n FROM "${t.tablename}"`).join(" UNION ALL ");
   const rows = await h.services.database.opened.raw.query<{ t: string; n: number }>(sql);
   return rows.map((r) => `${r.t}=${r.n}`).join(",");
 }
 
-async function send(op: (typeof operations)[number], pathValues: string[], query: Record<string, string>, body: unknown) {
+/**
+ * A path value percent-encoded; an unpaired surrogate becomes the three bytes a naive
+ * (CESU-8) encoder writes for it ("%ED%A0%80"), which are not UTF-8.
+ */
+function encodeSegment(value: string): string {
+  return value.split(/([\uD800-\uDFFF])/u).map((part) => {
+    if (!/^[\uD800-\uDFFF]$/u.test(part)) return encodeURIComponent(part);
+    const unit = part.charCodeAt(0);
+    return [0xed, 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f)].map((b) => `%${b.toString(16).toUpperCase()}`).join("");
+  }).join("");
+}
+
+async function send(op: Operation, pathValues: string[], query: Record<string, string>, body: unknown) {
   let i = 0;
-  const path = op.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(pathValues[i++ % pathValues.length] || "x"));
+  const path = op.path.replace(/\{[^}]+\}/g, () => encodeSegment(pathValues[i++ % pathValues.length] || "x"));
   const qs = new URLSearchParams(query).toString();
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), 10_000);
@@ -158,3 +187,130 @@ it("answers hostile input on every operation with 2xx/4xx and the error shape, n
   }
   expect(failures, failures.slice(0, 20).join("\n")).toEqual([]);
 }, 600_000);
+
+// The strings PostgreSQL cannot store: a NUL, a lone high and a lone low surrogate.
+const UNSTORABLE = ["a\u0000b", "\ud800x", "\udc00"];
+/** Text fields where the service stores them as U+FFFD instead (docs/telemetry.md). */
+const LOSSY = [{ operation: "POST /agent/logs", path: ["entries", "*", "message"] }];
+
+type Slot = { path: (string | number)[]; kind: "value" | "key" };
+
+/** Every place of a body schema where a string value goes, and every object that takes any key (records). */
+function slotsOf(schema: Schema | undefined, path: (string | number)[] = [], depth = 0): Slot[] {
+  if (!schema || depth > 6) return [];
+  if (schema.$ref) return slotsOf(components[schema.$ref.split("/").pop()!], path, depth + 1);
+  const variants = [...(schema.anyOf ?? []), ...(schema.oneOf ?? []), ...(schema.allOf ?? [])];
+  if (variants.length) return dedupe(variants.flatMap((v) => slotsOf(v, path, depth + 1)));
+  const types = Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : [];
+  const slots: Slot[] = [];
+  if (types.includes("string") || types.length === 0) slots.push({ path, kind: "value" });
+  if (types.includes("array")) slots.push(...slotsOf(schema.items, [...path, 0], depth + 1));
+  if (types.includes("object")) {
+    for (const [key, property] of Object.entries(schema.properties ?? {})) slots.push(...slotsOf(property, [...path, key], depth + 1));
+    if (schema.additionalProperties !== undefined && schema.additionalProperties !== false) {
+      slots.push({ path, kind: "key" });
+      slots.push(...slotsOf(schema.additionalProperties === true ? {} : schema.additionalProperties, [...path, "k"], depth + 1));
+    }
+  }
+  return slots;
+}
+
+function dedupe(slots: Slot[]): Slot[] {
+  const seen = new Set<string>();
+  return slots.filter((slot) => !seen.has(JSON.stringify(slot)) && !!seen.add(JSON.stringify(slot)));
+}
+
+/** A body holding `value` at `path` and nothing else (the boundary must refuse it before any schema). */
+function bodyWith(path: (string | number)[], value: unknown): unknown {
+  return path.reduceRight<unknown>((inner, key) => (typeof key === "number" ? [inner] : { [key]: inner }), value);
+}
+
+const countErrorLogs = () => h.logs.filter((line) => /"level":(50|60)/.test(line)).length;
+
+it("refuses NUL characters and unpaired surrogates in every string field, key, query and path parameter with 400 naming it", async () => {
+  const failures: string[] = [];
+  const errorsBefore = countErrorLogs();
+  let requests = 0;
+  let serverErrors = 0;
+  for (const op of everyOperation) {
+    const cases: { label: string; path: string; query: string; body?: unknown; expected: string[] }[] = [];
+    const params = [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+    const fillPath = (bad?: { name: string; value: string }) =>
+      op.path.replace(/\{([^}]+)\}/g, (_m, name: string) => (bad?.name === name ? encodeSegment(bad.value) : crypto.randomUUID()));
+    for (const name of params) {
+      for (const value of UNSTORABLE) cases.push({ label: `path {${name}} ${JSON.stringify(value)}`, path: fillPath({ name, value }), query: "", expected: [name] });
+    }
+    // Query strings decode invalid UTF-8 to U+FFFD (as every URL parser does): only a NUL can arrive there.
+    for (const name of op.query) cases.push({ label: `query ${name}`, path: fillPath(), query: `?${name}=a%00b`, expected: [name] });
+    cases.push({ label: "query key", path: fillPath(), query: "?a%00b=1", expected: ["a\u0000b"] });
+    if (op.method !== "GET" && op.method !== "DELETE") {
+      for (const slot of slotsOf(op.bodySchema)) {
+        for (const value of UNSTORABLE) {
+          const expected = slot.kind === "key" ? [...slot.path, value] : slot.path;
+          const body = slot.kind === "key" ? bodyWith(slot.path, { [value]: "x" }) : bodyWith(slot.path, value);
+          cases.push({ label: `body ${slot.kind} ${JSON.stringify(expected)}`, path: fillPath(), query: "", body, expected: expected.map(String) });
+        }
+      }
+      for (const value of UNSTORABLE) cases.push({ label: `body key ${JSON.stringify(value)}`, path: fillPath(), query: "", body: { [value]: "x" }, expected: [value] });
+    }
+    const before = await dataFingerprint(true);
+    for (const c of cases) {
+      requests++;
+      const label = `${op.method} ${op.path} ${c.label}`;
+      const lossy = LOSSY.some((l) => l.operation === `${op.method} ${op.path}` && l.path.length === c.expected.length && l.path.every((p, i) => p === "*" || p === c.expected[i]));
+      let res: { status: number; text: string };
+      try {
+        res = await sendRaw(op.method, `${c.path}${c.query}`, c.body);
+      } catch (err) {
+        failures.push(`${label}: no answer (${(err as Error).message})`);
+        continue;
+      }
+      if (res.status >= 500) {
+        serverErrors++;
+        failures.push(`${label}: status ${res.status}: ${res.text.slice(0, 200)}`);
+        continue;
+      }
+      const body = parse(res.text) as { code?: string; data?: { requestId?: unknown; issues?: { path: string[] }[] } } | undefined;
+      const named = body?.data?.issues?.[0]?.path;
+      if (lossy) {
+        // stored as U+FFFD, never refused for it (the admin key is no device token: 401)
+        if (res.status === 400 && JSON.stringify(named) === JSON.stringify(c.expected)) failures.push(`${label}: a lossy text field was refused`);
+        continue;
+      }
+      if (res.status !== 400 || body?.code !== "BAD_REQUEST" || typeof body.data?.requestId !== "string" || JSON.stringify(named) !== JSON.stringify(c.expected)) {
+        failures.push(`${label}: expected 400 naming ${JSON.stringify(c.expected)}, got ${res.status}: ${res.text.slice(0, 200)}`);
+      }
+    }
+    if ((await dataFingerprint(true)) !== before) failures.push(`${op.method} ${op.path}: refused, but data (or the audit log) changed`);
+  }
+  const errors = countErrorLogs() - errorsBefore;
+  if (errors > 0) failures.push(`${errors} error lines logged`);
+  console.info(`${requests} requests over ${everyOperation.length} operations: ${failures.length} failures, ${serverErrors} answered 5xx`);
+  expect(requests).toBeGreaterThan(1000);
+  expect(failures, `${failures.length} failures:\n${failures.slice(0, 30).join("\n")}`).toEqual([]);
+}, 900_000);
+
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+async function sendRaw(method: string, pathAndQuery: string, body: unknown) {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), 10_000);
+  try {
+    const res = await fetch(`${h.url}/api/v1${pathAndQuery}`, {
+      method,
+      // same-origin, as the console sends: the cross-site guard of the cookie sign-in answers before any input is read
+      headers: { "x-api-key": h.adminKey, "sec-fetch-site": "same-origin", ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: controller.signal,
+    });
+    return { status: res.status, text: await res.text() };
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,3 +1,4 @@
+import zlib from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_EMAIL, ADMIN_KEY, ADMIN_PASSWORD, createHarness, type Harness, type Tenant } from "../support/harness.js";
 import { expectSecured } from "../support/security.js";
@@ -210,6 +211,26 @@ describe("errors", () => {
     expect(wrongType.status).toBe(415);
     expectErrorBody(wrongType, "UNSUPPORTED_MEDIA_TYPE", 415);
     expect(wrongType.body.message).toBe("Send the body as application/json");
+  });
+
+  it("reads every JSON body once, with the same rules on REST, tRPC and the lean agent route: a __proto__ key is a parse error, gzip and a charset are understood", async () => {
+    const poisoned = '{"name":"x","labels":{"__proto__":{"polluted":true}}}';
+    for (const path of ["/api/v1/organizations", "/api/v1/agent/heartbeat"]) {
+      const res = await h.api("POST", path, { raw: poisoned, headers: { "content-type": "application/json" } });
+      expect(res.status, path).toBe(400);
+      expectErrorBody(res, "PARSE_ERROR", 400);
+    }
+    const trpc = await h.api("POST", "/trpc/organizations.create", { raw: poisoned, headers: { "content-type": "application/json" } });
+    expect(trpc.status).toBe(400);
+    expect(trpc.body.error.data).toMatchObject({ code: "PARSE_ERROR", httpStatus: 400 });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+
+    const gzipped = await h.api("POST", "/api/v1/organizations", {
+      raw: zlib.gzipSync(JSON.stringify({ name: "Gzipped Org" })) as unknown as string,
+      headers: { "content-type": "application/json; charset=utf-8", "content-encoding": "gzip" },
+    });
+    expect(gzipped.status, gzipped.text).toBe(201);
+    expect(gzipped.body.name).toBe("Gzipped Org");
   });
 
   it("refuses bodies over the size limit with 413", async () => {

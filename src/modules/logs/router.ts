@@ -19,8 +19,11 @@ export const logsIngestRouter = router({
         description:
           `Up to ${MAX_BATCH_ITEMS} entries { timestamp, level?, source?, message } per call, stored in one statement. One bad entry ` +
           "refuses the batch with a 400 naming its index (entries.<index>.<field>). level: debug, info (default), warn, error, fatal; " +
-          "source defaults to \"agent\". Timestamps more than five minutes ahead of the server clock are refused.",
+          "source defaults to \"agent\". Timestamps more than five minutes ahead of the server clock are refused. NUL characters " +
+          "and unpaired surrogates in a message (a process's binary output) are stored as U+FFFD; anywhere else they refuse the batch.",
       },
+      // A poisoned line must not make the agent resend its batch forever (docs/telemetry.md).
+      lossyText: [["entries", "*", "message"]],
     })
     .input(logBatchInput)
     .output(ingestOutput)

@@ -14,8 +14,9 @@ export const logEntryInput = z.object({
   level: z.enum(LOG_LEVELS).default("info"),
   /** what wrote the line: "agent", "kernel", an application or container name, ... */
   source: z.string().trim().min(1).max(MAX_SOURCE_LENGTH).regex(/^[^\u0000-\u001f\u007f]+$/, "source must not contain control characters").default("agent"),
-  // NUL cannot be stored in a PostgreSQL text column: refuse it rather than fail the batch later.
-  message: z.string().min(1).max(MAX_MESSAGE_LENGTH).refine((m) => !m.includes("\u0000"), "message must not contain NUL characters"),
+  // NUL and unpaired surrogates, which PostgreSQL cannot store, were replaced by U+FFFD at the
+  // request boundary (meta.lossyText of the ingest procedure).
+  message: z.string().min(1).max(MAX_MESSAGE_LENGTH),
 });
 export type LogEntryInput = z.infer<typeof logEntryInput>;
 

@@ -2,6 +2,7 @@
 // src/server.ts and the test harness: the WebSocket upgrade of GET /api/v1/realtime?ticket=...,
 // the cross-process pub/sub (LISTEN/NOTIFY on PostgreSQL) behind the event bus and the log
 // streams, and their shutdown.
+import crypto from "node:crypto";
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
@@ -12,11 +13,17 @@ import { closeProgressStreams } from "../marketplace/progress-route.js";
 import { pubSubOf } from "./pubsub.js";
 import { RealtimeHub } from "./hub.js";
 import { consumeTicket } from "./tickets.js";
+import { refusalError, requestTargetRefusal } from "../../http/storable-input.js";
+import { restErrorAnswer } from "../../http/error-response.js";
 
 export const REALTIME_PATH = "/api/v1/realtime";
 
 function refuse(socket: Duplex, status: number, reason: string, message: string) {
-  const body = JSON.stringify({ code: status === 401 ? "UNAUTHORIZED" : status === 404 ? "NOT_FOUND" : "BAD_REQUEST", message });
+  writeAnswer(socket, status, reason, { code: status === 401 ? "UNAUTHORIZED" : status === 404 ? "NOT_FOUND" : "BAD_REQUEST", message });
+}
+
+function writeAnswer(socket: Duplex, status: number, reason: string, answer: object) {
+  const body = JSON.stringify(answer);
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
@@ -46,6 +53,13 @@ export function attachUpgradeHandlers(server: Server, services: Services): Upgra
       return;
     }
     socket.on("error", () => socket.destroy());
+    // The request boundary of express (src/http/storable-input.ts) never sees an upgrade.
+    const refusal = requestTargetRefusal(req.url ?? "/", "rest");
+    if (refusal) {
+      const request = { requestId: crypto.randomUUID(), sourceIp: req.socket.remoteAddress ?? null, userAgent: null };
+      const { status, body } = restErrorAnswer(services, request, refusalError(refusal));
+      return writeAnswer(socket, status, status === 400 ? "Bad Request" : "Not Found", body);
+    }
     const ticket = url.searchParams.get("ticket") ?? "";
     consumeTicket(services.prisma, ticket).then(
       (holder) => {

@@ -181,9 +181,20 @@ describe("group commit of heartbeat writes", () => {
   it("fails only the heartbeat whose row the database refuses, not the others of its statement", async () => {
     const devices = await Promise.all(Array.from({ length: 4 }, () => enroll(h, enrollmentToken)));
     const tokens = await Promise.all(devices.map((d) => d.token()));
-    // PostgreSQL's jsonb cannot hold U+0000: the statement carrying this row fails.
-    const results = await Promise.all(devices.map((d, i) => heartbeat(h, d, { facts: { note: i === 0 ? "bad\u0000" : "fine" } }, tokens[i])));
-    expect(results.map((r) => r.status)).toEqual([500, 200, 200, 200]);
-    expect(results[0].body).toMatchObject({ code: "INTERNAL_SERVER_ERROR", message: "Internal server error" });
+    // A row the database refuses (what HTTP can deliver is storable since the request
+    // boundary refuses NUL characters, so a trigger plays the refusing database): the
+    // statement carrying it fails.
+    const raw = h.services.database.opened.raw;
+    await raw.query(`CREATE FUNCTION test_refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW."facts" ? 'poison' THEN RAISE EXCEPTION 'poisoned row'; END IF; RETURN NEW; END $$`);
+    await raw.query(`CREATE TRIGGER test_refuse_poison BEFORE UPDATE ON "Device" FOR EACH ROW EXECUTE FUNCTION test_refuse_poison()`);
+    try {
+      const results = await Promise.all(devices.map((d, i) => heartbeat(h, d, { facts: i === 0 ? { poison: true } : { note: "fine" } }, tokens[i])));
+      expect(results.map((r) => r.status)).toEqual([500, 200, 200, 200]);
+      expect(results[0].body).toMatchObject({ code: "INTERNAL_SERVER_ERROR", message: "Internal server error" });
+    } finally {
+      await raw.query(`DROP TRIGGER test_refuse_poison ON "Device"`);
+      await raw.query(`DROP FUNCTION test_refuse_poison()`);
+    }
   });
 });
