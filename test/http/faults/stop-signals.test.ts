@@ -11,9 +11,18 @@ const KEY = "fm_stopsignals" + "k".repeat(30);
 
 /** A Git server that takes `delayMs` to answer anything (404): a sync that stays in flight. */
 async function slowGitServer(delayMs: number) {
-  const server = http.createServer((_req, res) => void setTimeout(() => res.writeHead(404).end(), delayMs));
+  let arrived: () => void = () => undefined;
+  const server = http.createServer((_req, res) => {
+    arrived();
+    setTimeout(() => res.writeHead(404).end(), delayMs);
+  });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/fleet.git`, close: () => new Promise((r) => server.close(r)) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/fleet.git`,
+    /** resolves when the next request reaches the server (a fixed wait is too short on a loaded machine) */
+    nextRequest: () => new Promise<void>((resolve) => (arrived = resolve)),
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
 describe("stop signals", () => {
@@ -27,8 +36,9 @@ describe("stop signals", () => {
     const service = await startServerProcess("signals", { BOOTSTRAP_API_KEY: KEY }, KEY);
     const registry = await service.api("POST", "/api/v1/registries/git", { body: { name: "Slow", url: git.url, syncIntervalMinutes: 0 } });
     expect(registry.status, registry.text).toBe(201);
+    const reached = git.nextRequest();
     const sync = service.api("POST", `/api/v1/registries/git/${registry.body.id}/sync`);
-    await new Promise((r) => setTimeout(r, 300)); // the sync is waiting for the slow server
+    await reached; // the sync is waiting for the slow server
     return { service, sync };
   }
 
