@@ -1,6 +1,8 @@
 // Runs once before all test files: prepares a migrated database that every file copies.
 // PGlite: a data-directory dump loaded by each file (~0.6 s instead of a 3 s cold start).
 // PostgreSQL (DATABASE_URL set): a template database each file clones.
+// It also builds the web console when its build is missing or older than its sources, once,
+// before the browser tests' services serve it (several of them building at once would race).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -8,6 +10,7 @@ import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { openPGlite, openPostgres } from "../../src/db/adapters.js";
 import { applyMigrations } from "../../src/db/migrate.js";
+import { buildConsole, consoleBuildState } from "../../src/lib/console-build.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -17,6 +20,8 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject) {
+  const consoleBuild = consoleBuildState();
+  if (consoleBuild === "missing" || consoleBuild === "stale") await buildConsole();
   const url = process.env.DATABASE_URL;
   if (url) {
     const template = `fleet_template_${process.pid}`;
