@@ -93,7 +93,7 @@ function Navigation({ session }: { session: Session }) {
 }
 
 /** A button that opens a small menu below it; Escape or a click elsewhere closes it. */
-function Menu({ label, button, children, align = "right" }: { label: string; button: ReactNode; children: (close: () => void) => ReactNode; align?: "left" | "right" }) {
+function Menu({ label, button, children, align = "right" }: { label?: string; button: ReactNode; children: (close: () => void) => ReactNode; align?: "left" | "right" }) {
   const [open, setOpen] = useState(false);
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -145,12 +145,14 @@ function OrganizationSwitcher({ session }: { session: Session }) {
       {session.role && <span className="badge">{session.role}</span>}
     </>
   );
-  if (!session.canSwitch || (accessible.isSuccess && others.length === 0)) {
+  // A switcher only once there is somewhere to switch to (no menu that turns out empty).
+  if (!session.canSwitch || !accessible.isSuccess || others.length === 0) {
     return <div className="org-current" aria-label="Organization">{current}</div>;
   }
   return (
     <>
-      <Menu label={`Organization: ${session.organization.name}. Switch organization`} align="left" button={<>{current}<ChevronDown aria-hidden="true" /></>}>
+      {/* Named by what it shows (the organization and role), then what it does. */}
+      <Menu align="left" button={<>{current}<span className="visually-hidden">: switch organization</span><ChevronDown aria-hidden="true" /></>}>
         {(close) => (
           <ul className="menu__list" aria-label="Organizations">
             {others.map((org) => (
