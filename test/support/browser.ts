@@ -89,7 +89,12 @@ export interface ConsolePage {
  * A new browser context (its own cookies) and page on the service, 1280x800, light theme,
  * with every check above armed. Closed, and its problems reported, when the test ends.
  */
-export async function openConsole(browser: Browser, service: ConsoleService, opts: { colorScheme?: "light" | "dark"; viewport?: { width: number; height: number } } = {}): Promise<ConsolePage> {
+export async function openConsole(browser: Browser, service: ConsoleService, opts: {
+  /** signed in as this person (through the API) before the test's first page */
+  user?: { email: string; password: string };
+  colorScheme?: "light" | "dark";
+  viewport?: { width: number; height: number };
+} = {}): Promise<ConsolePage> {
   const context = await browser.newContext({
     baseURL: service.url,
     viewport: opts.viewport ?? { width: 1280, height: 800 },
@@ -199,6 +204,7 @@ export async function openConsole(browser: Browser, service: ConsoleService, opt
     },
   };
   onTestFinished(() => consolePage.close());
+  if (opts.user) await consolePage.signIn(opts.user);
   return consolePage;
 }
 
@@ -209,13 +215,17 @@ export async function submitSignInForm(page: Page, email: string, password: stri
   await page.getByRole("button", { name: "Sign in" }).click();
 }
 
-/** Waits until `locator`'s text (trimmed) satisfies `expected` (a string or a test). */
+/**
+ * Waits until `locator`'s text content (whitespace runs collapsed, trimmed) satisfies `expected`
+ * (a string or a test). The text content joins adjacent elements without a space:
+ * <strong>13</strong><span>devices</span> reads "13devices".
+ */
 export async function waitForText(locator: Locator, expected: string | RegExp | ((text: string) => boolean), timeoutMs = UI_TIMEOUT_MS): Promise<string> {
   const test = typeof expected === "string" ? (t: string) => t === expected : expected instanceof RegExp ? (t: string) => expected.test(t) : expected;
   const deadline = Date.now() + timeoutMs;
   let last = "";
   for (;;) {
-    last = ((await locator.textContent({ timeout: Math.max(1, deadline - Date.now()) }).catch(() => null)) ?? "").replace(/\s+/g, " ").trim();
+    last = ((await locator.textContent({ timeout: 1000 }).catch(() => null)) ?? "").replace(/\s+/g, " ").trim();
     if (test(last)) return last;
     if (Date.now() > deadline) throw new Error(`timed out waiting for the text of ${locator} to be ${String(expected)}; it is "${last}"`);
     await new Promise((r) => setTimeout(r, 100));

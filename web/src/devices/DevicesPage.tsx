@@ -99,7 +99,8 @@ export function DevicesPage() {
       cell: (d) => (
         <div className="device-name">
           <Link to="/devices/$deviceId" params={{ deviceId: d.id }}>{d.name}</Link>
-          {d.reportedDeviceId && <span className="faint mono">{d.reportedDeviceId}</span>}
+          {/* The reported id under the name, unless the name is that id (the default at enrollment). */}
+          {d.reportedDeviceId && d.reportedDeviceId !== d.name && <span className="faint mono">{d.reportedDeviceId}</span>}
         </div>
       ),
     },
