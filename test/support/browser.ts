@@ -16,11 +16,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
-import { onTestFinished } from "vitest";
+import { afterAll, beforeAll, onTestFinished } from "vitest";
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from "playwright-core";
 import { peerPath } from "./peers.js";
 import { ROOT } from "./server-process.js";
-import type { ConsoleService } from "./console-service.js";
+import { startConsoleService, type ConsoleService } from "./console-service.js";
 
 export const SCREENSHOT_DIR = path.join(ROOT, "test-results", "screenshots");
 /** how long a condition in the page may take (a fresh 2-core CI machine running a service, Chromium and the test) */
@@ -52,6 +52,42 @@ export async function launchBrowser(): Promise<Browser> {
       "--disable-dev-shm-usage",
     ],
   });
+}
+
+export interface ConsoleSuite {
+  readonly service: ConsoleService;
+  readonly browser: Browser;
+  /** a new context and page on the service (openConsole) */
+  open(opts?: Parameters<typeof openConsole>[2]): Promise<ConsolePage>;
+}
+
+/**
+ * For a test file: a service (with `env` added to its configuration) and Chromium, started
+ * before its tests (together: each takes seconds) and closed after them.
+ */
+export function consoleSuite(env: Record<string, string> = {}): ConsoleSuite {
+  let service: ConsoleService | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    [service, browser] = await Promise.all([startConsoleService(env), launchBrowser()]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await service?.close();
+  });
+  const started = <T>(value: T | undefined, what: string): T => {
+    if (!value) throw new Error(`${what} is not started (use it inside the file's tests and hooks)`);
+    return value;
+  };
+  return {
+    get service() {
+      return started(service, "the service");
+    },
+    get browser() {
+      return started(browser, "Chromium");
+    },
+    open: (opts) => openConsole(started(browser, "Chromium"), started(service, "the service"), opts),
+  };
 }
 
 export interface AxeViolation {

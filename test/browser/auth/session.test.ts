@@ -4,15 +4,13 @@
 // and back; and a page of another origin cannot use the session's cookie to change anything.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser } from "playwright-core";
+import { beforeAll, describe, expect, it } from "vitest";
 import { peerAvailable } from "../../support/peers.js";
-import { startConsoleService, type ConsoleService, type SimulatedFleet, type User } from "../../support/console-service.js";
+import { type ConsoleService, type SimulatedFleet, type User } from "../../support/console-service.js";
 import { eventually } from "../../support/server-process.js";
-import { launchBrowser, openConsole, submitSignInForm, waitForPath, waitForText, type ConsolePage } from "../../support/browser.js";
+import { consoleSuite, submitSignInForm, waitForPath, waitForText, type ConsolePage } from "../../support/browser.js";
 
 let service: ConsoleService;
-let browser: Browser;
 let fleet: SimulatedFleet;
 
 function submitSignIn(ui: ConsolePage, user: User) {
@@ -37,19 +35,17 @@ async function claimActive(deviceId: string): Promise<boolean> {
 }
 
 describe.skipIf(!peerAvailable("chromium"))("console session", () => {
+  const suite = consoleSuite();
+
   beforeAll(async () => {
-    [service, browser] = await Promise.all([startConsoleService(), launchBrowser()]);
+    service = suite.service;
     fleet = await service.enrollFleet({ prefix: "session", devices: 3, labels: { site: "berlin" } });
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await service?.close();
-  });
 
   it("a link opened without a session leads to sign-in, then to the page asked for, with its filters", async () => {
     const user = await service.createUser("operator");
-    const ui = await openConsole(browser, service);
+    const ui = await suite.open();
     await ui.page.goto("/devices?status=online&labels=site%3Dberlin&sort=lastSeenAt&order=desc");
     await waitForPath(ui.page, (url) => url.pathname === "/sign-in", "the sign-in page");
     await ui.page.getByRole("heading", { name: "Sign in to Fleet Manager" }).waitFor();
@@ -69,7 +65,7 @@ describe.skipIf(!peerAvailable("chromium"))("console session", () => {
 
   it("a session ended elsewhere sends the next action to sign-in, which says so, then back to that page", async () => {
     const user = await service.createUser("operator");
-    const ui = await openConsole(browser, service);
+    const ui = await suite.open();
     await ui.signIn(user);
     await ui.goto("/devices?status=online");
     await ui.page.getByRole("link", { name: fleet.devices[0].reportedDeviceId }).waitFor();
@@ -107,7 +103,7 @@ describe.skipIf(!peerAvailable("chromium"))("console session", () => {
       <script>fetch(${JSON.stringify(action)}, { method: "POST", mode: "no-cors", credentials: "include" }).catch(() => undefined);</script></body></html>`);
     const answers = () => service.requestLog().filter((r) => r.method === "POST" && r.path === path).map((r) => r.status);
     try {
-      const ui = await openConsole(browser, service);
+      const ui = await suite.open();
       await ui.signIn(user);
       ui.expectStatus(403, "/release-claim");
 

@@ -2,32 +2,28 @@
 // e-mail and password lead to the page that was asked for, on an HttpOnly, SameSite=Strict
 // cookie no script can read; a wrong password says so without saying which part was wrong;
 // the login rate limit answers with how long to wait; signing out ends the session.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser } from "playwright-core";
+import { beforeAll, describe, expect, it } from "vitest";
 import { peerAvailable } from "../../support/peers.js";
-import { ADMIN, startConsoleService, type ConsoleService } from "../../support/console-service.js";
-import { launchBrowser, openConsole, submitSignInForm, waitForPath, waitForText, type ConsolePage } from "../../support/browser.js";
+import { ADMIN, type ConsoleService } from "../../support/console-service.js";
+import { consoleSuite, submitSignInForm, waitForPath, waitForText, type ConsolePage } from "../../support/browser.js";
 
 let service: ConsoleService;
-let browser: Browser;
 
 function submitSignIn(ui: ConsolePage, email: string, password: string) {
   return submitSignInForm(ui.page, email, password);
 }
 
 describe.skipIf(!peerAvailable("chromium"))("console sign-in", () => {
+  const suite = consoleSuite({ RATE_LIMIT_LOGIN_FAILURES: "3" });
+
   beforeAll(async () => {
     // Three failures per account (thirty per address) before sign-in is throttled.
-    [service, browser] = await Promise.all([startConsoleService({ RATE_LIMIT_LOGIN_FAILURES: "3" }), launchBrowser()]);
+    service = suite.service;
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await service?.close();
-  });
 
   it("opens the sign-in page at /, signs in with e-mail and password and shows the overview, on a cookie scripts cannot read", async () => {
-    const ui = await openConsole(browser, service);
+    const ui = await suite.open();
     await ui.page.goto("/");
     await waitForPath(ui.page, (url) => url.pathname === "/sign-in", "the sign-in page");
     await ui.page.getByRole("heading", { name: "Sign in to Fleet Manager" }).waitFor();
@@ -56,7 +52,7 @@ describe.skipIf(!peerAvailable("chromium"))("console sign-in", () => {
 
   it("refuses a wrong password and an unknown e-mail with the same message, naming neither", async () => {
     const user = await service.createUser("operator");
-    const ui = await openConsole(browser, service);
+    const ui = await suite.open();
     ui.expectStatus(401, "auth.signIn");
     await ui.goto("/sign-in");
 
@@ -76,7 +72,7 @@ describe.skipIf(!peerAvailable("chromium"))("console sign-in", () => {
 
   it("says how long to wait once the account's failed sign-ins are used up, and refuses even the right password until then", async () => {
     const user = await service.createUser("viewer");
-    const ui = await openConsole(browser, service);
+    const ui = await suite.open();
     ui.expectStatus(401, "auth.signIn");
     ui.expectStatus(429, "auth.signIn");
     await ui.goto("/sign-in");
@@ -103,7 +99,7 @@ describe.skipIf(!peerAvailable("chromium"))("console sign-in", () => {
 
   it("signs out from the user menu: the session ends on the server and the cookie is gone", async () => {
     const user = await service.createUser("operator");
-    const ui = await openConsole(browser, service);
+    const ui = await suite.open();
     await ui.signIn(user);
     await ui.goto("/devices");
     const cookie = (await ui.context.cookies()).find((c) => c.name === "fm_session")!.value;

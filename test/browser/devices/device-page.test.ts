@@ -1,33 +1,27 @@
 // One device's page in Chromium: its facts are the API's, its labels are edited in place (and
 // the API holds the new set), a rename sticks, and a certificate revoked with a reason is
 // revoked for the API and for the device itself, which can no longer authenticate with it.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser } from "playwright-core";
+import { beforeAll, describe, expect, it } from "vitest";
 import { peerAvailable } from "../../support/peers.js";
-import { ADMIN, startConsoleService, type ConsoleService, type SimulatedFleet } from "../../support/console-service.js";
-import { launchBrowser, openConsole, waitForText } from "../../support/browser.js";
+import { ADMIN, type ConsoleService, type SimulatedFleet } from "../../support/console-service.js";
+import { consoleSuite, waitForText } from "../../support/browser.js";
 
 let service: ConsoleService;
-let browser: Browser;
 let fleet: SimulatedFleet;
 
-const signedIn = () => openConsole(browser, service, { user: ADMIN });
-
 describe.skipIf(!peerAvailable("chromium"))("console device page", () => {
+  const suite = consoleSuite();
+
   beforeAll(async () => {
-    [service, browser] = await Promise.all([startConsoleService(), launchBrowser()]);
+    service = suite.service;
     fleet = await service.enrollFleet({ prefix: "plant", devices: 4, labels: { site: "hamburg", tier: "edge" } });
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await service?.close();
-  });
 
   it("shows the device's facts as the API reports them", async () => {
     const device = fleet.devices[0];
     const api = await service.call("GET", `/api/v1/devices/${device.deviceId}`);
-    const ui = await signedIn();
+    const ui = await suite.open({ user: ADMIN });
     await ui.goto(`/devices/${device.deviceId}`);
     await ui.page.getByRole("heading", { level: 1, name: device.reportedDeviceId }).waitFor();
     const facts = ui.page.getByRole("region", { name: "Facts" });
@@ -47,7 +41,7 @@ describe.skipIf(!peerAvailable("chromium"))("console device page", () => {
 
   it("edits the labels in place: the API holds exactly the new set, and the activity shows the change", async () => {
     const device = fleet.devices[1];
-    const ui = await signedIn();
+    const ui = await suite.open({ user: ADMIN });
     await ui.goto(`/devices/${device.deviceId}?tab=activity`);
     const labels = ui.page.getByRole("region", { name: "Labels" });
     await labels.getByRole("button", { name: "Edit labels" }).click();
@@ -77,7 +71,7 @@ describe.skipIf(!peerAvailable("chromium"))("console device page", () => {
 
   it("renames the device", async () => {
     const device = fleet.devices[2];
-    const ui = await signedIn();
+    const ui = await suite.open({ user: ADMIN });
     await ui.goto(`/devices/${device.deviceId}`);
     await ui.page.getByRole("button", { name: "Rename" }).click();
     const dialog = ui.page.getByRole("dialog", { name: "Rename device" });
@@ -92,7 +86,7 @@ describe.skipIf(!peerAvailable("chromium"))("console device page", () => {
     const device = fleet.devices[3];
     const [certificate] = (await service.call("GET", `/api/v1/devices/${device.deviceId}/certificates`)).items;
     expect(certificate).toMatchObject({ status: "valid", revoked: false });
-    const ui = await signedIn();
+    const ui = await suite.open({ user: ADMIN });
     await ui.goto(`/devices/${device.deviceId}?tab=certificates`);
     const table = ui.page.getByRole("table", { name: "Certificates" });
     await waitForText(table.locator("tbody tr").first(), (t) => t.includes("valid"));

@@ -2,15 +2,14 @@
 // live in the URL (a reload shows the same view, a shared link opens it) and every page of
 // rows is the API's page; selected devices get a label in one go, or are deleted after a
 // confirmation that names how many, and the API shows it.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser, Page } from "playwright-core";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
 import { peerAvailable } from "../../support/peers.js";
-import { ADMIN, startConsoleService, type ConsoleService, type SimulatedFleet } from "../../support/console-service.js";
-import { launchBrowser, openConsole, waitForPath, waitForText, type ConsolePage } from "../../support/browser.js";
+import { ADMIN, type ConsoleService, type SimulatedFleet } from "../../support/console-service.js";
+import { consoleSuite, waitForPath, waitForText, type ConsolePage } from "../../support/browser.js";
 import { eventually } from "../../support/server-process.js";
 
 let service: ConsoleService;
-let browser: Browser;
 let berlin: SimulatedFleet;
 let munich: SimulatedFleet;
 
@@ -39,24 +38,20 @@ function searchOf(page: Page): Record<string, string> {
   return Object.fromEntries(new URL(page.url()).searchParams);
 }
 
-const signedIn = () => openConsole(browser, service, { user: ADMIN });
-
 describe.skipIf(!peerAvailable("chromium"))("console device table", () => {
+  const suite = consoleSuite();
+
   beforeAll(async () => {
-    [service, browser] = await Promise.all([startConsoleService(), launchBrowser()]);
+    service = suite.service;
     berlin = await service.enrollFleet({ prefix: "berlin", devices: 20, labels: { site: "berlin" } });
     munich = await service.enrollFleet({ prefix: "munich", devices: 12, labels: { site: "munich" } });
     for (const device of munich.devices.slice(0, 3)) device.failing = true;
     await munich.heartbeat(munich.devices.slice(0, 3));
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await service?.close();
-  });
 
   it("pages through the fleet with the page in the URL", async () => {
-    const ui = await signedIn();
+    const ui = await suite.open({ user: ADMIN });
     await ui.goto("/devices?limit=25");
     await expectRows(ui, await apiNames("limit=25&offset=0&sort=name&order=asc"), "1–25 of 32");
     await ui.screenshot("devices-table");
@@ -78,7 +73,7 @@ describe.skipIf(!peerAvailable("chromium"))("console device table", () => {
   });
 
   it("sorts by the column headers, the sort in the URL, and a reload keeps it", async () => {
-    const ui = await signedIn();
+    const ui = await suite.open({ user: ADMIN });
     await ui.goto("/devices");
     const table = ui.page.getByRole("table", { name: "Devices" });
 
@@ -105,7 +100,7 @@ describe.skipIf(!peerAvailable("chromium"))("console device table", () => {
   });
 
   it("filters by status, label selector and search, all in the URL; a reload, or the link opened elsewhere, shows the same view", async () => {
-    const ui = await signedIn();
+    const ui = await suite.open({ user: ADMIN });
     await ui.goto("/devices");
 
     await ui.page.getByRole("checkbox", { name: "online" }).check();
@@ -134,7 +129,7 @@ describe.skipIf(!peerAvailable("chromium"))("console device table", () => {
     expect(await ui.page.getByLabel("Search").inputValue()).toBe("munich-00001");
 
     // The link in another browser context (a colleague's) opens the same view.
-    const other = await signedIn();
+    const other = await suite.open({ user: ADMIN });
     await other.goto(link.slice(service.url.length));
     await expectRows(other, view, "1–3 of 3");
 
@@ -151,7 +146,7 @@ describe.skipIf(!peerAvailable("chromium"))("console device table", () => {
   });
 
   it("sets a label on the selected devices, and the API shows it on exactly those", async () => {
-    const ui = await signedIn();
+    const ui = await suite.open({ user: ADMIN });
     await ui.goto("/devices?labels=site%3Dberlin&limit=25");
     const chosen = berlin.devices.slice(2, 5).map((d) => d.reportedDeviceId);
     for (const name of chosen) await ui.page.getByRole("checkbox", { name: `Select ${name}` }).check();
@@ -178,7 +173,7 @@ describe.skipIf(!peerAvailable("chromium"))("console device table", () => {
   });
 
   it("deletes the selected devices after a confirmation that names how many", async () => {
-    const ui = await signedIn();
+    const ui = await suite.open({ user: ADMIN });
     await ui.goto("/devices?labels=site%3Dmunich&q=munich-00000");
     const chosen = munich.devices.slice(6, 8);
     for (const device of chosen) await ui.page.getByRole("checkbox", { name: `Select ${device.reportedDeviceId}` }).check();

@@ -1,14 +1,13 @@
 // The overview in Chromium, over simulated devices: its numbers are the API's (devices by
 // status, fleet health, a label's values), and a device that changes status shows on it
 // without a reload (the realtime channel).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser, Locator } from "playwright-core";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Locator } from "playwright-core";
 import { peerAvailable } from "../../support/peers.js";
-import { ADMIN, startConsoleService, type ConsoleService, type SimulatedFleet } from "../../support/console-service.js";
-import { launchBrowser, openConsole, waitForText, UI_TIMEOUT_MS } from "../../support/browser.js";
+import { ADMIN, type ConsoleService, type SimulatedFleet } from "../../support/console-service.js";
+import { consoleSuite, waitForText, UI_TIMEOUT_MS } from "../../support/browser.js";
 
 let service: ConsoleService;
-let browser: Browser;
 let berlin: SimulatedFleet;
 let munich: SimulatedFleet;
 
@@ -29,8 +28,10 @@ function donutText(byStatus: Record<string, number>): string {
 }
 
 describe.skipIf(!peerAvailable("chromium"))("console overview", () => {
+  const suite = consoleSuite();
+
   beforeAll(async () => {
-    [service, browser] = await Promise.all([startConsoleService(), launchBrowser()]);
+    service = suite.service;
     berlin = await service.enrollFleet({ prefix: "berlin", devices: 6, labels: { site: "berlin", tier: "edge" } });
     munich = await service.enrollFleet({ prefix: "munich", devices: 4, labels: { site: "munich", tier: "edge" } });
     // Provisioned: enrolled, never heard from since.
@@ -42,13 +43,9 @@ describe.skipIf(!peerAvailable("chromium"))("console overview", () => {
     await munich.sendTelemetry(6);
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await service?.close();
-  });
 
   it("shows the API's numbers: devices by status, fleet health and a label's values", async () => {
-    const ui = await openConsole(browser, service, { user: ADMIN });
+    const ui = await suite.open({ user: ADMIN });
     await ui.goto("/");
     const [stats, health, bySite] = await Promise.all([
       service.call("GET", "/api/v1/groups/stats"),
@@ -96,7 +93,7 @@ describe.skipIf(!peerAvailable("chromium"))("console overview", () => {
   });
 
   it("shows a device's change of status without a reload", async () => {
-    const ui = await openConsole(browser, service, { user: ADMIN });
+    const ui = await suite.open({ user: ADMIN });
     await ui.goto("/");
     const before = await service.call("GET", "/api/v1/groups/stats");
     const status = ui.page.getByRole("region", { name: "Devices by status" });

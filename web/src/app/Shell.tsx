@@ -12,7 +12,7 @@ import { Loading } from "../ui/states";
 import { useToast } from "../ui/toast";
 import { NAV } from "./nav";
 import { RealtimeProvider, useRealtimeState } from "./realtime";
-import { useSession, type Session } from "./session";
+import { useOrganizationChanged, useSession, type Session } from "./session";
 import { setThemeChoice, useTheme, type ThemeChoice } from "./theme";
 import { TenantSwitchBanner, TenantSwitchDialog } from "./tenant-switch";
 import { PageErrorBoundary } from "./PageErrorBoundary";
@@ -21,7 +21,7 @@ import "./shell.css";
 export function Shell() {
   const session = useSession();
   return (
-    <RealtimeProvider>
+    <RealtimeProvider organizationId={session.organization.id}>
       <a className="skip-link" href="#main">Skip to content</a>
       <div className="shell">
         <aside className="shell__sidebar">
@@ -118,8 +118,7 @@ function Menu({ label, button, children, align = "right" }: { label?: string; bu
 }
 
 function OrganizationSwitcher({ session }: { session: Session }) {
-  const queryClient = useQueryClient();
-  const navigate = useNavigate();
+  const organizationChanged = useOrganizationChanged();
   const toast = useToast();
   const [switchInto, setSwitchInto] = useState<{ id: string; name: string } | null>(null);
   const accessible = useQuery({ ...q.tenant.accessible.options({ limit: 50, offset: 0 }), enabled: session.canSwitch });
@@ -132,9 +131,7 @@ function OrganizationSwitcher({ session }: { session: Session }) {
     } catch (err) {
       return toast.error(err, `Cannot act in ${org.name}`);
     }
-    // Everything cached belongs to the organization we just left.
-    queryClient.clear();
-    await navigate({ to: "/" });
+    await organizationChanged();
     toast.success(`Now acting in ${org.name}`);
   }
 

@@ -1,6 +1,6 @@
 // Enrollment tokens: list, create (the secret shown once, with the exact simulator command
 // that enrolls test devices with it) and revoke.
-import { useState, type FormEvent } from "react";
+import { Fragment, useState, type FormEvent } from "react";
 import { Link } from "@tanstack/react-router";
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import { AlertTriangle, Ban, Plus } from "lucide-react";
@@ -28,6 +28,21 @@ const STATUS_TONE: Record<Token["status"], string> = { active: "success", expire
 /** The command that enrolls simulated devices against this very service with the token. */
 export function simulatorCommand(token: string, devices = 10): string {
   return `npm run simulate -- --url ${location.origin} --token ${token} --devices ${devices} --heartbeat 10s --telemetry 15s`;
+}
+
+/**
+ * A command as words that wrap only between them: each option stays on one line with its
+ * value (`--telemetry 15s`, never `--` at the end of a line). The text is the command itself.
+ */
+function commandWords(command: string) {
+  const words: string[] = [];
+  for (const word of command.split(" ")) {
+    const previous = words.at(-1);
+    if (previous?.startsWith("--") && previous !== "--" && !previous.includes(" ") && !word.startsWith("--")) words[words.length - 1] = `${previous} ${word}`;
+    else words.push(word);
+  }
+  // The spaces between the words (not inside them) are where lines may break.
+  return words.map((w, i) => <Fragment key={i}>{i > 0 && " "}<span className="command__word">{w}</span></Fragment>);
 }
 
 export function EnrollmentTokensPage() {
@@ -132,7 +147,7 @@ function NewTokenCard({ token, onDismiss }: { token: CreatedToken; onDismiss: ()
         </div>
         <div className="field">
           <span className="field__label">Enroll 10 simulated devices with it (from the project's folder)</span>
-          <pre className="command">{command}</pre>
+          <pre className="command">{commandWords(command)}</pre>
           <div><CopyButton value={command} label="Copy command" /></div>
           <span className="field__hint">They appear on the <Link to="/">overview</Link> and in <Link to="/devices">Devices</Link> within a minute, heartbeating every 10 s.</span>
         </div>

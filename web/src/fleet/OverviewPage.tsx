@@ -41,15 +41,20 @@ export function OverviewPage() {
 }
 
 function StatusCard() {
+  const canEnroll = useCan("enrollment:write");
   const stats = useQuery(q.groups.stats.options({}));
   const byStatus = stats.data?.byStatus;
   const slices: Slice[] = DEVICE_STATUSES.map((s) => ({ key: s, label: statusLabel(s), value: byStatus?.[s] ?? 0, color: STATUS_COLORS[s] }));
   return (
     <Card title="Devices by status" id="status" actions={<Link to="/devices">All devices</Link>}>
       {stats.isPending ? <Loading /> : stats.isError ? <ErrorState error={stats.error} retry={() => stats.refetch()} /> : stats.data.total === 0 ? (
-        <Empty title="No devices yet" action={<Link to="/enrollment-tokens" className="btn btn--primary">Enroll devices</Link>}>
-          Create an enrollment token; its page shows the command that enrolls simulated devices in a minute.
-        </Empty>
+        canEnroll ? (
+          <Empty title="No devices yet" action={<Link to="/enrollment-tokens" className="btn btn--primary">Enroll devices</Link>}>
+            Create an enrollment token; its page shows the command that enrolls simulated devices in a minute.
+          </Empty>
+        ) : (
+          <Empty title="No devices yet">Devices appear here once they enroll with a token of this organization, which an administrator creates.</Empty>
+        )
       ) : (
         <div className="status-card">
           <Donut slices={slices} label="Devices by status" center={<><strong className="big-number">{numbers.format(stats.data.total)}</strong><span className="faint">devices</span></>} />
@@ -117,7 +122,7 @@ function LabelsCard() {
         <label className="row">
           <span className="visually-hidden">Label key</span>
           <select className="select" value={key ?? ""} onChange={(e) => setPicked(e.target.value)} aria-label="Label key">
-            {keys.data.items.map((k) => <option key={k.key} value={k.key}>{k.key} ({k.valueCount} values)</option>)}
+            {keys.data.items.map((k) => <option key={k.key} value={k.key}>{k.key} ({k.valueCount} {k.valueCount === 1 ? "value" : "values"})</option>)}
           </select>
         </label>
       )}
