@@ -17,10 +17,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { afterAll, beforeAll, onTestFinished } from "vitest";
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from "playwright-core";
-import { peerPath } from "./peers.js";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
+import { launchBrowser } from "./chromium.js";
 import { ROOT } from "./server-process.js";
 import { startConsoleService, type ConsoleService } from "./console-service.js";
+
+export { launchBrowser };
 
 export const SCREENSHOT_DIR = path.join(ROOT, "test-results", "screenshots");
 /** how long a condition in the page may take (a fresh 2-core CI machine running a service, Chromium and the test) */
@@ -33,25 +35,6 @@ const CHECKED_PROTOCOLS = new Set(["http:", "https:", "ws:", "wss:"]);
 export function isLoopback(url: string): boolean {
   const parsed = new URL(url);
   return !CHECKED_PROTOCOLS.has(parsed.protocol) || LOOPBACK_HOSTS.has(parsed.hostname);
-}
-
-/** Launches Chromium headless (CHROMIUM_PATH, else Debian's /usr/bin/chromium). */
-export async function launchBrowser(): Promise<Browser> {
-  const executablePath = peerPath("chromium");
-  if (!executablePath) throw new Error("Chromium is missing: apt-get install chromium (or set CHROMIUM_PATH)");
-  return chromium.launch({
-    executablePath,
-    headless: true,
-    args: [
-      ...(process.getuid?.() === 0 ? ["--no-sandbox"] : []),
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-      "--disable-dev-shm-usage",
-    ],
-  });
 }
 
 export interface ConsoleSuite {

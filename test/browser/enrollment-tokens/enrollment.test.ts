@@ -1,5 +1,5 @@
 // Enrollment in Chromium, the way a newcomer meets it: the empty overview leads to the
-// enrollment page; a token created there is shown once, with a copy button and the exact
+// enrollment page, which first makes the organization's certificate authority; a token created there is shown once, with a copy button and the exact
 // simulator command; after a reload only its prefix remains; the command, run as shown,
 // enrolls devices that appear on the overview without a reload, with the token's labels;
 // a revoked token enrolls nothing more.
@@ -37,7 +37,6 @@ describe.skipIf(!peerAvailable("chromium"))("console enrollment", () => {
 
   beforeAll(async () => {
     service = suite.service;
-    await service.call("POST", "/api/v1/ca-certificates/generate", { body: { name: "console-ca", commonName: "Console CA" } });
   });
 
 
@@ -53,6 +52,17 @@ describe.skipIf(!peerAvailable("chromium"))("console enrollment", () => {
     await waitForPath(ui.page, (url) => url.pathname === "/enrollment-tokens", "the enrollment page");
     await ui.settled();
     await ui.audit();
+
+    // A new organization has no CA to sign device certificates: the page says so and makes one.
+    const notice = ui.page.getByRole("status").filter({ hasText: "Devices cannot enroll yet" });
+    await notice.waitFor();
+    await ui.audit();
+    await ui.screenshot("enrollment-no-ca");
+    await notice.getByRole("button", { name: "Create a certificate authority" }).click();
+    await ui.page.getByText("Certificate authority “Default Root CA” created: devices can enroll").waitFor();
+    await notice.waitFor({ state: "detached" });
+    const [ca] = (await service.call("GET", "/api/v1/ca-certificates")).items;
+    expect(ca).toMatchObject({ name: "Default Root CA", isDefault: true, hasPrivateKey: true, retiredAt: null });
 
     await ui.page.getByRole("button", { name: "Create token" }).first().click();
     const dialog = ui.page.getByRole("dialog", { name: "Create an enrollment token" });

@@ -112,7 +112,9 @@ function HealthFigure({ icon, value, label, detail, tone }: { icon: React.ReactN
 function LabelsCard() {
   const keys = useQuery(q.groups.labelKeys.options({ limit: 50, offset: 0 }));
   const [picked, setPicked] = useState<string | null>(null);
-  const key = picked ?? keys.data?.items[0]?.key ?? null;
+  // Unless one is picked, the key most devices carry (site, rather than a key a few devices have).
+  const widest = keys.data?.items.reduce<(typeof keys.data.items)[number] | null>((best, k) => (!best || k.deviceCount > best.deviceCount ? k : best), null);
+  const key = picked ?? widest?.key ?? null;
   const groups = useQuery({ ...q.groups.byLabel.options({ key: key ?? "" }), enabled: key !== null });
   return (
     <Card
