@@ -4,6 +4,7 @@ import cluster from "node:cluster";
 import { SHUTDOWN_MESSAGE, superviseWorkers } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { createLogger } from "./lib/logger.js";
+import { buildConsole, consoleBuildState } from "./lib/console-build.js";
 import { startService } from "./server.js";
 import { onStopSignals } from "./lib/stop-signals.js";
 
@@ -19,6 +20,15 @@ async function main() {
     throw err;
   }
   const root = createLogger(config.LOG_LEVEL);
+  // The console is built by npm install; a checkout updated since (git pull without a new
+  // install) gets it built here, once, before any worker serves it.
+  if (cluster.isPrimary) {
+    const state = consoleBuildState();
+    if (state === "missing" || state === "stale") {
+      root.info({ console: state }, `building the web console first (its build is ${state === "missing" ? "missing" : "older than its sources"})`);
+      await buildConsole();
+    }
+  }
   if (config.WORKERS > 1 && cluster.isPrimary) return superviseWorkers(config, root);
   // Workers' lines say which worker wrote them.
   const logger = cluster.isWorker ? root.child({ pid: process.pid }) : root;
@@ -36,6 +46,7 @@ async function main() {
     const lines = [
       "",
       "First start: created organization 'default' and its Super Admin.",
+      `  web console:   ${where}/   (sign in with the e-mail and password below)`,
       `  admin e-mail:  ${b.adminEmail}`,
       b.generatedPassword ? `  password:      ${b.generatedPassword}   (shown once; set BOOTSTRAP_ADMIN_PASSWORD to choose it)` : "  password:      from BOOTSTRAP_ADMIN_PASSWORD",
       b.generatedApiKey ? `  API key:       ${b.generatedApiKey}   (shown once; set BOOTSTRAP_API_KEY to choose it)` : "  API key:       from BOOTSTRAP_API_KEY",

@@ -23,7 +23,8 @@ export class MetricsModel {
   private memoryShare = 0.2 + Math.random() * 0.4;
   private readonly diskTotal = [16, 32, 64, 128][Math.floor(Math.random() * 4)] * GiB;
   private diskShare = 0.1 + Math.random() * 0.5;
-  private readonly bootedAt = Date.now() - Math.floor(Math.random() * 86_400_000);
+  // Booted one to two days ago: history an agent sends for the last hours (sendTelemetryHistory) has a positive uptime.
+  private readonly bootedAt = Date.now() - 86_400_000 - Math.floor(Math.random() * 86_400_000);
   private restarts = 0;
   private containers = 1 + Math.floor(Math.random() * 6);
 

@@ -26,6 +26,8 @@ const TOKEN_LIFETIME_SECONDS = 300;
 /** a token is reused until this close to its expiry (signing per request would be wasteful) */
 const TOKEN_REFRESH_MARGIN_SECONDS = 60;
 const AGENT_VERSION = "fleet-simulator/1.0";
+/** snapshots per telemetry request at most (the agent endpoint's limit) */
+const TELEMETRY_BATCH = 1000;
 
 const ARCHITECTURES = ["arm64", "arm64", "arm64", "amd64", "amd64", "armv7"] as const;
 
@@ -138,6 +140,23 @@ export class VirtualDevice {
     return this.client.request("POST", "/api/v1/agent/logs", { entries: this.logs.lines(this.failing) }, {
       authorization: await this.authorization(),
     });
+  }
+
+  /**
+   * What an agent sends after a time without a connection: the snapshots it kept, one every
+   * `stepMs` from `fromMs` until `toMs`, in batches of at most `TELEMETRY_BATCH` (the endpoint's
+   * limit). Used to give a new fleet some history (`npm run screenshots`).
+   */
+  async sendTelemetryHistory(fromMs: number, stepMs: number, toMs = Date.now()): Promise<JsonResponse> {
+    const times: number[] = [];
+    for (let t = fromMs; t <= toMs; t += stepMs) times.push(t);
+    let last: JsonResponse = { status: 200, body: undefined };
+    for (let i = 0; i < times.length; i += TELEMETRY_BATCH) {
+      const snapshots = times.slice(i, i + TELEMETRY_BATCH).map((t) => this.metrics.snapshot(this.failing, t));
+      last = await this.client.request("POST", "/api/v1/agent/telemetry", { snapshots }, { authorization: await this.authorization() });
+      if (last.status >= 300) return last;
+    }
+    return last;
   }
 
   /** A new key and certificate, authenticated with the current one. */

@@ -3,6 +3,8 @@
 // PostgreSQL (DATABASE_URL set): a template database each file clones.
 // First it says, once per run, which suites skip for want of a system peer or of DATABASE_URL
 // (test/support/peers.ts); under CI_REQUIRE_PEERS=1 a missing peer fails the run there.
+// It also builds the web console when its build is missing or older than its sources, once,
+// before the browser tests' services serve it (several of them building at once would race).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -11,6 +13,7 @@ import type { TestProject } from "vitest/node";
 import { openPGlite, openPostgres } from "../../src/db/adapters.js";
 import { applyMigrations } from "../../src/db/migrate.js";
 import { peerNotices } from "./peers.js";
+import { buildConsole, consoleBuildState } from "../../src/lib/console-build.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -21,6 +24,8 @@ declare module "vitest" {
 
 export default async function setup(project: TestProject) {
   for (const line of peerNotices()) console.warn(line);
+  const consoleBuild = consoleBuildState();
+  if (consoleBuild === "missing" || consoleBuild === "stale") await buildConsole();
   const url = process.env.DATABASE_URL;
   if (url) {
     const template = `fleet_template_${process.pid}`;

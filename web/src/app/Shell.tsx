@@ -12,7 +12,7 @@ import { Loading } from "../ui/states";
 import { useToast } from "../ui/toast";
 import { NAV } from "./nav";
 import { RealtimeProvider, useRealtimeState } from "./realtime";
-import { useSession, type Session } from "./session";
+import { useOrganizationChanged, useSession, type Session } from "./session";
 import { setThemeChoice, useTheme, type ThemeChoice } from "./theme";
 import { TenantSwitchBanner, TenantSwitchDialog } from "./tenant-switch";
 import { PageErrorBoundary } from "./PageErrorBoundary";
@@ -21,7 +21,7 @@ import "./shell.css";
 export function Shell() {
   const session = useSession();
   return (
-    <RealtimeProvider>
+    <RealtimeProvider organizationId={session.organization.id}>
       <a className="skip-link" href="#main">Skip to content</a>
       <div className="shell">
         <aside className="shell__sidebar">
@@ -93,7 +93,7 @@ function Navigation({ session }: { session: Session }) {
 }
 
 /** A button that opens a small menu below it; Escape or a click elsewhere closes it. */
-function Menu({ label, button, children, align = "right" }: { label: string; button: ReactNode; children: (close: () => void) => ReactNode; align?: "left" | "right" }) {
+function Menu({ label, button, children, align = "right" }: { label?: string; button: ReactNode; children: (close: () => void) => ReactNode; align?: "left" | "right" }) {
   const [open, setOpen] = useState(false);
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -118,8 +118,7 @@ function Menu({ label, button, children, align = "right" }: { label: string; but
 }
 
 function OrganizationSwitcher({ session }: { session: Session }) {
-  const queryClient = useQueryClient();
-  const navigate = useNavigate();
+  const organizationChanged = useOrganizationChanged();
   const toast = useToast();
   const [switchInto, setSwitchInto] = useState<{ id: string; name: string } | null>(null);
   const accessible = useQuery({ ...q.tenant.accessible.options({ limit: 50, offset: 0 }), enabled: session.canSwitch });
@@ -132,9 +131,7 @@ function OrganizationSwitcher({ session }: { session: Session }) {
     } catch (err) {
       return toast.error(err, `Cannot act in ${org.name}`);
     }
-    // Everything cached belongs to the organization we just left.
-    queryClient.clear();
-    await navigate({ to: "/" });
+    await organizationChanged();
     toast.success(`Now acting in ${org.name}`);
   }
 
@@ -145,12 +142,14 @@ function OrganizationSwitcher({ session }: { session: Session }) {
       {session.role && <span className="badge">{session.role}</span>}
     </>
   );
-  if (!session.canSwitch || (accessible.isSuccess && others.length === 0)) {
+  // A switcher only once there is somewhere to switch to (no menu that turns out empty).
+  if (!session.canSwitch || !accessible.isSuccess || others.length === 0) {
     return <div className="org-current" aria-label="Organization">{current}</div>;
   }
   return (
     <>
-      <Menu label={`Organization: ${session.organization.name}. Switch organization`} align="left" button={<>{current}<ChevronDown aria-hidden="true" /></>}>
+      {/* Named by what it shows (the organization and role), then what it does. */}
+      <Menu align="left" button={<>{current}<span className="visually-hidden">: switch organization</span><ChevronDown aria-hidden="true" /></>}>
         {(close) => (
           <ul className="menu__list" aria-label="Organizations">
             {others.map((org) => (

@@ -35,7 +35,8 @@ export function backoffMs(attempt: number, random = Math.random()): number {
   return Math.round(base / 2 + (base / 2) * random);
 }
 
-export function RealtimeProvider({ children }: { children: ReactNode }) {
+/** `organizationId`: where the session acts; the channel's ticket is for that organization, so a switch reconnects. */
+export function RealtimeProvider({ organizationId, children }: { organizationId: string; children: ReactNode }) {
   const queryClient = useQueryClient();
   const listeners = useRef(new Set<Listener>());
   const [state, setState] = useState<ConnectionState>("connecting");
@@ -113,7 +114,7 @@ export function RealtimeProvider({ children }: { children: ReactNode }) {
       window.clearTimeout(pendingInvalidation);
       socket?.close(1000, "page closed");
     };
-  }, [queryClient]);
+  }, [queryClient, organizationId]);
 
   const subscribe = useCallback((listener: Listener) => {
     listeners.current.add(listener);

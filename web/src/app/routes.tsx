@@ -107,6 +107,9 @@ export const router = createRouter({
 setSessionEndedHandler(() => {
   const { pathname, href } = router.state.location;
   if (pathname === "/sign-in") return;
+  // No session known to this page yet: the 401 is the signed-in area's own first check, which
+  // leads to sign-in by itself. Nothing ended, so the sign-in page must not say it did.
+  if (queryClient.getQueryData(sessionQuery().queryKey) === undefined) return;
   queryClient.clear();
   void router.navigate({ to: "/sign-in", search: { next: href, reason: "expired" } });
 });

@@ -2,7 +2,8 @@
 // (GET /tenant/context), loaded before any page of the console renders. Buttons and
 // navigation ask `useCan("devices:write")` with the same permission keys the API checks,
 // resolved by the API itself (its list is already expanded from roles and wildcards).
-import { useSuspenseQuery } from "@tanstack/react-query";
+import { useQueryClient, useSuspenseQuery } from "@tanstack/react-query";
+import { useNavigate } from "@tanstack/react-router";
 import type { Permission } from "../../../src/trpc/permissions";
 import type { RouterOutputs } from "../api/client";
 import { q } from "../api/query";
@@ -18,4 +19,19 @@ export function useSession(): Session {
 
 export function useCan(permission: Permission): boolean {
   return useSession().permissions.includes(permission);
+}
+
+/**
+ * After the session starts acting in another organization (a member's switch, a Super Admin's
+ * tenant switch or its end): everything read so far belongs to the organization left. Reset
+ * (not merely drop) every query, so that the mounted ones, the session included, read again
+ * instead of showing what they held; then open the overview.
+ */
+export function useOrganizationChanged(): () => Promise<void> {
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  return async () => {
+    await queryClient.resetQueries();
+    await navigate({ to: "/" });
+  };
 }

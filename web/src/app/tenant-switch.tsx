@@ -2,8 +2,6 @@
 // the organization, the reason and the end time, with a button that ends it. The dialog starts
 // one (time-bound, with a reason, audited in the organization entered).
 import { useState } from "react";
-import { useNavigate } from "@tanstack/react-router";
-import { useQueryClient } from "@tanstack/react-query";
 import { ShieldAlert } from "lucide-react";
 import { q } from "../api/query";
 import { Button } from "../ui/Button";
@@ -11,20 +9,11 @@ import { Dialog } from "../ui/Dialog";
 import { ErrorBox } from "../ui/states";
 import { formatDateTime, RelativeTime } from "../ui/time";
 import { useToast } from "../ui/toast";
-import type { Session } from "./session";
-
-function useResetToHome() {
-  const queryClient = useQueryClient();
-  const navigate = useNavigate();
-  return async () => {
-    queryClient.clear();
-    await navigate({ to: "/" });
-  };
-}
+import { useOrganizationChanged, type Session } from "./session";
 
 export function TenantSwitchBanner({ session }: { session: Session }) {
   const toast = useToast();
-  const reset = useResetToHome();
+  const reset = useOrganizationChanged();
   const [busy, setBusy] = useState(false);
   const sw = session.activeSwitch!;
   async function end() {
@@ -54,7 +43,7 @@ export function TenantSwitchBanner({ session }: { session: Session }) {
 
 export function TenantSwitchDialog({ target, onClose }: { target: { id: string; name: string } | null; onClose: () => void }) {
   const toast = useToast();
-  const reset = useResetToHome();
+  const reset = useOrganizationChanged();
   const [reason, setReason] = useState("");
   const [minutes, setMinutes] = useState(60);
   const [error, setError] = useState<unknown>(null);

@@ -99,20 +99,17 @@ export function DevicesPage() {
       cell: (d) => (
         <div className="device-name">
           <Link to="/devices/$deviceId" params={{ deviceId: d.id }}>{d.name}</Link>
-          {d.reportedDeviceId && <span className="faint mono">{d.reportedDeviceId}</span>}
+          {/* The reported id under the name, unless the name is that id (the default at enrollment). */}
+          {d.reportedDeviceId && d.reportedDeviceId !== d.name && <span className="faint mono">{d.reportedDeviceId}</span>}
         </div>
       ),
     },
-    { id: "status", header: "Status", sortKey: "status", cell: (d) => <StatusBadge status={d.status} /> },
-    { id: "labels", header: "Labels", cell: (d) => <LabelChips labels={d.labels} max={4} /> },
-    { id: "lastSeen", header: "Last seen", sortKey: "lastSeenAt", cell: (d) => <RelativeTime value={d.lastSeenAt} /> },
-    {
-      id: "platform",
-      header: "Platform",
-      cell: (d) => (d.os || d.arch ? <span className="nowrap">{[d.os, d.arch].filter(Boolean).join(" · ")}</span> : <span className="faint">unknown</span>),
-    },
-    { id: "agent", header: "Agent", cell: (d) => d.agentVersion ?? <span className="faint">–</span> },
-    { id: "created", header: "Created", sortKey: "createdAt", cell: (d) => <RelativeTime value={d.createdAt} /> },
+    { id: "status", header: "Status", sortKey: "status", className: "nowrap", cell: (d) => <StatusBadge status={d.status} /> },
+    { id: "labels", header: "Labels", className: "col-labels", cell: (d) => <LabelChips labels={d.labels} max={3} /> },
+    { id: "lastSeen", header: "Last seen", sortKey: "lastSeenAt", className: "nowrap", cell: (d) => <RelativeTime value={d.lastSeenAt} /> },
+    // The architecture decides which deployments fit a device; the OS and agent are on its page.
+    { id: "arch", header: "Architecture", className: "nowrap", cell: (d) => d.arch ?? <span className="faint">unknown</span> },
+    { id: "created", header: "Created", sortKey: "createdAt", className: "nowrap", cell: (d) => <RelativeTime value={d.createdAt} /> },
   ];
 
   const selectedIds = [...selected];

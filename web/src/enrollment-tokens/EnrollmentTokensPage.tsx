@@ -1,12 +1,12 @@
 // Enrollment tokens: list, create (the secret shown once, with the exact simulator command
 // that enrolls test devices with it) and revoke.
-import { useState, type FormEvent } from "react";
+import { Fragment, useState, type FormEvent } from "react";
 import { Link } from "@tanstack/react-router";
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
-import { AlertTriangle, Ban, Plus } from "lucide-react";
+import { AlertTriangle, Ban, Plus, ShieldPlus } from "lucide-react";
 import type { RouterOutputs } from "../api/client";
 import { q } from "../api/query";
-import { useCan } from "../app/session";
+import { useCan, useSession } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
 import { CopyButton } from "../ui/CopyButton";
@@ -28,6 +28,21 @@ const STATUS_TONE: Record<Token["status"], string> = { active: "success", expire
 /** The command that enrolls simulated devices against this very service with the token. */
 export function simulatorCommand(token: string, devices = 10): string {
   return `npm run simulate -- --url ${location.origin} --token ${token} --devices ${devices} --heartbeat 10s --telemetry 15s`;
+}
+
+/**
+ * A command as words that wrap only between them: each option stays on one line with its
+ * value (`--telemetry 15s`, never `--` at the end of a line). The text is the command itself.
+ */
+function commandWords(command: string) {
+  const words: string[] = [];
+  for (const word of command.split(" ")) {
+    const previous = words.at(-1);
+    if (previous?.startsWith("--") && previous !== "--" && !previous.includes(" ") && !word.startsWith("--")) words[words.length - 1] = `${previous} ${word}`;
+    else words.push(word);
+  }
+  // The spaces between the words (not inside them) are where lines may break.
+  return words.map((w, i) => <Fragment key={i}>{i > 0 && " "}<span className="command__word">{w}</span></Fragment>);
 }
 
 export function EnrollmentTokensPage() {
@@ -64,6 +79,7 @@ export function EnrollmentTokensPage() {
         description="Devices enroll with a token of this organization: they get a certificate from its default CA and the token's labels."
         actions={canWrite && <Button variant="primary" icon={<Plus />} onClick={() => setCreating(true)}>Create token</Button>}
       />
+      <SigningCaNotice />
       {created && <NewTokenCard token={created} onDismiss={() => setCreated(null)} />}
       <Card title="Tokens" flush>
         {tokens.isError ? <ErrorState error={tokens.error} what="enrollment tokens" retry={() => tokens.refetch()} /> : (
@@ -110,6 +126,55 @@ export function EnrollmentTokensPage() {
   );
 }
 
+/**
+ * Devices get their certificate from the organization's default CA when they enroll: without
+ * a usable one, every enrollment is refused (409). Say so before anyone hands out a token, and
+ * let whoever may create CAs make one here.
+ */
+function SigningCaNotice() {
+  const session = useSession();
+  const canCreate = useCan("certificates:write");
+  const queryClient = useQueryClient();
+  const toast = useToast();
+  const [busy, setBusy] = useState(false);
+  const cas = useQuery(q.caCertificates.list.options({ limit: 200, offset: 0 }));
+  if (!cas.data) return null; // loading, or no certificates:read (then nothing to tell)
+  const now = Date.now();
+  const signing = cas.data.items.some((ca) => ca.isDefault && !ca.retiredAt && ca.hasPrivateKey && Date.parse(ca.notBefore) <= now && Date.parse(ca.notAfter) > now);
+  if (signing) return null;
+
+  async function createCa() {
+    setBusy(true);
+    const name = `${session.organization.name} Root CA`.slice(0, 64);
+    try {
+      await q.caCertificates.generate.call({ name, commonName: name });
+      await queryClient.invalidateQueries({ queryKey: q.caCertificates.key() });
+      toast.success(`Certificate authority “${name}” created: devices can enroll`);
+    } catch (err) {
+      toast.error(err, "Could not create the certificate authority");
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <div className="alert-box alert-box--warning signing-ca-notice" role="status">
+      <AlertTriangle aria-hidden="true" />
+      <div className="stack stack--tight">
+        <p>
+          <strong>Devices cannot enroll yet.</strong> This organization has no certificate authority in service to sign their certificates,
+          so every enrollment would be refused.{canCreate ? "" : " An administrator can create one."}
+        </p>
+        {canCreate && (
+          <div>
+            <Button size="small" variant="primary" icon={<ShieldPlus />} busy={busy} onClick={createCa}>Create a certificate authority</Button>
+          </div>
+        )}
+      </div>
+    </div>
+  );
+}
+
 function NewTokenCard({ token, onDismiss }: { token: CreatedToken; onDismiss: () => void }) {
   const command = simulatorCommand(token.token);
   return (
@@ -132,7 +197,7 @@ function NewTokenCard({ token, onDismiss }: { token: CreatedToken; onDismiss: ()
         </div>
         <div className="field">
           <span className="field__label">Enroll 10 simulated devices with it (from the project's folder)</span>
-          <pre className="command">{command}</pre>
+          <pre className="command">{commandWords(command)}</pre>
           <div><CopyButton value={command} label="Copy command" /></div>
           <span className="field__hint">They appear on the <Link to="/">overview</Link> and in <Link to="/devices">Devices</Link> within a minute, heartbeating every 10 s.</span>
         </div>

@@ -41,15 +41,20 @@ export function OverviewPage() {
 }
 
 function StatusCard() {
+  const canEnroll = useCan("enrollment:write");
   const stats = useQuery(q.groups.stats.options({}));
   const byStatus = stats.data?.byStatus;
   const slices: Slice[] = DEVICE_STATUSES.map((s) => ({ key: s, label: statusLabel(s), value: byStatus?.[s] ?? 0, color: STATUS_COLORS[s] }));
   return (
     <Card title="Devices by status" id="status" actions={<Link to="/devices">All devices</Link>}>
       {stats.isPending ? <Loading /> : stats.isError ? <ErrorState error={stats.error} retry={() => stats.refetch()} /> : stats.data.total === 0 ? (
-        <Empty title="No devices yet" action={<Link to="/enrollment-tokens" className="btn btn--primary">Enroll devices</Link>}>
-          Create an enrollment token; its page shows the command that enrolls simulated devices in a minute.
-        </Empty>
+        canEnroll ? (
+          <Empty title="No devices yet" action={<Link to="/enrollment-tokens" className="btn btn--primary">Enroll devices</Link>}>
+            Create an enrollment token; its page shows the command that enrolls simulated devices in a minute.
+          </Empty>
+        ) : (
+          <Empty title="No devices yet">Devices appear here once they enroll with a token of this organization, which an administrator creates.</Empty>
+        )
       ) : (
         <div className="status-card">
           <Donut slices={slices} label="Devices by status" center={<><strong className="big-number">{numbers.format(stats.data.total)}</strong><span className="faint">devices</span></>} />
@@ -107,7 +112,9 @@ function HealthFigure({ icon, value, label, detail, tone }: { icon: React.ReactN
 function LabelsCard() {
   const keys = useQuery(q.groups.labelKeys.options({ limit: 50, offset: 0 }));
   const [picked, setPicked] = useState<string | null>(null);
-  const key = picked ?? keys.data?.items[0]?.key ?? null;
+  // Unless one is picked, the key most devices carry (site, rather than a key a few devices have).
+  const widest = keys.data?.items.reduce<(typeof keys.data.items)[number] | null>((best, k) => (!best || k.deviceCount > best.deviceCount ? k : best), null);
+  const key = picked ?? widest?.key ?? null;
   const groups = useQuery({ ...q.groups.byLabel.options({ key: key ?? "" }), enabled: key !== null });
   return (
     <Card
@@ -117,7 +124,7 @@ function LabelsCard() {
         <label className="row">
           <span className="visually-hidden">Label key</span>
           <select className="select" value={key ?? ""} onChange={(e) => setPicked(e.target.value)} aria-label="Label key">
-            {keys.data.items.map((k) => <option key={k.key} value={k.key}>{k.key} ({k.valueCount} values)</option>)}
+            {keys.data.items.map((k) => <option key={k.key} value={k.key}>{k.key} ({k.valueCount} {k.valueCount === 1 ? "value" : "values"})</option>)}
           </select>
         </label>
       )}

@@ -41,7 +41,7 @@ export function GroupsPage() {
             <ul className="key-list" aria-label="Label keys">
               {keys.data.items.map((k) => (
                 <li key={k.key}>
-                  <Link to="/groups" search={(prev) => ({ ...prev, key: k.key })} className="key-list__item" aria-current={k.key === key ? "true" : undefined}>
+                  <Link to="/groups" search={(prev) => ({ ...prev, key: k.key })} className="key-list__item" aria-current={k.key === key ? "page" : undefined}>
                     <span className="mono">{k.key}</span>
                     <span className="faint num">{k.valueCount} values · {k.deviceCount} devices</span>
                   </Link>
@@ -65,7 +65,7 @@ function ValuesCard({ labelKey }: { labelKey: string }) {
     { id: "value", header: "Value", cell: (g) => <span className="mono">{g.value || "(empty)"}</span> },
     { id: "count", header: "Devices", cell: (g) => <span className="num">{g.count.toLocaleString()}</span> },
     ...DEVICE_STATUSES.map((s) => ({ id: s, header: statusLabel(s), className: "num", cell: (g: Group) => g.byStatus[s] || <span className="faint">0</span> })),
-    { id: "open", header: "Devices", cell: (g) => <Link to="/devices" search={{ labels: `${labelKey}=${g.value}` }}>Show<span className="visually-hidden"> devices with {labelKey}={g.value}</span></Link> },
+    { id: "open", header: "Device table", cell: (g) => <Link to="/devices" search={{ labels: `${labelKey}=${g.value}` }}>Show<span className="visually-hidden"> devices with {labelKey}={g.value}</span></Link> },
   ];
   return (
     <Card title={<>Values of <span className="mono">{labelKey}</span></>}>

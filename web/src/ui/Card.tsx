@@ -1,4 +1,4 @@
-import type { ReactNode } from "react";
+import { useId, type ReactNode } from "react";
 
 export function Card({ title, actions, children, flush, headingLevel = 2, id }: {
   title?: ReactNode;
@@ -10,7 +10,9 @@ export function Card({ title, actions, children, flush, headingLevel = 2, id }: 
   id?: string;
 }) {
   const Heading = headingLevel === 2 ? "h2" : "h3";
-  const headingId = id ? `${id}-title` : undefined;
+  // Every card with a title is a region named by it, so that it can be found by its name.
+  const generatedId = useId();
+  const headingId = title ? (id ? `${id}-title` : generatedId) : undefined;
   return (
     <section className="card" aria-labelledby={headingId}>
       {(title || actions) && (

@@ -13,6 +13,8 @@ export function Pagination({ offset, limit, total, onOffset, onLimit, sizes = [2
   sizes?: number[];
   label?: string;
 }) {
+  // Nothing to page through: the table's empty state says so.
+  if (total === 0) return null;
   const count = total ?? 0;
   const first = count === 0 ? 0 : offset + 1;
   const last = Math.min(offset + limit, count);

@@ -1,0 +1,196 @@
+// The service the browser tests drive: `src/main.ts` as a child process, started the way
+// `npm start` starts it (PGlite in a fresh DATA_DIR, keys generated there, the built console
+// served at /), on a free loopback port, with the bootstrap admin and key chosen here. Plus
+// what the tests set up through the public API (organizations, users with a role) and
+// simulated devices speaking the real agent protocol (src/simulator).
+//
+// Devices heartbeat when a test says so, not on timers: a page and the API then read the same
+// fleet, so the numbers a test compares cannot move underneath it. HEARTBEAT_INTERVAL_SECONDS
+// is an hour, so that a device stays online between a test's heartbeats.
+import crypto from "node:crypto";
+import { FleetSimulator } from "../../src/simulator/engine.js";
+import type { VirtualDevice } from "../../src/simulator/virtual-device.js";
+import type { ApiResponse, CallOptions } from "./harness.js";
+import { SecretWatch } from "./secret-watch.js";
+import { spawnService, type ServerProcess } from "./server-process.js";
+
+export const ADMIN = {
+  email: "admin@console.test",
+  password: "console-admin-password-1",
+  key: "fm_" + "C".repeat(40),
+  name: "Admin",
+};
+/** The password of every user a test creates (they differ by e-mail). */
+export const USER_PASSWORD = "console-user-password-1";
+
+export type SystemRole = "owner" | "admin" | "operator" | "viewer";
+
+export interface Organization {
+  id: string;
+  slug: string;
+  name: string;
+}
+
+export interface User {
+  id: string;
+  email: string;
+  password: string;
+  name: string;
+}
+
+export interface SimulatedFleet {
+  simulator: FleetSimulator;
+  devices: VirtualDevice[];
+  /** the enrollment token's labels, on every device */
+  labels: Record<string, string>;
+  /** one heartbeat from each device (or the ones given): online, or error for those marked failing */
+  heartbeat(devices?: VirtualDevice[]): Promise<void>;
+  /** `count` telemetry snapshots from each device (or the ones given) */
+  sendTelemetry(count?: number, devices?: VirtualDevice[]): Promise<void>;
+}
+
+export interface ConsoleService {
+  url: string;
+  process: ServerProcess;
+  defaultOrg: Organization;
+  /** the REST API as the bootstrap admin's API key (or as `opts.key` / `opts.token`) */
+  api<T = any>(method: string, path: string, opts?: CallOptions): Promise<ApiResponse<T>>;
+  /** the same, failing the test on anything but a 2xx, answering the body */
+  call<T = any>(method: string, path: string, opts?: CallOptions): Promise<T>;
+  createOrganization(name: string): Promise<Organization>;
+  /** a user with a password, member of `organizationId` (default: the default organization) with `role` */
+  createUser(role: SystemRole, opts?: { organizationId?: string; name?: string }): Promise<User>;
+  addMember(userId: string, organizationId: string, role: SystemRole): Promise<void>;
+  /** a bearer token for `user` (the API as that person, for setups and cross-checks) */
+  bearer(user: { email: string; password: string }): Promise<string>;
+  /**
+   * Enrolls `devices` simulated devices with a new enrollment token carrying `labels`, in the
+   * organization `as` acts in (default: the admin key's); they send their first heartbeat.
+   */
+  enrollFleet(opts: { prefix: string; devices: number; labels?: Record<string, string>; as?: CallOptions; heartbeat?: boolean }): Promise<SimulatedFleet>;
+  /** the requests the service answered so far, from its request log */
+  requestLog(): { method: string; path: string; status: number }[];
+  /** a secret the service must never log (a session cookie the browser got) */
+  rememberSecret(secret: string): void;
+  close(): Promise<void>;
+}
+
+/** Starts the service; `env` adds to (or overrides) its configuration. */
+export async function startConsoleService(env: Record<string, string> = {}): Promise<ConsoleService> {
+  const watch = new SecretWatch([ADMIN.password, ADMIN.key, USER_PASSWORD]);
+  const proc = await spawnService("console", {
+    BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
+    BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
+    BOOTSTRAP_API_KEY: ADMIN.key,
+    HEARTBEAT_INTERVAL_SECONDS: "3600",
+    ...env,
+  }, { defaultKey: ADMIN.key, watch });
+  const fleets: FleetSimulator[] = [];
+  const api = proc.api;
+
+  const call: ConsoleService["call"] = async (method, path, opts) => {
+    const res = await api(method, path, opts);
+    if (res.status < 200 || res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
+    return res.body;
+  };
+
+  const defaultOrg = await call<Organization>("GET", "/api/v1/organizations/by-slug/default");
+  const roles = await call<{ items: { id: string; name: string }[] }>("GET", "/api/v1/system-roles");
+  const roleId = (role: SystemRole) => {
+    const found = roles.items.find((r) => r.name === role);
+    if (!found) throw new Error(`no system role ${role}`);
+    return found.id;
+  };
+  const cas = new Set<string>();
+
+  const addMember: ConsoleService["addMember"] = async (userId, organizationId, role) => {
+    await call("POST", `/api/v1/users/${userId}/organizations`, { body: { organizationId, roleId: roleId(role) } });
+  };
+
+  const bearer: ConsoleService["bearer"] = async (user) => {
+    const body = await call<{ accessToken: string }>("POST", "/api/v1/auth/login", { key: null, body: { email: user.email, password: user.password } });
+    watch.add(body.accessToken);
+    return body.accessToken;
+  };
+
+  return {
+    url: proc.url,
+    process: proc,
+    defaultOrg,
+    api,
+    call,
+    addMember,
+    bearer,
+    createOrganization: (name) => call("POST", "/api/v1/organizations", { body: { name } }),
+    createUser: async (role, opts = {}) => {
+      const tag = crypto.randomBytes(4).toString("hex");
+      const name = opts.name ?? `${role[0].toUpperCase()}${role.slice(1)} ${tag}`;
+      const email = `${role}-${tag}@console.test`;
+      const user = await call<{ id: string }>("POST", "/api/v1/users", { body: { email, name, password: USER_PASSWORD } });
+      await addMember(user.id, opts.organizationId ?? defaultOrg.id, role);
+      return { id: user.id, email, name, password: USER_PASSWORD };
+    },
+    enrollFleet: async ({ prefix, devices, labels = {}, as = {}, heartbeat = true }) => {
+      // The organization needs a CA to sign device certificates: one per organization.
+      const context = await call<{ organization: { id: string } }>("GET", "/api/v1/tenant/context", as);
+      if (!cas.has(context.organization.id)) {
+        const existing = await call<{ total: number }>("GET", "/api/v1/ca-certificates?limit=1", as);
+        if (existing.total === 0) await call("POST", "/api/v1/ca-certificates/generate", { ...as, body: { name: `ca-${prefix}`, commonName: `${prefix} CA` } });
+        cas.add(context.organization.id);
+      }
+      const token = await call<{ token: string }>("POST", "/api/v1/enrollment-tokens", { ...as, body: { name: `${prefix} devices`, labels, maxUses: devices } });
+      const simulator = new FleetSimulator({
+        url: proc.url,
+        enrollmentToken: token.token,
+        devices,
+        heartbeatMs: 3_600_000,
+        telemetryMs: 0,
+        failureRate: 0,
+        idPrefix: prefix,
+        enrollConcurrency: 4,
+        maxSockets: 8,
+      });
+      fleets.push(simulator);
+      await simulator.enrollAll();
+      const stats = simulator.stats();
+      if (stats.enrolled !== devices) throw new Error(`${stats.enrolled} of ${devices} devices enrolled: ${stats.lastError}`);
+      const fleet: SimulatedFleet = {
+        simulator,
+        devices: simulator.devices,
+        labels,
+        heartbeat: async (which = simulator.devices) => {
+          for (const device of which) {
+            const res = await device.heartbeat(true);
+            if (res.status !== 200) throw new Error(`heartbeat of ${device.reportedDeviceId}: ${res.status} ${JSON.stringify(res.body)}`);
+          }
+        },
+        sendTelemetry: async (count = 1, which = simulator.devices) => {
+          for (const device of which) {
+            for (let i = 0; i < count; i++) {
+              const res = await device.sendTelemetry();
+              if (res.status >= 300) throw new Error(`telemetry of ${device.reportedDeviceId}: ${res.status} ${JSON.stringify(res.body)}`);
+            }
+          }
+        },
+      };
+      if (heartbeat) await fleet.heartbeat();
+      return fleet;
+    },
+    requestLog: () => proc.output.flatMap((line) => {
+      if (!line.includes('"msg":"request"')) return [];
+      const { method, path, status } = JSON.parse(line) as { method: string; path: string; status: number };
+      return [{ method, path, status }];
+    }),
+    rememberSecret: (secret) => watch.add(secret),
+    close: async () => {
+      await Promise.all(fleets.map((f) => f.stop()));
+      const code = await proc.stop();
+      const problems: string[] = [];
+      if (code !== 0) problems.push(`the service exited with ${code}`);
+      const errors = proc.output.filter((line) => line.includes('"level":50') || line.includes('"level":60'));
+      if (errors.length) problems.push(`the service logged errors:\n${errors.slice(0, 10).join("\n")}`);
+      problems.push(...watch.check(proc.output));
+      if (problems.length) throw new Error(problems.join("\n"));
+    },
+  };
+}

@@ -1,0 +1,125 @@
+// A real server process: `src/main.ts` started as a child process (what `npm start` runs), on
+// its own temporary DATA_DIR (PGlite on disk unless env names DATABASE_URL) and a free loopback
+// port. Used by the scale-out and fault tests (test/http/scale-out/processes.ts adds the keys
+// several processes share) and by the browser tests (test/support/console-service.ts).
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { restClient, type ApiResponse, type CallOptions } from "./harness.js";
+import type { SecretWatch } from "./secret-watch.js";
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+export interface ServerProcess {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  /** every line the process wrote (stdout and stderr) */
+  output: string[];
+  api<T = any>(method: string, p: string, opts?: CallOptions): Promise<ApiResponse<T>>;
+  /** SIGTERM and wait for the exit code */
+  stop(): Promise<number | null>;
+  /** SIGKILL (kill -9) and wait until it is gone */
+  kill(): Promise<void>;
+  exited: Promise<number | null>;
+}
+
+export interface ServerProcessOptions {
+  /** sent as X-API-Key by `api` unless a call names another (or null) */
+  defaultKey?: string | null;
+  /** records what `api` sends and receives, for the leak check at the end */
+  watch?: SecretWatch;
+  /** how long the start may take (a first start on PGlite creates the database) */
+  startTimeoutMs?: number;
+}
+
+/**
+ * Starts `src/main.ts` with `env` on top of a minimal environment (PORT 0: any free port,
+ * HOST 127.0.0.1, a fresh DATA_DIR removed when the process exits) and resolves once it
+ * logged "ready".
+ */
+export async function spawnService(name: string, env: Record<string, string>, options: ServerProcessOptions = {}): Promise<ServerProcess> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `fleet-proc-${name}-`));
+  const startTimeoutMs = options.startTimeoutMs ?? 90_000;
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? os.tmpdir(),
+      HOST: "127.0.0.1",
+      PORT: "0",
+      DATA_DIR: dataDir,
+      LOG_LEVEL: "info",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const output: string[] = [];
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  void exited.then(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const url = await new Promise<string>((resolve, reject) => {
+    let buffered = "";
+    const onData = (chunk: Buffer) => {
+      buffered += chunk.toString("utf8");
+      let nl: number;
+      while ((nl = buffered.indexOf("\n")) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        output.push(line);
+        if (line.includes('"msg":"ready"')) {
+          clearTimeout(timer);
+          try {
+            resolve((JSON.parse(line) as { url: string }).url.replace("localhost", "127.0.0.1"));
+          } catch (err) {
+            reject(err);
+          }
+        }
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${name} did not start within ${startTimeoutMs / 1000} s:\n${output.join("\n")}`));
+    }, startTimeoutMs);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with ${code} before it was ready:\n${output.join("\n")}`));
+    });
+    child.once("error", reject);
+  });
+  return {
+    name,
+    url,
+    child,
+    output,
+    exited,
+    api: restClient(url, options.defaultKey ?? null, options.watch),
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      return exited;
+    },
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
+
+/** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 30_000, what = "condition"): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value as T;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ""}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
