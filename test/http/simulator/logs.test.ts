@@ -33,14 +33,16 @@ async function fleet(label: string, failureRate: number) {
   return simulator;
 }
 
-/** Every device's stored lines once each device has at least `atLeast` (polls; fails with what it saw). */
-async function linesOfEachDevice(simulator: FleetSimulator, atLeast: number) {
+type Line = { level: string; source: string; message: string };
+
+/** Every device's stored lines once each device's lines satisfy `enough` (polls; fails with what it saw). */
+async function linesOfEachDevice(simulator: FleetSimulator, enough: (lines: Line[]) => boolean) {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const pages = await Promise.all(simulator.devices.map((d) => h.api("GET", `/api/v1/devices/${d.deviceId}/logs?limit=200`, { key: acme.key })));
     for (const page of pages) expect(page.status, page.text).toBe(200);
-    const lines = pages.map((p) => p.body.items as { level: string; source: string; message: string }[]);
-    if (lines.every((l) => l.length >= atLeast)) return lines;
+    const lines = pages.map((p) => p.body.items as Line[]);
+    if (lines.every(enough)) return lines;
     if (Date.now() > deadline) throw new Error(`lines per device: ${lines.map((l) => l.length).join(", ")}; ${simulator.stats().lastError}`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -48,15 +50,21 @@ async function linesOfEachDevice(simulator: FleetSimulator, atLeast: number) {
 
 it("healthy devices write routine lines of their agent, runtime and system, none above info", async () => {
   const simulator = await fleet("healthy", 0);
-  const lines = (await linesOfEachDevice(simulator, 5)).flat();
+  const lines = (await linesOfEachDevice(simulator, (l) => l.length >= 5)).flat();
   expect(simulator.stats()).toMatchObject({ logsFailed: 0 });
   expect(simulator.stats().logsOk).toBeGreaterThan(0);
   expect(lines.filter((l) => l.level === "warn" || l.level === "error")).toEqual([]);
   expect(new Set(lines.map((l) => l.source)).size).toBeGreaterThan(1);
 });
 
+// A failing device recovers with probability one half per heartbeat and fails again at the next
+// (failureRate 1), and its first log batches may go out before its first heartbeat rolled the
+// dice: so each device is watched until a warning or error arrives (at load 13 ten lines were not
+// always enough), rather than judged on a fixed number of lines.
 it("failing devices write warnings and errors", async () => {
   const simulator = await fleet("failing", 1);
-  const lines = await linesOfEachDevice(simulator, 10);
-  for (const device of lines) expect(device.some((l) => l.level === "warn" || l.level === "error")).toBe(true);
+  const trouble = (l: Line) => l.level === "warn" || l.level === "error";
+  const lines = await linesOfEachDevice(simulator, (device) => device.some(trouble));
+  for (const device of lines) expect(device.filter(trouble).length).toBeGreaterThan(0);
+  expect(simulator.stats().logsFailed).toBe(0);
 });
