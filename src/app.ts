@@ -9,21 +9,12 @@ import type { Services } from "./services.js";
 import { appRouter, procedureMetas } from "./trpc/router.js";
 import { createContextFactory, noteRequestOfError, requestIdOf, successStatusOf } from "./trpc/context.js";
 import { buildOpenApiDocument, docsRouter } from "./http/docs.js";
-import { extraOpenApiPaths } from "./http/routes.js";
-import { pkiRoutes } from "./http/pki-routes.js";
+import { extraOpenApiPaths, mountLeanAgentRoute, plainRoutes } from "./http/routes.js";
 import { acceptEmptyBody } from "./http/empty-body.js";
-import { exportRoutes } from "./http/export-routes.js";
-import { logStreamRoutes } from "./http/log-stream.js";
-import { realtimeRoutes } from "./http/realtime.js";
-import { usersExportRoutes } from "./http/users-export.js";
-import { applicationIconRoutes } from "./http/application-icon.js";
-import { marketplaceProgressRoutes } from "./modules/marketplace/progress-route.js";
-import { oidcSignInRoutes } from "./http/oidc-sign-in.js";
 import { rateLimitMiddleware } from "./http/rate-limit.js";
 import { csrfGuard } from "./http/csrf.js";
 import { consoleRoutes } from "./http/console.js";
 import { errorBody } from "./trpc/errors.js";
-import { AGENT_HEARTBEAT_PATH, agentHeartbeatRoute } from "./http/agent-heartbeat.js";
 import { storableInput } from "./http/storable-input.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
@@ -107,8 +98,8 @@ export function createApp(services: Services): Express {
   app.use(["/api/v1", "/trpc"], storableInput(services, { restPaths: Object.keys(openApiDocument.paths ?? {}), procedures: procedureMetas() }));
 
   // The lean heartbeat route, before everything else under /api/v1 (after the rate limiter);
-  // documented by the agent.heartbeat procedure (src/http/agent-heartbeat.ts).
-  app.post(`/api/v1${AGENT_HEARTBEAT_PATH}`, agentHeartbeatRoute(services));
+  // documented by the agent.heartbeat procedure (src/modules/agent/heartbeat-route.ts).
+  mountLeanAgentRoute(app, services);
 
   const createContext = createContextFactory(services);
   app.use("/trpc", createExpressMiddleware({ router: appRouter, createContext, maxBodySize: config.BODY_LIMIT_BYTES, onError: noteRequestOfError }));
@@ -116,13 +107,9 @@ export function createApp(services: Services): Express {
   app.use("/api/v1", docsRouter(openApiDocument));
 
   app.use("/api/v1", acceptEmptyBody); // actions whose request is "none" (spec ops 7, 19, 20) need no body
-  app.use("/api/v1", pkiRoutes(services)); // PEM download and CRL: not JSON, so not procedures
-  app.use("/api/v1", logStreamRoutes(services), realtimeRoutes()); // SSE log follow; the WebSocket's plain-GET answer
-  app.use("/api/v1", usersExportRoutes(services)); // CSV/JSON download
-  app.use("/api/v1", exportRoutes(services)); // audit and activity exports: streamed CSV/JSON
-  app.use("/api/v1", applicationIconRoutes(services)); // binary image with ETag
-  app.use("/api/v1", marketplaceProgressRoutes(services)); // marketplace sync progress: JSON snapshot or SSE
-  app.use("/api/v1", oidcSignInRoutes(services)); // browser sign-in through the OIDC provider: redirects
+  // What procedures cannot answer (downloads, streams, redirects): each domain's plain routes,
+  // listed in src/http/routes.ts.
+  app.use("/api/v1", ...plainRoutes(services));
   const statuses = successStatusByPath();
   app.use("/api/v1", createOpenApiExpressMiddleware({
     router: appRouter,

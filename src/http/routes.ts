@@ -1,15 +1,54 @@
-// Plain express routes for what a procedure cannot answer (file downloads, event streams),
-// and their OpenAPI path items so that the document lists every operation. They use the
-// same authenticate/permission/audit functions as procedures.
+// Where the domains' plain express routes are mounted and documented. Each route lives in its
+// module, beside the router of the same first path segment (src/modules/<segment>/*-route.ts),
+// and serves what a procedure cannot answer (file downloads, event streams, redirects, the
+// lean heartbeat) through the procedures' authenticate/permission/audit functions
+// (guarded-route.ts). This is the one file of src/http that imports domain modules: it only
+// lists them (test/unit/import-rules.test.ts).
+import type { Express, Router } from "express";
+import type { Services } from "../services.js";
 import type { ExtraPaths } from "./docs.js";
-import { pkiOpenApiPaths } from "./pki-routes.js";
-import { usersExportOpenApiPaths } from "./users-export.js";
-import { applicationIconOpenApiPaths } from "./application-icon.js";
+import { AGENT_HEARTBEAT_PATH, agentHeartbeatRoute } from "../modules/agent/heartbeat-route.js";
+import { pkiOpenApiPaths, pkiRoutes } from "../modules/ca-certificates/download-routes.js";
+import { usersExportOpenApiPaths, usersExportRoutes } from "../modules/users/export-route.js";
+import { applicationIconOpenApiPaths, applicationIconRoutes } from "../modules/applications/icon-route.js";
+import { logStreamOpenApiPaths, logStreamRoutes } from "../modules/logs/stream-route.js";
+import { realtimeOpenApiPaths, realtimeRoutes } from "../modules/realtime/connect-route.js";
+import { auditExportOpenApiPaths, auditExportRoutes } from "../modules/audit/export-route.js";
+import { activityExportOpenApiPaths, activityExportRoutes } from "../modules/activity/export-route.js";
+import { marketplaceProgressOpenApiPaths, marketplaceProgressRoutes } from "../modules/marketplace/progress-route.js";
+import { oidcSignInOpenApiPaths, oidcSignInRoutes } from "../modules/auth/oidc-sign-in-route.js";
 
-import { logStreamOpenApiPaths } from "./log-stream.js";
-import { realtimeOpenApiPaths } from "./realtime.js";
-import { exportOpenApiPaths } from "./export-routes.js";
-import { marketplaceProgressOpenApiPaths } from "../modules/marketplace/progress-route.js";
-import { oidcSignInOpenApiPaths } from "./oidc-sign-in.js";
+interface PlainRoutes {
+  routes: (services: Services) => Router;
+  /** their path items, merged into openapi.json (in this order) */
+  openApiPaths: ExtraPaths;
+}
 
-export const extraOpenApiPaths: ExtraPaths = { ...pkiOpenApiPaths, ...usersExportOpenApiPaths, ...applicationIconOpenApiPaths, ...logStreamOpenApiPaths, ...realtimeOpenApiPaths, ...exportOpenApiPaths, ...marketplaceProgressOpenApiPaths, ...oidcSignInOpenApiPaths };
+const PLAIN_ROUTES: PlainRoutes[] = [
+  { routes: pkiRoutes, openApiPaths: pkiOpenApiPaths }, // PEM download and CRL: not JSON
+  { routes: usersExportRoutes, openApiPaths: usersExportOpenApiPaths }, // CSV/JSON download
+  { routes: applicationIconRoutes, openApiPaths: applicationIconOpenApiPaths }, // binary image with ETag
+  { routes: logStreamRoutes, openApiPaths: logStreamOpenApiPaths }, // SSE log follow
+  { routes: realtimeRoutes, openApiPaths: realtimeOpenApiPaths }, // the WebSocket's plain-GET answer
+  { routes: auditExportRoutes, openApiPaths: auditExportOpenApiPaths }, // streamed CSV/JSON
+  { routes: activityExportRoutes, openApiPaths: activityExportOpenApiPaths }, // streamed CSV/JSON
+  { routes: marketplaceProgressRoutes, openApiPaths: marketplaceProgressOpenApiPaths }, // JSON snapshot or SSE
+  { routes: oidcSignInRoutes, openApiPaths: oidcSignInOpenApiPaths }, // browser sign-in: redirects
+];
+
+/** The plain routes' routers, to mount under /api/v1 before the REST facade (their paths are disjoint). */
+export function plainRoutes(services: Services): Router[] {
+  return PLAIN_ROUTES.map((p) => p.routes(services));
+}
+
+export const extraOpenApiPaths: ExtraPaths = Object.assign({}, ...PLAIN_ROUTES.map((p) => p.openApiPaths));
+
+/**
+ * The lean heartbeat route (src/modules/agent/heartbeat-route.ts): mounted on the app itself,
+ * after the rate limiter and the request boundary but before tRPC and everything else under
+ * /api/v1, so the busiest operation passes no other router. The agent.heartbeat procedure
+ * documents its path.
+ */
+export function mountLeanAgentRoute(app: Express, services: Services): void {
+  app.post(`/api/v1${AGENT_HEARTBEAT_PATH}`, agentHeartbeatRoute(services));
+}

@@ -1,5 +1,5 @@
 // The activity feed (a view of the audit trail, see types.ts). Op 4, the export, is a plain
-// express route: src/http/activity-export.ts.
+// express route: src/modules/activity/export-route.ts.
 import { z } from "zod";
 import { protectedProcedure, router } from "../../trpc/procedures.js";
 import { pageOutput, pagingInput } from "../../lib/paging.js";

@@ -259,7 +259,7 @@ export interface HeartbeatAnswer {
 
 /**
  * A heartbeat of an authenticated device, whichever way it came (the lean REST route of
- * src/http/agent-heartbeat.ts or the tRPC procedure): write it, refuse it when the
+ * src/modules/agent/heartbeat-route.ts or the tRPC procedure): write it, refuse it when the
  * statement's re-check failed (401, or 403 for a suspended organization), publish the status
  * change after it committed, record the reported deployment progress and answer the desired
  * state.

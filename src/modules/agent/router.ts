@@ -41,7 +41,7 @@ export const agentRouter = router({
     })
     .input(heartbeatInput)
     .output(heartbeatOutput)
-    // REST callers reach the lean route of src/http/agent-heartbeat.ts (same handler, same
+    // REST callers reach the lean route of src/modules/agent/heartbeat-route.ts (same handler, same
     // schemas, mounted before the REST facade); this procedure documents the operation in
     // openapi.json and serves tRPC clients.
     .mutation(({ ctx, input }) => handleHeartbeat(ctx.services, ctx.device, input, ctx.request.sourceIp)),

@@ -1,5 +1,5 @@
 // The application catalog: /api/v1/applications. The icon is a plain express route
-// (src/http/application-icon.ts): procedures only answer JSON.
+// (src/modules/applications/icon-route.ts): procedures only answer JSON.
 import { protectedProcedure, router } from "../../trpc/procedures.js";
 import { listDeploymentsUsing } from "./deployments.js";
 import {

@@ -1,6 +1,6 @@
 // The audit log API: read-only (no update or delete exists), plus "record authentication
 // event". The streamed export (POST /audit/export) is a plain express route:
-// src/http/audit-export.ts.
+// src/modules/audit/export-route.ts.
 import { z } from "zod";
 import { authedProcedure, protectedProcedure, router } from "../../trpc/procedures.js";
 import { notFound } from "../../trpc/errors.js";

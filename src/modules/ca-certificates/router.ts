@@ -1,5 +1,5 @@
 // CA certificates: /api/v1/ca-certificates. The PEM download and the revocation list are
-// plain express routes (src/http/pki-routes.ts): procedures only answer JSON.
+// plain express routes (src/modules/ca-certificates/download-routes.ts): procedures only answer JSON.
 import { protectedProcedure, router } from "../../trpc/procedures.js";
 import {
   caCertificateOutput,

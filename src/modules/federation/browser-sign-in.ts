@@ -4,7 +4,7 @@
 // and every check of the ID token, its signature included). The code is exchanged here, server
 // to server, and the sign-in ends in the same cookie session as the password sign-in: no
 // provider token ever reaches the page. The HTTP side (cookies, redirects) is
-// src/http/oidc-sign-in.ts.
+// src/modules/auth/oidc-sign-in-route.ts.
 //
 // Between the redirect to the provider and its answer, the attempt is a database row (so any
 // process can take the answer) named by the SHA-256 of its `state`, bound to the browser that

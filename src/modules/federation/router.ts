@@ -1,6 +1,6 @@
 // Federation group mappings (Super Admin). The sign-ins are POST /auth/oidc (the auth router,
 // implemented in ./oidc.ts) and the console's browser sign-in (./browser-sign-in.ts, whose
-// navigation routes are src/http/oidc-sign-in.ts).
+// navigation routes are src/modules/auth/oidc-sign-in-route.ts).
 import { z } from "zod";
 import { router, superAdminProcedure } from "../../trpc/procedures.js";
 import { pageOutput, pagingInput } from "../../lib/paging.js";

@@ -1,5 +1,5 @@
 // Device logs: the agent's ingest (POST /agent/logs, device token), the list and the sources.
-// The follow mode (Server-Sent Events) is a plain express route: src/http/log-stream.ts.
+// The follow mode (Server-Sent Events) is a plain express route: src/modules/logs/stream-route.ts.
 import { z } from "zod";
 import { protectedProcedure, router } from "../../trpc/procedures.js";
 import { deviceProcedure } from "../../trpc/device-auth.js";

@@ -8,7 +8,7 @@ import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import type { Services } from "../../services.js";
 import { eventBusOf } from "../../lib/events.js";
-import { closeLogStreams } from "../../http/log-stream.js";
+import { closeLogStreams } from "../logs/stream-route.js";
 import { closeProgressStreams } from "../marketplace/progress-route.js";
 import { pubSubOf } from "./pubsub.js";
 import { RealtimeHub } from "./hub.js";

@@ -1,7 +1,7 @@
 // /users: platform-level accounts. Reads need users:read (a Super Admin sees everyone, others
 // the members of their organization); every change is a Super Admin operation, since one
 // account may belong to several tenants. Tenant administrators act on their members through
-// /organizations/{id}/users/... instead. Export is a plain express route (src/http/users-export.ts)
+// /organizations/{id}/users/... instead. Export is a plain express route (src/modules/users/export-route.ts)
 // because it answers CSV. Static segments come before /users/{id} (first match wins).
 import { z } from "zod";
 import { protectedProcedure, publicProcedure, router, superAdminProcedure } from "../../trpc/procedures.js";

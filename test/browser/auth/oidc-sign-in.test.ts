@@ -1,7 +1,7 @@
 // "Sign in with <provider>" in a real Chromium: the console's sign-in page, the provider on
 // another site (127.0.0.1 while the console is at localhost: sites differ by host, not by
 // port), and back, signed in, on the overview. This is what proves the SameSite handling of
-// src/http/oidc-sign-in.ts: the verifier cookie (Lax) must come back on the provider's
+// src/modules/auth/oidc-sign-in-route.ts: the verifier cookie (Lax) must come back on the provider's
 // cross-site redirect, and the Strict session cookie must go with the navigation that opens
 // the console page. A refusal shows its sentence on the sign-in page.
 import fs from "node:fs";

@@ -1,4 +1,4 @@
-// The lean REST route of the heartbeat (src/http/agent-heartbeat.ts) and the group commit of
+// The lean REST route of the heartbeat (src/modules/agent/heartbeat-route.ts) and the group commit of
 // heartbeat writes (src/modules/agent/heartbeat.ts): the same contract as every other
 // operation (errors, validation, authentication), revocation effective at the next heartbeat,
 // status changes and lastSeenAt stored before the answer, many heartbeats in one statement.

@@ -2,7 +2,7 @@
 // that was asked for. A wrong password says so without saying which part was wrong (the API's
 // own answer); a throttled sign-in says how long to wait.
 // "Sign in with <provider>" when the service has one (GET /auth/providers): a plain link, since
-// the service itself walks the browser through the provider and back (src/http/oidc-sign-in.ts);
+// the service itself walks the browser through the provider and back (src/modules/auth/oidc-sign-in-route.ts);
 // a refusal comes back here as ?error=<code>, shown as a sentence.
 import { useState, type FormEvent } from "react";
 import { useNavigate, useSearch } from "@tanstack/react-router";

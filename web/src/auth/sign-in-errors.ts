@@ -1,5 +1,5 @@
 // What the sign-in page says when a sign-in through the identity provider came back refused
-// (/sign-in?error=<code>, set by the service's callback, src/http/oidc-sign-in.ts). The codes
+// (/sign-in?error=<code>, set by the service's callback, src/modules/auth/oidc-sign-in-route.ts). The codes
 // are the service's own type: a new one without a sentence here fails the type check.
 import type { OidcSignInError } from "../../../src/modules/federation/browser-sign-in";
 

@@ -1,6 +1,6 @@
 // GET /api/v1/devices/{id}/logs/stream: a device's log lines as Server-Sent Events. A plain
 // express route (procedures only answer JSON) with the same authentication, permission check
-// and tenant scoping as the procedures (authorizeRequest in guarded-route.ts): API keys,
+// and tenant scoping as the procedures (authorizeRequest, src/http/guarded-route.ts): API keys,
 // bearer sessions, and the console's session cookie (a same-origin EventSource sends it). It
 // replays the last `tail` lines (or, with Last-Event-ID or `after`, every line after that
 // id), then pushes new lines as the device sends them, until the client goes away.
@@ -8,16 +8,16 @@ import express, { type NextFunction, type Request, type Response, type Router } 
 import { TRPCError } from "@trpc/server";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { z } from "zod";
-import type { Services } from "../services.js";
-import { requestIdOf } from "../trpc/context.js";
-import { badRequest } from "../trpc/errors.js";
-import { requireDevice } from "../modules/telemetry/device.js";
-import { followLogs } from "../modules/logs/follow.js";
-import { LOG_LEVELS, logFilterInput, type LogLineDto } from "../modules/logs/schemas.js";
-import { logsAfter, newestLogId, tailLogs } from "../modules/logs/service.js";
-import { authorizeRequest } from "./guarded-route.js";
-import { errorResponse, type ExtraPaths } from "./docs.js";
-import { perService } from "../lib/per-service.js";
+import type { Services } from "../../services.js";
+import { requestIdOf } from "../../trpc/context.js";
+import { badRequest } from "../../trpc/errors.js";
+import { requireDevice } from "../telemetry/device.js";
+import { followLogs } from "./follow.js";
+import { LOG_LEVELS, logFilterInput, type LogLineDto } from "./schemas.js";
+import { logsAfter, newestLogId, tailLogs } from "./service.js";
+import { authorizeRequest } from "../../http/guarded-route.js";
+import { errorResponse, type ExtraPaths } from "../../http/docs.js";
+import { perService } from "../../lib/per-service.js";
 
 const KEEPALIVE_MS = 15_000;
 const MAX_TAIL = 1000;

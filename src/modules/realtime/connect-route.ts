@@ -1,10 +1,10 @@
 // GET /api/v1/realtime is a WebSocket endpoint: the upgrade is handled on the HTTP server
-// (src/modules/realtime/upgrade.ts). A plain GET lands here and is told to upgrade; the path
+// (upgrade.ts). A plain GET lands here and is told to upgrade; the path
 // item documents the handshake in openapi.json.
 import express, { type Router } from "express";
-import { errorResponse, type ExtraPaths } from "./docs.js";
-import { requestIdOf } from "../trpc/context.js";
-import { errorBody } from "../trpc/errors.js";
+import { errorResponse, type ExtraPaths } from "../../http/docs.js";
+import { requestIdOf } from "../../trpc/context.js";
+import { errorBody } from "../../trpc/errors.js";
 
 export function realtimeRoutes(): Router {
   const r = express.Router();

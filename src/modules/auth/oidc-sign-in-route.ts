@@ -18,9 +18,9 @@
 //   cookie goes with it (test/browser/auth/oidc-sign-in.test.ts checks that request).
 import express, { type Request, type Response, type Router } from "express";
 import { parse, serialize } from "cookie";
-import type { Services } from "../services.js";
-import { requestInfoOf } from "../trpc/context.js";
-import { setSessionCookie } from "../trpc/session-cookie.js";
+import type { Services } from "../../services.js";
+import { requestInfoOf } from "../../trpc/context.js";
+import { setSessionCookie } from "../../trpc/session-cookie.js";
 import {
   ATTEMPT_TTL_SECONDS,
   OIDC_CALLBACK_PATH,
@@ -29,9 +29,9 @@ import {
   browserSignInSettings,
   completeBrowserSignIn,
   type OidcSignInError,
-} from "../modules/federation/browser-sign-in.js";
-import { consoleReturnPath } from "./console.js";
-import type { ExtraPaths } from "./docs.js";
+} from "../federation/browser-sign-in.js";
+import { consoleReturnPath } from "../../http/console.js";
+import type { ExtraPaths } from "../../http/docs.js";
 
 const ATTEMPT_COOKIE = "fm_oidc";
 

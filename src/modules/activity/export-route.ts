@@ -1,18 +1,19 @@
 // POST /api/v1/activity/export (spec operation 4): the activity feed as CSV or JSON, for
 // Super Admins, streamed from keyset pages of the audit trail. `format` other than csv or
 // json is a 400; the file comes with its Content-Type and a Content-Disposition name.
-import type { RequestHandler } from "express";
+import express, { type Router } from "express";
 import { z } from "zod";
-import type { Services } from "../services.js";
-import { writeAudit } from "../trpc/audit.js";
-import { isoInstant } from "../lib/iso-time.js";
-import { auditPages } from "../modules/audit/pages.js";
-import { ACTIVITY_CSV_COLUMNS, activityTypesInput, toActivityItem, type ActivityItem } from "../modules/activity/schemas.js";
-import { activityFilterWhere, userNamesOf } from "../modules/activity/service.js";
-import { isEmptyRange } from "../modules/audit/service.js";
-import { downloadFileName, streamDownload } from "./download.js";
-import { guardedJsonRoute } from "./guarded-route.js";
-import { downloadPathItem } from "./download-openapi.js";
+import type { Services } from "../../services.js";
+import { writeAudit } from "../../trpc/audit.js";
+import { isoInstant } from "../../lib/iso-time.js";
+import { auditPages } from "../audit/pages.js";
+import { ACTIVITY_CSV_COLUMNS, activityTypesInput, toActivityItem, type ActivityItem } from "./schemas.js";
+import { activityFilterWhere, userNamesOf } from "./service.js";
+import { isEmptyRange } from "../audit/service.js";
+import { downloadFileName, streamDownload } from "../../http/download.js";
+import { guardedJsonRoute } from "../../http/guarded-route.js";
+import { downloadPathItem } from "../../http/download-openapi.js";
+import type { ExtraPaths } from "../../http/docs.js";
 
 export const ACTIVITY_EXPORT_MAX = 100_000;
 
@@ -30,8 +31,9 @@ export const activityExportInput = z.object({
   }
 });
 
-export function activityExportRoute(services: Services): RequestHandler {
-  return guardedJsonRoute(services, { label: "activity.export", access: { superAdmin: true }, body: activityExportInput }, async ({ principal, request, input, res }) => {
+export function activityExportRoutes(services: Services): Router {
+  const r = express.Router();
+  r.post("/activity/export", guardedJsonRoute(services, { label: "activity.export", access: { superAdmin: true }, body: activityExportInput }, async ({ principal, request, input, res }) => {
     const where = activityFilterWhere(principal, {
       organizationId: input.organizationId,
       userId: input.userId,
@@ -52,10 +54,11 @@ export function activityExportRoute(services: Services): RequestHandler {
       { format: input.format, fileName: downloadFileName("activity", input.format), columns: ACTIVITY_CSV_COLUMNS, toJson: (a) => a },
       items(),
     );
-  });
+  }));
+  return r;
 }
 
-export const activityExportPath = {
+export const activityExportOpenApiPaths: ExtraPaths = {
   "/activity/export": downloadPathItem({
     operationId: "activity-export",
     tag: "Activity",

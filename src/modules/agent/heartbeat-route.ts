@@ -4,28 +4,28 @@
 // cost more CPU than authentication and the database together (docs/benchmarks.md).
 //
 // What stays the same as every other operation:
-// * mounted under /api/v1 after the request id, helmet, CORS and the /api/v1 rate limiter,
+// * mounted (src/http/routes.ts) under /api/v1 after the request id, helmet, CORS and the /api/v1 rate limiter,
 //   so its security headers, request log and rate limits are those of the REST facade;
 // * the body rules of the facade: no body = `{}`, a body must be application/json (415),
 //   at most BODY_LIMIT_BYTES (413), valid JSON (400 PARSE_ERROR), no string PostgreSQL cannot
-//   store (400): the request boundary (storable-input.ts) read and checked it; then the device token
+//   store (400): the request boundary (src/http/storable-input.ts) read and checked it; then the device token
 //   (401/403, refusals of a known device audited), then the zod schema `heartbeatInput`
 //   (400 "Input validation failed" naming every field in `data.issues[].path`);
 // * error bodies are the error formatter's shape with the facade's additions
-//   (`sendRestError`, error-response.ts): `{ message, code, data: { code, httpStatus,
+//   (`sendRestError`, src/http/error-response.ts): `{ message, code, data: { code, httpStatus,
 //   requestId, issues? }, issues? }`, internal errors masked and logged;
 // * the handler is the procedure's (`handleHeartbeat`) and the answer is checked against
 //   `heartbeatOutput`. The tRPC procedure `agent.heartbeat` stays: it documents this path in
 //   openapi.json (no second path item) and serves tRPC clients.
 import type { RequestHandler } from "express";
 import { TRPCError } from "@trpc/server";
-import type { Services } from "../services.js";
-import { authenticateDeviceRequest } from "../trpc/device-auth.js";
-import { requestInfoOf } from "../trpc/context.js";
-import { handleHeartbeat } from "../modules/agent/heartbeat.js";
-import { heartbeatInput, heartbeatOutput } from "../modules/agent/schemas.js";
-import { jsonBodyOf } from "./storable-input.js";
-import { sendJson, sendRestError } from "./error-response.js";
+import type { Services } from "../../services.js";
+import { authenticateDeviceRequest } from "../../trpc/device-auth.js";
+import { requestInfoOf } from "../../trpc/context.js";
+import { handleHeartbeat } from "./heartbeat.js";
+import { heartbeatInput, heartbeatOutput } from "./schemas.js";
+import { jsonBodyOf } from "../../http/storable-input.js";
+import { sendJson, sendRestError } from "../../http/error-response.js";
 
 export const AGENT_HEARTBEAT_PATH = "/agent/heartbeat";
 /** the tRPC path, as audit entries of refused device tokens name it */

@@ -4,11 +4,11 @@
 // audited refusals, the REST error body) and scoped to the caller's organization.
 import express, { type Router } from "express";
 import { z } from "zod";
-import type { Services } from "../services.js";
-import { findCa } from "../modules/ca-certificates/service.js";
-import { currentRevocationList } from "../modules/ca-certificates/crl.js";
-import { errorResponse, type ExtraPaths } from "./docs.js";
-import { guardedJsonRoute } from "./guarded-route.js";
+import type { Services } from "../../services.js";
+import { findCa } from "./service.js";
+import { currentRevocationList } from "./crl.js";
+import { errorResponse, type ExtraPaths } from "../../http/docs.js";
+import { guardedJsonRoute } from "../../http/guarded-route.js";
 
 
 const read = { permission: "certificates:read" } as const;

@@ -2,12 +2,12 @@
 // A plain express route (procedures only answer JSON) behind the procedures' gate
 // (guardedJsonRoute: authentication, permission, audited refusals, error body).
 import express, { type Router } from "express";
-import type { Services } from "../services.js";
-import { writeAudit } from "../trpc/audit.js";
-import { exportUsersInput } from "../modules/users/schemas.js";
-import { CSV_COLUMNS, csvCells, csvRecord, exportBatches } from "../modules/users/export.js";
-import { errorResponse, type ExtraPaths } from "./docs.js";
-import { guardedJsonRoute } from "./guarded-route.js";
+import type { Services } from "../../services.js";
+import { writeAudit } from "../../trpc/audit.js";
+import { exportUsersInput } from "./schemas.js";
+import { CSV_COLUMNS, csvCells, csvRecord, exportBatches } from "./export.js";
+import { errorResponse, type ExtraPaths } from "../../http/docs.js";
+import { guardedJsonRoute } from "../../http/guarded-route.js";
 
 const PATH = "users.export";
 

@@ -3,10 +3,10 @@
 // (guardedJsonRoute), with a strong ETag so clients revalidate instead of downloading again.
 import express, { type Router } from "express";
 import { z } from "zod";
-import type { Services } from "../services.js";
-import { findApplicationIcon } from "../modules/applications/service.js";
-import { guardedJsonRoute } from "./guarded-route.js";
-import { errorResponse, type ExtraPaths } from "./docs.js";
+import type { Services } from "../../services.js";
+import { findApplicationIcon } from "./service.js";
+import { guardedJsonRoute } from "../../http/guarded-route.js";
+import { errorResponse, type ExtraPaths } from "../../http/docs.js";
 
 const params = z.object({ id: z.string().uuid() });
 
