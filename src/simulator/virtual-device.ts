@@ -6,7 +6,7 @@
 import { DeploymentAgent, type DeploymentAgentOptions, type DesiredDeploymentEntry } from "./deployment-agent.js";
 import type { JsonClient, JsonResponse } from "./http-client.js";
 import { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKeyAlgorithm, type DeviceKeys } from "./identity.js";
-import { LogModel } from "./log-lines.js";
+import { LogModel, type LogLine } from "./log-lines.js";
 import { MetricsModel } from "./metrics.js";
 
 export interface EnrollAnswer {
@@ -136,8 +136,9 @@ export class VirtualDevice {
     });
   }
 
-  async sendLogs(): Promise<JsonResponse> {
-    return this.client.request("POST", "/api/v1/agent/logs", { entries: this.logs.lines(this.failing) }, {
+  /** a batch of log lines: the model's (routine, or trouble while failing), or the ones given */
+  async sendLogs(entries: LogLine[] = this.logs.lines(this.failing)): Promise<JsonResponse> {
+    return this.client.request("POST", "/api/v1/agent/logs", { entries }, {
       authorization: await this.authorization(),
     });
   }
