@@ -84,15 +84,15 @@ export async function recordDeploymentProgress(services: Pick<Services, "prisma"
          AND ((dd."desiredAction" = 'install' AND r."state" IN ('pending', 'downloading', 'installing', 'running', 'failed'))
            OR (dd."desiredAction" = 'remove' AND r."state" IN ('removing', 'removed', 'failed')))
          AND (dd."state" <> r."state" OR dd."message" IS DISTINCT FROM left(r."message", 2000))
-      RETURNING dd."deploymentId", dd."organizationId", dd."state", dd."message", dd."dispatchedAt", dd."desiredAction"
+      RETURNING dd."deploymentId", dd."organizationId", dd."state", dd."message", dd."dispatchedAt", dd."desiredAction", dd."attempt"
     ), history AS (
       INSERT INTO "DeviceVersionHistory" ("id", "organizationId", "deviceId", "deploymentId", "deploymentName", "applicationId",
-                                          "applicationVersionId", "version", "profileId", "outcome", "succeeded", "message", "startedAt", "finishedAt")
+                                          "applicationVersionId", "version", "profileId", "outcome", "succeeded", "message", "attempt", "startedAt", "finishedAt")
       SELECT gen_random_uuid(), d."organizationId", ${device.id}::uuid, d."id", d."name", d."applicationId", d."applicationVersionId",
-             d."version", d."profileId", u."state", u."state" = 'running', u."message", COALESCE(u."dispatchedAt", ${UTC_NOW}), ${UTC_NOW}
+             d."version", d."profileId", u."state", u."state" = 'running', u."message", u."attempt", COALESCE(u."dispatchedAt", ${UTC_NOW}), ${UTC_NOW}
         FROM updated u JOIN "Deployment" d ON d."id" = u."deploymentId"
        WHERE u."state" IN ('running', 'failed') AND u."desiredAction" = 'install'
-      ON CONFLICT ("deviceId", "deploymentId") DO UPDATE
+      ON CONFLICT ("deviceId", "deploymentId", "attempt") DO UPDATE
          SET "outcome" = EXCLUDED."outcome", "succeeded" = EXCLUDED."succeeded", "message" = EXCLUDED."message", "finishedAt" = EXCLUDED."finishedAt",
              "applicationVersionId" = EXCLUDED."applicationVersionId", "version" = EXCLUDED."version", "profileId" = EXCLUDED."profileId"
       RETURNING 1

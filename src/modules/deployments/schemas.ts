@@ -4,6 +4,7 @@ import { pagingInput, pageOutput } from "../../lib/paging.js";
 import { labelSelectorSchema } from "../devices/labels.js";
 import { ROLLOUT_STATES } from "./rollout-machine.js";
 import { strategySchema } from "./strategy.js";
+import { disruptionBudget, maintenanceWindows, ON_LEAVE, optionFields, optionUpdateFields, refineOptions, retryOptions } from "./options.js";
 
 /** draft: not started (editable); running: on its devices; stopping / deleting: waiting for the devices to confirm removal; stopped. */
 export const DEPLOYMENT_STATUSES = ["draft", "running", "stopping", "stopped", "deleting"] as const;
@@ -59,7 +60,8 @@ export const createDeploymentInput = z.object({
   parameters: parameterValues.default({}),
   target: targetInput,
   strategy: strategySchema.default({ type: "all-at-once" }),
-});
+  ...optionFields,
+}).superRefine(refineOptions);
 export type CreateDeploymentInput = z.infer<typeof createDeploymentInput>;
 
 export const updateDeploymentInput = z.object({
@@ -71,7 +73,8 @@ export const updateDeploymentInput = z.object({
   parameters: parameterValues.optional().describe("replaces the parameter values"),
   target: targetInput.optional(),
   strategy: strategySchema.optional(),
-});
+  ...optionUpdateFields,
+}).superRefine(refineOptions);
 export type UpdateDeploymentInput = z.infer<typeof updateDeploymentInput>;
 
 export const listDeploymentsInput = z.object({
@@ -99,6 +102,12 @@ export const deploymentOutput = z.object({
   secretParameterNames: z.array(z.string()),
   target: z.object({ labelSelector: z.record(z.string(), z.string()).optional(), deviceIds: z.array(z.string()).optional() }),
   strategy: strategySchema,
+  retry: retryOptions.nullable(),
+  startAt: z.string().nullable().describe("scheduled start (the deployment is a draft until then)"),
+  maintenanceWindows: maintenanceWindows.nullable(),
+  disruptionBudget: disruptionBudget.nullable(),
+  continuous: z.boolean(),
+  onLeave: z.enum(ON_LEAVE),
   status: z.enum(DEPLOYMENT_STATUSES),
   rolloutState: z.enum(ROLLOUT_STATES),
   rolloutReason: z.string().nullable(),

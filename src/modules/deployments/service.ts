@@ -19,11 +19,27 @@ import { ROLLOUT_STATES } from "./rollout-machine.js";
 import { countsByDeployment, deploymentInclude, findDeployment, lockDeployment, toDeploymentDto, type DeploymentRow } from "./store.js";
 import type { Strategy } from "./strategy.js";
 import { freezeTargets } from "./targets.js";
+import type { DisruptionBudget, MaintenanceWindows, RetryOptions } from "./options.js";
 import { profileOfDeployment, resolveVersion } from "./versions.js";
 
 export async function deploymentDto(db: DbTx, row: DeploymentRow): Promise<DeploymentDto> {
   const counts = await countsByDeployment(db, [row.id]);
   return toDeploymentDto(row, counts.get(row.id)!);
+}
+
+/** The rollout options' columns (options.ts) that the input gives; null clears one, undefined leaves it. */
+function optionColumns(input: Partial<Pick<CreateDeploymentInput, "continuous" | "onLeave">> & {
+  retry?: RetryOptions | null; startAt?: string | null; maintenanceWindows?: MaintenanceWindows | null; disruptionBudget?: DisruptionBudget | null;
+}) {
+  const json = (v: object | null | undefined) => (v === undefined ? undefined : v === null ? Prisma.DbNull : (v as Prisma.InputJsonValue));
+  return {
+    retry: json(input.retry),
+    startAt: input.startAt === undefined ? undefined : input.startAt === null ? null : new Date(input.startAt),
+    maintenanceWindows: json(input.maintenanceWindows),
+    disruptionBudget: json(input.disruptionBudget),
+    continuous: input.continuous,
+    onLeave: input.onLeave,
+  };
 }
 
 /** 400 listing (some of) the ids that are not devices of the organization. */
@@ -57,6 +73,7 @@ export async function createDeployment(db: DbTx, secrets: SecretBox, organizatio
       labelSelector: input.target.labelSelector ?? Prisma.DbNull,
       targetDeviceIds: deviceIds,
       strategy: input.strategy as Prisma.InputJsonValue,
+      ...optionColumns(input),
       createdById,
     },
     include: deploymentInclude,
@@ -119,6 +136,10 @@ export async function updateDeployment(db: DbTx, secrets: SecretBox, organizatio
   if (input.strategy !== undefined) {
     data.strategy = input.strategy as Prisma.InputJsonValue;
   }
+  Object.assign(data, optionColumns(input));
+  const continuous = input.continuous ?? row.continuous;
+  const deviceListTarget = input.target ? input.target.deviceIds !== undefined : row.labelSelector === null;
+  if (continuous && deviceListTarget) throw badRequest("continuous: only a labelSelector target can be continuous (a device list never changes)");
   // A planned rollout was cut for the old target and strategy: plan again after any change.
   if (row.rolloutState !== "draft") {
     await db.deploymentBatch.deleteMany({ where: { deploymentId: row.id } });

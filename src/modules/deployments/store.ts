@@ -8,6 +8,7 @@ import { visibleParameters } from "./parameters.js";
 import { emptyStateCounts, type DeploymentDto, type DeploymentStatus, type StateCounts } from "./schemas.js";
 import type { RolloutState } from "./rollout-machine.js";
 import type { Strategy } from "./strategy.js";
+import type { DisruptionBudget, MaintenanceWindows, RetryOptions } from "./options.js";
 
 export const deploymentInclude = { application: { select: { name: true } } } satisfies Prisma.DeploymentInclude;
 export type DeploymentRow = Prisma.DeploymentGetPayload<{ include: typeof deploymentInclude }>;
@@ -64,6 +65,12 @@ export function toDeploymentDto(row: DeploymentRow, counts: StateCounts & { tota
     secretParameterNames: secretNames,
     target: row.labelSelector ? { labelSelector: row.labelSelector as Record<string, string> } : { deviceIds: row.targetDeviceIds },
     strategy: row.strategy as Strategy,
+    retry: row.retry as RetryOptions | null,
+    startAt: isoNullable(row.startAt),
+    maintenanceWindows: row.maintenanceWindows as MaintenanceWindows | null,
+    disruptionBudget: row.disruptionBudget as DisruptionBudget | null,
+    continuous: row.continuous,
+    onLeave: row.onLeave as DeploymentDto["onLeave"],
     status: row.status as DeploymentStatus,
     rolloutState: row.rolloutState as RolloutState,
     rolloutReason: row.rolloutReason,
