@@ -8,7 +8,7 @@ import { sha256Hex } from "../lib/crypto.js";
 import { forbidden, unauthorized } from "./errors.js";
 import { grants, PLATFORM_ADMIN, WILDCARD } from "./permissions.js";
 import type { Principal } from "./principal.js";
-import { endSwitchAutomatically } from "../modules/tenant/lifecycle.js";
+import { endSwitchAutomatically } from "./tenant-switch.js";
 import { perService } from "../lib/per-service.js";
 import { sessionCookieOf } from "./session-cookie.js";
 

@@ -14,16 +14,16 @@
 // statement re-checks the certificate (the heartbeat) skip that query.
 import { decodeProtectedHeader, jwtVerify, errors as joseErrors } from "jose";
 import type { IncomingHttpHeaders } from "node:http";
-import type { Db } from "../db/client.js";
+import type { Db, DbTx } from "../db/client.js";
+import type { DeviceCertificate } from "../generated/prisma/client.js";
 import type { Services } from "../services.js";
 import { importCertificatePublicKey, jwsAlgorithmOf, type JwsAlgorithm } from "../lib/pki/index.js";
 import type { CryptoKey } from "../lib/pki/provider.js";
-import { findValidCertificateByFingerprint } from "../modules/devices/certificate-bridge.js";
 import { writeAudit } from "./audit.js";
 import type { RequestInfo } from "./context.js";
 import { forbidden, translateDatabaseError, unauthorized } from "./errors.js";
 import { t } from "./init.js";
-import { chargeUnprovenCredential, limitCaller } from "../http/rate-limit.js";
+import { chargeUnprovenCredential, limitCaller } from "./caller-budgets.js";
 import type { Response } from "express";
 import { perService } from "../lib/per-service.js";
 
@@ -147,6 +147,20 @@ export function fingerprintFromX5t(value: string): string | null {
   if (/^[A-Za-z0-9_-]{43}$/.test(value)) return Buffer.from(value, "base64url").toString("hex");
   const hex = value.replace(/:/g, "").toLowerCase();
   return /^[0-9a-f]{64}$/.test(hex) ? hex : null;
+}
+
+/**
+ * The certificate with this SHA-256 fingerprint when it is neither revoked nor outside its
+ * validity, else null. Accepts lowercase or uppercase hex (colons allowed) or the base64url
+ * form of a JWS `x5t#S256` header.
+ */
+export async function findValidCertificateByFingerprint(db: DbTx, fingerprint: string): Promise<DeviceCertificate | null> {
+  const hex = fingerprintFromX5t(fingerprint);
+  if (!hex) return null;
+  const cert = await db.deviceCertificate.findUnique({ where: { fingerprint: hex } });
+  const now = new Date();
+  if (!cert || cert.revoked || cert.notBefore > now || cert.notAfter <= now) return null;
+  return cert;
 }
 
 function bearerOf(headers: IncomingHttpHeaders): string {

@@ -11,7 +11,7 @@ import { writeAudit, type AuditNote } from "./audit.js";
 import type { Response } from "express";
 import type { IncomingHttpHeaders } from "node:http";
 import type { RequestInfo } from "./context.js";
-import { chargeUnprovenCredential, limitCaller } from "../http/rate-limit.js";
+import { chargeUnprovenCredential, limitCaller } from "./caller-budgets.js";
 import { forbidden, translateDatabaseError } from "./errors.js";
 import type { Services } from "../services.js";
 import type { Permission } from "./permissions.js";

@@ -8,7 +8,7 @@ import { signAccessToken } from "../../trpc/auth.js";
 import { writeAudit } from "../../trpc/audit.js";
 import { conflict, notFound, unauthorized } from "../../trpc/errors.js";
 import type { Principal } from "../../trpc/principal.js";
-import { endTenantSwitch } from "../tenant/lifecycle.js";
+import { endTenantSwitch } from "../../trpc/tenant-switch.js";
 import { consume, isBlocked } from "../../lib/rate-limit.js";
 import { TRPCError } from "@trpc/server";
 import { SESSION_COOKIE_PREFIX } from "../../trpc/session-cookie.js";

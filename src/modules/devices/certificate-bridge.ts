@@ -1,17 +1,14 @@
 // What the device capability needs from the PKI capability (src/modules/devices/certificates/),
-// in one place: issuing at enrollment, renewing for the agent, finding the certificate a
-// device token names, and revoking when devices are deleted.
+// in one place: issuing at enrollment, renewing for the agent, and revoking when devices are
+// deleted. (Finding the certificate a device token names is device authentication's own
+// lookup: src/trpc/device-auth.ts.)
 import type { DbTx } from "../../db/client.js";
 import { UTC_NOW } from "./sql.js";
 import { markRevocationListsStale } from "../ca-certificates/crl.js";
 import { lockOrganizationPki } from "../ca-certificates/signing.js";
-import {
-  findValidCertificateByFingerprint,
-  issueCertificateForDevice,
-  renewDeviceCertificate,
-} from "./certificates/service.js";
+import { issueCertificateForDevice, renewDeviceCertificate } from "./certificates/service.js";
 
-export { findValidCertificateByFingerprint, issueCertificateForDevice, renewDeviceCertificate };
+export { issueCertificateForDevice, renewDeviceCertificate };
 
 /** Why certificates of deleted devices are revoked (one of the spec's seven reasons). */
 export const DELETED_DEVICE_REASON = "Cessation of operation";

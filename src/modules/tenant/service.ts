@@ -10,7 +10,7 @@ import { conflict, forbidden, notFound } from "../../trpc/errors.js";
 import { ALL_PERMISSIONS } from "../../trpc/permissions.js";
 import { can, type Principal } from "../../trpc/principal.js";
 import { pageOf } from "../../lib/paging.js";
-import { endTenantSwitch } from "./lifecycle.js";
+import { endTenantSwitch } from "../../trpc/tenant-switch.js";
 import { isSwitchActive, toSwitchRecord } from "./schemas.js";
 
 const withSession = { session: { select: { revokedAt: true, expiresAt: true } } } as const;

@@ -5,11 +5,8 @@ import { createTRPCClient, httpBatchLink } from "@trpc/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppRouter } from "../../../src/index.js";
 import { REVOCATION_REASONS } from "../../../src/lib/pki/index.js";
-import {
-  findValidCertificateByFingerprint,
-  issueCertificateForDevice,
-  revokeAllCertificatesOfDevice,
-} from "../../../src/modules/devices/certificates/service.js";
+import { issueCertificateForDevice, revokeAllCertificatesOfDevice } from "../../../src/modules/devices/certificates/service.js";
+import { findValidCertificateByFingerprint } from "../../../src/trpc/device-auth.js";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import { expectSecured } from "../../support/security.js";
 import {

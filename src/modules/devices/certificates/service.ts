@@ -104,27 +104,6 @@ export function revokeAllCertificatesOfDevice(db: DbTx, organizationId: string, 
   return revokeWhere(db, organizationId, { deviceId }, reason);
 }
 
-/**
- * For device authentication: the certificate with this SHA-256 fingerprint when it is neither
- * revoked nor outside its validity, else null. Accepts lowercase or uppercase hex (colons
- * allowed) or the base64url form of a JWS `x5t#S256` header.
- */
-export async function findValidCertificateByFingerprint(db: DbTx, fingerprint: string): Promise<DeviceCertificate | null> {
-  const hex = normalizeFingerprint(fingerprint);
-  if (!hex) return null;
-  const cert = await db.deviceCertificate.findUnique({ where: { fingerprint: hex } });
-  const now = new Date();
-  if (!cert || cert.revoked || cert.notBefore > now || cert.notAfter <= now) return null;
-  return cert;
-}
-
-function normalizeFingerprint(value: string): string | null {
-  const hex = value.replace(/:/g, "").toLowerCase();
-  if (/^[0-9a-f]{64}$/.test(hex)) return hex;
-  if (/^[A-Za-z0-9_-]{43}$/.test(value)) return Buffer.from(value, "base64url").toString("hex");
-  return null;
-}
-
 export async function listDeviceCertificates(
   db: DbTx,
   organizationId: string,

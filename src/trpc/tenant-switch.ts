@@ -1,8 +1,10 @@
 // Ending a tenant switch: the one place that sends a session back to its home organization.
-// Used by return, by a new switch replacing an old one, and by authentication (src/trpc/auth.ts)
-// when a switch has expired or its target can no longer be used.
-import type { Db, DbTx } from "../../db/client.js";
-import { writeAudit } from "../../trpc/audit.js";
+// Part of authentication, which decides the organization a session acts in: auth.ts ends a
+// switch that has expired or whose target can no longer be used; the tenant module (return,
+// a new switch replacing an old one) and moving a session to another of its organizations
+// (src/modules/auth) end theirs here too.
+import type { Db, DbTx } from "../db/client.js";
+import { writeAudit } from "./audit.js";
 
 export type SwitchEndReason = "returned" | "expired" | "replaced" | "access_lost";
 

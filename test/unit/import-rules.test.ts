@@ -1,0 +1,99 @@
+// The layering of docs/architecture.md ("Import rules"), checked on every file of src/:
+//
+// 1. src/trpc/ (procedure builders, authentication, context, errors) imports no domain module
+//    (src/modules/**) and nothing of src/http/. The one exception is the root router,
+//    src/trpc/router.ts, which assembles the modules' routers.
+// 2. src/http/ (HTTP plumbing shared by all: guarded route, docs, downloads, rate limit, request
+//    boundary, error answers, csrf, console) imports no domain module. The one exception is
+//    src/http/routes.ts, the list that mounts and documents the modules' plain routes.
+//
+// Domain modules may import both (they build on the plumbing), and src/app.ts wires
+// everything together. Every import counts: type-only, re-exports and dynamic import().
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/** Files allowed to import domain modules, in folders that otherwise may not. */
+const MOUNT_FILES = new Set(["src/trpc/router.ts", "src/http/routes.ts"]);
+
+interface SourceFile {
+  /** relative to the repository, with forward slashes: src/trpc/auth.ts */
+  path: string;
+  text: string;
+}
+
+/** The repository-relative path an import specifier of `from` names, or null for a package. */
+function resolved(from: string, specifier: string): string | null {
+  if (!specifier.startsWith(".")) return null;
+  return path.posix.normalize(path.posix.join(path.posix.dirname(from), specifier));
+}
+
+const within = (file: string, folder: string) => file.startsWith(`${folder}/`);
+
+/** One line per import that breaks a rule: the file, the import as written, and why. */
+function importViolations(files: SourceFile[]): string[] {
+  const violations: string[] = [];
+  for (const file of files) {
+    const inTrpc = within(file.path, "src/trpc");
+    const inHttp = within(file.path, "src/http");
+    if (!inTrpc && !inHttp) continue;
+    for (const { fileName: specifier } of ts.preProcessFile(file.text, true, true).importedFiles) {
+      const target = resolved(file.path, specifier);
+      if (target === null) continue;
+      const why =
+        within(target, "src/modules") && !MOUNT_FILES.has(file.path)
+          ? inTrpc
+            ? "src/trpc imports no domain module (only src/trpc/router.ts assembles their routers)"
+            : "src/http imports no domain module (only src/http/routes.ts mounts their plain routes)"
+          : inTrpc && within(target, "src/http")
+            ? "src/trpc imports nothing of src/http"
+            : null;
+      if (why) violations.push(`${file.path} imports "${specifier}" (${target}): ${why}`);
+    }
+  }
+  return violations;
+}
+
+function sourceFiles(folder: string): SourceFile[] {
+  return fs.readdirSync(path.join(ROOT, folder), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && /\.tsx?$/.test(entry.name))
+    .map((entry) => path.relative(ROOT, path.join(entry.parentPath, entry.name)).split(path.sep).join("/"))
+    .map((file) => ({ path: file, text: fs.readFileSync(path.join(ROOT, file), "utf8") }));
+}
+
+describe("import rules", () => {
+  it("hold for every file of src/trpc and src/http", () => {
+    const files = [...sourceFiles("src/trpc"), ...sourceFiles("src/http")];
+    expect(files.map((f) => f.path)).toContain("src/trpc/procedures.ts");
+    expect(files.map((f) => f.path)).toContain("src/http/guarded-route.ts");
+    expect(importViolations(files)).toEqual([]);
+  });
+
+  it("name the file and the import of each kind of violation", () => {
+    const violations = importViolations([
+      { path: "src/trpc/auth.ts", text: `import { endSwitch } from "../modules/tenant/lifecycle.js";` },
+      { path: "src/trpc/procedures.ts", text: `import type { Limit } from "../http/rate-limit.js";` },
+      { path: "src/trpc/nested/deep.ts", text: `export * from "../../modules/devices/service.js";` },
+      { path: "src/http/log-stream.ts", text: `const logs = await import("../modules/logs/service.js");` },
+    ]);
+    expect(violations).toEqual([
+      `src/trpc/auth.ts imports "../modules/tenant/lifecycle.js" (src/modules/tenant/lifecycle.js): src/trpc imports no domain module (only src/trpc/router.ts assembles their routers)`,
+      `src/trpc/procedures.ts imports "../http/rate-limit.js" (src/http/rate-limit.js): src/trpc imports nothing of src/http`,
+      `src/trpc/nested/deep.ts imports "../../modules/devices/service.js" (src/modules/devices/service.js): src/trpc imports no domain module (only src/trpc/router.ts assembles their routers)`,
+      `src/http/log-stream.ts imports "../modules/logs/service.js" (src/modules/logs/service.js): src/http imports no domain module (only src/http/routes.ts mounts their plain routes)`,
+    ]);
+  });
+
+  it("allow the mount files, imports of src/trpc from src/http, and imports in comments", () => {
+    expect(importViolations([
+      { path: "src/trpc/router.ts", text: `import { devicesRouter } from "../modules/devices/router.js";` },
+      { path: "src/http/routes.ts", text: `import { pkiRoutes } from "../modules/ca-certificates/download-routes.js";` },
+      { path: "src/http/guarded-route.ts", text: `import { authenticateRequest } from "../trpc/procedures.js";\n// not: import "../modules/x.js"` },
+      { path: "src/modules/logs/stream-route.ts", text: `import { authorizeRequest } from "../../http/guarded-route.js";` },
+    ])).toEqual([]);
+  });
+});
