@@ -5,11 +5,13 @@ import type { JobDefinition, ScheduleDefinition } from "../../jobs/types.js";
 import type { Services } from "../../services.js";
 import { DeploymentEvents } from "./events.js";
 import { evaluateDeployment } from "./service.js";
+import { dispatchDueRetries } from "./dispatch.js";
 
 export const ROLLOUT_TICK_MS = 10_000;
 
-/** Judges every deployment in flight; returns how many were looked at. */
+/** Judges every deployment in flight (after handing out the retries that are due); returns how many were looked at. */
 export async function judgeDeploymentsInFlight(services: Pick<Services, "prisma" | "logger"> & object): Promise<number> {
+  const retried = await dispatchDueRetries(services.prisma);
   const inFlight = await services.prisma.deployment.findMany({
     where: {
       OR: [
@@ -22,6 +24,7 @@ export async function judgeDeploymentsInFlight(services: Pick<Services, "prisma"
     take: 1000,
   });
   const events = new DeploymentEvents();
+  for (const r of retried) events.progress(r.organizationId, r.deploymentId, r.deviceId, "pending", `automatic retry: attempt ${r.attempt}`);
   // One short transaction per deployment: each needs its own row lock, and one failing must not hold up the others.
   for (const deployment of inFlight) {
     try {

@@ -13,7 +13,7 @@ import { checkParameters, openSecrets, sealSecrets } from "./parameters.js";
 import { abortRollout, evaluateLocked, initializeRollout, moveRollout, startRollout } from "./rollout.js";
 import { TERMINAL_ROLLOUT_STATES, type RolloutState } from "./rollout-machine.js";
 import {
-  DEPLOYMENT_STATUSES, emptyStateCounts, type CreateDeploymentInput, type DeploymentDto, type StateCounts, type UpdateDeploymentInput,
+  DEPLOYMENT_STATUSES, emptyProgress, emptyStateCounts, type CreateDeploymentInput, type DeploymentDto, type StateCounts, type UpdateDeploymentInput,
 } from "./schemas.js";
 import { ROLLOUT_STATES } from "./rollout-machine.js";
 import { countsByDeployment, deploymentInclude, findDeployment, lockDeployment, toDeploymentDto, type DeploymentRow } from "./store.js";
@@ -78,7 +78,7 @@ export async function createDeployment(db: DbTx, secrets: SecretBox, organizatio
     },
     include: deploymentInclude,
   });
-  return toDeploymentDto(row, { ...emptyStateCounts(), total: 0 });
+  return toDeploymentDto(row, emptyProgress());
 }
 
 export async function getDeployment(db: DbTx, organizationId: string, id: string): Promise<DeploymentDto> {
@@ -322,6 +322,8 @@ function entryFieldsOf(r: Prisma.DeploymentDeviceGetPayload<object>) {
     message: r.message,
     dispatchedAt: isoNullable(r.dispatchedAt),
     stateChangedAt: iso(r.stateChangedAt),
+    attempt: r.attempt,
+    retryAt: isoNullable(r.retryAt),
   };
 }
 
