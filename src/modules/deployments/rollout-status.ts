@@ -57,6 +57,7 @@ export async function rolloutStatus(db: DbTx, row: DeploymentRow): Promise<Rollo
     batchTimeoutSeconds: strategy.batchTimeoutSeconds,
     skippedDevices,
     retries: { waiting: retries._count._all, nextRetryAt: isoNullable(retries._min.retryAt) },
+    startAt: isoNullable(row.startAt),
     startedAt: isoNullable(row.startedAt),
     completedAt: isoNullable(row.completedAt),
     reason: row.rolloutReason,

@@ -82,6 +82,7 @@ export const listDeploymentsInput = z.object({
   rolloutState: z.enum(ROLLOUT_STATES).optional(),
   applicationId: z.uuid().optional(),
   search: z.string().max(200).optional().describe("part of the name (case-insensitive)"),
+  scheduled: z.stringbool().optional().describe("true: only drafts waiting for their startAt; false: only the others"),
   ...pagingInput,
 });
 
@@ -223,6 +224,7 @@ export const rolloutOutput = z.object({
     waiting: z.number().int().describe("devices waiting to retry"),
     nextRetryAt: z.string().nullable().describe("when the next of them is given the install again"),
   }),
+  startAt: z.string().nullable().describe("scheduled start: the rollout job starts the deployment then"),
   startedAt: z.string().nullable(),
   completedAt: z.string().nullable(),
   reason: z.string().nullable(),
