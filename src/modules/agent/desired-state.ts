@@ -13,6 +13,7 @@ export interface DeploymentProgress {
   deploymentId: string;
   state: "pending" | "downloading" | "installing" | "running" | "failed" | "removing" | "removed";
   message?: string;
+  attempt?: number;
 }
 
 /** Records the reports first, so that the answer already reflects what they changed (a next batch, a removal). */

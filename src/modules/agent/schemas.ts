@@ -44,6 +44,7 @@ export const deploymentReport = z.object({
   deploymentId: z.string().uuid(),
   state: z.enum(DEPLOYMENT_DEVICE_STATES),
   message: z.string().max(2000).optional(),
+  attempt: z.number().int().min(1).max(1000).optional().describe("the install attempt the report is about (the desired state's attempt); a report about an earlier attempt is ignored"),
 });
 
 export const heartbeatInput = z.object({
@@ -56,6 +57,7 @@ export const heartbeatInput = z.object({
 export const desiredDeployment = z.object({
   deploymentId: z.string().uuid(),
   action: z.enum(["install", "remove"]),
+  attempt: z.number().int().describe("the install attempt (1 = the first); a higher one than the device last worked on means: install again (automatic retry)"),
   applicationId: z.string(),
   version: z.string(),
   profile: z.object({ id: z.string(), type: z.string(), components: z.unknown() }),

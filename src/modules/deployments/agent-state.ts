@@ -14,9 +14,14 @@ import { DeploymentEvents } from "./events.js";
 import { openSecrets, renderParameters } from "./parameters.js";
 import { evaluateDeployment } from "./service.js";
 import { mayChangeVerdict } from "./verdict-precheck.js";
+import { dispatchDueRetries } from "./dispatch.js";
+import type { RetryOptions } from "./options.js";
+import { nextRetryAt } from "./retry.js";
 
 interface DesiredRow {
   deploymentId: string;
+  attempt: number;
+  retryDue: boolean;
   action: "install" | "remove";
   applicationId: string;
   version: string;
@@ -27,16 +32,14 @@ interface DesiredRow {
   declared: Record<string, ManifestParameter>;
 }
 
-/** The deployments the device must run or remove, oldest first; one indexed query. */
+/**
+ * The deployments the device must run or remove, oldest first; one indexed query. A retry
+ * that fell due since the last heartbeat is handed out first (and the desired state read
+ * again), so the device does not wait for the rollout job's next tick.
+ */
 export async function desiredDeploymentsOf(services: Pick<Services, "prisma" | "secrets">, device: HeartbeatDevice): Promise<DesiredDeployment[]> {
-  const rows = await services.prisma.$queryRaw<DesiredRow[]>`
-    SELECT dd."deploymentId"::text AS "deploymentId", dd."desiredAction" AS "action", d."applicationId"::text AS "applicationId",
-           d."version", d."profileId", d."parameters", d."secretParameters", v."profiles", v."parameters" AS "declared"
-      FROM "DeploymentDevice" dd
-      JOIN "Deployment" d ON d."id" = dd."deploymentId"
-      JOIN "ApplicationVersion" v ON v."id" = d."applicationVersionId"
-     WHERE dd."deviceId" = ${device.id}::uuid AND dd."desiredAction" IS NOT NULL
-     ORDER BY d."createdAt", d."id"`;
+  let rows = await readDesired(services, device);
+  if (rows.some((r) => r.retryDue) && (await dispatchDueRetries(services.prisma, { deviceId: device.id })).length) rows = await readDesired(services, device);
   return rows.map((row) => {
     const profile = row.profiles.find((p) => p.id === row.profileId) ?? { id: row.profileId, type: "compose", components: [] };
     // A removal needs no parameters, and secrets are only opened for devices that run them.
@@ -44,12 +47,46 @@ export async function desiredDeploymentsOf(services: Pick<Services, "prisma" | "
     return {
       deploymentId: row.deploymentId,
       action: row.action,
+      attempt: row.attempt,
       applicationId: row.applicationId,
       version: row.version,
       profile: { id: profile.id, type: profile.type, components: profile.components },
       parameters: row.action === "install" ? renderParameters(row.declared, values, profile.components.map((c) => c.name)) : {},
     };
   });
+}
+
+function readDesired(services: Pick<Services, "prisma">, device: HeartbeatDevice): Promise<DesiredRow[]> {
+  return services.prisma.$queryRaw<DesiredRow[]>`
+    SELECT dd."deploymentId"::text AS "deploymentId", dd."desiredAction" AS "action", dd."attempt", (dd."retryAt" <= ${UTC_NOW}) AS "retryDue",
+           d."applicationId"::text AS "applicationId",
+           d."version", d."profileId", d."parameters", d."secretParameters", v."profiles", v."parameters" AS "declared"
+      FROM "DeploymentDevice" dd
+      JOIN "Deployment" d ON d."id" = dd."deploymentId"
+      JOIN "ApplicationVersion" v ON v."id" = d."applicationVersionId"
+     WHERE dd."deviceId" = ${device.id}::uuid AND dd."desiredAction" IS NOT NULL
+     ORDER BY d."createdAt", d."id"`;
+}
+
+/**
+ * For the deployments a device reports failed: when it gets its next attempt (retry.ts), for
+ * the attempt it is on. One indexed query, only when something failed.
+ */
+async function retriesFor(services: Pick<Services, "prisma">, device: HeartbeatDevice, failed: string[]): Promise<Map<string, { attempt: number; at: string }>> {
+  const result = new Map<string, { attempt: number; at: string }>();
+  if (!failed.length) return result;
+  const rows = await services.prisma.$queryRaw<Array<{ deploymentId: string; attempt: number; retry: RetryOptions }>>`
+    SELECT dd."deploymentId"::text AS "deploymentId", dd."attempt", d."retry"
+      FROM "DeploymentDevice" dd JOIN "Deployment" d ON d."id" = dd."deploymentId"
+     WHERE dd."deviceId" = ${device.id}::uuid AND dd."desiredAction" = 'install' AND d."retry" IS NOT NULL AND d."status" = 'running'
+       AND dd."deploymentId" IN (SELECT jsonb_array_elements_text(${JSON.stringify(failed)}::jsonb)::uuid)`;
+  const now = new Date();
+  for (const row of rows) {
+    const at = nextRetryAt(row.attempt, row.retry, now, Math.random());
+    // the column holds UTC without a zone
+    if (at) result.set(row.deploymentId, { attempt: row.attempt, at: at.toISOString().replace("Z", "") });
+  }
+  return result;
 }
 
 interface ChangedEntry {
@@ -70,17 +107,24 @@ const DECISIVE_STATES = new Set(["running", "failed", "removed"]);
  */
 export async function recordDeploymentProgress(services: Pick<Services, "prisma" | "logger"> & object, device: HeartbeatDevice, reports: DeploymentProgress[]): Promise<void> {
   // The last report of a deployment wins when a batch names it twice.
-  const latest = [...new Map(reports.map((r) => [r.deploymentId, { deploymentId: r.deploymentId, state: r.state, message: r.message ?? null }])).values()];
+  const latest = [...new Map(reports.map((r) => [r.deploymentId, { deploymentId: r.deploymentId, state: r.state, message: r.message ?? null, attempt: r.attempt ?? null }])).values()];
+  const retries = await retriesFor(services, device, latest.filter((r) => r.state === "failed").map((r) => r.deploymentId));
+  const rows = latest.map((r) => ({ ...r, retryAt: retries.get(r.deploymentId)?.at ?? null, retryOf: retries.get(r.deploymentId)?.attempt ?? null }));
   const changed = await services.prisma.$queryRaw<ChangedEntry[]>`
     WITH reported AS (
-      SELECT * FROM jsonb_to_recordset(${JSON.stringify(latest)}::jsonb) AS r("deploymentId" text, "state" text, "message" text)
+      SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+          AS r("deploymentId" text, "state" text, "message" text, "attempt" int, "retryAt" timestamp, "retryOf" int)
     ), updated AS (
       UPDATE "DeploymentDevice" dd
          SET "state" = r."state", "message" = left(r."message", 2000), "stateChangedAt" = ${UTC_NOW},
-             "desiredAction" = CASE WHEN r."state" = 'removed' THEN NULL ELSE dd."desiredAction" END
+             "desiredAction" = CASE WHEN r."state" = 'removed' THEN NULL ELSE dd."desiredAction" END,
+             -- a retry computed for the attempt the device is on (a stale computation sets none)
+             "retryAt" = CASE WHEN r."state" = 'failed' AND dd."desiredAction" = 'install' AND r."retryOf" = dd."attempt" THEN r."retryAt" END
         FROM reported r
        WHERE dd."deviceId" = ${device.id}::uuid AND dd."organizationId" = ${device.organizationId}::uuid
          AND dd."deploymentId" = r."deploymentId"::uuid
+         -- a report about an earlier attempt (late, or repeated) changes nothing
+         AND (r."attempt" IS NULL OR r."attempt" = dd."attempt")
          AND ((dd."desiredAction" = 'install' AND r."state" IN ('pending', 'downloading', 'installing', 'running', 'failed'))
            OR (dd."desiredAction" = 'remove' AND r."state" IN ('removing', 'removed', 'failed')))
          AND (dd."state" <> r."state" OR dd."message" IS DISTINCT FROM left(r."message", 2000))

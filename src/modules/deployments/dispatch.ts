@@ -34,12 +34,48 @@ export async function dispatchInstall(db: DbTx, deployment: { id: string; name: 
 /**
  * Devices that were never dispatched, or were dispatched but have not started (still
  * `pending`), will not get the deployment: they become `cancelled` and leave the desired state.
+ * Devices waiting to retry keep their failure: it is final now.
  */
 export async function cancelNotStarted(db: DbTx, deploymentId: string, reason: string): Promise<number> {
+  await cancelRetries(db, deploymentId, reason);
   return db.$executeRaw`
     UPDATE "DeploymentDevice"
        SET "state" = 'cancelled', "desiredAction" = NULL, "reason" = ${reason}, "stateChangedAt" = ${UTC_NOW}
      WHERE "deploymentId" = ${deploymentId}::uuid AND "state" = 'pending'`;
+}
+
+async function cancelRetries(db: DbTx, deploymentId: string, reason: string): Promise<void> {
+  await db.$executeRaw`
+    UPDATE "DeploymentDevice" SET "retryAt" = NULL, "reason" = 'no retry: ' || ${reason}
+     WHERE "deploymentId" = ${deploymentId}::uuid AND "retryAt" IS NOT NULL`;
+}
+
+export interface RetryDispatched {
+  deploymentId: string;
+  organizationId: string;
+  deviceId: string;
+  attempt: number;
+}
+
+/**
+ * Hands out the retries that are due: a failed device waiting to retry is given the install
+ * again as its next attempt (state pending, attempt + 1). One conditional statement: of two
+ * processes (the rollout job, a heartbeat) that both find a retry due, the second finds the
+ * entry no longer failed and skips it, so an attempt is handed out once. Nothing is handed
+ * out while the rollout is paused, aborted or failed, or the deployment is not running.
+ * `deviceId` limits it to one device (its heartbeat).
+ */
+export async function dispatchDueRetries(db: DbTx, scope: { deviceId?: string } = {}): Promise<RetryDispatched[]> {
+  const deviceId = scope.deviceId ?? null;
+  return db.$queryRaw<RetryDispatched[]>`
+    UPDATE "DeploymentDevice" dd
+       SET "state" = 'pending', "attempt" = dd."attempt" + 1, "retryAt" = NULL, "dispatchedAt" = ${UTC_NOW}, "stateChangedAt" = ${UTC_NOW},
+           "reason" = 'automatic retry: attempt ' || (dd."attempt" + 1) || ' of ' || (d."retry"->>'maxAttempts')
+      FROM "Deployment" d
+     WHERE dd."retryAt" <= ${UTC_NOW} AND dd."state" = 'failed' AND dd."desiredAction" = 'install'
+       AND (${deviceId}::uuid IS NULL OR dd."deviceId" = ${deviceId}::uuid)
+       AND d."id" = dd."deploymentId" AND d."status" = 'running' AND d."rolloutState" NOT IN ('paused', 'aborted', 'failed')
+    RETURNING dd."deploymentId"::text AS "deploymentId", dd."organizationId"::text AS "organizationId", dd."deviceId"::text AS "deviceId", dd."attempt"`;
 }
 
 /**
@@ -47,6 +83,7 @@ export async function cancelNotStarted(db: DbTx, deploymentId: string, reason: s
  * Returns how many devices must confirm the removal.
  */
 export async function requestRemoval(db: DbTx, deploymentId: string, reason: string): Promise<number> {
+  await cancelRetries(db, deploymentId, reason);
   await db.$executeRaw`
     UPDATE "DeploymentDevice"
        SET "state" = 'cancelled', "desiredAction" = NULL, "reason" = ${reason}, "stateChangedAt" = ${UTC_NOW}

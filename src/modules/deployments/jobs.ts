@@ -1,15 +1,18 @@
-// The rollout clock: a schedule (one run per period across processes) that judges every
-// deployment in flight again. Agent reports judge a deployment as they arrive; this catches
+// The rollout clock: a schedule (one run per period across processes) that starts the
+// scheduled drafts whose time has come and judges every deployment in flight again. Agent reports judge a deployment as they arrive; this catches
 // what reports cannot: batch timeouts, and any judgement a crash interrupted.
 import type { JobDefinition, ScheduleDefinition } from "../../jobs/types.js";
 import type { Services } from "../../services.js";
 import { DeploymentEvents } from "./events.js";
-import { evaluateDeployment } from "./service.js";
+import { evaluateDeployment, startDeployment } from "./service.js";
+import { lockDeployment } from "./store.js";
+import { dispatchDueRetries } from "./dispatch.js";
 
 export const ROLLOUT_TICK_MS = 10_000;
 
-/** Judges every deployment in flight; returns how many were looked at. */
+/** Judges every deployment in flight (after handing out the retries that are due); returns how many were looked at. */
 export async function judgeDeploymentsInFlight(services: Pick<Services, "prisma" | "logger"> & object): Promise<number> {
+  const retried = await dispatchDueRetries(services.prisma);
   const inFlight = await services.prisma.deployment.findMany({
     where: {
       OR: [
@@ -22,6 +25,7 @@ export async function judgeDeploymentsInFlight(services: Pick<Services, "prisma"
     take: 1000,
   });
   const events = new DeploymentEvents();
+  for (const r of retried) events.progress(r.organizationId, r.deploymentId, r.deviceId, "pending", `automatic retry: attempt ${r.attempt}`);
   // One short transaction per deployment: each needs its own row lock, and one failing must not hold up the others.
   for (const deployment of inFlight) {
     try {
@@ -34,6 +38,41 @@ export async function judgeDeploymentsInFlight(services: Pick<Services, "prisma"
   return inFlight.length;
 }
 
+/**
+ * Starts the drafts whose `startAt` has come, each in its own transaction under its row lock:
+ * the status is checked again under the lock, so of several processes (or a tick and an
+ * operator) exactly one starts it, and a crash before the commit leaves it a due draft that
+ * the next tick starts. A start that is refused (no eligible device) clears `startAt` and
+ * records why, instead of being tried every tick. Returns the ids started.
+ */
+export async function startScheduledDeployments(services: Pick<Services, "prisma" | "logger"> & object, now = new Date()): Promise<string[]> {
+  const due = await services.prisma.deployment.findMany({
+    where: { status: "draft", startAt: { lte: now } },
+    select: { id: true, organizationId: true },
+    orderBy: { startAt: "asc" },
+    take: 100,
+  });
+  const started: string[] = [];
+  const events = new DeploymentEvents();
+  for (const { id, organizationId } of due) {
+    try {
+      const done = await services.prisma.$transaction(async (tx) => {
+        const row = await lockDeployment(tx, organizationId, id);
+        if (row.status !== "draft" || !row.startAt || row.startAt > now) return false;
+        await startDeployment(tx, organizationId, id, events);
+        return true;
+      });
+      if (done) started.push(id);
+    } catch (err) {
+      const reason = `scheduled start failed: ${(err as Error).message}`;
+      services.logger.warn({ err: (err as Error).message, deploymentId: id }, "a scheduled start failed; the deployment stays a draft");
+      await services.prisma.deployment.updateMany({ where: { id, status: "draft", startAt: { lte: now } }, data: { startAt: null, rolloutReason: reason } });
+    }
+  }
+  events.publishTo(services);
+  return started;
+}
+
 export function deploymentJobs(): { definitions: JobDefinition[]; schedules: ScheduleDefinition[] } {
   const tick: ScheduleDefinition = {
     name: "deployments.rollout-tick",
@@ -41,6 +80,7 @@ export function deploymentJobs(): { definitions: JobDefinition[]; schedules: Sch
     jitterMs: 1000,
     timeoutMs: 120_000,
     run: async ({ services }) => {
+      await startScheduledDeployments(services);
       await judgeDeploymentsInFlight(services);
     },
   };

@@ -39,6 +39,7 @@ const historyItem = z.object({
   version: z.string(),
   profileId: z.string(),
   outcome: z.enum(["running", "failed"]),
+  attempt: z.number().int().describe("the install attempt (1 = the first; automatic retries count up): one entry per attempt"),
   succeeded: z.boolean(),
   message: z.string().nullable(),
   startedAt: z.string(),

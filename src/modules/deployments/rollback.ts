@@ -186,6 +186,7 @@ export async function deploymentHistory(db: DbTx, organizationId: string, device
       profileId: h.profileId,
       outcome: h.outcome as "running" | "failed",
       succeeded: h.succeeded,
+      attempt: h.attempt,
       message: h.message,
       startedAt: iso(h.startedAt),
       finishedAt: iso(h.finishedAt),

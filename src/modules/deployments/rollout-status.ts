@@ -10,25 +10,30 @@ type BatchCounts = RolloutDto["batches"][number]["counts"];
 
 /** Device states as the rollout counts them: the agent's in-flight states, and "skipped" for devices that will not run it. */
 const COUNTED_AS: Record<string, keyof BatchCounts> = {
-  pending: "pending", downloading: "downloading", installing: "installing", running: "running", failed: "failed",
+  pending: "pending", downloading: "downloading", installing: "installing", running: "running", failed: "failed", waiting_to_retry: "waitingToRetry",
   cancelled: "skipped", superseded: "skipped", removing: "skipped", removed: "skipped", skipped: "skipped",
 };
 
+const emptyBatchCounts = (): BatchCounts => ({ pending: 0, downloading: 0, installing: 0, running: 0, failed: 0, waitingToRetry: 0, skipped: 0 });
+
 export async function rolloutStatus(db: DbTx, row: DeploymentRow): Promise<RolloutDto> {
   const strategy = stagedStrategyOf(row);
-  const [batches, counts] = await Promise.all([
+  const [batches, counts, retries] = await Promise.all([
     db.deploymentBatch.findMany({ where: { deploymentId: row.id }, orderBy: { index: "asc" } }),
-    db.deploymentDevice.groupBy({ by: ["batchIndex", "state"], where: { deploymentId: row.id }, _count: { _all: true } }),
+    db.$queryRaw<Array<{ batchIndex: number | null; state: string; n: number }>>`
+      SELECT "batchIndex", CASE WHEN "retryAt" IS NOT NULL THEN 'waiting_to_retry' ELSE "state" END AS "state", count(*)::int AS "n"
+        FROM "DeploymentDevice" WHERE "deploymentId" = ${row.id}::uuid GROUP BY 1, 2`,
+    db.deploymentDevice.aggregate({ where: { deploymentId: row.id, retryAt: { not: null } }, _count: { _all: true }, _min: { retryAt: true } }),
   ]);
   const perBatch = new Map<number, BatchCounts>();
   let skippedDevices = 0;
   for (const group of counts) {
     if (group.batchIndex === null) {
-      skippedDevices += group._count._all;
+      skippedDevices += group.n;
       continue;
     }
-    const entry = perBatch.get(group.batchIndex) ?? { pending: 0, downloading: 0, installing: 0, running: 0, failed: 0, skipped: 0 };
-    entry[COUNTED_AS[group.state] ?? "skipped"] += group._count._all;
+    const entry = perBatch.get(group.batchIndex) ?? emptyBatchCounts();
+    entry[COUNTED_AS[group.state] ?? "skipped"] += group.n;
     perBatch.set(group.batchIndex, entry);
   }
   return {
@@ -40,7 +45,7 @@ export async function rolloutStatus(db: DbTx, row: DeploymentRow): Promise<Rollo
       kind: b.kind as "canary" | "batch",
       size: b.size,
       state: b.state as RolloutDto["batches"][number]["state"],
-      counts: perBatch.get(b.index) ?? { pending: 0, downloading: 0, installing: 0, running: 0, failed: 0, skipped: 0 },
+      counts: perBatch.get(b.index) ?? emptyBatchCounts(),
       successTarget: successTarget(b.size, strategy.successThreshold),
       startedAt: isoNullable(b.startedAt),
       deadlineAt: isoNullable(b.deadlineAt),
@@ -51,6 +56,8 @@ export async function rolloutStatus(db: DbTx, row: DeploymentRow): Promise<Rollo
     autoAdvance: strategy.autoAdvance,
     batchTimeoutSeconds: strategy.batchTimeoutSeconds,
     skippedDevices,
+    retries: { waiting: retries._count._all, nextRetryAt: isoNullable(retries._min.retryAt) },
+    startAt: isoNullable(row.startAt),
     startedAt: isoNullable(row.startedAt),
     completedAt: isoNullable(row.completedAt),
     reason: row.rolloutReason,

@@ -169,9 +169,9 @@ export async function evaluateLocked(db: DbTx, row: DeploymentRow, events: Deplo
 
 async function evaluateAllAtOnce(db: DbTx, row: DeploymentRow, events: DeploymentEvents): Promise<DeploymentRow> {
   const rows = await db.$queryRaw<Array<{ inFlight: number; running: number; failed: number }>>`
-    SELECT count(*) FILTER (WHERE "state" IN ('pending', 'downloading', 'installing') AND "desiredAction" = 'install')::int AS "inFlight",
+    SELECT count(*) FILTER (WHERE ("state" IN ('pending', 'downloading', 'installing') OR "retryAt" IS NOT NULL) AND "desiredAction" = 'install')::int AS "inFlight",
            count(*) FILTER (WHERE "state" = 'running')::int AS "running",
-           count(*) FILTER (WHERE "state" = 'failed')::int AS "failed"
+           count(*) FILTER (WHERE "state" = 'failed' AND "retryAt" IS NULL)::int AS "failed"
       FROM "DeploymentDevice" WHERE "deploymentId" = ${row.id}::uuid`;
   const { inFlight, running, failed } = rows[0];
   if (inFlight > 0) return row;

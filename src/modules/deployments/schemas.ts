@@ -82,11 +82,17 @@ export const listDeploymentsInput = z.object({
   rolloutState: z.enum(ROLLOUT_STATES).optional(),
   applicationId: z.uuid().optional(),
   search: z.string().max(200).optional().describe("part of the name (case-insensitive)"),
+  scheduled: z.stringbool().optional().describe("true: only drafts waiting for their startAt; false: only the others"),
   ...pagingInput,
 });
 
 const stateCounts = z.object(Object.fromEntries(DEVICE_DEPLOYMENT_STATES.map((s) => [s, z.number().int()])) as Record<DeviceDeploymentState, z.ZodNumber>);
 export type StateCounts = z.infer<typeof stateCounts>;
+const progressCounts = stateCounts.extend({
+  waiting_to_retry: z.number().int().describe("failed, and given the install again later (retry); not counted in failed"),
+  total: z.number().int(),
+});
+export type ProgressCounts = z.infer<typeof progressCounts>;
 
 export const deploymentOutput = z.object({
   id: z.string(),
@@ -111,7 +117,7 @@ export const deploymentOutput = z.object({
   status: z.enum(DEPLOYMENT_STATUSES),
   rolloutState: z.enum(ROLLOUT_STATES),
   rolloutReason: z.string().nullable(),
-  progress: stateCounts.extend({ total: z.number().int() }).describe("devices of the deployment by state"),
+  progress: progressCounts.describe("devices of the deployment by state"),
   startedAt: z.string().nullable(),
   completedAt: z.string().nullable(),
   removalRequestedAt: z.string().nullable(),
@@ -185,7 +191,8 @@ const batchCounts = z.object({
   downloading: z.number().int(),
   installing: z.number().int(),
   running: z.number().int(),
-  failed: z.number().int(),
+  failed: z.number().int().describe("devices whose last attempt failed"),
+  waitingToRetry: z.number().int().describe("devices that failed and are given the install again later"),
   skipped: z.number().int().describe("devices of the batch that will not run it: cancelled, superseded or removed"),
 });
 
@@ -213,6 +220,11 @@ export const rolloutOutput = z.object({
   autoAdvance: z.boolean(),
   batchTimeoutSeconds: z.number().int(),
   skippedDevices: z.number().int().describe("targeted devices that are not eligible (architecture), in no batch"),
+  retries: z.object({
+    waiting: z.number().int().describe("devices waiting to retry"),
+    nextRetryAt: z.string().nullable().describe("when the next of them is given the install again"),
+  }),
+  startAt: z.string().nullable().describe("scheduled start: the rollout job starts the deployment then"),
   startedAt: z.string().nullable(),
   completedAt: z.string().nullable(),
   reason: z.string().nullable(),
@@ -220,6 +232,7 @@ export const rolloutOutput = z.object({
 export type RolloutDto = z.infer<typeof rolloutOutput>;
 
 export const emptyStateCounts = (): StateCounts => Object.fromEntries(DEVICE_DEPLOYMENT_STATES.map((s) => [s, 0])) as StateCounts;
+export const emptyProgress = (): ProgressCounts => ({ ...emptyStateCounts(), waiting_to_retry: 0, total: 0 });
 
 export const deploymentDevicesInput = z.object({
   id: z.uuid(),
@@ -237,6 +250,8 @@ const deploymentEntryFields = {
   message: z.string().nullable().describe("the agent's last message"),
   dispatchedAt: z.string().nullable(),
   stateChangedAt: z.string(),
+  attempt: z.number().int().describe("the install attempt the device is on (1 = the first)"),
+  retryAt: z.string().nullable().describe("failed, and given the install again at this time"),
 };
 
 export const deploymentDeviceOutput = z.object({

@@ -13,7 +13,7 @@ import { checkParameters, openSecrets, sealSecrets } from "./parameters.js";
 import { abortRollout, evaluateLocked, initializeRollout, moveRollout, startRollout } from "./rollout.js";
 import { TERMINAL_ROLLOUT_STATES, type RolloutState } from "./rollout-machine.js";
 import {
-  DEPLOYMENT_STATUSES, emptyStateCounts, type CreateDeploymentInput, type DeploymentDto, type StateCounts, type UpdateDeploymentInput,
+  DEPLOYMENT_STATUSES, emptyProgress, emptyStateCounts, type CreateDeploymentInput, type DeploymentDto, type StateCounts, type UpdateDeploymentInput,
 } from "./schemas.js";
 import { ROLLOUT_STATES } from "./rollout-machine.js";
 import { countsByDeployment, deploymentInclude, findDeployment, lockDeployment, toDeploymentDto, type DeploymentRow } from "./store.js";
@@ -78,7 +78,7 @@ export async function createDeployment(db: DbTx, secrets: SecretBox, organizatio
     },
     include: deploymentInclude,
   });
-  return toDeploymentDto(row, { ...emptyStateCounts(), total: 0 });
+  return toDeploymentDto(row, emptyProgress());
 }
 
 export async function getDeployment(db: DbTx, organizationId: string, id: string): Promise<DeploymentDto> {
@@ -88,10 +88,11 @@ export async function getDeployment(db: DbTx, organizationId: string, id: string
 export async function listDeployments(
   db: DbTx,
   organizationId: string,
-  input: { status?: string; rolloutState?: string; applicationId?: string; search?: string; limit: number; offset: number },
+  input: { status?: string; rolloutState?: string; applicationId?: string; search?: string; scheduled?: boolean; limit: number; offset: number },
 ) {
   const where: Prisma.DeploymentWhereInput = {
     organizationId,
+    ...(input.scheduled === undefined ? {} : input.scheduled ? { status: "draft", startAt: { not: null } } : { NOT: { status: "draft", startAt: { not: null } } }),
     ...(input.status ? { status: input.status } : {}),
     ...(input.rolloutState ? { rolloutState: input.rolloutState } : {}),
     ...(input.applicationId ? { applicationId: input.applicationId } : {}),
@@ -111,6 +112,7 @@ const EDITABLE_STATUSES = ["draft", "stopped"];
 export async function updateDeployment(db: DbTx, secrets: SecretBox, organizationId: string, input: UpdateDeploymentInput, events: DeploymentEvents) {
   const row = await lockDeployment(db, organizationId, input.id);
   if (!EDITABLE_STATUSES.includes(row.status)) throw conflict(`Cannot update the deployment while it is ${row.status}; stop it first`);
+  if (input.startAt && row.status !== "draft") throw conflict(`Cannot schedule a start: the deployment is ${row.status} (only a draft starts at startAt); start it instead`);
   const version = input.version ?? row.version;
   const profileId = input.profileId ?? row.profileId;
   const data: Prisma.DeploymentUpdateInput = {};
@@ -322,6 +324,8 @@ function entryFieldsOf(r: Prisma.DeploymentDeviceGetPayload<object>) {
     message: r.message,
     dispatchedAt: isoNullable(r.dispatchedAt),
     stateChangedAt: iso(r.stateChangedAt),
+    attempt: r.attempt,
+    retryAt: isoNullable(r.retryAt),
   };
 }
 

@@ -5,7 +5,7 @@ import type { DbTx } from "../../db/client.js";
 import { notFound } from "../../trpc/errors.js";
 import { iso, isoNullable } from "../devices/schemas.js";
 import { visibleParameters } from "./parameters.js";
-import { emptyStateCounts, type DeploymentDto, type DeploymentStatus, type StateCounts } from "./schemas.js";
+import { emptyProgress, type DeploymentDto, type DeploymentStatus, type ProgressCounts } from "./schemas.js";
 import type { RolloutState } from "./rollout-machine.js";
 import type { Strategy } from "./strategy.js";
 import type { DisruptionBudget, MaintenanceWindows, RetryOptions } from "./options.js";
@@ -31,13 +31,14 @@ export async function findDeployment(db: DbTx, organizationId: string, id: strin
   return row;
 }
 
-/** Device counts by state for each deployment, in one query. */
-export async function countsByDeployment(db: DbTx, ids: string[]): Promise<Map<string, StateCounts & { total: number }>> {
-  const result = new Map<string, StateCounts & { total: number }>();
-  for (const id of ids) result.set(id, { ...emptyStateCounts(), total: 0 });
+/** Device counts by state for each deployment, in one query; failed devices waiting to retry count as waiting_to_retry. */
+export async function countsByDeployment(db: DbTx, ids: string[]): Promise<Map<string, ProgressCounts>> {
+  const result = new Map<string, ProgressCounts>();
+  for (const id of ids) result.set(id, emptyProgress());
   if (!ids.length) return result;
-  const rows = await db.$queryRaw<Array<{ deploymentId: string; state: keyof StateCounts; n: number }>>`
-    SELECT "deploymentId"::text AS "deploymentId", "state", count(*)::int AS "n"
+  const rows = await db.$queryRaw<Array<{ deploymentId: string; state: keyof ProgressCounts; n: number }>>`
+    SELECT "deploymentId"::text AS "deploymentId",
+           CASE WHEN "retryAt" IS NOT NULL THEN 'waiting_to_retry' ELSE "state" END AS "state", count(*)::int AS "n"
       FROM "DeploymentDevice"
      WHERE "deploymentId" IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::uuid)
      GROUP BY 1, 2`;
@@ -49,7 +50,7 @@ export async function countsByDeployment(db: DbTx, ids: string[]): Promise<Map<s
   return result;
 }
 
-export function toDeploymentDto(row: DeploymentRow, counts: StateCounts & { total: number }): DeploymentDto {
+export function toDeploymentDto(row: DeploymentRow, counts: ProgressCounts): DeploymentDto {
   const secretNames = row.secretParameterNames;
   return {
     id: row.id,

@@ -4,7 +4,8 @@
 // verdict (the batch is still below its success threshold and above its failure threshold), so
 // they skip it. Skipping is safe: a report's entry is committed before this read (autocommit),
 // so of concurrent reports the last one to read sees every other's state; the rollout job
-// judges every deployment in flight again anyway.
+// judges every deployment in flight again anyway. A device waiting to retry is not failed: a
+// device counts as failed only when its last attempt failed.
 import type { DbTx } from "../../db/client.js";
 import { UTC_NOW } from "../devices/sql.js";
 import { judgeBatch, type BatchProgress } from "./rollout-machine.js";
@@ -31,10 +32,11 @@ async function readSnapshot(db: DbTx, organizationId: string, deploymentId: stri
     SELECT d."status", d."rolloutState", d."strategy", b."index" AS "batchIndex", b."size" AS "batchSize", b."state" AS "batchState",
            b."failureAccepted", (b."deadlineAt" <= ${UTC_NOW}) AS "deadlinePassed",
            (SELECT count(*) FROM "DeploymentDevice" x WHERE x."deploymentId" = d."id" AND x."batchIndex" = b."index" AND x."state" = 'running')::int AS "running",
-           (SELECT count(*) FROM "DeploymentDevice" x WHERE x."deploymentId" = d."id" AND x."batchIndex" = b."index" AND x."state" = 'failed')::int AS "failed",
+           (SELECT count(*) FROM "DeploymentDevice" x WHERE x."deploymentId" = d."id" AND x."batchIndex" = b."index" AND x."state" = 'failed'
+                  AND x."retryAt" IS NULL)::int AS "failed",
            -- all-at-once entries have no batch: (deploymentId, batchIndex, state) serves this
            EXISTS (SELECT 1 FROM "DeploymentDevice" x WHERE x."deploymentId" = d."id" AND x."batchIndex" IS NULL AND x."desiredAction" = 'install'
-                      AND x."state" IN ('pending', 'downloading', 'installing')) AS "inFlight",
+                      AND (x."state" IN ('pending', 'downloading', 'installing') OR x."retryAt" IS NOT NULL)) AS "inFlight",
            EXISTS (SELECT 1 FROM "DeploymentDevice" x WHERE x."deploymentId" = d."id" AND x."desiredAction" = 'remove'
                       AND x."state" <> 'removed') AS "awaitingRemoval"
       FROM "Deployment" d
