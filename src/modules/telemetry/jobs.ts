@@ -1,9 +1,12 @@
 // Background work of telemetry and logs, run by the job runner (src/jobs): retention pruning
-// as a recurring schedule (one run per period across all processes, bounded chunks).
+// as a recurring schedule (one run per period across all processes, bounded chunks), and the
+// daily partitions of raw snapshots made ahead of time.
 import type { JobDefinition, ScheduleDefinition } from "../../jobs/types.js";
 import { pruneOnce } from "./retention.js";
+import { ensureUpcomingPartitions } from "./partitions.js";
 
 const PRUNE_EVERY_MS = 10 * 60_000;
+const PARTITIONS_EVERY_MS = 60 * 60_000;
 
 export function telemetryJobs(): { definitions: JobDefinition[]; schedules: ScheduleDefinition[] } {
   const retention: ScheduleDefinition = {
@@ -13,8 +16,18 @@ export function telemetryJobs(): { definitions: JobDefinition[]; schedules: Sche
     timeoutMs: 120_000,
     run: async ({ services, logger, signal }) => {
       const result = await pruneOnce(services, { signal });
-      if (result.snapshots + result.logLines + result.orphanRows > 0) logger.info(result, "telemetry retention pruned");
+      if (result.snapshotPartitions + result.snapshots + result.logLines + result.orphanRows > 0) logger.info(result, "telemetry retention pruned");
     },
   };
-  return { definitions: [], schedules: [retention] };
+  const partitions: ScheduleDefinition = {
+    name: "telemetry.partitions",
+    everyMs: PARTITIONS_EVERY_MS,
+    jitterMs: 60_000,
+    timeoutMs: 120_000,
+    run: async ({ services, logger }) => {
+      const created = await ensureUpcomingPartitions(services.database.opened.raw, "TelemetrySnapshot", new Date());
+      if (created > 0) logger.info({ created }, "telemetry partitions created ahead");
+    },
+  };
+  return { definitions: [], schedules: [retention, partitions] };
 }

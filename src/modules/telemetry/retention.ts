@@ -1,11 +1,14 @@
-// Retention: raw snapshots older than TELEMETRY_RETENTION_DAYS and log lines older than
-// LOG_RETENTION_DAYS are deleted in bounded chunks (each chunk its own short statement, so no
-// long lock and no huge transaction), within a time budget per run. The same run sweeps what
+// Retention: raw snapshots older than TELEMETRY_RETENTION_DAYS go by dropping their day's
+// partition (constant time whatever its size, src/modules/telemetry/partitions.ts); the few
+// that sit in the default partition, and log lines older than LOG_RETENTION_DAYS, are deleted
+// in bounded chunks (each chunk its own short statement, so no long lock and no huge
+// transaction), within a time budget per run. The same run sweeps what
 // the missing foreign keys leave behind: telemetry, logs and alert states of deleted devices,
 // alert rules and targets of deleted organizations, old delivery history, spent realtime tickets.
 import type { Services } from "../../services.js";
 import { Prisma } from "../../generated/prisma/client.js";
 import { pruneTickets } from "../realtime/tickets.js";
+import { dropExpiredPartitions } from "./partitions.js";
 
 export const PRUNE_CHUNK = 10_000;
 /** Notification deliveries (and their attempts) are kept this long. */
@@ -13,6 +16,9 @@ export const DELIVERY_HISTORY_DAYS = 30;
 const ORPHAN_DEVICES_PER_RUN = 100;
 
 export interface PruneResult {
+  /** daily partitions of raw snapshots dropped whole */
+  snapshotPartitions: number;
+  /** snapshots deleted row by row (from the default partition) */
   snapshots: number;
   logLines: number;
   orphanDevices: number;
@@ -31,14 +37,14 @@ export interface PruneOptions {
   signal?: AbortSignal;
 }
 
-type Table = "TelemetrySnapshot" | "DeviceLog";
+type Table = "TelemetrySnapshot" | "TelemetrySnapshot_default" | "DeviceLog";
 
 /** Deletes rows matching `where` in chunks until none are left or the budget ends. */
 async function deleteInChunks(services: Services, table: Table, where: Prisma.Sql, chunk: number, mayContinue: () => boolean) {
   let total = 0;
   for (;;) {
     const deleted = await services.prisma.$executeRaw`
-      DELETE FROM ${Prisma.raw(`"${table}"`)} WHERE "id" IN (SELECT "id" FROM ${Prisma.raw(`"${table}"`)} WHERE ${where} LIMIT ${chunk})`;
+      DELETE FROM ${Prisma.raw(`"${table}"`)} WHERE ("id", "timestamp") IN (SELECT "id", "timestamp" FROM ${Prisma.raw(`"${table}"`)} WHERE ${where} LIMIT ${chunk})`;
     total += deleted;
     if (deleted < chunk) return { total, complete: true };
     if (!mayContinue()) return { total, complete: false };
@@ -52,10 +58,15 @@ export async function pruneOnce(services: Services, options: PruneOptions = {}):
   const deadline = Date.now() + (options.budgetMs ?? 50_000);
   const mayContinue = () => Date.now() < deadline && !options.signal?.aborted;
   const cutoff = (days: number) => new Date(now.getTime() - days * 86_400_000).toISOString();
-  const result: PruneResult = { snapshots: 0, logLines: 0, orphanDevices: 0, orphanRows: 0, deliveries: 0, tickets: 0, complete: true };
+  const result: PruneResult = { snapshotPartitions: 0, snapshots: 0, logLines: 0, orphanDevices: 0, orphanRows: 0, deliveries: 0, tickets: 0, complete: true };
 
+  if (config.TELEMETRY_RETENTION_DAYS > 0) {
+    const dropped = await dropExpiredPartitions(services.database.opened.raw, "TelemetrySnapshot", new Date(cutoff(config.TELEMETRY_RETENTION_DAYS)), mayContinue);
+    result.snapshotPartitions = dropped.length;
+  }
   const passes: Array<[Table, number, keyof PruneResult]> = [
-    ["TelemetrySnapshot", config.TELEMETRY_RETENTION_DAYS, "snapshots"],
+    // rows that found no partition of their day (see partitions.ts): rare, deleted by age
+    ["TelemetrySnapshot_default", config.TELEMETRY_RETENTION_DAYS, "snapshots"],
     ["DeviceLog", config.LOG_RETENTION_DAYS, "logLines"],
   ];
   for (const [table, days, key] of passes) {

@@ -24,7 +24,9 @@ export const telemetryIngestRouter = router({
     .input(telemetryBatchInput)
     .output(ingestOutput)
     .mutation(async ({ ctx, input }) => ({
-      accepted: await insertSnapshots(ctx.services.database.opened.raw, { id: ctx.device.deviceId, organizationId: ctx.device.organizationId }, input.snapshots),
+      accepted: await insertSnapshots(
+        ctx.services.database.opened.raw, { id: ctx.device.deviceId, organizationId: ctx.device.organizationId }, input.snapshots, ctx.services.logger,
+      ),
     })),
 });
 

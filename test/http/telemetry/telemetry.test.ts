@@ -322,8 +322,8 @@ describe("security", () => {
 });
 
 describe("retention", () => {
-  it("prunes snapshots older than TELEMETRY_RETENTION_DAYS in bounded chunks, and the rows of deleted devices", async () => {
-    const old = new Date(Date.now() - 40 * DAY);
+  it("prunes snapshots older than TELEMETRY_RETENTION_DAYS by dropping their day's partition, and the rows of deleted devices in chunks", async () => {
+    const old = new Date(Math.floor(Date.now() / DAY) * DAY - 40 * DAY + 3600_000); // one day's partition
     await sendAllTelemetry(h, foreign, Array.from({ length: 25 }, (_, i) => ({ timestamp: new Date(old.getTime() + i * 1000).toISOString(), cpuUsagePercent: i })));
     await sendTelemetry(h, foreign, [{ timestamp: new Date().toISOString(), cpuUsagePercent: 1 }]);
     const [doomed] = await insertDevices(h, globex.org.id, [{ name: "doomed" }]);
@@ -333,7 +333,8 @@ describe("retention", () => {
     await h.services.prisma.device.delete({ where: { id: doomed } });
 
     const result = await pruneOnce(h.services, { chunk: 7 });
-    expect(result.snapshots).toBe(25);
+    expect(result.snapshotPartitions).toBe(1);
+    expect(result.snapshots).toBe(0);
     expect(result.orphanDevices).toBe(1);
     expect(result.orphanRows).toBe(30);
     expect(result.complete).toBe(true);

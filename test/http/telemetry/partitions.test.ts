@@ -1,0 +1,166 @@
+// Daily partitions of raw telemetry snapshots (docs/telemetry.md, "Storage and retention"):
+// the migration that partitions an existing table keeps every row and id; ingest of a day
+// without a partition (a backlog upload) makes it, and when it cannot (a lock held too long)
+// the rows land in the default partition and move into their day's partition once it is
+// made; the scheduled job makes the days ahead; retention drops whole partitions older than
+// the retention and leaves newer ones untouched. On PGlite and on PostgreSQL (DATABASE_URL).
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openPGlite, openPostgres, type OpenedDatabase } from "../../../src/db/adapters.js";
+import { applyMigrations, readMigrations } from "../../../src/db/migrate.js";
+import { pruneOnce } from "../../../src/modules/telemetry/retention.js";
+import { telemetryJobs } from "../../../src/modules/telemetry/jobs.js";
+import { DAY_MS, dayOf, ensureDayPartitions, listDayPartitions, partitionName, PARTITION_DAYS_AHEAD } from "../../../src/modules/telemetry/partitions.js";
+import { createHarness, newPostgresDatabase, type Harness, type Tenant } from "../../support/harness.js";
+import { enrolledDevices, sendAllTelemetry, sendTelemetry, type EnrolledDevice } from "./support.js";
+
+const MIGRATION = readMigrations().find((m) => m.name.endsWith("_telemetry_partitions"))!.name;
+const today = dayOf(Date.now());
+const at = (day: number, hour: number) => new Date(day * DAY_MS + hour * 3600_000).toISOString();
+
+/** Where each snapshot of a device lives: partition name -> rows. */
+async function rowsByPartition(raw: OpenedDatabase["raw"], deviceId: string): Promise<Record<string, number>> {
+  const rows = await raw.query<{ partition: string; n: number }>(
+    `SELECT tableoid::regclass::text AS "partition", count(*)::int AS "n" FROM "TelemetrySnapshot" WHERE "deviceId" = $1::uuid GROUP BY 1`,
+    [deviceId],
+  );
+  return Object.fromEntries(rows.map((r) => [r.partition.replace(/"/g, ""), r.n]));
+}
+
+describe("the migration partitioning an existing table", () => {
+  let opened: OpenedDatabase;
+  let drop: () => Promise<void> = async () => undefined;
+
+  beforeAll(async () => {
+    const url = process.env.DATABASE_URL;
+    if (url) {
+      const created = await newPostgresDatabase(url);
+      drop = created.drop;
+      opened = openPostgres(created.url.toString(), 2);
+    } else {
+      opened = await openPGlite();
+    }
+  });
+  afterAll(async () => {
+    await opened?.raw.close();
+    await drop();
+  });
+
+  it("keeps every row and its id, one partition per day, and new ids continue the sequence", async () => {
+    await applyMigrations(opened.raw, readMigrations().filter((m) => m.name < MIGRATION));
+    const device = "00000000-0000-4000-8000-000000000001";
+    // 3 days: 40 days ago (older than the default retention: kept by the migration all the same), 2 days ago, today
+    const days = [today - 40, today - 2, today];
+    await opened.raw.query(
+      `INSERT INTO "TelemetrySnapshot" ("deviceId", "timestamp", "cpuUsagePercent")
+       SELECT $1::uuid, t, g FROM unnest($2::timestamptz[]) WITH ORDINALITY AS x(t, g)`,
+      [device, days.flatMap((d) => [at(d, 0), at(d, 12), at(d, 23.99)])],
+    );
+    const before = await opened.raw.query<{ id: string; timestamp: Date; cpu: number }>(
+      `SELECT "id"::text AS "id", "timestamp", "cpuUsagePercent" AS "cpu" FROM "TelemetrySnapshot" ORDER BY "id"`,
+    );
+    expect(before).toHaveLength(9);
+
+    expect(await applyMigrations(opened.raw)).toContain(MIGRATION);
+
+    const after = await opened.raw.query<{ id: string; timestamp: Date; cpu: number }>(
+      `SELECT "id"::text AS "id", "timestamp", "cpuUsagePercent" AS "cpu" FROM "TelemetrySnapshot" ORDER BY "id"`,
+    );
+    expect(after).toEqual(before);
+    expect(await rowsByPartition(opened.raw, device)).toEqual(Object.fromEntries(days.map((d) => [partitionName("TelemetrySnapshot", d), 3])));
+    expect((await listDayPartitions(opened.raw, "TelemetrySnapshot")).map((p) => p.day)).toEqual(days);
+    const [inserted] = await opened.raw.query<{ id: string }>(
+      `INSERT INTO "TelemetrySnapshot" ("deviceId", "timestamp") VALUES ($1::uuid, now()) RETURNING "id"::text AS "id"`, [device]);
+    expect(BigInt(inserted.id)).toBeGreaterThan(BigInt(before[before.length - 1].id));
+  });
+});
+
+describe("partitions of a running service", () => {
+  let h: Harness;
+  let acme: Tenant;
+  let device: EnrolledDevice;
+  let backlog: EnrolledDevice;
+
+  beforeAll(async () => {
+    h = await createHarness();
+    acme = await h.createTenant("Acme Partitions");
+    [device, backlog] = await enrolledDevices(h, acme, 2);
+  });
+  afterAll(() => h?.close());
+  const raw = () => h.services.database.opened.raw;
+
+  it("makes the partition of a backlog day at ingest, so its rows land in their day's partition", async () => {
+    const day = today - 9;
+    const res = await sendTelemetry(h, backlog, [{ timestamp: at(day, 5), cpuUsagePercent: 10 }, { timestamp: at(day, 6), cpuUsagePercent: 30 }]);
+    expect(res.status).toBe(200);
+    expect(await rowsByPartition(raw(), backlog.deviceId)).toEqual({ [partitionName("TelemetrySnapshot", day)]: 2 });
+    const series = await h.api("GET", `/api/v1/devices/${backlog.deviceId}/telemetry?from=${at(day, 0)}&to=${at(day, 23)}&interval=1d`, { key: acme.key });
+    expect(series.body.data).toEqual([expect.objectContaining({ cpuUsagePercent: 20, samples: 2 })]);
+  });
+
+  it("makes yesterday to PARTITION_DAYS_AHEAD days ahead in the scheduled job", async () => {
+    const job = telemetryJobs().schedules.find((s) => s.name === "telemetry.partitions")!;
+    await job.run({ services: h.services, logger: h.services.logger, signal: new AbortController().signal, job: { id: "t", type: "t", attempts: 1, maxAttempts: 1, payload: {} } });
+    const days = (await listDayPartitions(raw(), "TelemetrySnapshot")).map((p) => p.day);
+    for (let d = today - 1; d <= today + PARTITION_DAYS_AHEAD; d++) expect(days).toContain(d);
+  });
+
+  it("moves rows that landed in the default partition into their day's partition when it is made", async () => {
+    const day = today - 12;
+    // written past the service (no partition for that day): the default partition takes them
+    await raw().query(
+      `INSERT INTO "TelemetrySnapshot" ("deviceId", "timestamp", "cpuUsagePercent") VALUES ($1::uuid, $2, 1), ($1::uuid, $3, 2)`,
+      [device.deviceId, at(day, 1), at(day, 2)],
+    );
+    expect(await rowsByPartition(raw(), device.deviceId)).toEqual({ TelemetrySnapshot_default: 2 });
+    expect(await ensureDayPartitions(raw(), "TelemetrySnapshot", [day])).toBe(1);
+    expect(await rowsByPartition(raw(), device.deviceId)).toEqual({ [partitionName("TelemetrySnapshot", day)]: 2 });
+  });
+
+  it("drops whole partitions past the retention and leaves newer ones and their rows untouched", async () => {
+    const retention = h.services.config.TELEMETRY_RETENTION_DAYS;
+    const expired = [today - retention - 3, today - retention - 2];
+    const kept = today - retention + 1;
+    await sendAllTelemetry(h, device, [...expired, kept].flatMap((d) => [0, 6, 12, 18].map((hour) => ({ timestamp: at(d, hour), cpuUsagePercent: hour }))));
+    // a stray old row in the default partition goes by age, row by row
+    await raw().query(`INSERT INTO "TelemetrySnapshot" ("deviceId", "timestamp") VALUES ($1::uuid, $2)`, [device.deviceId, at(today - retention - 30, 0)]);
+    const before = await rowsByPartition(raw(), device.deviceId);
+
+    const result = await pruneOnce(h.services);
+    expect(result.snapshotPartitions).toBe(2);
+    expect(result.snapshots).toBe(1);
+    const after = await rowsByPartition(raw(), device.deviceId);
+    const { [partitionName("TelemetrySnapshot", expired[0])]: _a, [partitionName("TelemetrySnapshot", expired[1])]: _b, TelemetrySnapshot_default: _c, ...newer } = before;
+    expect(after).toEqual(newer);
+    expect(after[partitionName("TelemetrySnapshot", kept)]).toBe(4);
+    const days = (await listDayPartitions(raw(), "TelemetrySnapshot")).map((p) => p.day);
+    expect(days).not.toContain(expired[0]);
+    expect(days).not.toContain(expired[1]);
+    expect(days).toContain(kept);
+    // a snapshot of a dropped day sent again (a late backlog) is stored, not refused
+    const late = await sendTelemetry(h, device, [{ timestamp: at(expired[1], 3), cpuUsagePercent: 5 }]);
+    expect(late.status).toBe(200);
+  });
+
+  it.runIf(Boolean(process.env.DATABASE_URL))("never refuses ingest when the partition cannot be made in time: the default partition takes the rows (PostgreSQL)", async () => {
+    const day = today - 15;
+    const holder = new pg.Client({ connectionString: (h.services.database.opened.pool as pg.Pool).options.connectionString });
+    await holder.connect();
+    try {
+      // another session holds the lock under which the partition of that day would be made
+      await holder.query(`SELECT pg_advisory_lock(hashtext($1))`, [`fleet_partition:${partitionName("TelemetrySnapshot", day)}`]);
+      const res = await sendTelemetry(h, backlog, [{ timestamp: at(day, 3), cpuUsagePercent: 1 }]);
+      expect(res.status).toBe(200);
+      const where = await raw().query<{ partition: string }>(
+        `SELECT tableoid::regclass::text AS "partition" FROM "TelemetrySnapshot" WHERE "deviceId" = $1::uuid AND "timestamp" = $2`, [backlog.deviceId, at(day, 3)]);
+      expect(where.map((r) => r.partition)).toEqual(["\"TelemetrySnapshot_default\""]);
+    } finally {
+      await holder.end();
+    }
+    // the scheduled job or the next ingest of that day makes it and moves the row
+    expect(await ensureDayPartitions(raw(), "TelemetrySnapshot", [day])).toBe(1);
+    const moved = await raw().query<{ partition: string }>(
+      `SELECT tableoid::regclass::text AS "partition" FROM "TelemetrySnapshot" WHERE "deviceId" = $1::uuid AND "timestamp" = $2`, [backlog.deviceId, at(day, 3)]);
+    expect(moved.map((r) => r.partition)).toEqual([`"${partitionName("TelemetrySnapshot", day)}"`]);
+  });
+});
