@@ -23,8 +23,9 @@ export class MetricsModel {
   private memoryShare = 0.2 + Math.random() * 0.4;
   private readonly diskTotal = [16, 32, 64, 128][Math.floor(Math.random() * 4)] * GiB;
   private diskShare = 0.1 + Math.random() * 0.5;
-  // Booted one to two days ago: history an agent sends for the last hours (sendTelemetryHistory) has a positive uptime.
-  private readonly bootedAt = Date.now() - 86_400_000 - Math.floor(Math.random() * 86_400_000);
+  // Booted seven to eight days ago: history an agent sends for up to the last week
+  // (sendTelemetryHistory; the console benchmark sends 10,000 minutes) has a positive uptime.
+  private readonly bootedAt = Date.now() - 7 * 86_400_000 - Math.floor(Math.random() * 86_400_000);
   private restarts = 0;
   private containers = 1 + Math.floor(Math.random() * 6);
 

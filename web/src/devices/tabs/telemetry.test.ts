@@ -18,6 +18,9 @@ describe("defaultInterval and allowedIntervals", () => {
     expect(allowedIntervals(DAY)).toEqual(["1m", "5m", "1h", "1d"]);
     expect(allowedIntervals(7 * DAY)).toEqual(["5m", "1h", "1d"]); // 10,080 minutes
     expect(allowedIntervals(2 * 365 * DAY)).toEqual(["1d"]);
+    // The service counts both ends: 10,000 minutes are 10,001 one-minute buckets, one too many.
+    expect(allowedIntervals(10_000 * 60_000)).toEqual(["5m", "1h", "1d"]);
+    expect(allowedIntervals(9_999 * 60_000)).toEqual(["1m", "5m", "1h", "1d"]);
   });
 });
 

@@ -21,8 +21,9 @@ export const MAX_BUCKETS = 10_000;
 /** The interval chosen by default is the finest that keeps a range within this many buckets. */
 const DEFAULT_BUCKET_BUDGET = 800;
 
+/** Buckets op 11 counts for a range: both ends inclusive, as the service counts them (a range of exactly 10,000 minutes holds 10,001). */
 export function bucketCount(rangeMs: number, interval: Interval): number {
-  return Math.ceil(rangeMs / (INTERVAL_SECONDS[interval] * 1000));
+  return Math.floor(rangeMs / (INTERVAL_SECONDS[interval] * 1000)) + 1;
 }
 
 /** The finest interval that keeps the range readable (≤ 800 buckets): 1h → 1m, 24h → 5m, 7d → 1h, a year → 1d. */
