@@ -58,6 +58,10 @@ export const desiredDeployment = z.object({
   deploymentId: z.string().uuid(),
   action: z.enum(["install", "remove"]),
   attempt: z.number().int().describe("the install attempt (1 = the first); a higher one than the device last worked on means: install again (automatic retry)"),
+  window: z
+    .enum(["open", "download-only", "closed"])
+    .describe("maintenance window: open: install (or remove) now; download-only: fetch what the install needs, do not install; closed: do nothing yet"),
+  nextWindowAt: z.string().nullable().describe("when not open: the start of the next maintenance window"),
   applicationId: z.string(),
   version: z.string(),
   profile: z.object({ id: z.string(), type: z.string(), components: z.unknown() }),

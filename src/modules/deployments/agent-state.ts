@@ -15,13 +15,17 @@ import { openSecrets, renderParameters } from "./parameters.js";
 import { evaluateDeployment } from "./service.js";
 import { mayChangeVerdict } from "./verdict-precheck.js";
 import { dispatchDueRetries } from "./dispatch.js";
-import type { RetryOptions } from "./options.js";
+import { isTimeZone, type MaintenanceWindows, type RetryOptions } from "./options.js";
+import { timeZoneFor, windowPhase } from "./windows.js";
 import { nextRetryAt } from "./retry.js";
 
 interface DesiredRow {
   deploymentId: string;
   attempt: number;
   retryDue: boolean;
+  maintenanceWindows: MaintenanceWindows | null;
+  labels: Record<string, string> | null;
+  windowOpensAt: Date | null;
   action: "install" | "remove";
   applicationId: string;
   version: string;
@@ -40,6 +44,7 @@ interface DesiredRow {
 export async function desiredDeploymentsOf(services: Pick<Services, "prisma" | "secrets">, device: HeartbeatDevice): Promise<DesiredDeployment[]> {
   let rows = await readDesired(services, device);
   if (rows.some((r) => r.retryDue) && (await dispatchDueRetries(services.prisma, { deviceId: device.id })).length) rows = await readDesired(services, device);
+  const windows = await applyWindows(services, device, rows);
   return rows.map((row) => {
     const profile = row.profiles.find((p) => p.id === row.profileId) ?? { id: row.profileId, type: "compose", components: [] };
     // A removal needs no parameters, and secrets are only opened for devices that run them.
@@ -48,6 +53,7 @@ export async function desiredDeploymentsOf(services: Pick<Services, "prisma" | "
       deploymentId: row.deploymentId,
       action: row.action,
       attempt: row.attempt,
+      ...windows.get(row.deploymentId)!,
       applicationId: row.applicationId,
       version: row.version,
       profile: { id: profile.id, type: profile.type, components: profile.components },
@@ -56,14 +62,49 @@ export async function desiredDeploymentsOf(services: Pick<Services, "prisma" | "
   });
 }
 
+/**
+ * What the device may do now with each deployment under its maintenance windows (windows.ts,
+ * read in the device's own time zone when its label names one). The entries that move into or
+ * out of waiting for their window are stored (windowOpensAt, counted as waiting_for_window) in
+ * one statement, only when that changed.
+ */
+async function applyWindows(services: Pick<Services, "prisma">, device: HeartbeatDevice, rows: DesiredRow[]) {
+  const now = Date.now();
+  const result = new Map<string, { window: "open" | "download-only" | "closed"; nextWindowAt: string | null }>();
+  const changed: Array<{ deploymentId: string; opensAt: string | null }> = [];
+  for (const row of rows) {
+    if (!row.maintenanceWindows) {
+      result.set(row.deploymentId, { window: "open", nextWindowAt: null });
+      continue;
+    }
+    const { phase, nextWindowAt } = windowPhase(row.maintenanceWindows, timeZoneFor(row.maintenanceWindows, row.labels, isTimeZone), now);
+    // A removal is not downloaded ahead: it waits for the window.
+    const window = phase === "install" ? "open" : phase === "download" && row.action === "install" ? "download-only" : "closed";
+    result.set(row.deploymentId, { window, nextWindowAt: nextWindowAt === null ? null : new Date(nextWindowAt).toISOString() });
+    const opensAt = window === "open" || nextWindowAt === null ? null : nextWindowAt;
+    if ((row.windowOpensAt?.getTime() ?? null) !== opensAt) {
+      changed.push({ deploymentId: row.deploymentId, opensAt: opensAt === null ? null : new Date(opensAt).toISOString().replace("Z", "") });
+    }
+  }
+  if (changed.length) {
+    await services.prisma.$executeRaw`
+      UPDATE "DeploymentDevice" dd SET "windowOpensAt" = c."opensAt"
+        FROM jsonb_to_recordset(${JSON.stringify(changed)}::jsonb) AS c("deploymentId" text, "opensAt" timestamp)
+       WHERE dd."deviceId" = ${device.id}::uuid AND dd."deploymentId" = c."deploymentId"::uuid`;
+  }
+  return result;
+}
+
 function readDesired(services: Pick<Services, "prisma">, device: HeartbeatDevice): Promise<DesiredRow[]> {
   return services.prisma.$queryRaw<DesiredRow[]>`
     SELECT dd."deploymentId"::text AS "deploymentId", dd."desiredAction" AS "action", dd."attempt", (dd."retryAt" <= ${UTC_NOW}) AS "retryDue",
+           dd."windowOpensAt", d."maintenanceWindows", dev."labels",
            d."applicationId"::text AS "applicationId",
            d."version", d."profileId", d."parameters", d."secretParameters", v."profiles", v."parameters" AS "declared"
       FROM "DeploymentDevice" dd
       JOIN "Deployment" d ON d."id" = dd."deploymentId"
       JOIN "ApplicationVersion" v ON v."id" = d."applicationVersionId"
+      JOIN "Device" dev ON dev."id" = dd."deviceId"
      WHERE dd."deviceId" = ${device.id}::uuid AND dd."desiredAction" IS NOT NULL
      ORDER BY d."createdAt", d."id"`;
 }

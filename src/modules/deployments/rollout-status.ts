@@ -4,26 +4,29 @@ import { isoNullable } from "../devices/schemas.js";
 import { stagedStrategyOf } from "./rollout.js";
 import { successTarget, type RolloutState } from "./rollout-machine.js";
 import type { RolloutDto } from "./schemas.js";
-import type { DeploymentRow } from "./store.js";
+import { SERVICE_STATE, type DeploymentRow } from "./store.js";
 
 type BatchCounts = RolloutDto["batches"][number]["counts"];
 
 /** Device states as the rollout counts them: the agent's in-flight states, and "skipped" for devices that will not run it. */
 const COUNTED_AS: Record<string, keyof BatchCounts> = {
-  pending: "pending", downloading: "downloading", installing: "installing", running: "running", failed: "failed", waiting_to_retry: "waitingToRetry",
+  pending: "pending", downloading: "downloading", installing: "installing", running: "running", failed: "failed", waiting_to_retry: "waitingToRetry", waiting_for_window: "waitingForWindow",
   cancelled: "skipped", superseded: "skipped", removing: "skipped", removed: "skipped", skipped: "skipped",
 };
 
-const emptyBatchCounts = (): BatchCounts => ({ pending: 0, downloading: 0, installing: 0, running: 0, failed: 0, waitingToRetry: 0, skipped: 0 });
+const emptyBatchCounts = (): BatchCounts => ({ pending: 0, downloading: 0, installing: 0, running: 0, failed: 0, waitingToRetry: 0, waitingForWindow: 0, skipped: 0 });
 
 export async function rolloutStatus(db: DbTx, row: DeploymentRow): Promise<RolloutDto> {
   const strategy = stagedStrategyOf(row);
-  const [batches, counts, retries] = await Promise.all([
+  const [batches, counts, retries, [windows]] = await Promise.all([
     db.deploymentBatch.findMany({ where: { deploymentId: row.id }, orderBy: { index: "asc" } }),
     db.$queryRaw<Array<{ batchIndex: number | null; state: string; n: number }>>`
-      SELECT "batchIndex", CASE WHEN "retryAt" IS NOT NULL THEN 'waiting_to_retry' ELSE "state" END AS "state", count(*)::int AS "n"
+      SELECT "batchIndex", ${SERVICE_STATE} AS "state", count(*)::int AS "n"
         FROM "DeploymentDevice" WHERE "deploymentId" = ${row.id}::uuid GROUP BY 1, 2`,
     db.deploymentDevice.aggregate({ where: { deploymentId: row.id, retryAt: { not: null } }, _count: { _all: true }, _min: { retryAt: true } }),
+    db.$queryRaw<Array<{ waiting: number; next: Date | null }>>`
+      SELECT count(*)::int AS "waiting", min("windowOpensAt") AS "next" FROM "DeploymentDevice"
+       WHERE "deploymentId" = ${row.id}::uuid AND ${SERVICE_STATE} = 'waiting_for_window'`,
   ]);
   const perBatch = new Map<number, BatchCounts>();
   let skippedDevices = 0;
@@ -56,6 +59,7 @@ export async function rolloutStatus(db: DbTx, row: DeploymentRow): Promise<Rollo
     autoAdvance: strategy.autoAdvance,
     batchTimeoutSeconds: strategy.batchTimeoutSeconds,
     skippedDevices,
+    windows: { waiting: windows.waiting, nextWindowAt: isoNullable(windows.next) },
     retries: { waiting: retries._count._all, nextRetryAt: isoNullable(retries._min.retryAt) },
     startAt: isoNullable(row.startAt),
     startedAt: isoNullable(row.startedAt),

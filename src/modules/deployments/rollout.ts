@@ -15,6 +15,8 @@ import type { StagedStrategy, Strategy } from "./strategy.js";
 import { freezeTargets, planRollout } from "./targets.js";
 import { profileOfDeployment } from "./versions.js";
 import { batchInFlight } from "./verdict-precheck.js";
+import type { MaintenanceWindows } from "./options.js";
+import { deadlineInWindows } from "./windows.js";
 
 export function stagedStrategyOf(row: DeploymentRow): StagedStrategy {
   const strategy = row.strategy as Strategy;
@@ -47,8 +49,18 @@ async function startBatch(db: DbTx, row: DeploymentRow, index: number, strategy:
   const now = new Date();
   await db.deploymentBatch.update({
     where: { deploymentId_index: { deploymentId: row.id, index } },
-    data: { state: "in_progress", startedAt: now, deadlineAt: new Date(now.getTime() + strategy.batchTimeoutSeconds * 1000) },
+    data: { state: "in_progress", startedAt: now, deadlineAt: batchDeadline(row, strategy, now) },
   });
+}
+
+/**
+ * When a batch started at `from` times out: batchTimeoutSeconds later, or, with maintenance
+ * windows, once that much time inside the windows (read in the deployment's time zone) passed.
+ */
+function batchDeadline(row: DeploymentRow, strategy: StagedStrategy, from: Date): Date {
+  const windows = row.maintenanceWindows as MaintenanceWindows | null;
+  const inWindows = windows ? deadlineInWindows(windows.windows, windows.timeZone, from.getTime(), strategy.batchTimeoutSeconds) : null;
+  return new Date(inWindows ?? from.getTime() + strategy.batchTimeoutSeconds * 1000);
 }
 
 async function finishBatch(db: DbTx, deploymentId: string, index: number, state: "succeeded" | "failed" | "cancelled"): Promise<void> {
@@ -107,7 +119,7 @@ export async function resumeRollout(db: DbTx, row: DeploymentRow, events: Deploy
   if (row.currentBatch !== null) {
     await db.deploymentBatch.updateMany({
       where: { deploymentId: row.id, index: row.currentBatch, state: "in_progress" },
-      data: { failureAccepted: true, deadlineAt: new Date(Date.now() + strategy.batchTimeoutSeconds * 1000) },
+      data: { failureAccepted: true, deadlineAt: batchDeadline(row, strategy, new Date()) },
     });
   }
   const resumed = await moveRollout(db, row, { rolloutState: resumeTarget(row.pausedFrom as RolloutState | null), pausedFrom: null, rolloutReason: null }, events);

@@ -90,6 +90,7 @@ const stateCounts = z.object(Object.fromEntries(DEVICE_DEPLOYMENT_STATES.map((s)
 export type StateCounts = z.infer<typeof stateCounts>;
 const progressCounts = stateCounts.extend({
   waiting_to_retry: z.number().int().describe("failed, and given the install again later (retry); not counted in failed"),
+  waiting_for_window: z.number().int().describe("told to download only until their maintenance window opens; not counted in pending or downloading"),
   total: z.number().int(),
 });
 export type ProgressCounts = z.infer<typeof progressCounts>;
@@ -193,6 +194,7 @@ const batchCounts = z.object({
   running: z.number().int(),
   failed: z.number().int().describe("devices whose last attempt failed"),
   waitingToRetry: z.number().int().describe("devices that failed and are given the install again later"),
+  waitingForWindow: z.number().int().describe("devices told to download only until their maintenance window opens"),
   skipped: z.number().int().describe("devices of the batch that will not run it: cancelled, superseded or removed"),
 });
 
@@ -220,6 +222,10 @@ export const rolloutOutput = z.object({
   autoAdvance: z.boolean(),
   batchTimeoutSeconds: z.number().int(),
   skippedDevices: z.number().int().describe("targeted devices that are not eligible (architecture), in no batch"),
+  windows: z.object({
+    waiting: z.number().int().describe("devices waiting for their maintenance window"),
+    nextWindowAt: z.string().nullable().describe("when the first of them may install"),
+  }),
   retries: z.object({
     waiting: z.number().int().describe("devices waiting to retry"),
     nextRetryAt: z.string().nullable().describe("when the next of them is given the install again"),
@@ -232,7 +238,7 @@ export const rolloutOutput = z.object({
 export type RolloutDto = z.infer<typeof rolloutOutput>;
 
 export const emptyStateCounts = (): StateCounts => Object.fromEntries(DEVICE_DEPLOYMENT_STATES.map((s) => [s, 0])) as StateCounts;
-export const emptyProgress = (): ProgressCounts => ({ ...emptyStateCounts(), waiting_to_retry: 0, total: 0 });
+export const emptyProgress = (): ProgressCounts => ({ ...emptyStateCounts(), waiting_to_retry: 0, waiting_for_window: 0, total: 0 });
 
 export const deploymentDevicesInput = z.object({
   id: z.uuid(),

@@ -31,14 +31,22 @@ export async function findDeployment(db: DbTx, organizationId: string, id: strin
   return row;
 }
 
-/** Device counts by state for each deployment, in one query; failed devices waiting to retry count as waiting_to_retry. */
+/**
+ * A device's state as the counts show it: failed devices waiting to retry are waiting_to_retry,
+ * devices told to download only until their maintenance window opens are waiting_for_window.
+ */
+export const SERVICE_STATE = Prisma.raw(`CASE WHEN "retryAt" IS NOT NULL THEN 'waiting_to_retry'
+  WHEN "windowOpensAt" > (now() AT TIME ZONE 'UTC') AND "desiredAction" = 'install' AND "state" IN ('pending', 'downloading') THEN 'waiting_for_window'
+  ELSE "state" END`);
+
+/** Device counts by state for each deployment, in one query (SERVICE_STATE). */
 export async function countsByDeployment(db: DbTx, ids: string[]): Promise<Map<string, ProgressCounts>> {
   const result = new Map<string, ProgressCounts>();
   for (const id of ids) result.set(id, emptyProgress());
   if (!ids.length) return result;
   const rows = await db.$queryRaw<Array<{ deploymentId: string; state: keyof ProgressCounts; n: number }>>`
     SELECT "deploymentId"::text AS "deploymentId",
-           CASE WHEN "retryAt" IS NOT NULL THEN 'waiting_to_retry' ELSE "state" END AS "state", count(*)::int AS "n"
+           ${SERVICE_STATE} AS "state", count(*)::int AS "n"
       FROM "DeploymentDevice"
      WHERE "deploymentId" IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::uuid)
      GROUP BY 1, 2`;

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "DeploymentDevice" ADD COLUMN     "windowOpensAt" TIMESTAMP(3);
