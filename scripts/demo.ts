@@ -4,7 +4,8 @@
 // the public REST API only: a demo organization with its operator and an API key, a CA, an
 // enrollment token, a Git registry with sample applications (a bare repository served over
 // smart HTTP on loopback by this process, with `git http-backend`), a first sync, and 50
-// simulated devices enrolling and heartbeating over the agent protocol. Prints where to look.
+// simulated devices enrolling and heartbeating over the agent protocol. Prints where to look:
+// the web console first, with whom to sign in.
 // Ctrl-C (or SIGTERM) stops the simulator, the service and the Git server, in that order.
 //
 // PORT (default 3000), DEMO_DIR (default ./data-demo), DEMO_DEVICES (default 50).
@@ -233,6 +234,10 @@ async function main() {
 ================================================================================
  Fleet Manager demo is running: ${base}
 ================================================================================
+ Web console             ${base}/
+                         sign in as ${OPERATOR.email} / ${OPERATOR.password}
+                         (organization 'demo', ${stats.enrolled} live devices; Devices, Groups,
+                         Enrollment in the navigation, a device's Telemetry and Logs tabs)
  API docs (Swagger UI)   ${base}/api/v1/docs
  OpenAPI document        ${base}/api/v1/openapi.json
  Super Admin             ${b.adminEmail} / ${b.generatedPassword}
