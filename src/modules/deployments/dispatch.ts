@@ -1,23 +1,24 @@
 // Putting a deployment into the desired state of its devices, and taking it out.
+import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
 import { UTC_NOW } from "../devices/sql.js";
+import { admissions, type GroupLoad } from "./budget.js";
+import type { DisruptionBudget } from "./options.js";
+
+interface Dispatchable {
+  id: string;
+  name: string;
+  applicationId: string;
+  disruptionBudget?: unknown;
+}
 
 /**
- * Tells the devices of one batch (or every eligible device, batch null) to install the
- * deployment. A device that ran another deployment of the same application is taken over:
- * that entry becomes `superseded` and leaves the device's desired state, so the agent sees
- * one version of the application (upgrades, downgrades and rollbacks alike). Returns how many
- * devices were dispatched.
+ * Another deployment of the same application that the devices of the `dispatched` CTE ran is
+ * taken over: its entry becomes `superseded` and leaves their desired state, so the agent sees
+ * one version of the application (upgrades, downgrades and rollbacks alike).
  */
-export async function dispatchInstall(db: DbTx, deployment: { id: string; name: string; applicationId: string }, batchIndex: number | null): Promise<number> {
-  const rows = await db.$queryRaw<Array<{ dispatched: number }>>`
-    WITH dispatched AS (
-      UPDATE "DeploymentDevice" dd
-         SET "desiredAction" = 'install', "dispatchedAt" = ${UTC_NOW}, "stateChangedAt" = ${UTC_NOW}, "message" = NULL
-       WHERE dd."deploymentId" = ${deployment.id}::uuid AND dd."state" = 'pending' AND dd."desiredAction" IS NULL
-         AND (${batchIndex}::int IS NULL OR dd."batchIndex" = ${batchIndex}::int)
-      RETURNING dd."deviceId"
-    ), superseded AS (
+function supersededCte(deployment: Dispatchable): Prisma.Sql {
+  return Prisma.sql`superseded AS (
       UPDATE "DeploymentDevice" other
          SET "desiredAction" = NULL, "state" = 'superseded', "stateChangedAt" = ${UTC_NOW},
              "reason" = 'superseded by deployment ' || ${deployment.name}
@@ -26,7 +27,79 @@ export async function dispatchInstall(db: DbTx, deployment: { id: string; name: 
          AND od."id" = other."deploymentId" AND od."applicationId" = ${deployment.applicationId}::uuid
          AND other."desiredAction" = 'install'
       RETURNING 1
-    )
+    )`;
+}
+
+/**
+ * Tells the devices of one batch (or every eligible device, batch null) to install the
+ * deployment (superseding other deployments of the application on them). With a disruption
+ * budget they are held back instead, and as many as the budget allows are admitted at once.
+ * Returns how many devices were told to install.
+ */
+export async function dispatchInstall(db: DbTx, deployment: Dispatchable, batchIndex: number | null): Promise<number> {
+  if (deployment.disruptionBudget) {
+    await db.$executeRaw`
+      UPDATE "DeploymentDevice" dd SET "heldForBudget" = true, "stateChangedAt" = ${UTC_NOW}
+       WHERE dd."deploymentId" = ${deployment.id}::uuid AND dd."state" = 'pending' AND dd."desiredAction" IS NULL
+         AND (${batchIndex}::int IS NULL OR dd."batchIndex" = ${batchIndex}::int)`;
+    return admitWithinBudget(db, deployment);
+  }
+  const rows = await db.$queryRaw<Array<{ dispatched: number }>>`
+    WITH dispatched AS (
+      UPDATE "DeploymentDevice" dd
+         SET "desiredAction" = 'install', "dispatchedAt" = ${UTC_NOW}, "stateChangedAt" = ${UTC_NOW}, "message" = NULL
+       WHERE dd."deploymentId" = ${deployment.id}::uuid AND dd."state" = 'pending' AND dd."desiredAction" IS NULL
+         AND (${batchIndex}::int IS NULL OR dd."batchIndex" = ${batchIndex}::int)
+      RETURNING dd."deviceId"
+    ), ${supersededCte(deployment)}
+    SELECT (SELECT count(*) FROM dispatched)::int AS "dispatched", (SELECT count(*) FROM superseded)::int AS "superseded"`;
+  return rows[0]?.dispatched ?? 0;
+}
+
+/** A device's group under the budget: its values of the groupBy labels, as one text. */
+function groupKey(groupBy: string[]): Prisma.Sql {
+  return Prisma.sql`(SELECT COALESCE(jsonb_agg(dev."labels" -> g.k ORDER BY g.o), '[]'::jsonb)::text
+                       FROM jsonb_array_elements_text(${JSON.stringify(groupBy)}::jsonb) WITH ORDINALITY AS g(k, o))`;
+}
+
+/** A held-back device, or a failed one whose retry is due (with a budget, retries wait for a place too). */
+const WAITING_FOR_PLACE = Prisma.raw(`((dd."heldForBudget" AND dd."state" = 'pending') OR (dd."state" = 'failed' AND dd."retryAt" <= (now() AT TIME ZONE 'UTC') AND dd."desiredAction" = 'install'))`);
+
+/**
+ * Admits the devices the disruption budget has room for (budget.ts): per group, the free
+ * places go to the waiting devices in a stable pseudo-random order. Must run under the
+ * deployment's row lock: the loads read here stay true until the admission is written, since
+ * nothing else tells this deployment's devices to install (reports only free places).
+ */
+export async function admitWithinBudget(db: DbTx, deployment: Dispatchable): Promise<number> {
+  const budget = deployment.disruptionBudget as DisruptionBudget;
+  const key = groupKey(budget.groupBy);
+  const loads = await db.$queryRaw<GroupLoad[]>`
+    SELECT ${key} AS "key", count(*)::int AS "size",
+           count(*) FILTER (WHERE dd."desiredAction" = 'install' AND dd."state" IN ('pending', 'downloading', 'installing'))::int AS "busy",
+           count(*) FILTER (WHERE ${WAITING_FOR_PLACE})::int AS "waiting"
+      FROM "DeploymentDevice" dd JOIN "Device" dev ON dev."id" = dd."deviceId"
+     WHERE dd."deploymentId" = ${deployment.id}::uuid AND dd."state" NOT IN ('skipped', 'cancelled', 'superseded')
+     GROUP BY 1`;
+  const quotas = admissions(loads, budget);
+  if (!quotas.size) return 0;
+  const rows = await db.$queryRaw<Array<{ dispatched: number }>>`
+    WITH quota AS (
+      SELECT q."key", q."n" FROM jsonb_to_recordset(${JSON.stringify([...quotas].map(([k, n]) => ({ key: k, n })))}::jsonb) AS q("key" text, "n" int)
+    ), ranked AS (
+      SELECT dd."deviceId", ${key} AS "key", row_number() OVER (PARTITION BY ${key} ORDER BY md5(dd."deviceId"::text || ${deployment.id}::text)) AS "rank"
+        FROM "DeploymentDevice" dd JOIN "Device" dev ON dev."id" = dd."deviceId"
+       WHERE dd."deploymentId" = ${deployment.id}::uuid AND ${WAITING_FOR_PLACE}
+    ), dispatched AS (
+      UPDATE "DeploymentDevice" dd
+         SET "desiredAction" = 'install', "dispatchedAt" = ${UTC_NOW}, "stateChangedAt" = ${UTC_NOW}, "message" = NULL, "heldForBudget" = false,
+             "attempt" = CASE WHEN dd."state" = 'failed' THEN dd."attempt" + 1 ELSE dd."attempt" END,
+             "reason" = CASE WHEN dd."state" = 'failed' THEN 'automatic retry: attempt ' || (dd."attempt" + 1) ELSE dd."reason" END,
+             "state" = 'pending', "retryAt" = NULL
+        FROM ranked r JOIN quota q ON q."key" = r."key"
+       WHERE dd."deploymentId" = ${deployment.id}::uuid AND dd."deviceId" = r."deviceId" AND r."rank" <= q."n"
+      RETURNING dd."deviceId"
+    ), ${supersededCte(deployment)}
     SELECT (SELECT count(*) FROM dispatched)::int AS "dispatched", (SELECT count(*) FROM superseded)::int AS "superseded"`;
   return rows[0]?.dispatched ?? 0;
 }
@@ -75,6 +148,8 @@ export async function dispatchDueRetries(db: DbTx, scope: { deviceId?: string } 
      WHERE dd."retryAt" <= ${UTC_NOW} AND dd."state" = 'failed' AND dd."desiredAction" = 'install'
        AND (${deviceId}::uuid IS NULL OR dd."deviceId" = ${deviceId}::uuid)
        AND d."id" = dd."deploymentId" AND d."status" = 'running' AND d."rolloutState" NOT IN ('paused', 'aborted', 'failed')
+       -- with a disruption budget a retry waits for a place: admitWithinBudget hands it out
+       AND d."disruptionBudget" IS NULL
     RETURNING dd."deploymentId"::text AS "deploymentId", dd."organizationId"::text AS "organizationId", dd."deviceId"::text AS "deviceId", dd."attempt"`;
 }
 

@@ -10,11 +10,11 @@ type BatchCounts = RolloutDto["batches"][number]["counts"];
 
 /** Device states as the rollout counts them: the agent's in-flight states, and "skipped" for devices that will not run it. */
 const COUNTED_AS: Record<string, keyof BatchCounts> = {
-  pending: "pending", downloading: "downloading", installing: "installing", running: "running", failed: "failed", waiting_to_retry: "waitingToRetry", waiting_for_window: "waitingForWindow",
+  pending: "pending", downloading: "downloading", installing: "installing", running: "running", failed: "failed", waiting_to_retry: "waitingToRetry", waiting_for_window: "waitingForWindow", waiting_for_budget: "waitingForBudget",
   cancelled: "skipped", superseded: "skipped", removing: "skipped", removed: "skipped", skipped: "skipped",
 };
 
-const emptyBatchCounts = (): BatchCounts => ({ pending: 0, downloading: 0, installing: 0, running: 0, failed: 0, waitingToRetry: 0, waitingForWindow: 0, skipped: 0 });
+const emptyBatchCounts = (): BatchCounts => ({ pending: 0, downloading: 0, installing: 0, running: 0, failed: 0, waitingToRetry: 0, waitingForWindow: 0, waitingForBudget: 0, skipped: 0 });
 
 export async function rolloutStatus(db: DbTx, row: DeploymentRow): Promise<RolloutDto> {
   const strategy = stagedStrategyOf(row);

@@ -5,7 +5,7 @@
 import type { DbTx } from "../../db/client.js";
 import { conflict } from "../../trpc/errors.js";
 import type { DeploymentEvents } from "./events.js";
-import { cancelNotStarted, dispatchInstall } from "./dispatch.js";
+import { admitWithinBudget, cancelNotStarted, dispatchInstall } from "./dispatch.js";
 import {
   afterBatchSucceeded, assertMoveAllowed, judgeBatch, resumeTarget, TERMINAL_ROLLOUT_STATES,
   type RolloutMove, type RolloutState,
@@ -148,6 +148,8 @@ function assertRolloutMove(move: RolloutMove, row: DeploymentRow): void {
 export async function evaluateLocked(db: DbTx, row: DeploymentRow, events: DeploymentEvents): Promise<DeploymentRow> {
   if (row.status !== "running" || TERMINAL_ROLLOUT_STATES.includes(row.rolloutState as RolloutState)) return row;
   const strategy = row.strategy as Strategy;
+  // Places freed by devices that reported running or failed go to the devices the budget held back.
+  if (row.disruptionBudget && ADMITTING_STATES.includes(row.rolloutState)) await admitWithinBudget(db, row);
   if (strategy.type === "all-at-once") return evaluateAllAtOnce(db, row, events);
   if (row.rolloutState !== "canary" && row.rolloutState !== "in_progress") return row;
 
@@ -179,9 +181,13 @@ export async function evaluateLocked(db: DbTx, row: DeploymentRow, events: Deplo
   }
 }
 
+/** Rollout states in which held-back devices are admitted (not paused: nothing new is dispatched then). */
+const ADMITTING_STATES = ["canary", "in_progress", "awaiting_approval"];
+
 async function evaluateAllAtOnce(db: DbTx, row: DeploymentRow, events: DeploymentEvents): Promise<DeploymentRow> {
   const rows = await db.$queryRaw<Array<{ inFlight: number; running: number; failed: number }>>`
-    SELECT count(*) FILTER (WHERE ("state" IN ('pending', 'downloading', 'installing') OR "retryAt" IS NOT NULL) AND "desiredAction" = 'install')::int AS "inFlight",
+    SELECT count(*) FILTER (WHERE (("state" IN ('pending', 'downloading', 'installing') OR "retryAt" IS NOT NULL) AND "desiredAction" = 'install')
+                              OR ("heldForBudget" AND "state" = 'pending'))::int AS "inFlight",
            count(*) FILTER (WHERE "state" = 'running')::int AS "running",
            count(*) FILTER (WHERE "state" = 'failed' AND "retryAt" IS NULL)::int AS "failed"
       FROM "DeploymentDevice" WHERE "deploymentId" = ${row.id}::uuid`;

@@ -91,6 +91,7 @@ export type StateCounts = z.infer<typeof stateCounts>;
 const progressCounts = stateCounts.extend({
   waiting_to_retry: z.number().int().describe("failed, and given the install again later (retry); not counted in failed"),
   waiting_for_window: z.number().int().describe("told to download only until their maintenance window opens; not counted in pending or downloading"),
+  waiting_for_budget: z.number().int().describe("held back by the disruption budget; not counted in pending"),
   total: z.number().int(),
 });
 export type ProgressCounts = z.infer<typeof progressCounts>;
@@ -195,6 +196,7 @@ const batchCounts = z.object({
   failed: z.number().int().describe("devices whose last attempt failed"),
   waitingToRetry: z.number().int().describe("devices that failed and are given the install again later"),
   waitingForWindow: z.number().int().describe("devices told to download only until their maintenance window opens"),
+  waitingForBudget: z.number().int().describe("devices the disruption budget holds back"),
   skipped: z.number().int().describe("devices of the batch that will not run it: cancelled, superseded or removed"),
 });
 
@@ -238,7 +240,7 @@ export const rolloutOutput = z.object({
 export type RolloutDto = z.infer<typeof rolloutOutput>;
 
 export const emptyStateCounts = (): StateCounts => Object.fromEntries(DEVICE_DEPLOYMENT_STATES.map((s) => [s, 0])) as StateCounts;
-export const emptyProgress = (): ProgressCounts => ({ ...emptyStateCounts(), waiting_to_retry: 0, waiting_for_window: 0, total: 0 });
+export const emptyProgress = (): ProgressCounts => ({ ...emptyStateCounts(), waiting_to_retry: 0, waiting_for_window: 0, waiting_for_budget: 0, total: 0 });
 
 export const deploymentDevicesInput = z.object({
   id: z.uuid(),

@@ -33,9 +33,11 @@ export async function findDeployment(db: DbTx, organizationId: string, id: strin
 
 /**
  * A device's state as the counts show it: failed devices waiting to retry are waiting_to_retry,
- * devices told to download only until their maintenance window opens are waiting_for_window.
+ * devices the disruption budget holds back are waiting_for_budget, devices told to download only
+ * until their maintenance window opens are waiting_for_window.
  */
 export const SERVICE_STATE = Prisma.raw(`CASE WHEN "retryAt" IS NOT NULL THEN 'waiting_to_retry'
+  WHEN "heldForBudget" AND "state" = 'pending' THEN 'waiting_for_budget'
   WHEN "windowOpensAt" > (now() AT TIME ZONE 'UTC') AND "desiredAction" = 'install' AND "state" IN ('pending', 'downloading') THEN 'waiting_for_window'
   ELSE "state" END`);
 

@@ -23,6 +23,7 @@ interface Snapshot {
   running: number;
   failed: number;
   inFlight: boolean;
+  held: boolean;
   awaitingRemoval: boolean;
 }
 
@@ -37,6 +38,9 @@ async function readSnapshot(db: DbTx, organizationId: string, deploymentId: stri
            -- all-at-once entries have no batch: (deploymentId, batchIndex, state) serves this
            EXISTS (SELECT 1 FROM "DeploymentDevice" x WHERE x."deploymentId" = d."id" AND x."batchIndex" IS NULL AND x."desiredAction" = 'install'
                       AND (x."state" IN ('pending', 'downloading', 'installing') OR x."retryAt" IS NOT NULL)) AS "inFlight",
+           -- devices the disruption budget holds back: a report that frees a place admits one
+           (d."disruptionBudget" IS NOT NULL AND EXISTS (SELECT 1 FROM "DeploymentDevice" x WHERE x."deploymentId" = d."id" AND x."heldForBudget"
+                      AND x."state" = 'pending')) AS "held",
            EXISTS (SELECT 1 FROM "DeploymentDevice" x WHERE x."deploymentId" = d."id" AND x."desiredAction" = 'remove'
                       AND x."state" <> 'removed') AS "awaitingRemoval"
       FROM "Deployment" d
@@ -61,6 +65,7 @@ export async function mayChangeVerdict(db: DbTx, organizationId: string, deploym
   if (!s) return false;
   if (s.status === "stopping" || s.status === "deleting") return !s.awaitingRemoval;
   if (s.status !== "running") return false;
+  if (s.held) return true;
   if (s.strategy.type === "all-at-once") return s.rolloutState === "in_progress" && !s.inFlight;
   if (s.rolloutState !== "canary" && s.rolloutState !== "in_progress") return false;
   const batch = batchProgressOf(s);

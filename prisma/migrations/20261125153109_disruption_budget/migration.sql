@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "DeploymentDevice" ADD COLUMN     "heldForBudget" BOOLEAN NOT NULL DEFAULT false;
