@@ -1,7 +1,8 @@
 // Telemetry ingest: a batch of up to 1,000 snapshots of one device in ONE statement. The
 // values travel as parallel arrays through unnest() (one bind parameter per column, whatever
 // the batch size), and the same statement upserts the device's newest snapshot into
-// DeviceTelemetryLatest, so fleet health and alert rules never scan raw snapshots.
+// DeviceTelemetryLatest, so fleet health and alert rules never scan raw snapshots, and merges
+// the batch into the 5-minute and hourly rollups (rollups.ts).
 //
 // This hot path talks to the driver directly (RawDatabase: node-postgres or PGlite) rather
 // than through Prisma: with eleven 1,000-element array parameters Prisma's parameter handling
@@ -9,7 +10,8 @@
 // on PostgreSQL). Nothing here needs a transaction: the statement is atomic by itself.
 import type { RawDatabase } from "../../db/adapters.js";
 import type { Logger } from "../../lib/logger.js";
-import { preparePartitionsFor } from "./partitions.js";
+import { INGEST_TABLES, preparePartitionsFor } from "./partitions.js";
+import { ROLLUPS, rollupUpsertSql } from "./rollups.js";
 import { STORED_METRIC_NAMES, type StoredMetric } from "./metrics.js";
 import type { SnapshotInput } from "./schemas.js";
 
@@ -34,7 +36,9 @@ const ARRAY_TYPE: Record<StoredMetric, string> = {
 
 const COLUMNS = STORED_METRIC_NAMES.map((n) => `"${n}"`).join(", ");
 const LATEST_UPDATES = ["snapshotId", "timestamp", ...STORED_METRIC_NAMES].map((n) => `"${n}" = excluded."${n}"`).join(", ");
-// $1 device, $2 organization, $3 timestamps, $4.. one array per metric.
+// $1 device, $2 organization, $3 timestamps, $4.. one array per metric. Data-modifying CTEs
+// all run to completion whether or not the outer statement reads them: one atomic statement
+// inserts the raw rows, upserts the newest snapshot and merges the rollups.
 const INSERT_SQL = `
   WITH inserted AS (
     INSERT INTO "TelemetrySnapshot" ("deviceId", "timestamp", ${COLUMNS})
@@ -43,17 +47,21 @@ const INSERT_SQL = `
     RETURNING "id", "timestamp", ${COLUMNS}
   ), newest AS (
     SELECT * FROM inserted ORDER BY "timestamp" DESC, "id" DESC LIMIT 1
+  ), latest AS (
+    INSERT INTO "DeviceTelemetryLatest" ("deviceId", "organizationId", "snapshotId", "timestamp", ${COLUMNS})
+    SELECT $1::uuid, $2::uuid, "id", "timestamp", ${COLUMNS} FROM newest
+    ON CONFLICT ("deviceId") DO UPDATE SET ${LATEST_UPDATES}, "organizationId" = excluded."organizationId"
+    WHERE "DeviceTelemetryLatest"."timestamp" <= excluded."timestamp"
+  ), rollup5m AS (
+    ${rollupUpsertSql(ROLLUPS["5m"], "inserted")}
   )
-  INSERT INTO "DeviceTelemetryLatest" ("deviceId", "organizationId", "snapshotId", "timestamp", ${COLUMNS})
-  SELECT $1::uuid, $2::uuid, "id", "timestamp", ${COLUMNS} FROM newest
-  ON CONFLICT ("deviceId") DO UPDATE SET ${LATEST_UPDATES}, "organizationId" = excluded."organizationId"
-  WHERE "DeviceTelemetryLatest"."timestamp" <= excluded."timestamp"`;
+  ${rollupUpsertSql(ROLLUPS["1h"], "inserted")}`;
 
 export async function insertSnapshots(db: RawDatabase, device: IngestingDevice, snapshots: SnapshotInput[], logger?: Logger): Promise<number> {
   if (snapshots.length === 0) return 0;
   // A day this process has not seen (a backlog upload) gets its partition first; usually a no-op.
   const timestamps = snapshots.map((s) => s.timestamp);
-  await preparePartitionsFor(db, "TelemetrySnapshot", timestamps, logger);
+  await preparePartitionsFor(db, INGEST_TABLES, timestamps, logger);
   // Integers travel as strings inside the array literal: exact beyond 2^31, cast by PostgreSQL.
   const metrics = STORED_METRIC_NAMES.map((m) => snapshots.map((s) => (s[m] == null ? null : String(s[m]))));
   await db.query(INSERT_SQL, [device.id, device.organizationId, timestamps, ...metrics]);

@@ -64,10 +64,13 @@ export const telemetryRouter = router({
           "Buckets of `interval` (1m, 5m, 1h, 1d; default 1m) over [from, to] (ISO 8601; default the last hour until now), oldest first. " +
           "Gauges are averaged (CPU, memory, disk, containers), cumulative counters take their maximum (uptimeSeconds, restartCount), " +
           "errorCount is summed (each snapshot counts the errors of its own window). Percentages are used over total within the bucket. " +
-          "`total` counts the raw snapshots in the range; `samples` those of each bucket. At most 10,000 buckets per call.",
+          "`total` counts the raw snapshots in the range; `samples` those of each bucket. At most 10,000 buckets per call. " +
+          "5m buckets are read from the 5-minute rollups, 1h and 1d from the hourly ones, for the whole rollup buckets inside the range " +
+          "that their retention holds; raw snapshots answer 1m and the rest (the partial buckets at the edges of the range). " +
+          "`source` names the rollup used (or raw) and `sources` which source answered which part of the range.",
       },
     })
     .input(seriesInput)
     .output(seriesOutput)
-    .query(({ ctx, input }) => telemetrySeries(ctx.db, ctx.principal.organizationId, input)),
+    .query(({ ctx, input }) => telemetrySeries(ctx.db, ctx.services.config, ctx.principal.organizationId, input)),
 });
