@@ -18,14 +18,16 @@ export const telemetryIngestRouter = router({
         description:
           `Up to ${MAX_BATCH_ITEMS} snapshots per call, stored in one statement. Every item is validated; one bad item refuses the ` +
           "whole batch with a 400 whose message and issues name its index (snapshots.<index>.<field>). Timestamps more than five " +
-          "minutes ahead of the server clock are refused.",
+          "minutes ahead of the server clock are refused. Snapshots older than the raw retention (TELEMETRY_RETENTION_DAYS) are " +
+          "accepted into the 5-minute and hourly rollups only.",
       },
     })
     .input(telemetryBatchInput)
     .output(ingestOutput)
     .mutation(async ({ ctx, input }) => ({
       accepted: await insertSnapshots(
-        ctx.services.database.opened.raw, { id: ctx.device.deviceId, organizationId: ctx.device.organizationId }, input.snapshots, ctx.services.logger,
+        ctx.services.database.opened.raw, { id: ctx.device.deviceId, organizationId: ctx.device.organizationId }, input.snapshots,
+        { retentionDays: ctx.services.config.TELEMETRY_RETENTION_DAYS, logger: ctx.services.logger },
       ),
     })),
 });

@@ -16,6 +16,7 @@ const HOUR = 3600_000;
 const START = (Math.floor(Date.now() / DAY_MS) - 1) * DAY_MS + 10 * HOUR;
 const CPU = [10, 20, 30, 40, 90]; // the five acme devices' CPU in the first hour (per device, two snapshots averaging this)
 const raw = () => h.services.database.opened.raw;
+const retention = { get retentionDays() { return h.services.config.TELEMETRY_RETENTION_DAYS; } };
 
 /** percentile_cont: linear interpolation between the closest ranks */
 function percentile(values: number[], p: number) {
@@ -36,13 +37,13 @@ beforeAll(async () => {
     await insertSnapshots(raw(), device, [
       { timestamp: new Date(START + 60_000).toISOString(), cpuUsagePercent: CPU[i] - 5, containersFailed: i === 4 ? 2 : 0 },
       { timestamp: new Date(START + 30 * 60_000).toISOString(), cpuUsagePercent: CPU[i] + 5, containersFailed: 0 },
-    ]);
+    ], retention);
     // second hour: only the first two devices report
-    if (i < 2) await insertSnapshots(raw(), device, [{ timestamp: new Date(START + HOUR + 60_000).toISOString(), cpuUsagePercent: 50 }]);
+    if (i < 2) await insertSnapshots(raw(), device, [{ timestamp: new Date(START + HOUR + 60_000).toISOString(), cpuUsagePercent: 50 }], retention);
   }
   // another organization's device, same hours, would change every figure
   const [theirs] = await insertDevices(h, globex.org.id, [{ labels: { site: "north" } }]);
-  await insertSnapshots(raw(), { id: theirs, organizationId: globex.org.id }, [{ timestamp: new Date(START + 60_000).toISOString(), cpuUsagePercent: 100, containersFailed: 7 }]);
+  await insertSnapshots(raw(), { id: theirs, organizationId: globex.org.id }, [{ timestamp: new Date(START + 60_000).toISOString(), cpuUsagePercent: 100, containersFailed: 7 }], retention);
 });
 afterAll(() => h?.close());
 

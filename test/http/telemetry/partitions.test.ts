@@ -133,7 +133,11 @@ describe("partitions of a running service", () => {
     const retention = h.services.config.TELEMETRY_RETENTION_DAYS;
     const expired = [today - retention - 3, today - retention - 2];
     const kept = today - retention + 1;
-    await sendAllTelemetry(h, device, [...expired, kept].flatMap((d) => [0, 6, 12, 18].map((hour) => ({ timestamp: at(d, hour), cpuUsagePercent: hour }))));
+    await sendAllTelemetry(h, device, [kept].flatMap((d) => [0, 6, 12, 18].map((hour) => ({ timestamp: at(d, hour), cpuUsagePercent: hour }))));
+    // the expired days were stored when they were recent (ingest now puts such old snapshots into the rollups only)
+    await ensurePartitions(raw(), "TelemetrySnapshot", expired);
+    await raw().query(`INSERT INTO "TelemetrySnapshot" ("deviceId", "timestamp") SELECT $1::uuid, unnest($2::timestamptz[])`,
+      [device.deviceId, expired.flatMap((d) => [0, 6, 12, 18].map((hour) => at(d, hour)))]);
     // a stray old row in the default partition goes by age, row by row
     await raw().query(`INSERT INTO "TelemetrySnapshot" ("deviceId", "timestamp") VALUES ($1::uuid, $2)`, [device.deviceId, at(today - retention - 30, 0)]);
     const before = await rowsByPartition(raw(), device.deviceId);
@@ -149,9 +153,10 @@ describe("partitions of a running service", () => {
     expect(days).not.toContain(expired[0]);
     expect(days).not.toContain(expired[1]);
     expect(days).toContain(kept);
-    // a snapshot of a dropped day sent again (a late backlog) is stored, not refused
+    // a snapshot of a dropped day sent again (a late backlog) is accepted, into the rollups only: no partition comes back
     const late = await sendTelemetry(h, device, [{ timestamp: at(expired[1], 3), cpuUsagePercent: 5 }]);
     expect(late.status).toBe(200);
+    expect((await listPartitions(raw(), "TelemetrySnapshot")).map((p) => p.start)).not.toContain(expired[1]);
   });
 
   it.runIf(Boolean(process.env.DATABASE_URL))("never refuses ingest when the partition cannot be made in time: the default partition takes the rows (PostgreSQL)", async () => {

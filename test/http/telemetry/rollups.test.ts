@@ -22,6 +22,7 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 const raw = () => h.services.database.opened.raw;
+const retention = { get retentionDays() { return h.services.config.TELEMETRY_RETENTION_DAYS; } };
 
 /** Three days ending yesterday midnight: inside every retention. */
 const WINDOW_START = (Math.floor(Date.now() / DAY_MS) - 3) * DAY_MS;
@@ -101,7 +102,7 @@ describe("rollups equal the raw data", () => {
         fc.integer({ min: 0, max: WINDOW_MS }),
         async (parts, interval, a, b) => {
           const [deviceId] = await insertDevices(h, organizationId, [{ name: `rollup-${crypto.randomUUID()}` }]);
-          for (const batch of parts) await insertSnapshots(raw(), { id: deviceId, organizationId }, batch);
+          for (const batch of parts) await insertSnapshots(raw(), { id: deviceId, organizationId }, batch, retention);
           await expectRollupsEqualRaw(deviceId);
 
           const from = new Date(WINDOW_START + Math.min(a, b)).toISOString();
@@ -132,7 +133,7 @@ describe("op 11 names its source", () => {
     const organizationId = acme.org.id;
     const [deviceId] = await insertDevices(h, organizationId, [{ name: "rollup-sources" }]);
     const start = WINDOW_START + 3600_000;
-    await insertSnapshots(raw(), { id: deviceId, organizationId }, Array.from({ length: 240 }, (_, i) => ({ timestamp: new Date(start + i * 15_000).toISOString(), cpuUsagePercent: i % 100 })));
+    await insertSnapshots(raw(), { id: deviceId, organizationId }, Array.from({ length: 240 }, (_, i) => ({ timestamp: new Date(start + i * 15_000).toISOString(), cpuUsagePercent: i % 100 })), retention);
     const get = (interval: string, from: number, to: number) =>
       h.api("GET", `/api/v1/devices/${deviceId}/telemetry?from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}&interval=${interval}`, { key: acme.key });
 
