@@ -100,6 +100,10 @@ const schema = z.object({
     .optional(),
   /** raw telemetry snapshots older than this many days are pruned (0 = keep forever) */
   TELEMETRY_RETENTION_DAYS: int(0, 3650).default(30),
+  /** 5-minute telemetry rollups older than this many days are dropped (0 = keep forever) */
+  TELEMETRY_ROLLUP_5M_RETENTION_DAYS: int(0, 3650).default(90),
+  /** hourly telemetry rollups older than this many days are dropped (0 = keep forever) */
+  TELEMETRY_ROLLUP_1H_RETENTION_DAYS: int(0, 3650).default(730),
   /** device log lines older than this many days are pruned (0 = keep forever) */
   LOG_RETENTION_DAYS: int(0, 3650).default(14),
   /** how often alert rules are evaluated */

@@ -1,7 +1,10 @@
-// GET /api/v1/fleet/health: the organization's fleet at a glance.
+// GET /api/v1/fleet/health: the organization's fleet at a glance; GET /api/v1/fleet/telemetry:
+// fleet-wide (or selector-wide) telemetry series from the rollups.
 import { protectedProcedure, router } from "../../trpc/procedures.js";
-import { fleetHealthInput, fleetHealthOutput } from "./schemas.js";
+import { parseSelectorString } from "../devices/labels.js";
+import { fleetHealthInput, fleetHealthOutput, fleetSeriesInput, fleetSeriesOutput } from "./schemas.js";
 import { fleetHealth } from "./service.js";
+import { fleetSeries } from "./telemetry.js";
 
 export const fleetRouter = router({
   health: protectedProcedure("telemetry:read")
@@ -18,4 +21,20 @@ export const fleetRouter = router({
     .input(fleetHealthInput)
     .output(fleetHealthOutput)
     .query(({ ctx, input }) => fleetHealth(ctx.db, ctx.principal.organizationId, input)),
+
+  series: protectedProcedure("telemetry:read")
+    .meta({
+      openapi: {
+        method: "GET", path: "/fleet/telemetry", tags: ["Fleet"],
+        summary: "Fleet-wide telemetry over time (all devices, or those matching a label selector)",
+        description:
+          "Per bucket of `interval` (5m, 1h, 1d; default 1h) over [from, to] (ISO 8601; default the last 24 hours): devices reporting, " +
+          "the average and 95th percentile over devices of each device's average CPU, and failed containers (each device's highest count " +
+          "in the bucket, summed). Computed from the per-device rollups (5-minute for 5m, hourly for 1h and 1d): the rollup bucket holding " +
+          "`from` counts whole. Only buckets with data are returned, oldest first; at most 10,000 buckets.",
+      },
+    })
+    .input(fleetSeriesInput)
+    .output(fleetSeriesOutput)
+    .query(({ ctx, input }) => fleetSeries(ctx.db, ctx.principal.organizationId, { ...input, selector: parseSelectorString(input.labels) })),
 });

@@ -1,6 +1,7 @@
 // The fleet health summary: one answer for a dashboard's first screen.
 import { z } from "zod";
 import { byStatusOutput } from "../devices/schemas.js";
+import { isoInstant } from "../../lib/iso-time.js";
 
 const percent = () => z.coerce.number().min(0).max(100);
 
@@ -47,4 +48,32 @@ export const fleetHealthOutput = z.object({
     firing: z.number().int(),
     bySeverity: z.object({ info: z.number().int(), warning: z.number().int(), critical: z.number().int() }),
   }),
+});
+
+export const fleetSeriesInput = z.object({
+  from: isoInstant.optional().describe("start of the range, ISO 8601 (default: 24 hours before `to`)"),
+  to: isoInstant.optional().describe("end of the range, ISO 8601 (default: now)"),
+  interval: z.enum(["5m", "1h", "1d"]).default("1h").describe("bucket size: 5m (5-minute rollups), 1h or 1d (hourly rollups)"),
+  labels: z.string().max(8000).optional().describe("label selector key=value,key2=value2: only the devices carrying every pair (default: the whole fleet)"),
+});
+export type FleetSeriesInput = Omit<z.infer<typeof fleetSeriesInput>, "labels">;
+
+export const fleetSeriesOutput = z.object({
+  interval: z.string(),
+  from: z.string(),
+  to: z.string(),
+  source: z.enum(["rollup-5m", "rollup-1h"]).describe("the per-device rollup the series was computed from"),
+  data: z.array(z.object({
+    /** bucket start */
+    timestamp: z.string(),
+    /** devices with at least one snapshot in the bucket */
+    devicesReporting: z.number().int(),
+    /** average over devices of each device's average CPU in the bucket; null when none reported CPU */
+    cpuUsagePercentAvg: z.number().nullable(),
+    /** 95th percentile (interpolated) over devices of each device's average CPU */
+    cpuUsagePercentP95: z.number().nullable(),
+    /** sum over devices of each device's highest count of failed containers in the bucket */
+    containersFailed: z.number().int(),
+    devicesWithFailedContainers: z.number().int(),
+  })),
 });

@@ -1,7 +1,8 @@
 // Telemetry ingest: a batch of up to 1,000 snapshots of one device in ONE statement. The
 // values travel as parallel arrays through unnest() (one bind parameter per column, whatever
 // the batch size), and the same statement upserts the device's newest snapshot into
-// DeviceTelemetryLatest, so fleet health and alert rules never scan raw snapshots.
+// DeviceTelemetryLatest, so fleet health and alert rules never scan raw snapshots, and merges
+// the batch into the 5-minute and hourly rollups (rollups.ts).
 //
 // This hot path talks to the driver directly (RawDatabase: node-postgres or PGlite) rather
 // than through Prisma: with eleven 1,000-element array parameters Prisma's parameter handling
@@ -9,7 +10,8 @@
 // on PostgreSQL). Nothing here needs a transaction: the statement is atomic by itself.
 import type { RawDatabase } from "../../db/adapters.js";
 import type { Logger } from "../../lib/logger.js";
-import { preparePartitionsFor } from "./partitions.js";
+import { DAY_MS, preparePartitionsFor } from "./partitions.js";
+import { ROLLUPS, rollupUpsertSql } from "./rollups.js";
 import { STORED_METRIC_NAMES, type StoredMetric } from "./metrics.js";
 import type { SnapshotInput } from "./schemas.js";
 
@@ -34,28 +36,59 @@ const ARRAY_TYPE: Record<StoredMetric, string> = {
 
 const COLUMNS = STORED_METRIC_NAMES.map((n) => `"${n}"`).join(", ");
 const LATEST_UPDATES = ["snapshotId", "timestamp", ...STORED_METRIC_NAMES].map((n) => `"${n}" = excluded."${n}"`).join(", ");
-// $1 device, $2 organization, $3 timestamps, $4.. one array per metric.
+const METRIC_PARAMS = STORED_METRIC_NAMES.map((m, i) => `$${i + 4}::${ARRAY_TYPE[m]}`).join(", ");
+const CUTOFF_PARAM = `$${STORED_METRIC_NAMES.length + 4}::timestamptz`;
+// $1 device, $2 organization, $3 timestamps, $4.. one array per metric, then the raw cutoff
+// (null: raw snapshots are kept forever). Data-modifying CTEs all run to completion whether or
+// not the outer statement reads them: one atomic statement inserts the raw rows, upserts the
+// newest snapshot and merges the rollups. Snapshots older than the raw retention (their day's
+// partition is already dropped, or would be at the next run) go into the rollups only.
 const INSERT_SQL = `
-  WITH inserted AS (
+  WITH batch AS (
+    SELECT t.* FROM unnest($3::timestamptz[], ${METRIC_PARAMS}) WITH ORDINALITY AS t("timestamp", ${COLUMNS}, "ord")
+  ), inserted AS (
     INSERT INTO "TelemetrySnapshot" ("deviceId", "timestamp", ${COLUMNS})
-    SELECT $1::uuid, t.* FROM unnest($3::timestamptz[], ${STORED_METRIC_NAMES.map((m, i) => `$${i + 4}::${ARRAY_TYPE[m]}`).join(", ")})
-           AS t("timestamp", ${COLUMNS})
+    SELECT $1::uuid, b."timestamp", ${STORED_METRIC_NAMES.map((m) => `b."${m}"`).join(", ")} FROM batch b
+     WHERE ${CUTOFF_PARAM} IS NULL OR b."timestamp" >= ${CUTOFF_PARAM}
+     ORDER BY b."ord"
     RETURNING "id", "timestamp", ${COLUMNS}
+  ), rolled AS (
+    SELECT "id", "timestamp", ${COLUMNS} FROM inserted
+    UNION ALL
+    -- too old for the raw table: no raw row, no id; none shares a timestamp with an inserted one
+    SELECT b."ord", b."timestamp", ${STORED_METRIC_NAMES.map((m) => `b."${m}"`).join(", ")} FROM batch b WHERE b."timestamp" < ${CUTOFF_PARAM}
   ), newest AS (
     SELECT * FROM inserted ORDER BY "timestamp" DESC, "id" DESC LIMIT 1
+  ), latest AS (
+    INSERT INTO "DeviceTelemetryLatest" ("deviceId", "organizationId", "snapshotId", "timestamp", ${COLUMNS})
+    SELECT $1::uuid, $2::uuid, "id", "timestamp", ${COLUMNS} FROM newest
+    ON CONFLICT ("deviceId") DO UPDATE SET ${LATEST_UPDATES}, "organizationId" = excluded."organizationId"
+    WHERE "DeviceTelemetryLatest"."timestamp" <= excluded."timestamp"
+  ), rollup5m AS (
+    ${rollupUpsertSql(ROLLUPS["5m"], "rolled")}
   )
-  INSERT INTO "DeviceTelemetryLatest" ("deviceId", "organizationId", "snapshotId", "timestamp", ${COLUMNS})
-  SELECT $1::uuid, $2::uuid, "id", "timestamp", ${COLUMNS} FROM newest
-  ON CONFLICT ("deviceId") DO UPDATE SET ${LATEST_UPDATES}, "organizationId" = excluded."organizationId"
-  WHERE "DeviceTelemetryLatest"."timestamp" <= excluded."timestamp"`;
+  ${rollupUpsertSql(ROLLUPS["1h"], "rolled")}`;
 
-export async function insertSnapshots(db: RawDatabase, device: IngestingDevice, snapshots: SnapshotInput[], logger?: Logger): Promise<number> {
+/**
+ * The oldest instant the raw table still keeps: the start of the oldest day whose partition
+ * retention has not dropped (partitions.ts drops a day once it ended `retentionDays` ago).
+ */
+export function rawCutoff(retentionDays: number, now = Date.now()): Date | null {
+  if (retentionDays === 0) return null;
+  return new Date(Math.floor((now - retentionDays * DAY_MS) / DAY_MS) * DAY_MS);
+}
+
+export async function insertSnapshots(
+  db: RawDatabase, device: IngestingDevice, snapshots: SnapshotInput[], options: { retentionDays: number; logger?: Logger },
+): Promise<number> {
   if (snapshots.length === 0) return 0;
-  // A day this process has not seen (a backlog upload) gets its partition first; usually a no-op.
   const timestamps = snapshots.map((s) => s.timestamp);
-  await preparePartitionsFor(db, "TelemetrySnapshot", timestamps, logger);
+  const cutoff = rawCutoff(options.retentionDays);
+  // A period this process has not seen (a backlog upload) gets its partitions first; usually a no-op.
+  await preparePartitionsFor(db, ["TelemetrySnapshot"], cutoff ? timestamps.filter((t) => Date.parse(t) >= cutoff.getTime()) : timestamps, options.logger);
+  await preparePartitionsFor(db, ["TelemetryRollup5m", "TelemetryRollup1h"], timestamps, options.logger);
   // Integers travel as strings inside the array literal: exact beyond 2^31, cast by PostgreSQL.
   const metrics = STORED_METRIC_NAMES.map((m) => snapshots.map((s) => (s[m] == null ? null : String(s[m]))));
-  await db.query(INSERT_SQL, [device.id, device.organizationId, timestamps, ...metrics]);
+  await db.query(INSERT_SQL, [device.id, device.organizationId, timestamps, ...metrics, cutoff?.toISOString() ?? null]);
   return snapshots.length;
 }

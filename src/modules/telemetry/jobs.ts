@@ -16,7 +16,7 @@ export function telemetryJobs(): { definitions: JobDefinition[]; schedules: Sche
     timeoutMs: 120_000,
     run: async ({ services, logger, signal }) => {
       const result = await pruneOnce(services, { signal });
-      if (result.snapshotPartitions + result.snapshots + result.logLines + result.orphanRows > 0) logger.info(result, "telemetry retention pruned");
+      if (result.snapshotPartitions + result.rollupPartitions + result.snapshots + result.logLines + result.orphanRows > 0) logger.info(result, "telemetry retention pruned");
     },
   };
   const partitions: ScheduleDefinition = {
@@ -25,7 +25,7 @@ export function telemetryJobs(): { definitions: JobDefinition[]; schedules: Sche
     jitterMs: 60_000,
     timeoutMs: 120_000,
     run: async ({ services, logger }) => {
-      const created = await ensureUpcomingPartitions(services.database.opened.raw, "TelemetrySnapshot", new Date());
+      const created = await ensureUpcomingPartitions(services.database.opened.raw, new Date());
       if (created > 0) logger.info({ created }, "telemetry partitions created ahead");
     },
   };

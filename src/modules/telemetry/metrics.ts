@@ -1,6 +1,6 @@
 // The metrics of a telemetry snapshot in one table: which column holds each, how a
-// downsampling bucket aggregates it, and the SQL that computes the two percentages. Every
-// query of telemetry (ops 11 and 13, raw values) and every alert rule reads from here, so
+// downsampling bucket aggregates it (applied by rollups.ts), and the SQL that computes the two
+// percentages. Every query of telemetry (ops 11 and 13, raw values) and every alert rule reads from here, so
 // identifiers in SQL only ever come from this fixed list, never from input.
 import { Prisma } from "../../generated/prisma/client.js";
 
@@ -50,21 +50,6 @@ export function metricExpression(metric: Metric, alias = "s"): Prisma.Sql {
     return Prisma.raw(`(100.0 * ${col(alias, used)} / NULLIF(${col(alias, total)}, 0))::float8`);
   }
   return Prisma.raw(`${col(alias, metric as StoredMetric)}::float8`);
-}
-
-/**
- * The select list of a downsampling bucket: each stored metric by its aggregate, and the
- * percentages as used over total across the bucket's snapshots that report both.
- */
-export function bucketAggregates(alias = "s"): Prisma.Sql {
-  const parts = STORED_METRIC_NAMES.map((m) => `${STORED_METRICS[m]}(${col(alias, m)})::float8 AS "${m}"`);
-  for (const [name, [used, total]] of Object.entries(PERCENT_PARTS)) {
-    const both = `${col(alias, used)} IS NOT NULL AND ${col(alias, total)} IS NOT NULL`;
-    parts.push(
-      `(100.0 * sum(${col(alias, used)}) FILTER (WHERE ${both}) / NULLIF(sum(${col(alias, total)}) FILTER (WHERE ${both}), 0))::float8 AS "${name}"`,
-    );
-  }
-  return Prisma.raw(parts.join(",\n       "));
 }
 
 /** Percent of used over total, or undefined when either is missing or total is 0. */

@@ -1,4 +1,5 @@
-// Time partitions of the time-series tables (raw telemetry snapshots: one per UTC day):
+// Time partitions of the time-series tables (raw telemetry snapshots and 5-minute rollups: one
+// per UTC day; hourly rollups: one per calendar month):
 // PostgreSQL declarative partitioning by range of time, one partition per period named
 // `<table>_pYYYYMMDD` after its first day, plus a DEFAULT partition that catches any row whose
 // period has no partition yet. The SQL function fleet_ensure_partition (migration
@@ -15,7 +16,11 @@
 import type { RawDatabase } from "../../db/adapters.js";
 import type { Logger } from "../../lib/logger.js";
 
-export type PartitionedTable = "TelemetrySnapshot";
+export type PartitionedTable = "TelemetrySnapshot" | "TelemetryRollup5m" | "TelemetryRollup1h";
+type Period = "day" | "month";
+const PERIOD: Record<PartitionedTable, Period> = { TelemetrySnapshot: "day", TelemetryRollup5m: "day", TelemetryRollup1h: "month" };
+/** What ingest writes into, for every batch. */
+export const INGEST_TABLES: PartitionedTable[] = ["TelemetrySnapshot", "TelemetryRollup5m", "TelemetryRollup1h"];
 
 export const DAY_MS = 86_400_000;
 /** How many days ahead of today the schedule keeps partitions ready. */
@@ -25,33 +30,46 @@ const INGEST_LOCK_TIMEOUT_MS = 2_000;
 /** A retention drop waits at most this long for the parent's lock (ingest keeps running meanwhile). */
 const DROP_LOCK_TIMEOUT_MS = 5_000;
 
-/** Days (as days since the epoch) known to have a partition, per database and table. */
+/** Partitions (by their first day, in days since the epoch) known to exist, per database and table. */
 const known = new WeakMap<RawDatabase, Map<PartitionedTable, Set<number>>>();
 
-function knownDays(db: RawDatabase, table: PartitionedTable): Set<number> {
+function knownStarts(db: RawDatabase, table: PartitionedTable): Set<number> {
   let tables = known.get(db);
   if (!tables) known.set(db, (tables = new Map()));
-  let days = tables.get(table);
-  if (!days) tables.set(table, (days = new Set()));
-  return days;
+  let starts = tables.get(table);
+  if (!starts) tables.set(table, (starts = new Set()));
+  return starts;
 }
 
 export const dayOf = (instant: number) => Math.floor(instant / DAY_MS);
 const isoDay = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
-export const partitionName = (table: PartitionedTable, day: number) => `${table}_p${isoDay(day).replace(/-/g, "")}`;
+/** The first day of the partition holding `day`. */
+export function periodStart(table: PartitionedTable, day: number): number {
+  if (PERIOD[table] === "day") return day;
+  const d = new Date(day * DAY_MS);
+  return dayOf(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1));
+}
+/** The first day after the partition starting on `start`. */
+export function periodEnd(table: PartitionedTable, start: number): number {
+  if (PERIOD[table] === "day") return start + 1;
+  const d = new Date(start * DAY_MS);
+  return dayOf(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
+}
+/** The partition of `table` holding `day`. */
+export const partitionName = (table: PartitionedTable, day: number) => `${table}_p${isoDay(periodStart(table, day)).replace(/-/g, "")}`;
 
 /**
- * Makes the partitions of `days` that do not exist yet (one statement, its own transaction, bounded lock wait).
- * Returns how many it created.
+ * Makes the partitions holding `days` that do not exist yet (one statement, its own
+ * transaction, bounded lock wait). Returns how many it created.
  */
-export async function ensureDayPartitions(db: RawDatabase, table: PartitionedTable, days: number[], lockTimeoutMs = INGEST_LOCK_TIMEOUT_MS): Promise<number> {
-  const cache = knownDays(db, table);
-  const missing = [...new Set(days)].filter((d) => !cache.has(d)).sort((a, b) => a - b);
+export async function ensurePartitions(db: RawDatabase, table: PartitionedTable, days: number[], lockTimeoutMs = INGEST_LOCK_TIMEOUT_MS): Promise<number> {
+  const cache = knownStarts(db, table);
+  const missing = [...new Set(days.map((d) => periodStart(table, d)))].filter((d) => !cache.has(d)).sort((a, b) => a - b);
   if (missing.length === 0) return 0;
   // One statement: its own transaction, so PGlite's single connection is never left inside one.
   const rows = await db.query<{ created: boolean }>(
-    `SELECT "fleet_ensure_partition"($1, d, d + 1, $3) AS "created" FROM unnest($2::date[]) AS d`,
-    [table, missing.map(isoDay), Math.max(1, Math.round(lockTimeoutMs))],
+    `SELECT "fleet_ensure_partition"($1, p.lo, p.hi, $4) AS "created" FROM unnest($2::date[], $3::date[]) AS p(lo, hi)`,
+    [table, missing.map(isoDay), missing.map((d) => isoDay(periodEnd(table, d))), Math.max(1, Math.round(lockTimeoutMs))],
   );
   const created = rows.filter((r) => r.created).length;
   for (const d of missing) cache.add(d);
@@ -59,37 +77,41 @@ export async function ensureDayPartitions(db: RawDatabase, table: PartitionedTab
 }
 
 /**
- * Before an insert: makes sure the days of `timestamps` have their partitions. Never throws:
- * without a partition the rows land in the default partition, which is correct, only slower
- * to prune; the next creation of that day moves them.
+ * Before an insert: makes sure the periods of `timestamps` have their partitions in each of
+ * `tables`. Never throws: without a partition the rows land in the default partition, which
+ * is correct, only slower to prune; the next creation of that period moves them.
  */
-export async function preparePartitionsFor(db: RawDatabase, table: PartitionedTable, timestamps: string[], logger?: Logger): Promise<void> {
-  const cache = knownDays(db, table);
-  let days: number[] | undefined;
-  for (const t of timestamps) {
-    const day = dayOf(Date.parse(t));
-    if (!cache.has(day)) (days ??= []).push(day);
+export async function preparePartitionsFor(db: RawDatabase, tables: PartitionedTable[], timestamps: string[], logger?: Logger): Promise<void> {
+  const days = new Set(timestamps.map((t) => dayOf(Date.parse(t))));
+  for (const table of tables) {
+    const cache = knownStarts(db, table);
+    const missing = [...days].filter((d) => !cache.has(periodStart(table, d)));
+    if (missing.length === 0) continue;
+    await ensurePartitions(db, table, missing).catch((err: Error) =>
+      logger?.warn({ err: err.message, table }, "could not create a partition now; the rows go to the default partition"),
+    );
   }
-  if (!days) return;
-  await ensureDayPartitions(db, table, days).catch((err: Error) =>
-    logger?.warn({ err: err.message, table }, "could not create a partition now; the rows go to the default partition"),
-  );
 }
 
-/** Yesterday to `daysAhead` days after today (the scheduled job). */
-export async function ensureUpcomingPartitions(db: RawDatabase, table: PartitionedTable, now: Date, daysAhead = PARTITION_DAYS_AHEAD): Promise<number> {
+/** Yesterday to `daysAhead` days after today, in every table (the scheduled job). */
+export async function ensureUpcomingPartitions(db: RawDatabase, now: Date, daysAhead = PARTITION_DAYS_AHEAD): Promise<number> {
   const today = dayOf(now.getTime());
   const days = Array.from({ length: daysAhead + 2 }, (_, i) => today - 1 + i);
-  return ensureDayPartitions(db, table, days, DROP_LOCK_TIMEOUT_MS);
+  let created = 0;
+  for (const table of INGEST_TABLES) created += await ensurePartitions(db, table, days, DROP_LOCK_TIMEOUT_MS);
+  return created;
 }
 
-export interface DayPartition {
+export interface Partition {
   name: string;
-  day: number;
+  /** first day, in days since the epoch */
+  start: number;
+  /** first day after it */
+  end: number;
 }
 
-/** The daily partitions of `table`, oldest first (the default partition is not one of them). */
-export async function listDayPartitions(db: RawDatabase, table: PartitionedTable): Promise<DayPartition[]> {
+/** The time partitions of `table`, oldest first (the default partition is not one of them). */
+export async function listPartitions(db: RawDatabase, table: PartitionedTable): Promise<Partition[]> {
   const rows = await db.query<{ name: string }>(
     `SELECT c.relname AS "name" FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
       WHERE i.inhparent = to_regclass($1)`,
@@ -99,24 +121,26 @@ export async function listDayPartitions(db: RawDatabase, table: PartitionedTable
   return rows
     .map((r) => {
       const m = pattern.exec(r.name);
-      return m ? { name: r.name, day: dayOf(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) } : undefined;
+      if (!m) return undefined;
+      const start = dayOf(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+      return { name: r.name, start, end: periodEnd(table, start) };
     })
-    .filter((p): p is DayPartition => p !== undefined)
-    .sort((a, b) => a.day - b.day);
+    .filter((p): p is Partition => p !== undefined)
+    .sort((a, b) => a.start - b.start);
 }
 
 /**
- * Drops every daily partition whose whole day is older than `cutoff`: a row is kept until the
- * end of its day plus the retention, i.e. between N and N+1 days. Each drop is one statement,
- * its own short transaction (a crash leaves the partition whole or gone). Returns the names
- * dropped.
+ * Drops every partition whose whole period is older than `cutoff`: a row is kept until the
+ * end of its period plus the retention (raw snapshots: between N and N+1 days). Each drop is
+ * one statement, its own short transaction (a crash leaves the partition whole or gone).
+ * Returns the names dropped.
  */
 export async function dropExpiredPartitions(db: RawDatabase, table: PartitionedTable, cutoff: Date, mayContinue: () => boolean = () => true): Promise<string[]> {
   const dropped: string[] = [];
-  for (const partition of await listDayPartitions(db, table)) {
-    if ((partition.day + 1) * DAY_MS > cutoff.getTime() || !mayContinue()) break;
+  for (const partition of await listPartitions(db, table)) {
+    if (partition.end * DAY_MS > cutoff.getTime() || !mayContinue()) break;
     await db.query(`SELECT "fleet_drop_partition"($1, $2, $3)`, [table, partition.name, DROP_LOCK_TIMEOUT_MS]);
-    knownDays(db, table).delete(partition.day);
+    knownStarts(db, table).delete(partition.start);
     dropped.push(partition.name);
   }
   return dropped;

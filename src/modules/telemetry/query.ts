@@ -5,7 +5,8 @@
 import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
 import { badRequest, notFound } from "../../trpc/errors.js";
-import { bucketAggregates, metricExpression, type Metric, type StoredMetric } from "./metrics.js";
+import { metricExpression, type Metric, type StoredMetric } from "./metrics.js";
+import { planSeries, seriesSql, SOURCE_NAMES, type RollupRetention } from "./rollups.js";
 import { INTERVALS, toSnapshotDto, type Interval, type SnapshotDto } from "./schemas.js";
 import { requireDevice } from "./device.js";
 
@@ -31,9 +32,13 @@ type BucketRow = { bucket: Date; samples: number } & { [K in StoredMetric]: numb
   diskUsagePercent: number | null;
 };
 
-/** Spec op 11: buckets of `interval` over [from, to] (both inclusive), oldest first. */
+/**
+ * Spec op 11: buckets of `interval` over [from, to] (both inclusive), oldest first, from raw
+ * snapshots or rollups (planSeries says which answers which part; the answer names them).
+ */
 export async function telemetrySeries(
   db: DbTx,
+  config: RollupRetention,
   organizationId: string,
   input: { id: string; from?: string; to?: string; interval: Interval },
 ) {
@@ -44,16 +49,10 @@ export async function telemetrySeries(
   if (buckets > MAX_BUCKETS) {
     throw badRequest(`Invalid input: the range holds ${buckets} buckets of ${input.interval}; at most ${MAX_BUCKETS}: choose a larger interval or a shorter range`);
   }
-  const rows = await db.$queryRaw<BucketRow[]>`
-    SELECT date_bin(${`${seconds} seconds`}::interval, s."timestamp", TIMESTAMPTZ '1970-01-01 00:00:00+00') AS "bucket",
-           count(*)::int AS "samples",
-           ${bucketAggregates("s")}
-      FROM "TelemetrySnapshot" s
-     WHERE s."deviceId" = ${input.id}::uuid
-       AND s."timestamp" >= ${from.toISOString()}::timestamptz
-       AND s."timestamp" <= ${to.toISOString()}::timestamptz
-     GROUP BY 1
-     ORDER BY 1`;
+  // Raw snapshots, rollups, or both (rollups.ts): one statement merging partial aggregates per bucket.
+  const parts = planSeries(seconds, from.getTime(), to.getTime(), Date.now(), config);
+  const sql = seriesSql(seconds, parts);
+  const rows = await db.$queryRawUnsafe<BucketRow[]>(sql.text, input.id, ...sql.values);
   const data = rows.map((r) => {
     const timestamp = new Date(r.bucket);
     return toSnapshotDto(`${input.interval}:${timestamp.toISOString()}`, input.id, { ...r, timestamp }, {
@@ -63,7 +62,9 @@ export async function telemetrySeries(
     });
   });
   const total = rows.reduce((n, r) => n + r.samples, 0);
-  return { data, total, interval: input.interval, from: from.toISOString(), to: to.toISOString() };
+  const sources = parts.map((p) => ({ source: SOURCE_NAMES[p.source], from: new Date(p.from).toISOString(), to: new Date(p.to).toISOString() }));
+  const source = sources.find((p) => p.source !== "raw")?.source ?? "raw";
+  return { data, total, interval: input.interval, from: from.toISOString(), to: to.toISOString(), source, sources };
 }
 
 /** Spec op 13: the newest snapshot; 404 for an unknown device or one without telemetry. */

@@ -9,6 +9,7 @@ import type { Services } from "../../services.js";
 import { Prisma } from "../../generated/prisma/client.js";
 import { pruneTickets } from "../realtime/tickets.js";
 import { dropExpiredPartitions } from "./partitions.js";
+import { ROLLUPS } from "./rollups.js";
 
 export const PRUNE_CHUNK = 10_000;
 /** Notification deliveries (and their attempts) are kept this long. */
@@ -18,6 +19,8 @@ const ORPHAN_DEVICES_PER_RUN = 100;
 export interface PruneResult {
   /** daily partitions of raw snapshots dropped whole */
   snapshotPartitions: number;
+  /** daily (5-minute) and monthly (hourly) partitions of rollups dropped whole */
+  rollupPartitions: number;
   /** snapshots deleted row by row (from the default partition) */
   snapshots: number;
   logLines: number;
@@ -58,11 +61,19 @@ export async function pruneOnce(services: Services, options: PruneOptions = {}):
   const deadline = Date.now() + (options.budgetMs ?? 50_000);
   const mayContinue = () => Date.now() < deadline && !options.signal?.aborted;
   const cutoff = (days: number) => new Date(now.getTime() - days * 86_400_000).toISOString();
-  const result: PruneResult = { snapshotPartitions: 0, snapshots: 0, logLines: 0, orphanDevices: 0, orphanRows: 0, deliveries: 0, tickets: 0, complete: true };
+  const result: PruneResult = { snapshotPartitions: 0, rollupPartitions: 0, snapshots: 0, logLines: 0, orphanDevices: 0, orphanRows: 0, deliveries: 0, tickets: 0, complete: true };
 
   if (config.TELEMETRY_RETENTION_DAYS > 0) {
     const dropped = await dropExpiredPartitions(services.database.opened.raw, "TelemetrySnapshot", new Date(cutoff(config.TELEMETRY_RETENTION_DAYS)), mayContinue);
     result.snapshotPartitions = dropped.length;
+  }
+  // Rollups keep their own, longer retention; partitions drop whole, strays of the default partition by age.
+  for (const rollup of Object.values(ROLLUPS)) {
+    const days = rollup.retentionDays(config);
+    if (days === 0 || !mayContinue()) continue;
+    const dropped = await dropExpiredPartitions(services.database.opened.raw, rollup.table, new Date(cutoff(days)), mayContinue);
+    result.rollupPartitions += dropped.length;
+    await prisma.$executeRawUnsafe(`DELETE FROM "${rollup.table}_default" WHERE "bucket" < $1::timestamptz`, cutoff(days));
   }
   const passes: Array<[Table, number, keyof PruneResult]> = [
     // rows that found no partition of their day (see partitions.ts): rare, deleted by age
@@ -93,6 +104,7 @@ export async function pruneOnce(services: Services, options: PruneOptions = {}):
     result.orphanRows = snapshots.total + logs.total;
     if (snapshots.complete && logs.complete) {
       // Only once their rows are gone, or the next run could not find these devices again.
+      for (const rollup of Object.values(ROLLUPS)) await prisma.$executeRaw`DELETE FROM ${Prisma.raw(`"${rollup.table}"`)} WHERE ${ofDevices}`;
       await prisma.$executeRaw`DELETE FROM "DeviceTelemetryLatest" WHERE ${ofDevices}`;
       await prisma.$executeRaw`DELETE FROM "DeviceLogSource" WHERE ${ofDevices}`;
       result.orphanDevices = ids.length;

@@ -18,14 +18,16 @@ export const telemetryIngestRouter = router({
         description:
           `Up to ${MAX_BATCH_ITEMS} snapshots per call, stored in one statement. Every item is validated; one bad item refuses the ` +
           "whole batch with a 400 whose message and issues name its index (snapshots.<index>.<field>). Timestamps more than five " +
-          "minutes ahead of the server clock are refused.",
+          "minutes ahead of the server clock are refused. Snapshots older than the raw retention (TELEMETRY_RETENTION_DAYS) are " +
+          "accepted into the 5-minute and hourly rollups only.",
       },
     })
     .input(telemetryBatchInput)
     .output(ingestOutput)
     .mutation(async ({ ctx, input }) => ({
       accepted: await insertSnapshots(
-        ctx.services.database.opened.raw, { id: ctx.device.deviceId, organizationId: ctx.device.organizationId }, input.snapshots, ctx.services.logger,
+        ctx.services.database.opened.raw, { id: ctx.device.deviceId, organizationId: ctx.device.organizationId }, input.snapshots,
+        { retentionDays: ctx.services.config.TELEMETRY_RETENTION_DAYS, logger: ctx.services.logger },
       ),
     })),
 });
@@ -64,10 +66,13 @@ export const telemetryRouter = router({
           "Buckets of `interval` (1m, 5m, 1h, 1d; default 1m) over [from, to] (ISO 8601; default the last hour until now), oldest first. " +
           "Gauges are averaged (CPU, memory, disk, containers), cumulative counters take their maximum (uptimeSeconds, restartCount), " +
           "errorCount is summed (each snapshot counts the errors of its own window). Percentages are used over total within the bucket. " +
-          "`total` counts the raw snapshots in the range; `samples` those of each bucket. At most 10,000 buckets per call.",
+          "`total` counts the raw snapshots in the range; `samples` those of each bucket. At most 10,000 buckets per call. " +
+          "5m buckets are read from the 5-minute rollups, 1h and 1d from the hourly ones, for the whole rollup buckets inside the range " +
+          "that their retention holds; raw snapshots answer 1m and the rest (the partial buckets at the edges of the range). " +
+          "`source` names the rollup used (or raw) and `sources` which source answered which part of the range.",
       },
     })
     .input(seriesInput)
     .output(seriesOutput)
-    .query(({ ctx, input }) => telemetrySeries(ctx.db, ctx.principal.organizationId, input)),
+    .query(({ ctx, input }) => telemetrySeries(ctx.db, ctx.services.config, ctx.principal.organizationId, input)),
 });

@@ -90,6 +90,8 @@ export const seriesInput = z.object({
   interval: z.enum(Object.keys(INTERVALS) as [Interval, ...Interval[]]).default("1m").describe("bucket size: 1m, 5m, 1h or 1d"),
 });
 
+const seriesSource = z.enum(["raw", "rollup-5m", "rollup-1h"]);
+
 export const seriesOutput = z.object({
   data: z.array(snapshotOutput),
   /** raw snapshots in the range */
@@ -97,6 +99,10 @@ export const seriesOutput = z.object({
   interval: z.string(),
   from: z.string(),
   to: z.string(),
+  source: seriesSource.describe("the rollup the buckets were read from, or raw when only raw snapshots answered"),
+  sources: z
+    .array(z.object({ source: seriesSource, from: z.string(), to: z.string() }))
+    .describe("which source answered which part of the range (inclusive bounds), oldest first"),
 });
 
 export const rawInput = z.object({

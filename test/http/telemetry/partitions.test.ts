@@ -1,4 +1,4 @@
-// Daily partitions of raw telemetry snapshots (docs/telemetry.md, "Storage and retention"):
+// Daily partitions of raw telemetry snapshots (docs/telemetry.md, "Daily partitions of raw snapshots"):
 // the migration that partitions an existing table keeps every row and id; ingest of a day
 // without a partition (a backlog upload) makes it, and when it cannot (a lock held too long)
 // the rows land in the default partition and move into their day's partition once it is
@@ -10,7 +10,7 @@ import { openPGlite, openPostgres, type OpenedDatabase } from "../../../src/db/a
 import { applyMigrations, readMigrations } from "../../../src/db/migrate.js";
 import { pruneOnce } from "../../../src/modules/telemetry/retention.js";
 import { telemetryJobs } from "../../../src/modules/telemetry/jobs.js";
-import { DAY_MS, dayOf, ensureDayPartitions, listDayPartitions, partitionName, PARTITION_DAYS_AHEAD } from "../../../src/modules/telemetry/partitions.js";
+import { DAY_MS, dayOf, ensurePartitions, listPartitions, partitionName, PARTITION_DAYS_AHEAD } from "../../../src/modules/telemetry/partitions.js";
 import { createHarness, newPostgresDatabase, type Harness, type Tenant } from "../../support/harness.js";
 import { enrolledDevices, sendAllTelemetry, sendTelemetry, type EnrolledDevice } from "./support.js";
 
@@ -46,7 +46,7 @@ describe("the migration partitioning an existing table", () => {
     await drop();
   });
 
-  it("keeps every row and its id, one partition per day, and new ids continue the sequence", async () => {
+  it("keeps every row and its id, one partition per day, new ids continue the sequence, and the rows are rolled up", async () => {
     await applyMigrations(opened.raw, readMigrations().filter((m) => m.name < MIGRATION));
     const device = "00000000-0000-4000-8000-000000000001";
     // 3 days: 40 days ago (older than the default retention: kept by the migration all the same), 2 days ago, today
@@ -55,6 +55,11 @@ describe("the migration partitioning an existing table", () => {
       `INSERT INTO "TelemetrySnapshot" ("deviceId", "timestamp", "cpuUsagePercent")
        SELECT $1::uuid, t, g FROM unnest($2::timestamptz[]) WITH ORDINALITY AS x(t, g)`,
       [device, days.flatMap((d) => [at(d, 0), at(d, 12), at(d, 23.99)])],
+    );
+    // the device's newest snapshot names its organization for the rollups' backfill
+    await opened.raw.query(
+      `INSERT INTO "DeviceTelemetryLatest" ("deviceId", "organizationId", "snapshotId", "timestamp") VALUES ($1::uuid, $2::uuid, 9, now())`,
+      [device, "00000000-0000-4000-8000-000000000002"],
     );
     const before = await opened.raw.query<{ id: string; timestamp: Date; cpu: number }>(
       `SELECT "id"::text AS "id", "timestamp", "cpuUsagePercent" AS "cpu" FROM "TelemetrySnapshot" ORDER BY "id"`,
@@ -68,7 +73,14 @@ describe("the migration partitioning an existing table", () => {
     );
     expect(after).toEqual(before);
     expect(await rowsByPartition(opened.raw, device)).toEqual(Object.fromEntries(days.map((d) => [partitionName("TelemetrySnapshot", d), 3])));
-    expect((await listDayPartitions(opened.raw, "TelemetrySnapshot")).map((p) => p.day)).toEqual(days);
+    expect((await listPartitions(opened.raw, "TelemetrySnapshot")).map((p) => p.start)).toEqual(days);
+    // the later migration rolls the existing rows up: one 5-minute and one hourly bucket per row here
+    for (const table of ["TelemetryRollup5m", "TelemetryRollup1h"]) {
+      const rollups = await opened.raw.query<{ bucket: Date; samples: number; cpu: number }>(
+        `SELECT "bucket", "samples", "cpuUsagePercentSum" AS "cpu" FROM "${table}" ORDER BY "bucket"`);
+      expect(rollups.map((r) => r.samples)).toEqual(before.map(() => 1));
+      expect(rollups.map((r) => r.cpu)).toEqual(before.map((r) => r.cpu));
+    }
     const [inserted] = await opened.raw.query<{ id: string }>(
       `INSERT INTO "TelemetrySnapshot" ("deviceId", "timestamp") VALUES ($1::uuid, now()) RETURNING "id"::text AS "id"`, [device]);
     expect(BigInt(inserted.id)).toBeGreaterThan(BigInt(before[before.length - 1].id));
@@ -101,7 +113,7 @@ describe("partitions of a running service", () => {
   it("makes yesterday to PARTITION_DAYS_AHEAD days ahead in the scheduled job", async () => {
     const job = telemetryJobs().schedules.find((s) => s.name === "telemetry.partitions")!;
     await job.run({ services: h.services, logger: h.services.logger, signal: new AbortController().signal, job: { id: "t", type: "t", attempts: 1, maxAttempts: 1, payload: {} } });
-    const days = (await listDayPartitions(raw(), "TelemetrySnapshot")).map((p) => p.day);
+    const days = (await listPartitions(raw(), "TelemetrySnapshot")).map((p) => p.start);
     for (let d = today - 1; d <= today + PARTITION_DAYS_AHEAD; d++) expect(days).toContain(d);
   });
 
@@ -113,7 +125,7 @@ describe("partitions of a running service", () => {
       [device.deviceId, at(day, 1), at(day, 2)],
     );
     expect(await rowsByPartition(raw(), device.deviceId)).toEqual({ TelemetrySnapshot_default: 2 });
-    expect(await ensureDayPartitions(raw(), "TelemetrySnapshot", [day])).toBe(1);
+    expect(await ensurePartitions(raw(), "TelemetrySnapshot", [day])).toBe(1);
     expect(await rowsByPartition(raw(), device.deviceId)).toEqual({ [partitionName("TelemetrySnapshot", day)]: 2 });
   });
 
@@ -121,7 +133,11 @@ describe("partitions of a running service", () => {
     const retention = h.services.config.TELEMETRY_RETENTION_DAYS;
     const expired = [today - retention - 3, today - retention - 2];
     const kept = today - retention + 1;
-    await sendAllTelemetry(h, device, [...expired, kept].flatMap((d) => [0, 6, 12, 18].map((hour) => ({ timestamp: at(d, hour), cpuUsagePercent: hour }))));
+    await sendAllTelemetry(h, device, [kept].flatMap((d) => [0, 6, 12, 18].map((hour) => ({ timestamp: at(d, hour), cpuUsagePercent: hour }))));
+    // the expired days were stored when they were recent (ingest now puts such old snapshots into the rollups only)
+    await ensurePartitions(raw(), "TelemetrySnapshot", expired);
+    await raw().query(`INSERT INTO "TelemetrySnapshot" ("deviceId", "timestamp") SELECT $1::uuid, unnest($2::timestamptz[])`,
+      [device.deviceId, expired.flatMap((d) => [0, 6, 12, 18].map((hour) => at(d, hour)))]);
     // a stray old row in the default partition goes by age, row by row
     await raw().query(`INSERT INTO "TelemetrySnapshot" ("deviceId", "timestamp") VALUES ($1::uuid, $2)`, [device.deviceId, at(today - retention - 30, 0)]);
     const before = await rowsByPartition(raw(), device.deviceId);
@@ -133,13 +149,14 @@ describe("partitions of a running service", () => {
     const { [partitionName("TelemetrySnapshot", expired[0])]: _a, [partitionName("TelemetrySnapshot", expired[1])]: _b, TelemetrySnapshot_default: _c, ...newer } = before;
     expect(after).toEqual(newer);
     expect(after[partitionName("TelemetrySnapshot", kept)]).toBe(4);
-    const days = (await listDayPartitions(raw(), "TelemetrySnapshot")).map((p) => p.day);
+    const days = (await listPartitions(raw(), "TelemetrySnapshot")).map((p) => p.start);
     expect(days).not.toContain(expired[0]);
     expect(days).not.toContain(expired[1]);
     expect(days).toContain(kept);
-    // a snapshot of a dropped day sent again (a late backlog) is stored, not refused
+    // a snapshot of a dropped day sent again (a late backlog) is accepted, into the rollups only: no partition comes back
     const late = await sendTelemetry(h, device, [{ timestamp: at(expired[1], 3), cpuUsagePercent: 5 }]);
     expect(late.status).toBe(200);
+    expect((await listPartitions(raw(), "TelemetrySnapshot")).map((p) => p.start)).not.toContain(expired[1]);
   });
 
   it.runIf(Boolean(process.env.DATABASE_URL))("never refuses ingest when the partition cannot be made in time: the default partition takes the rows (PostgreSQL)", async () => {
@@ -158,7 +175,7 @@ describe("partitions of a running service", () => {
       await holder.end();
     }
     // the scheduled job or the next ingest of that day makes it and moves the row
-    expect(await ensureDayPartitions(raw(), "TelemetrySnapshot", [day])).toBe(1);
+    expect(await ensurePartitions(raw(), "TelemetrySnapshot", [day])).toBe(1);
     const moved = await raw().query<{ partition: string }>(
       `SELECT tableoid::regclass::text AS "partition" FROM "TelemetrySnapshot" WHERE "deviceId" = $1::uuid AND "timestamp" = $2`, [backlog.deviceId, at(day, 3)]);
     expect(moved.map((r) => r.partition)).toEqual([`"${partitionName("TelemetrySnapshot", day)}"`]);

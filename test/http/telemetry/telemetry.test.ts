@@ -9,6 +9,7 @@ import { createHarness, type Harness, type Tenant } from "../../support/harness.
 import { expectSecured } from "../../support/security.js";
 import { insertDevices } from "../agent/fleet-support.js";
 import { pruneOnce } from "../../../src/modules/telemetry/retention.js";
+import { ensurePartitions } from "../../../src/modules/telemetry/partitions.js";
 import { enrolledDevices, issuePaths, sendAllTelemetry, sendTelemetry, type EnrolledDevice } from "./support.js";
 
 let h: Harness;
@@ -321,10 +322,34 @@ describe("security", () => {
   });
 });
 
+describe("snapshots older than the raw retention", () => {
+  it("are accepted into the rollups only: op 11 answers them from the rollups, raw snapshots and op 13 never see them", async () => {
+    const [late] = await enrolledDevices(h, acme, 1);
+    const old = Math.floor(Date.now() / DAY) * DAY - 45 * DAY + 10 * 3600_000;
+    const recent = new Date(Date.now() - 60_000).toISOString();
+    const res = await sendTelemetry(h, late, [
+      { timestamp: new Date(old).toISOString(), cpuUsagePercent: 30 },
+      { timestamp: new Date(old + 60_000).toISOString(), cpuUsagePercent: 50 },
+      { timestamp: recent, cpuUsagePercent: 7 },
+    ]);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.accepted).toBe(3);
+    expect(await countOf(late.deviceId)).toBe(1);
+    const latest = await h.api("GET", `/api/v1/devices/${late.deviceId}/telemetry/latest`, { key: acme.key });
+    expect(latest.body).toMatchObject({ timestamp: recent, cpuUsagePercent: 7 });
+    const series = await h.api("GET", `/api/v1/devices/${late.deviceId}/telemetry?from=${new Date(old - 3600_000).toISOString()}&to=${new Date(old + 3 * 3600_000).toISOString()}&interval=1h`, { key: acme.key });
+    expect(series.body).toMatchObject({ source: "rollup-1h", total: 2, data: [{ timestamp: new Date(old).toISOString(), samples: 2, cpuUsagePercent: 40 }] });
+  });
+});
+
 describe("retention", () => {
   it("prunes snapshots older than TELEMETRY_RETENTION_DAYS by dropping their day's partition, and the rows of deleted devices in chunks", async () => {
-    const old = new Date(Math.floor(Date.now() / DAY) * DAY - 40 * DAY + 3600_000); // one day's partition
-    await sendAllTelemetry(h, foreign, Array.from({ length: 25 }, (_, i) => ({ timestamp: new Date(old.getTime() + i * 1000).toISOString(), cpuUsagePercent: i })));
+    // stored 40 days ago, when they were recent (ingest would now put them into the rollups only)
+    const old = Math.floor(Date.now() / DAY) * DAY - 40 * DAY + 3600_000;
+    await ensurePartitions(h.services.database.opened.raw, "TelemetrySnapshot", [Math.floor(old / DAY)]);
+    await h.services.prisma.$executeRawUnsafe(
+      `INSERT INTO "TelemetrySnapshot" ("deviceId", "timestamp", "cpuUsagePercent") SELECT $1::uuid, $2::timestamptz + (g || ' seconds')::interval, g FROM generate_series(1, 25) g`,
+      foreign.deviceId, new Date(old).toISOString());
     await sendTelemetry(h, foreign, [{ timestamp: new Date().toISOString(), cpuUsagePercent: 1 }]);
     const [doomed] = await insertDevices(h, globex.org.id, [{ name: "doomed" }]);
     await h.services.prisma.$executeRawUnsafe(

@@ -1,0 +1,193 @@
+// Continuous rollups of raw telemetry: per device, 5-minute and hourly aggregates of every
+// metric (count, sum, min, max, last; used and total summed over the snapshots reporting
+// both), in TelemetryRollup5m and TelemetryRollup1h (migration 20261125160000_telemetry_rollups).
+//
+// Incremental by construction: the ingest statement aggregates the rows it has just inserted
+// (and nothing else) per bucket and merges them into the rollup rows with ON CONFLICT DO
+// UPDATE. Counts and sums add, minima and maxima compare, `last` follows the newer `lastAt`;
+// the merge is associative, so any split of the snapshots into batches gives the aggregates
+// of all of them. Being part of the same statement as the raw insert, a rollup never holds a
+// snapshot the raw table lacks, or misses one it holds (kill -9 included).
+//
+// Reading (op 11): planSeries splits the range into parts answered by raw snapshots or by a
+// rollup; each part yields mergeable partial aggregates per interval bucket and one outer
+// query merges them, so a bucket straddling two sources is still one correct bucket.
+import type { Config } from "../../config.js";
+import { STORED_METRIC_NAMES, STORED_METRICS, type StoredMetric } from "./metrics.js";
+
+export type RollupName = "5m" | "1h";
+export type SourceName = "raw" | RollupName;
+
+export type RollupRetention = Pick<Config, "TELEMETRY_ROLLUP_5M_RETENTION_DAYS" | "TELEMETRY_ROLLUP_1H_RETENTION_DAYS">;
+
+export interface Rollup {
+  table: "TelemetryRollup5m" | "TelemetryRollup1h";
+  seconds: number;
+  /** days its rows are kept (0 = forever) */
+  retentionDays(config: RollupRetention): number;
+}
+
+/** How the answer of op 11 names each source. */
+export const SOURCE_NAMES = { raw: "raw", "5m": "rollup-5m", "1h": "rollup-1h" } as const satisfies Record<SourceName, string>;
+
+export const ROLLUPS: Record<RollupName, Rollup> = {
+  "5m": { table: "TelemetryRollup5m", seconds: 300, retentionDays: (c) => c.TELEMETRY_ROLLUP_5M_RETENTION_DAYS },
+  "1h": { table: "TelemetryRollup1h", seconds: 3600, retentionDays: (c) => c.TELEMETRY_ROLLUP_1H_RETENTION_DAYS },
+};
+
+/** The metrics whose used and total are summed together for the percentages. */
+const BOTH = [
+  ["memoryBoth", "memoryUsedBytes", "memoryTotalBytes"],
+  ["diskBoth", "diskUsedBytes", "diskTotalBytes"],
+] as const;
+
+const EPOCH = `TIMESTAMPTZ '1970-01-01 00:00:00+00'`;
+const q = (name: string) => `"${name}"`;
+
+// ---- writing: the rollup upsert of the ingest statement ----------------------------------
+
+const ROLLUP_COLUMNS = [
+  "deviceId", "organizationId", "bucket", "samples", "lastAt",
+  ...STORED_METRIC_NAMES.flatMap((m) => [`${m}Count`, `${m}Sum`, `${m}Min`, `${m}Max`, `${m}Last`]),
+  ...BOTH.flatMap(([name]) => [`${name}UsedSum`, `${name}TotalSum`]),
+];
+
+/**
+ * One data-modifying CTE body: aggregates `source` (the rows just inserted, with "id" and
+ * "timestamp") per bucket of `rollup` and merges them into its table. $1 device, $2 organization.
+ */
+export function rollupUpsertSql(rollup: Rollup, source: string): string {
+  const t = q(rollup.table);
+  const values = [
+    "$1::uuid", "$2::uuid", `date_bin('${rollup.seconds} seconds', i."timestamp", ${EPOCH})`, "count(*)::int", `max(i."timestamp")`,
+    ...STORED_METRIC_NAMES.flatMap((m) => [
+      `count(i.${q(m)})::int`, `coalesce(sum(i.${q(m)}), 0)::float8`, `min(i.${q(m)})::float8`, `max(i.${q(m)})::float8`,
+      // the value in the bucket's newest snapshot (null when that one did not report it)
+      `(array_agg(i.${q(m)}::float8 ORDER BY i."timestamp" DESC, i."id" DESC))[1]`,
+    ]),
+    ...BOTH.flatMap(([, used, total]) => {
+      const both = `FILTER (WHERE i.${q(used)} IS NOT NULL AND i.${q(total)} IS NOT NULL)`;
+      return [`coalesce(sum(i.${q(used)}) ${both}, 0)::float8`, `coalesce(sum(i.${q(total)}) ${both}, 0)::float8`];
+    }),
+  ];
+  const newer = `excluded."lastAt" >= ${t}."lastAt"`;
+  const merges = [
+    `"organizationId" = excluded."organizationId"`,
+    `"samples" = ${t}."samples" + excluded."samples"`,
+    `"lastAt" = GREATEST(${t}."lastAt", excluded."lastAt")`,
+    ...STORED_METRIC_NAMES.flatMap((m) => [
+      `"${m}Count" = ${t}."${m}Count" + excluded."${m}Count"`,
+      `"${m}Sum" = ${t}."${m}Sum" + excluded."${m}Sum"`,
+      `"${m}Min" = LEAST(${t}."${m}Min", excluded."${m}Min")`,
+      `"${m}Max" = GREATEST(${t}."${m}Max", excluded."${m}Max")`,
+      `"${m}Last" = CASE WHEN ${newer} THEN excluded."${m}Last" ELSE ${t}."${m}Last" END`,
+    ]),
+    ...BOTH.flatMap(([name]) => [`"${name}UsedSum" = ${t}."${name}UsedSum" + excluded."${name}UsedSum"`, `"${name}TotalSum" = ${t}."${name}TotalSum" + excluded."${name}TotalSum"`]),
+  ];
+  // Buckets in order: two batches of one device meeting on several rows lock them in the same order.
+  return `INSERT INTO ${t} (${ROLLUP_COLUMNS.map(q).join(", ")})
+    SELECT ${values.join(", ")} FROM ${source} i GROUP BY 3 ORDER BY 3
+    ON CONFLICT ("deviceId", "bucket") DO UPDATE SET ${merges.join(", ")}`;
+}
+
+// ---- reading: partial aggregates per source, merged per bucket -----------------------------
+
+/** The partial aggregates every part yields per interval bucket (merged by finalAggregates). */
+function partialColumns(kind: "raw" | "rollup", alias: string): string[] {
+  const a = (c: string) => `${alias}.${q(c)}`;
+  if (kind === "raw") {
+    return [
+      `count(*)::int AS "samples"`,
+      ...STORED_METRIC_NAMES.flatMap((m) => [`count(${a(m)})::int AS "${m}Count"`, `sum(${a(m)})::float8 AS "${m}Sum"`, `max(${a(m)})::float8 AS "${m}Max"`]),
+      ...BOTH.flatMap(([name, used, total]) => {
+        const both = `FILTER (WHERE ${a(used)} IS NOT NULL AND ${a(total)} IS NOT NULL)`;
+        return [`sum(${a(used)}) ${both}::float8 AS "${name}UsedSum"`, `sum(${a(total)}) ${both}::float8 AS "${name}TotalSum"`];
+      }),
+    ];
+  }
+  return [
+    `sum(${a("samples")})::int AS "samples"`,
+    ...STORED_METRIC_NAMES.flatMap((m) => [`sum(${a(`${m}Count`)})::int AS "${m}Count"`, `sum(${a(`${m}Sum`)})::float8 AS "${m}Sum"`, `max(${a(`${m}Max`)})::float8 AS "${m}Max"`]),
+    ...BOTH.flatMap(([name]) => [`sum(${a(`${name}UsedSum`)})::float8 AS "${name}UsedSum"`, `sum(${a(`${name}TotalSum`)})::float8 AS "${name}TotalSum"`]),
+  ];
+}
+
+/** The final value of each metric in a bucket, from the merged partials (alias p). */
+function finalAggregates(): string[] {
+  const final = (m: StoredMetric) => {
+    switch (STORED_METRICS[m]) {
+      case "avg":
+        return `sum(p."${m}Sum") / NULLIF(sum(p."${m}Count"), 0) AS "${m}"`;
+      case "max":
+        return `max(p."${m}Max") AS "${m}"`;
+      case "sum":
+        return `CASE WHEN sum(p."${m}Count") > 0 THEN sum(p."${m}Sum") END AS "${m}"`;
+    }
+  };
+  return [
+    `sum(p."samples")::int AS "samples"`,
+    ...STORED_METRIC_NAMES.map(final),
+    `100.0 * sum(p."memoryBothUsedSum") / NULLIF(sum(p."memoryBothTotalSum"), 0) AS "memoryUsagePercent"`,
+    `100.0 * sum(p."diskBothUsedSum") / NULLIF(sum(p."diskBothTotalSum"), 0) AS "diskUsagePercent"`,
+  ];
+}
+
+export interface SeriesPart {
+  source: SourceName;
+  /** inclusive, ms */
+  from: number;
+  /** inclusive, ms */
+  to: number;
+}
+
+/**
+ * The series statement: $1 device; each part reads its source over its own range, partial
+ * aggregates per bucket of `intervalSeconds`, merged per bucket, oldest first.
+ */
+export function seriesSql(intervalSeconds: number, parts: SeriesPart[]): { text: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const param = (v: unknown) => {
+    values.push(v);
+    return `$${values.length + 1}`;
+  };
+  const selects = parts.map((part) => {
+    const from = `${param(new Date(part.from).toISOString())}::timestamptz`;
+    const to = `${param(new Date(part.to).toISOString())}::timestamptz`;
+    if (part.source === "raw") {
+      return `SELECT date_bin('${intervalSeconds} seconds', s."timestamp", ${EPOCH}) AS "bucket", ${partialColumns("raw", "s").join(", ")}
+        FROM "TelemetrySnapshot" s WHERE s."deviceId" = $1::uuid AND s."timestamp" >= ${from} AND s."timestamp" <= ${to} GROUP BY 1`;
+    }
+    return `SELECT date_bin('${intervalSeconds} seconds', r."bucket", ${EPOCH}) AS "bucket", ${partialColumns("rollup", "r").join(", ")}
+      FROM ${q(ROLLUPS[part.source].table)} r WHERE r."deviceId" = $1::uuid AND r."bucket" >= ${from} AND r."bucket" <= ${to} GROUP BY 1`;
+  });
+  const text = `SELECT p."bucket", ${finalAggregates().join(", ")}
+    FROM (${selects.join("\nUNION ALL\n")}) p GROUP BY p."bucket" ORDER BY p."bucket"`;
+  return { text, values };
+}
+
+const alignUp = (t: number, stepMs: number) => Math.ceil(t / stepMs) * stepMs;
+const alignDown = (t: number, stepMs: number) => Math.floor(t / stepMs) * stepMs;
+
+/**
+ * Which source answers which part of [from, to] (inclusive, ms) at `intervalSeconds`:
+ * the rollup with the largest bucket that divides the interval (so its buckets fit the
+ * interval's exactly: 1h and 1d read hourly rollups, 5m reads 5-minute ones, 1m reads raw
+ * snapshots) answers the whole rollup buckets inside the range that its retention still
+ * holds; raw snapshots answer the rest: the partial buckets at both edges of the range and
+ * anything older than the rollup's retention. The parts never overlap and cover the range.
+ */
+export function planSeries(intervalSeconds: number, from: number, to: number, now: number, config: RollupRetention): SeriesPart[] {
+  const name = (["1h", "5m"] as const).find((r) => intervalSeconds % ROLLUPS[r].seconds === 0);
+  if (!name) return [{ source: "raw", from, to }];
+  const step = ROLLUPS[name].seconds * 1000;
+  const days = ROLLUPS[name].retentionDays(config);
+  const horizon = days === 0 ? -Infinity : alignUp(now - days * 86_400_000, step);
+  const start = Math.max(alignUp(from, step), horizon);
+  const end = alignDown(to + 1, step); // exclusive: the bucket holding `to` is partial unless `to` ends it
+  if (start >= end) return [{ source: "raw", from, to }];
+  const parts: SeriesPart[] = [];
+  if (from < start) parts.push({ source: "raw", from, to: start - 1 });
+  parts.push({ source: name, from: start, to: end - step }); // rollup rows are named by their bucket's start
+  if (end <= to) parts.push({ source: "raw", from: end, to });
+  return parts;
+}
