@@ -1,5 +1,5 @@
 // `npm run screenshots`: the console images the README shows (docs/images/overview.png,
-// devices.png, device.png), taken in Chromium (light theme, 1280x800) from a real service
+// devices.png, device.png, device-telemetry.png), taken in Chromium (light theme, 1280x800) from a real service
 // with 30 simulated devices in it: three sites with labels, two hours of telemetry history
 // (one device with a gap in it), live heartbeats and telemetry, two failing devices, two
 // that went offline and two never heard from.
@@ -137,11 +137,12 @@ async function main() {
       page.on("pageerror", (err) => errors.push(err.message));
       page.on("console", (m) => m.type() === "error" && !m.text().startsWith("Failed to load resource") && errors.push(m.text()));
       fs.mkdirSync(OUT, { recursive: true });
-      const shoot = async (file: string, url: string, ready: (page: Page) => Promise<unknown>) => {
+      const shoot = async (file: string, url: string, ready: (page: Page) => Promise<unknown>, scrollTo?: (page: Page) => Promise<unknown>) => {
         await page.goto(url);
         await ready(page);
         await settled(page);
         await page.getByRole("status").filter({ hasText: "Live" }).waitFor();
+        await scrollTo?.(page);
         await page.screenshot({ path: path.join(OUT, file), animations: "disabled", caret: "hide" });
         say(`docs/images/${file}: ${url}`);
       };
@@ -150,6 +151,18 @@ async function main() {
       await shoot("devices.png", "/devices", (p) => p.getByRole("link", { name: "berlin-000001", exact: true }).waitFor());
       const [device] = (await call("GET", "/api/v1/devices?search=berlin-000001&limit=1")).items;
       await shoot("device.png", `/devices/${device.id}?tab=telemetry`, (p) => p.getByRole("heading", { level: 1, name: "berlin-000001" }).waitFor());
+      // The same page scrolled to its telemetry: the latest snapshot's gauges and the charts.
+      await shoot(
+        "device-telemetry.png",
+        `/devices/${device.id}?tab=telemetry`,
+        (p) => p.getByRole("figure", { name: "CPU, memory and disk use over the chosen range" }).locator("canvas").first().waitFor(),
+        (p) => p.getByRole("tablist", { name: "Device details" }).evaluate((el) => {
+          // (Browser globals typed by hand: scripts are compiled without the DOM library.) Below the sticky header.
+          const tabs = el as unknown as { scrollIntoView(o: object): void; ownerDocument: { defaultView: { scrollBy(x: number, y: number): void } } };
+          tabs.scrollIntoView({ block: "start" });
+          tabs.ownerDocument.defaultView.scrollBy(0, -72);
+        }),
+      );
       if (errors.length) throw new Error(`the console reported errors:\n${errors.join("\n")}`);
     } finally {
       await browser.close();

@@ -36,7 +36,15 @@ export function DevicePage() {
   });
 
   if (device.isPending) return <Loading label="Loading the device" />;
-  if (device.isError) return <ErrorState error={device.error} what="this device" retry={() => device.refetch()} />;
+  if (device.isError) {
+    // A stale link (a deleted device) still leads somewhere: back to the table.
+    return (
+      <>
+        <PageHeader breadcrumb={<Link to="/devices">Devices</Link>} title="Device" />
+        <ErrorState error={device.error} what="this device" retry={() => device.refetch()} />
+      </>
+    );
+  }
   const d = device.data;
   const tabs = DEVICE_TABS.filter((t) => t in DEVICE_TAB_PANELS);
   const tab: DeviceTab = search.tab && tabs.includes(search.tab) ? search.tab : tabs[0];

@@ -53,7 +53,9 @@ export function formatDateTime(iso: string): string {
 }
 
 export function RelativeTime({ value, never = "never" }: { value: string | null | undefined; never?: string }) {
-  const current = useNow();
+  // The shared clock ticks every 15 s: data fetched since the last tick (a device seen a
+  // second ago) would read "in a moment" against it. Never measure from before this render.
+  const current = Math.max(useNow(), Date.now());
   if (!value) return <span className="faint">{never}</span>;
   return (
     <time dateTime={value} title={formatDateTime(value)} className="nowrap">

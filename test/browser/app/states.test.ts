@@ -1,0 +1,47 @@
+// How the console shows what went wrong, in Chromium: a device that does not exist (a stale
+// link) shows the API's own message and the request id of the failed call (what a person
+// quotes to an operator, who finds it in the service's log), with a retry and the way back to
+// the device table; a path that is no console page says so and leads back to the overview.
+import crypto from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { peerAvailable } from "../../support/peers.js";
+import { ADMIN } from "../../support/console-service.js";
+import { consoleSuite, waitForPath, waitForText } from "../../support/browser.js";
+
+describe.skipIf(!peerAvailable("chromium"))("console error states", () => {
+  const suite = consoleSuite();
+
+  it("a device that does not exist shows the API's message and the request id, with a retry", async () => {
+    const id = crypto.randomUUID();
+    const api = await suite.service.api("GET", `/api/v1/devices/${id}`);
+    expect(api.status).toBe(404);
+
+    const ui = await suite.open({ user: ADMIN });
+    ui.expectStatus(404, "devices.get");
+    const failed = ui.page.waitForResponse((res) => res.url().includes("devices.get") && res.status() === 404);
+    await ui.goto(`/devices/${id}`);
+    const requestId = (await failed).headers()["x-request-id"];
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+
+    const alert = ui.page.getByRole("alert").filter({ hasText: "Not found" });
+    await waitForText(alert, (t) => t.includes(api.body.message) && t.includes(`request id ${requestId}`));
+    await alert.getByRole("button", { name: "Try again" }).waitFor();
+    await ui.screenshot("device-not-found");
+    // The way back: the breadcrumb to the device table.
+    await ui.page.getByRole("navigation", { name: "Breadcrumb" }).getByRole("link", { name: "Devices" }).click();
+    await waitForPath(ui.page, (url) => url.pathname === "/devices", "the device table");
+    await ui.settled();
+    await ui.audit();
+  });
+
+  it("a path that is no console page says so and leads to the overview", async () => {
+    const ui = await suite.open({ user: ADMIN });
+    await ui.goto("/no-such-page");
+    await ui.page.getByRole("heading", { name: "This page does not exist" }).waitFor();
+    await ui.page.getByRole("link", { name: "Go to the overview" }).click();
+    await waitForPath(ui.page, (url) => url.pathname === "/", "the overview");
+    await ui.settled();
+    await ui.page.getByRole("region", { name: "Devices by status" }).waitFor();
+    await ui.audit();
+  });
+});
