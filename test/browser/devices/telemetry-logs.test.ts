@@ -1,8 +1,9 @@
 // A device's Telemetry and Logs tabs in Chromium, fed by a simulated device over the agent
 // protocol: the gauges show the API's latest snapshot, the charts are drawn from the stored
 // snapshots (the hover read-out gives the API's bucket values, and "–" where the device was
-// silent), and log follow shows a line the device sends after the page opened, holds new lines
-// while paused and shows them on resume.
+// silent), log history pages back in time held at its newest line, and log follow shows a
+// line the device sends after the page opened, holds new lines while paused and shows them on
+// resume.
 import crypto from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
@@ -84,6 +85,36 @@ describe.skipIf(!peerAvailable("chromium"))("console device telemetry and logs",
     expect(await readOut(ui.page, chart, t0 + 12 * MINUTE, range, "CPU", t0 + 11 * MINUTE)).toBe("–");
     await ui.audit();
     await ui.screenshot("device-telemetry");
+  });
+
+  it("pages back through the log history, held at the newest line while lines keep arriving", async () => {
+    const device = fleet.devices[0];
+    const start = Date.now() - 10 * 60_000;
+    const lines = Array.from({ length: 150 }, (_, i) => ({ timestamp: new Date(start + i * 1000).toISOString(), level: "info" as const, source: "history-test", message: `history line ${String(i).padStart(3, "0")}` }));
+    expect((await device.sendLogs(lines)).status).toBeLessThan(300);
+    const ui = await suite.open({ user: ADMIN });
+    await ui.goto(`/devices/${device.deviceId}?tab=logs&source=history-test`);
+    const table = ui.page.getByRole("table", { name: "Log lines, newest first" });
+    const pages = ui.page.getByRole("navigation", { name: "Log pages, newest first" });
+    await waitForText(pages.locator("span").first(), "1–100 of 150");
+    await waitForText(table.locator("tbody tr").first(), (t) => t.includes("history line 149"));
+    expect(await table.locator("tbody tr").count()).toBe(100);
+
+    // A line arriving while the reader pages back does not shift the older pages.
+    expect((await device.sendLogs([{ timestamp: new Date().toISOString(), level: "info", source: "history-test", message: "history line new" }])).status).toBeLessThan(300);
+    await pages.getByRole("button", { name: "Next page" }).click();
+    await waitForText(pages.locator("span").first(), "101–150 of 150");
+    await waitForText(table.locator("tbody tr").first(), (t) => t.includes("history line 049"));
+    await waitForText(table.locator("tbody tr").last(), (t) => t.includes("history line 000"));
+    expect(await table.locator("tbody tr").count()).toBe(50);
+    await ui.page.getByText(/held at .* while you page back/).waitFor();
+    await ui.audit();
+
+    // "Newest lines" lets go of the anchor: the new line leads.
+    await ui.page.getByRole("button", { name: "Newest lines" }).click();
+    await waitForText(pages.locator("span").first(), "1–100 of 151");
+    await waitForText(table.locator("tbody tr").first(), (t) => t.includes("history line new"));
+    await ui.audit();
   });
 
   it("follows the logs: a line the device sends after the page opened appears; paused, new lines wait until resumed", async () => {

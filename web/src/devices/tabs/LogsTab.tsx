@@ -3,7 +3,7 @@
 // arrive, pausable, at most FOLLOW_CAP lines kept so that a page left open for hours stays light).
 import { memo, useEffect, useLayoutEffect, useRef, useState } from "react";
 import { useNavigate, useSearch } from "@tanstack/react-router";
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Pause, Play, RotateCw, Search, X } from "lucide-react";
 import { q } from "../../api/query";
 import { Button } from "../../ui/Button";
@@ -100,10 +100,13 @@ function LogHistory({ deviceId, filter, filtered, onFollow }: { deviceId: string
     if (anchor === undefined && page.data?.items[0]) setAnchor(page.data.items[0].timestamp);
     setOffset(next);
   }
+  const queryClient = useQueryClient();
   function newest() {
+    // The first page seen before paging back is still in the cache (and fresh for 15 s): mark
+    // every cached page stale, so that the newest lines are asked for, not shown from memory.
+    void queryClient.invalidateQueries({ queryKey: q.logs.list.key() });
     setAnchor(undefined);
     setOffset(0);
-    if (anchor === undefined) void page.refetch();
   }
 
   if (page.isPending) return <Loading label="Loading log lines" />;
