@@ -4,7 +4,8 @@
 // * Telemetry batches (PGlite on disk and PostgreSQL): a 1,000-snapshot batch is one
 //   statement; a process killed while batches are in flight leaves each batch either wholly
 //   stored or not at all, and the restarted process (PGlite: the same data directory after
-//   crash recovery) accepts the device's resend.
+//   crash recovery) accepts the device's resend. The rollups the same statements merge hold
+//   exactly the stored snapshots afterwards.
 // * A Git sync job (PostgreSQL, and PGlite on disk): the process holding the job dies while
 //   fetching (a proxy holds the pack); nothing of the registry's catalog is written. A
 //   restarted process takes the job over when its lock expires, and the registry syncs once
@@ -101,6 +102,15 @@ async function telemetryCrashScenario(start: () => Promise<ServerProcess>, key: 
     }
   }
   for (const s of allStarts) expect(await storedIn(p, key, device.deviceId, s)).toBe(BATCH);
+  // The rollups, merged by the same statements, hold exactly the stored snapshots: op 11 over
+  // whole hours reads only hourly rollups, and they count every snapshot once.
+  const hour = 3600_000;
+  const from = Math.floor(Math.min(...allStarts) / hour) * hour;
+  const to = Math.ceil((Math.max(...allStarts) + BATCH * 1000) / hour) * hour - 1;
+  const hourly = await p.api("GET", `/api/v1/devices/${device.deviceId}/telemetry?from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}&interval=1h`, { key });
+  expect(hourly.status, hourly.text).toBe(200);
+  expect(hourly.body.sources.map((x: { source: string }) => x.source)).toEqual(["rollup-1h"]);
+  expect(hourly.body.total).toBe(allStarts.length * BATCH);
   // The newest snapshot the service shows is the newest one stored.
   const latest = await p.api("GET", `/api/v1/devices/${device.deviceId}/telemetry/latest`, { key });
   expect(latest.status, latest.text).toBe(200);

@@ -4,6 +4,7 @@
 // the rows land in the default partition and move into their day's partition once it is
 // made; the scheduled job makes the days ahead; retention drops whole partitions older than
 // the retention and leaves newer ones untouched. On PGlite and on PostgreSQL (DATABASE_URL).
+import { spawn } from "node:child_process";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPGlite, openPostgres, type OpenedDatabase } from "../../../src/db/adapters.js";
@@ -179,5 +180,50 @@ describe("partitions of a running service", () => {
     const moved = await raw().query<{ partition: string }>(
       `SELECT tableoid::regclass::text AS "partition" FROM "TelemetrySnapshot" WHERE "deviceId" = $1::uuid AND "timestamp" = $2`, [backlog.deviceId, at(day, 3)]);
     expect(moved.map((r) => r.partition)).toEqual([`"${partitionName("TelemetrySnapshot", day)}"`]);
+  });
+
+  it.runIf(Boolean(process.env.DATABASE_URL))("a process killed (-9) in the middle of a partition drop leaves the partition whole; the next retention run drops it (PostgreSQL)", async () => {
+    const retention = h.services.config.TELEMETRY_RETENTION_DAYS;
+    const day = today - retention - 5;
+    const name = partitionName("TelemetrySnapshot", day);
+    await ensurePartitions(raw(), "TelemetrySnapshot", [day]);
+    await raw().query(`INSERT INTO "TelemetrySnapshot" ("deviceId", "timestamp") SELECT $1::uuid, $2::timestamptz + (g || ' seconds')::interval FROM generate_series(1, 500) g`,
+      [device.deviceId, at(day, 1)]);
+    const url = (h.services.database.opened.pool as pg.Pool).options.connectionString!;
+    const reader = new pg.Client({ connectionString: url });
+    await reader.connect();
+    try {
+      // a reader holds the partition, so the drop waits inside its statement
+      await reader.query(`BEGIN; SELECT count(*) FROM "${name}"`);
+      const dropper = spawn(process.execPath, ["--input-type=module", "-e", `
+        import pg from "pg";
+        const c = new pg.Client({ connectionString: ${JSON.stringify(url)}, application_name: "partition-dropper" });
+        await c.connect();
+        // lets the server notice a dead client while the statement waits (PostgreSQL 14+)
+        await c.query("SET client_connection_check_interval = '100ms'");
+        await c.query('SELECT "fleet_drop_partition"($1, $2, 0)', ["TelemetrySnapshot", ${JSON.stringify(name)}]);`], { cwd: process.cwd(), stdio: "ignore" });
+      const waiting = async () => (await raw().query<{ n: number }>(
+        `SELECT count(*)::int AS "n" FROM pg_stat_activity WHERE application_name = 'partition-dropper' AND wait_event_type = 'Lock'`))[0].n;
+      for (let i = 0; (await waiting()) === 0; i++) {
+        if (i > 200) throw new Error("the drop never started waiting");
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      dropper.kill("SIGKILL");
+      // the server notices the dead client and rolls its statement back
+      for (let i = 0; (await raw().query<{ n: number }>(`SELECT count(*)::int AS "n" FROM pg_stat_activity WHERE application_name = 'partition-dropper'`))[0].n > 0; i++) {
+        if (i > 200) throw new Error("the killed client's backend is still there");
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const { rows } = await reader.query<{ n: number }>(`SELECT count(*)::int AS "n" FROM "${name}"`);
+      expect(rows[0].n).toBe(500);
+    } finally {
+      await reader.query("ROLLBACK").catch(() => undefined);
+      await reader.end();
+    }
+    expect((await listPartitions(raw(), "TelemetrySnapshot")).map((p) => p.name)).toContain(name);
+    const result = await pruneOnce(h.services);
+    expect(result.snapshotPartitions).toBeGreaterThanOrEqual(1);
+    expect((await listPartitions(raw(), "TelemetrySnapshot")).map((p) => p.name)).not.toContain(name);
+    expect(await rowsByPartition(raw(), device.deviceId)).not.toHaveProperty(name);
   });
 });
