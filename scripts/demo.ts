@@ -151,6 +151,7 @@ async function main() {
   let service: RunningService | null = null;
   let git: GitServer | null = null;
   let simulator: FleetSimulator | null = null;
+  let lateSimulator: FleetSimulator | null = null;
   let ticker: NodeJS.Timeout | null = null;
   let stopping = false;
 
@@ -160,6 +161,7 @@ async function main() {
     if (ticker) clearInterval(ticker);
     say("\nstopping: simulator, service, git server ...");
     await simulator?.stop().catch(() => undefined);
+    await lateSimulator?.stop().catch(() => undefined);
     await service?.stop().catch((err: Error) => say(`service stop failed: ${err.message}`));
     await git?.close().catch(() => undefined);
     say(`stopped. The data stays in ${shown(DEMO_DIR)} until the next demo; look at it again with DATA_DIR=${shown(path.join(DEMO_DIR, "db"))} npm start`);
@@ -229,6 +231,39 @@ async function main() {
     const stats = simulator.stats();
     say(`simulator: ${stats.enrolled}/${stats.devices} devices enrolled${stats.lastError ? ` (last error: ${stats.lastError})` : ""}; heartbeat every 10 s, telemetry every 15 s`);
 
+    // A continuous deployment: devices enrolled after it started get it too (docs/deployments.md).
+    let continuous: { id: string; name: string } | null = null;
+    const forwarder = registry ? (await call("GET", "/api/v1/applications?limit=100", { key })).items?.find((a: { key: string }) => a.key === "telemetry-forwarder") : null;
+    if (forwarder) {
+      continuous = await call("POST", "/api/v1/deployments", {
+        key,
+        body: {
+          name: "forwarder-everywhere", applicationId: forwarder.id, version: "0.9.0", profileId: "compose-default",
+          target: { labelSelector: { site: "demo-plant" } }, continuous: true,
+          retry: { maxAttempts: 3, initialDelaySeconds: 10, maxDelaySeconds: 60 },
+        },
+      });
+      await call("POST", `/api/v1/deployments/${continuous!.id}/start`, { key });
+      say(`continuous deployment '${continuous!.name}' started on every device labelled site=demo-plant`);
+      lateSimulator = new FleetSimulator({
+        url: base, enrollmentToken: token.token, devices: 3, heartbeatMs: 10_000, telemetryMs: 15_000, logsMs: 20_000,
+        failureRate: 0.02, idPrefix: "demo-late", enrollConcurrency: 3,
+      });
+      await lateSimulator.enrollAll();
+      if (stopping) return;
+      lateSimulator.startTraffic();
+      // Wait (bounded) until the late devices run it: they joined after the start.
+      const deadline = Date.now() + 90_000;
+      let joined = { joined: 0, running: 0 };
+      while (Date.now() < deadline && !stopping) {
+        const late = (await call("GET", `/api/v1/deployments/${continuous!.id}/devices?limit=100`, { key })).items.filter((e: { lateJoiner: boolean }) => e.lateJoiner);
+        joined = { joined: late.length, running: late.filter((e: { state: string }) => e.state === "running").length };
+        if (joined.running >= 3) break;
+        await new Promise((r) => setTimeout(r, 2000));
+      }
+      say(`3 devices enrolled after the start joined '${continuous!.name}': ${joined.joined} joined, ${joined.running} running it`);
+    }
+
     const device = (await call("GET", "/api/v1/devices?limit=1", { key })).items?.[0] ?? null;
     say(`
 ================================================================================
@@ -255,7 +290,9 @@ async function main() {
    curl -s -H "X-API-Key: $KEY" ${base}/api/v1/applications
 ${registry ? `   curl -s -H "X-API-Key: $KEY" -X POST ${base}/api/v1/registries/git/${registry.id}/sync\n` : ""}   curl -s -H "X-API-Key: $KEY" '${base}/api/v1/audit?limit=5'${device ? `
    curl -s -H "X-API-Key: $KEY" ${base}/api/v1/devices/${device.id}/telemetry/latest` : ""}
- More devices against the same service (another terminal):
+${continuous ? ` Continuous deployment  '${continuous.name}': devices enrolled later get it too
+   curl -s -H "X-API-Key: $KEY" ${base}/api/v1/deployments/${continuous.id}
+` : ""} More devices against the same service (another terminal):
    npm run simulate -- --url ${base} --token ${token.token} --devices 20 --prefix more
  Ctrl-C stops everything.
 ================================================================================`);

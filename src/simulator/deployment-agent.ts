@@ -4,6 +4,11 @@
 //   install:  downloading -> installing -> running      (or failed, with a message)
 //   remove:   removing -> removed
 //
+// Maintenance windows: `window: "download-only"` downloads and then waits (still downloading,
+// nothing installed) until the window is open; `closed` does nothing yet. A higher `attempt`
+// than the one it worked on (an automatic retry) starts the install again; every attempt draws
+// its own failure, so a device that failed a fraction of attempts succeeds on a retry.
+//
 // Each step takes a random time within its configured range (scaled by `timeScale`; 0 makes
 // every step immediate). A deployment that leaves the desired state (cancelled, superseded,
 // removal confirmed or forced) is dropped; a new install of the same application replaces the
@@ -18,6 +23,10 @@ export type AgentDeploymentState = "pending" | "downloading" | "installing" | "r
 export interface DesiredDeploymentEntry {
   deploymentId: string;
   action: "install" | "remove";
+  /** the install attempt (automatic retries count up); absent: 1 */
+  attempt?: number;
+  /** maintenance window: absent means open */
+  window?: "open" | "download-only" | "closed";
   applicationId: string;
   version: string;
   profile?: { id: string; type: string; components: unknown };
@@ -28,6 +37,7 @@ export interface DeploymentReport {
   deploymentId: string;
   state: AgentDeploymentState;
   message?: string;
+  attempt?: number;
 }
 
 /** [min, max] milliseconds; each step draws uniformly from its range. */
@@ -68,6 +78,12 @@ export interface LocalDeployment {
   action: "install" | "remove";
   state: AgentDeploymentState;
   message?: string;
+  /** the install attempt it works on */
+  attempt: number;
+  /** the maintenance window allows installing (else: download, then wait) */
+  mayInstall: boolean;
+  /** the download is done and waits for the window */
+  downloaded: boolean;
   /** when the current step ends; null when nothing is in flight */
   dueAt: number | null;
   /** the step an install will fail in (decided when it starts), null when it succeeds */
@@ -141,7 +157,18 @@ export class DeploymentAgent {
     for (const entry of obeyed) {
       const local = this.entries.get(entry.deploymentId);
       if (entry.action === "install") {
-        if (local) continue; // already on its way (or done): nothing new
+        const attempt = entry.attempt ?? 1;
+        const window = entry.window ?? "open";
+        if (local && local.action === "install" && attempt <= local.attempt) {
+          // already on its way (or done): only the window may have opened
+          local.mayInstall = window === "open";
+          if (local.downloaded && local.mayInstall) {
+            local.downloaded = false;
+            this.enter(local, "installing", now, this.timings.installMs);
+          }
+          continue;
+        }
+        if (window === "closed") continue; // nothing yet: not even the download
         // Upgrade, downgrade, rollback: the new version of the application replaces the old one.
         for (const other of this.entries.values()) {
           if (other.applicationId === entry.applicationId && other.action === "install") this.entries.delete(other.deploymentId);
@@ -153,6 +180,9 @@ export class DeploymentAgent {
           version: entry.version,
           action: "install",
           state: "pending",
+          attempt,
+          mayInstall: window === "open",
+          downloaded: false,
           dueAt: null,
           failIn,
           reportedState: null,
@@ -166,7 +196,7 @@ export class DeploymentAgent {
           local ??
           ({
             deploymentId: entry.deploymentId, applicationId: entry.applicationId, version: entry.version, action: "remove",
-            state: "pending", dueAt: null, failIn: null, reportedState: null, history: [],
+            state: "pending", attempt: 1, mayInstall: true, downloaded: false, dueAt: null, failIn: null, reportedState: null, history: [],
           } satisfies LocalDeployment);
         this.entries.set(entry.deploymentId, target);
         if (target.action === "remove" && target.state !== "pending") continue; // removing or removed already
@@ -187,7 +217,11 @@ export class DeploymentAgent {
         switch (entry.state) {
           case "downloading":
             if (entry.failIn === "download") this.fail(entry);
-            else this.enter(entry, "installing", at, this.timings.installMs);
+            else if (!entry.mayInstall) {
+              // downloaded; the install waits for the maintenance window
+              entry.downloaded = true;
+              entry.dueAt = null;
+            } else this.enter(entry, "installing", at, this.timings.installMs);
             break;
           case "installing":
             if (entry.failIn === "install") this.fail(entry);
@@ -210,7 +244,10 @@ export class DeploymentAgent {
     for (const e of this.entries.values()) {
       if (e.state === "pending") continue; // nothing to say yet
       if (e.state === e.reportedState && e.message === e.reportedMessage) continue;
-      reports.push(e.message === undefined ? { deploymentId: e.deploymentId, state: e.state } : { deploymentId: e.deploymentId, state: e.state, message: e.message });
+      const report: DeploymentReport = { deploymentId: e.deploymentId, state: e.state, ...(e.message === undefined ? {} : { message: e.message }) };
+      // the attempt, so that a late report of an earlier attempt cannot be taken for this one
+      if (e.action === "install") report.attempt = e.attempt;
+      reports.push(report);
     }
     return reports;
   }

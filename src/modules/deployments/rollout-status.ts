@@ -24,9 +24,11 @@ export async function rolloutStatus(db: DbTx, row: DeploymentRow): Promise<Rollo
       SELECT "batchIndex", ${SERVICE_STATE} AS "state", count(*)::int AS "n"
         FROM "DeploymentDevice" WHERE "deploymentId" = ${row.id}::uuid GROUP BY 1, 2`,
     db.deploymentDevice.aggregate({ where: { deploymentId: row.id, retryAt: { not: null } }, _count: { _all: true }, _min: { retryAt: true } }),
-    db.$queryRaw<Array<{ waiting: number; next: Date | null }>>`
-      SELECT count(*)::int AS "waiting", min("windowOpensAt") AS "next" FROM "DeploymentDevice"
-       WHERE "deploymentId" = ${row.id}::uuid AND ${SERVICE_STATE} = 'waiting_for_window'`,
+    db.$queryRaw<Array<{ waiting: number; next: Date | null; joined: number; left: number }>>`
+      SELECT count(*) FILTER (WHERE ${SERVICE_STATE} = 'waiting_for_window')::int AS "waiting",
+             min("windowOpensAt") FILTER (WHERE ${SERVICE_STATE} = 'waiting_for_window') AS "next",
+             count(*) FILTER (WHERE "lateJoiner")::int AS "joined", count("leftAt")::int AS "left"
+        FROM "DeploymentDevice" WHERE "deploymentId" = ${row.id}::uuid`,
   ]);
   const perBatch = new Map<number, BatchCounts>();
   let skippedDevices = 0;
@@ -59,6 +61,7 @@ export async function rolloutStatus(db: DbTx, row: DeploymentRow): Promise<Rollo
     autoAdvance: strategy.autoAdvance,
     batchTimeoutSeconds: strategy.batchTimeoutSeconds,
     skippedDevices,
+    membership: { joined: windows.joined, left: windows.left },
     windows: { waiting: windows.waiting, nextWindowAt: isoNullable(windows.next) },
     retries: { waiting: retries._count._all, nextRetryAt: isoNullable(retries._min.retryAt) },
     startAt: isoNullable(row.startAt),

@@ -92,6 +92,8 @@ const progressCounts = stateCounts.extend({
   waiting_to_retry: z.number().int().describe("failed, and given the install again later (retry); not counted in failed"),
   waiting_for_window: z.number().int().describe("told to download only until their maintenance window opens; not counted in pending or downloading"),
   waiting_for_budget: z.number().int().describe("held back by the disruption budget; not counted in pending"),
+  joined: z.number().int().describe("continuous: devices that started matching the selector after the start (in any state)"),
+  left: z.number().int().describe("continuous: devices that stopped matching it (in any state)"),
   total: z.number().int(),
 });
 export type ProgressCounts = z.infer<typeof progressCounts>;
@@ -224,6 +226,10 @@ export const rolloutOutput = z.object({
   autoAdvance: z.boolean(),
   batchTimeoutSeconds: z.number().int(),
   skippedDevices: z.number().int().describe("targeted devices that are not eligible (architecture), in no batch"),
+  membership: z.object({
+    joined: z.number().int().describe("continuous: devices that started matching the selector after the start"),
+    left: z.number().int().describe("continuous: devices that stopped matching it"),
+  }),
   windows: z.object({
     waiting: z.number().int().describe("devices waiting for their maintenance window"),
     nextWindowAt: z.string().nullable().describe("when the first of them may install"),
@@ -240,7 +246,7 @@ export const rolloutOutput = z.object({
 export type RolloutDto = z.infer<typeof rolloutOutput>;
 
 export const emptyStateCounts = (): StateCounts => Object.fromEntries(DEVICE_DEPLOYMENT_STATES.map((s) => [s, 0])) as StateCounts;
-export const emptyProgress = (): ProgressCounts => ({ ...emptyStateCounts(), waiting_to_retry: 0, waiting_for_window: 0, waiting_for_budget: 0, total: 0 });
+export const emptyProgress = (): ProgressCounts => ({ ...emptyStateCounts(), waiting_to_retry: 0, waiting_for_window: 0, waiting_for_budget: 0, joined: 0, left: 0, total: 0 });
 
 export const deploymentDevicesInput = z.object({
   id: z.uuid(),
@@ -259,6 +265,8 @@ const deploymentEntryFields = {
   dispatchedAt: z.string().nullable(),
   stateChangedAt: z.string(),
   attempt: z.number().int().describe("the install attempt the device is on (1 = the first)"),
+  lateJoiner: z.boolean().describe("continuous: it started matching the selector after the deployment started"),
+  leftAt: z.string().nullable().describe("continuous: when it stopped matching the selector"),
   retryAt: z.string().nullable().describe("failed, and given the install again at this time"),
 };
 

@@ -165,6 +165,7 @@ export async function startDeployment(db: DbTx, organizationId: string, id: stri
     await db.deploymentBatch.deleteMany({ where: { deploymentId: row.id } });
     row = await moveRollout(db, row, { rolloutState: "draft", currentBatch: null, pausedFrom: null, rolloutReason: null, completedAt: null }, events);
   }
+  if (row.continuous) await assertNoOverlappingContinuous(db, row);
   if ((row.strategy as Strategy).type === "staged") {
     if (row.rolloutState === "draft") row = await initializeRollout(db, row, events);
     return startRollout(db, row, events);
@@ -173,6 +174,23 @@ export async function startDeployment(db: DbTx, organizationId: string, id: stri
   if (frozen.eligible === 0) throw conflict(`The target matches no eligible device (${frozen.skipped} skipped as not eligible); nothing to start`);
   await dispatchInstall(db, row, null);
   return moveRollout(db, row, { rolloutState: "in_progress", status: "running", startedAt: new Date(), completedAt: null, rolloutReason: null, currentBatch: null }, events);
+}
+
+/**
+ * One version per application on a device: two continuous deployments of one application may
+ * not target the same devices. 409 naming the other deployment and a device both match now.
+ */
+async function assertNoOverlappingContinuous(db: DbTx, row: DeploymentRow): Promise<void> {
+  const [clash] = await db.$queryRaw<Array<{ name: string; id: string; deviceName: string }>>`
+    SELECT o."name", o."id"::text AS "id", dev."name" AS "deviceName"
+      FROM "Deployment" o
+      JOIN "Device" dev ON dev."organizationId" = o."organizationId" AND dev."labels" @> o."labelSelector" AND dev."labels" @> ${JSON.stringify(row.labelSelector)}::jsonb
+     WHERE o."organizationId" = ${row.organizationId}::uuid AND o."applicationId" = ${row.applicationId}::uuid AND o."id" <> ${row.id}::uuid
+       AND o."continuous" AND o."status" = 'running'
+     LIMIT 1`;
+  if (clash) {
+    throw conflict(`Continuous deployment ${clash.name} (${clash.id}) of the same application already targets device ${clash.deviceName}; one version per application on a device`);
+  }
 }
 
 /** Asks the devices to remove the application; the deployment is stopped once they all confirmed. */
@@ -326,6 +344,8 @@ function entryFieldsOf(r: Prisma.DeploymentDeviceGetPayload<object>) {
     stateChangedAt: iso(r.stateChangedAt),
     attempt: r.attempt,
     retryAt: isoNullable(r.retryAt),
+    lateJoiner: r.lateJoiner,
+    leftAt: isoNullable(r.leftAt),
   };
 }
 

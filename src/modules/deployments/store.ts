@@ -10,6 +10,8 @@ import type { RolloutState } from "./rollout-machine.js";
 import type { Strategy } from "./strategy.js";
 import type { DisruptionBudget, MaintenanceWindows, RetryOptions } from "./options.js";
 
+type StateOnlyCounts = Omit<ProgressCounts, "total" | "joined" | "left">;
+
 export const deploymentInclude = { application: { select: { name: true } } } satisfies Prisma.DeploymentInclude;
 export type DeploymentRow = Prisma.DeploymentGetPayload<{ include: typeof deploymentInclude }>;
 
@@ -46,9 +48,10 @@ export async function countsByDeployment(db: DbTx, ids: string[]): Promise<Map<s
   const result = new Map<string, ProgressCounts>();
   for (const id of ids) result.set(id, emptyProgress());
   if (!ids.length) return result;
-  const rows = await db.$queryRaw<Array<{ deploymentId: string; state: keyof ProgressCounts; n: number }>>`
+  const rows = await db.$queryRaw<Array<{ deploymentId: string; state: keyof StateOnlyCounts; n: number; joined: number; left: number }>>`
     SELECT "deploymentId"::text AS "deploymentId",
-           ${SERVICE_STATE} AS "state", count(*)::int AS "n"
+           ${SERVICE_STATE} AS "state", count(*)::int AS "n",
+           count(*) FILTER (WHERE "lateJoiner")::int AS "joined", count("leftAt")::int AS "left"
       FROM "DeploymentDevice"
      WHERE "deploymentId" IN (SELECT jsonb_array_elements_text(${JSON.stringify(ids)}::jsonb)::uuid)
      GROUP BY 1, 2`;
@@ -56,6 +59,8 @@ export async function countsByDeployment(db: DbTx, ids: string[]): Promise<Map<s
     const counts = result.get(row.deploymentId)!;
     counts[row.state] = row.n;
     counts.total += row.n;
+    counts.joined += row.joined;
+    counts.left += row.left;
   }
   return result;
 }

@@ -65,6 +65,8 @@ export const DEVICE_EVENT_TYPES = [
   "certificate_issued",
   "certificate_renewed",
   "certificate_revoked",
+  "deployment_joined",
+  "deployment_left",
 ] as const;
 export type DeviceEventType = (typeof DEVICE_EVENT_TYPES)[number];
 

@@ -48,15 +48,15 @@ describe("install", () => {
     expect(agent.nextDueAt()).toBe(1_000_000 + 5000);
 
     // the next heartbeat reports the download, once
-    expect(heartbeat([install(D1)])).toEqual([{ deploymentId: D1, state: "downloading" }]);
+    expect(heartbeat([install(D1)])).toEqual([{ deploymentId: D1, state: "downloading", attempt: 1 }]);
     expect(heartbeat([install(D1)])).toEqual([]);
 
     advance(4999);
     expect(agent.pendingReports()).toEqual([]);
     advance(1);
-    expect(heartbeat([install(D1)])).toEqual([{ deploymentId: D1, state: "installing" }]);
+    expect(heartbeat([install(D1)])).toEqual([{ deploymentId: D1, state: "installing", attempt: 1 }]);
     advance(2500);
-    expect(heartbeat([install(D1)])).toEqual([{ deploymentId: D1, state: "running" }]);
+    expect(heartbeat([install(D1)])).toEqual([{ deploymentId: D1, state: "running", attempt: 1 }]);
     expect(agent.busy()).toBe(false);
     expect(heartbeat([install(D1)])).toEqual([]);
     expect(agent.get(D1)!.history).toEqual(["downloading", "installing", "running"]);
@@ -69,7 +69,7 @@ describe("install", () => {
     expect(agent.nextDueAt()).toBe(1_000_000 + 20);
     advance(60);
     // only the current state is reported: the service keeps the last report of a deployment anyway
-    expect(heartbeat([install(D1)])).toEqual([{ deploymentId: D1, state: "running" }]);
+    expect(heartbeat([install(D1)])).toEqual([{ deploymentId: D1, state: "running", attempt: 1 }]);
     expect(agent.get(D1)!.history).toEqual(["downloading", "installing", "running"]);
   });
 
@@ -78,7 +78,7 @@ describe("install", () => {
     heartbeat([install(D1)]);
     expect(agent.get(D1)!.state).toBe("running");
     expect(agent.busy()).toBe(true); // running is not reported yet
-    expect(heartbeat([install(D1)])).toEqual([{ deploymentId: D1, state: "running" }]);
+    expect(heartbeat([install(D1)])).toEqual([{ deploymentId: D1, state: "running", attempt: 1 }]);
     expect(agent.busy()).toBe(false);
   });
 
@@ -116,10 +116,10 @@ describe("install", () => {
     const { agent, advance } = fixture({ timeScale: 0.001 });
     agent.apply([install(D1)]);
     const first = agent.pendingReports();
-    expect(first).toEqual([{ deploymentId: D1, state: "downloading" }]);
+    expect(first).toEqual([{ deploymentId: D1, state: "downloading", attempt: 1 }]);
     // that heartbeat failed: nothing acknowledged, the state goes out again (now further along)
     advance(100);
-    expect(agent.pendingReports()).toEqual([{ deploymentId: D1, state: "running" }]);
+    expect(agent.pendingReports()).toEqual([{ deploymentId: D1, state: "running", attempt: 1 }]);
     agent.acknowledge(agent.pendingReports());
     expect(agent.pendingReports()).toEqual([]);
   });
@@ -153,7 +153,7 @@ describe("desired state changes", () => {
     expect(agent.get(D1)).toBeUndefined();
     expect(agent.get(D2)).toMatchObject({ version: "1.1.0", state: "downloading" });
     advance(100);
-    expect(heartbeat([install(D2, "1.1.0")])).toEqual([{ deploymentId: D2, state: "running" }]);
+    expect(heartbeat([install(D2, "1.1.0")])).toEqual([{ deploymentId: D2, state: "running", attempt: 1 }]);
   });
 
   it("drops a deployment that left the desired state (cancelled or superseded) without reporting it", () => {
@@ -194,7 +194,7 @@ describe("desired state changes", () => {
     const reports = heartbeat([remove(D1), remove(D2, "1.0.0", OTHER_APP)]);
     expect(reports).toEqual([
       { deploymentId: D1, state: "removed" },
-      { deploymentId: D2, state: "failed", message: expect.stringMatching(/failed/) },
+      { deploymentId: D2, state: "failed", message: expect.stringMatching(/failed/), attempt: 1 },
     ]);
     expect(agent.get(D2)!.state).toBe("removing");
     expect(agent.get(D1)!.history).toEqual(["downloading", "removing", "removed"]);
@@ -241,5 +241,43 @@ describe("options", () => {
     expect(parseSimulatorArgs([...base, "--fast", "--deployment-failure-rate", "0.2"])).toMatchObject({ timeScale: 0, deploymentFailureRate: 0.2 });
     expect(parseSimulatorArgs([...base, "--time-scale", "0.1", "--busy-heartbeat", "200ms"])).toMatchObject({ timeScale: 0.1, busyHeartbeatMs: 200 });
     expect(() => parseSimulatorArgs([...base, "--fast", "--time-scale", "1"])).toThrow(/--fast/);
+  });
+});
+
+describe("maintenance windows and retries", () => {
+  it("download-only: downloads, then waits without installing until the window opens", () => {
+    const { agent, heartbeat, advance } = fixture({ failureRate: 0 });
+    heartbeat([{ ...install(D1), window: "download-only" }]);
+    advance(60_000);
+    expect(heartbeat([{ ...install(D1), window: "download-only" }])).toEqual([{ deploymentId: D1, state: "downloading", attempt: 1 }]);
+    advance(60_000);
+    agent.advance();
+    expect(agent.get(D1)).toMatchObject({ state: "downloading", downloaded: true });
+    expect(agent.pendingReports()).toEqual([]);
+    heartbeat([{ ...install(D1), window: "open" }]);
+    expect(agent.get(D1)).toMatchObject({ state: "installing" });
+    advance(60_000);
+    expect(heartbeat([{ ...install(D1), window: "open" }])).toEqual([{ deploymentId: D1, state: "running", attempt: 1 }]);
+  });
+
+  it("closed: does nothing yet, not even the download", () => {
+    const { agent, heartbeat } = fixture();
+    heartbeat([{ ...install(D1), window: "closed" }]);
+    expect(agent.get(D1)).toBeUndefined();
+  });
+
+  it("a failed attempt is installed again when a higher attempt arrives, drawing its own failure: it succeeds on the retry", () => {
+    // attempt 1: failure dice 0.01 (< 0.5: fails), phase 0.9 (install); attempt 2: dice 0.9 (succeeds)
+    const { agent, heartbeat, advance } = fixture({ failureRate: 0.5, timeScale: 0 }, [0.01, 0.9, 0.5, 0.5, 0.5, 0.9]);
+    heartbeat([install(D1)]);
+    expect(agent.get(D1)).toMatchObject({ state: "failed", attempt: 1 });
+    expect(heartbeat([install(D1)])).toEqual([{ deploymentId: D1, state: "failed", message: expect.stringMatching(/install failed/), attempt: 1 }]);
+    // the same attempt again changes nothing
+    heartbeat([install(D1)]);
+    expect(agent.get(D1)).toMatchObject({ state: "failed", attempt: 1 });
+    heartbeat([{ ...install(D1), attempt: 2 }]);
+    advance(1);
+    expect(agent.get(D1)).toMatchObject({ state: "running", attempt: 2 });
+    expect(heartbeat([{ ...install(D1), attempt: 2 }])).toEqual([{ deploymentId: D1, state: "running", attempt: 2 }]);
   });
 });

@@ -1,0 +1,2 @@
+-- CreateIndex
+CREATE INDEX "Deployment_continuous_status_idx" ON "Deployment"("continuous", "status");
