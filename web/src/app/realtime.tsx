@@ -30,19 +30,33 @@ const RealtimeContext = createContext<Realtime>({ state: "connecting", retryInSe
 const INVALIDATE_EVERY_MS = 2_000;
 const MAX_BACKOFF_MS = 30_000;
 
+/**
+ * Whether the API issues this session a ticket (src/modules/realtime/tickets.ts): the ticket needs
+ * telemetry:read and at least one channel's permission. Without them the console does not ask
+ * (a request it knows will be refused), and the indicator says live updates are off.
+ */
+export function canGoLive(permissions: readonly string[]): boolean {
+  return permissions.includes("telemetry:read") && ["devices:read", "deployments:read", "alerts:read"].some((p) => permissions.includes(p));
+}
+
 export function backoffMs(attempt: number, random = Math.random()): number {
   const base = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** attempt);
   return Math.round(base / 2 + (base / 2) * random);
 }
 
 /** `organizationId`: where the session acts; the channel's ticket is for that organization, so a switch reconnects. */
-export function RealtimeProvider({ organizationId, children }: { organizationId: string; children: ReactNode }) {
+export function RealtimeProvider({ organizationId, enabled, children }: { organizationId: string; enabled: boolean; children: ReactNode }) {
   const queryClient = useQueryClient();
   const listeners = useRef(new Set<Listener>());
-  const [state, setState] = useState<ConnectionState>("connecting");
+  const [state, setState] = useState<ConnectionState>(enabled ? "connecting" : "unavailable");
   const [retryInSeconds, setRetryIn] = useState<number | null>(null);
 
   useEffect(() => {
+    if (!enabled) {
+      setState("unavailable");
+      return;
+    }
+    setState("connecting");
     let socket: WebSocket | null = null;
     let stopped = false;
     let attempt = 0;
@@ -114,7 +128,7 @@ export function RealtimeProvider({ organizationId, children }: { organizationId:
       window.clearTimeout(pendingInvalidation);
       socket?.close(1000, "page closed");
     };
-  }, [queryClient, organizationId]);
+  }, [queryClient, organizationId, enabled]);
 
   const subscribe = useCallback((listener: Listener) => {
     listeners.current.add(listener);
