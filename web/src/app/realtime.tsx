@@ -2,7 +2,8 @@
 // single-use ticket (POST /realtime/ticket, authenticated by the session cookie). It
 // reconnects by itself with exponential back-off and jitter (1 s doubling to 30 s), and the
 // shell shows its state. Pages subscribe to event types; on top of that, a device status
-// change marks the fleet's numbers stale (devices, groups, fleet health), at most every 2 s,
+// change or an alert firing or resolving marks the fleet's numbers stale (devices, groups,
+// fleet health, active alerts), at most every 2 s,
 // so every open page catches up without a reload and a burst of changes costs one refetch.
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { useQueryClient } from "@tanstack/react-query";
@@ -67,7 +68,7 @@ export function RealtimeProvider({ organizationId, enabled, children }: { organi
       if (pendingInvalidation !== undefined) return;
       pendingInvalidation = window.setTimeout(() => {
         pendingInvalidation = undefined;
-        for (const key of [q.devices.key(), q.groups.key(), q.fleet.key()]) void queryClient.invalidateQueries({ queryKey: key });
+        for (const key of [q.devices.key(), q.groups.key(), q.fleet.key(), q.alerts.key()]) void queryClient.invalidateQueries({ queryKey: key });
       }, INVALIDATE_EVERY_MS);
     };
 
@@ -112,7 +113,9 @@ export function RealtimeProvider({ organizationId, enabled, children }: { organi
           invalidateFleet();
           return;
         }
-        if (event.type === "device.status_changed") invalidateFleet();
+        // A status change moves the fleet's numbers; an alert that fires or resolves moves the
+        // active alerts and the health summary's count of them.
+        if (event.type === "device.status_changed" || event.type === "alert.firing" || event.type === "alert.resolved") invalidateFleet();
         for (const listener of listeners.current) listener(event);
       };
       socket.onclose = () => {
