@@ -18,6 +18,7 @@ import { FleetSimulator } from "../src/simulator/engine.js";
 import { formatProgress } from "../src/simulator/cli.js";
 import { onStopSignals } from "../src/lib/stop-signals.js";
 import { startGitServer, type GitServer } from "../test/support/git-server/index.js";
+import { demoBanner } from "./demo-banner.js";
 
 const DEMO_DIR = path.resolve(process.env.DEMO_DIR ?? "./data-demo");
 const MARKER = ".fleet-demo";
@@ -265,37 +266,18 @@ async function main() {
     }
 
     const device = (await call("GET", "/api/v1/devices?limit=1", { key })).items?.[0] ?? null;
-    say(`
-================================================================================
- Fleet Manager demo is running: ${base}
-================================================================================
- Web console             ${base}/
-                         sign in as ${OPERATOR.email} / ${OPERATOR.password}
-                         (organization 'demo', ${stats.enrolled} live devices; Devices, Groups,
-                         Enrollment in the navigation, a device's Telemetry and Logs tabs)
- API docs (Swagger UI)   ${base}/api/v1/docs
- OpenAPI document        ${base}/api/v1/openapi.json
- Super Admin             ${b.adminEmail} / ${b.generatedPassword}
-                         API key ${adminKey}
- Demo organization       '${org.slug}', operator ${OPERATOR.email} / ${OPERATOR.password}
- Demo API key            ${key}
- Enrollment token        ${token.token}
- Git registry            ${repo ? `${repo.url}  (served by this process)` : "none (git not available)"}${registry ? `
-                         id ${registry.id}` : ""}
-
- Try:
-   export KEY=${key}
-   curl -s -H "X-API-Key: $KEY" ${base}/api/v1/fleet/health
-   curl -s -H "X-API-Key: $KEY" '${base}/api/v1/devices?limit=3'
-   curl -s -H "X-API-Key: $KEY" ${base}/api/v1/applications
-${registry ? `   curl -s -H "X-API-Key: $KEY" -X POST ${base}/api/v1/registries/git/${registry.id}/sync\n` : ""}   curl -s -H "X-API-Key: $KEY" '${base}/api/v1/audit?limit=5'${device ? `
-   curl -s -H "X-API-Key: $KEY" ${base}/api/v1/devices/${device.id}/telemetry/latest` : ""}
-${continuous ? ` Continuous deployment  '${continuous.name}': devices enrolled later get it too
-   curl -s -H "X-API-Key: $KEY" ${base}/api/v1/deployments/${continuous.id}
-` : ""} More devices against the same service (another terminal):
-   npm run simulate -- --url ${base} --token ${token.token} --devices 20 --prefix more
- Ctrl-C stops everything.
-================================================================================`);
+    say(demoBanner({
+      base,
+      operator: OPERATOR,
+      organizationSlug: org.slug,
+      enrolledDevices: stats.enrolled,
+      superAdmin: { email: b.adminEmail, password: b.generatedPassword, apiKey: adminKey },
+      demoApiKey: key,
+      enrollmentToken: token.token,
+      gitRegistry: repo && registry ? { url: repo.url, id: registry.id } : null,
+      deviceId: device?.id ?? null,
+      continuousDeployment: continuous,
+    }));
     const tty = process.stdout.isTTY;
     ticker = setInterval(() => {
       if (!simulator || stopping) return;

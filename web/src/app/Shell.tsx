@@ -11,7 +11,7 @@ import { Button } from "../ui/Button";
 import { Loading } from "../ui/states";
 import { useToast } from "../ui/toast";
 import { NAV } from "./nav";
-import { RealtimeProvider, useRealtimeState } from "./realtime";
+import { canGoLive, RealtimeProvider, useRealtimeState } from "./realtime";
 import { useOrganizationChanged, useSession, type Session } from "./session";
 import { setThemeChoice, useTheme, type ThemeChoice } from "./theme";
 import { TenantSwitchBanner, TenantSwitchDialog } from "./tenant-switch";
@@ -21,7 +21,7 @@ import "./shell.css";
 export function Shell() {
   const session = useSession();
   return (
-    <RealtimeProvider organizationId={session.organization.id}>
+    <RealtimeProvider organizationId={session.organization.id} enabled={canGoLive(session.permissions)}>
       <a className="skip-link" href="#main">Skip to content</a>
       <div className="shell">
         <aside className="shell__sidebar">

@@ -2,7 +2,8 @@
 // single-use ticket (POST /realtime/ticket, authenticated by the session cookie). It
 // reconnects by itself with exponential back-off and jitter (1 s doubling to 30 s), and the
 // shell shows its state. Pages subscribe to event types; on top of that, a device status
-// change marks the fleet's numbers stale (devices, groups, fleet health), at most every 2 s,
+// change or an alert firing or resolving marks the fleet's numbers stale (devices, groups,
+// fleet health, active alerts), at most every 2 s,
 // so every open page catches up without a reload and a burst of changes costs one refetch.
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { useQueryClient } from "@tanstack/react-query";
@@ -30,19 +31,33 @@ const RealtimeContext = createContext<Realtime>({ state: "connecting", retryInSe
 const INVALIDATE_EVERY_MS = 2_000;
 const MAX_BACKOFF_MS = 30_000;
 
+/**
+ * Whether the API issues this session a ticket (src/modules/realtime/tickets.ts): the ticket needs
+ * telemetry:read and at least one channel's permission. Without them the console does not ask
+ * (a request it knows will be refused), and the indicator says live updates are off.
+ */
+export function canGoLive(permissions: readonly string[]): boolean {
+  return permissions.includes("telemetry:read") && ["devices:read", "deployments:read", "alerts:read"].some((p) => permissions.includes(p));
+}
+
 export function backoffMs(attempt: number, random = Math.random()): number {
   const base = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** attempt);
   return Math.round(base / 2 + (base / 2) * random);
 }
 
 /** `organizationId`: where the session acts; the channel's ticket is for that organization, so a switch reconnects. */
-export function RealtimeProvider({ organizationId, children }: { organizationId: string; children: ReactNode }) {
+export function RealtimeProvider({ organizationId, enabled, children }: { organizationId: string; enabled: boolean; children: ReactNode }) {
   const queryClient = useQueryClient();
   const listeners = useRef(new Set<Listener>());
-  const [state, setState] = useState<ConnectionState>("connecting");
+  const [state, setState] = useState<ConnectionState>(enabled ? "connecting" : "unavailable");
   const [retryInSeconds, setRetryIn] = useState<number | null>(null);
 
   useEffect(() => {
+    if (!enabled) {
+      setState("unavailable");
+      return;
+    }
+    setState("connecting");
     let socket: WebSocket | null = null;
     let stopped = false;
     let attempt = 0;
@@ -53,7 +68,7 @@ export function RealtimeProvider({ organizationId, children }: { organizationId:
       if (pendingInvalidation !== undefined) return;
       pendingInvalidation = window.setTimeout(() => {
         pendingInvalidation = undefined;
-        for (const key of [q.devices.key(), q.groups.key(), q.fleet.key()]) void queryClient.invalidateQueries({ queryKey: key });
+        for (const key of [q.devices.key(), q.groups.key(), q.fleet.key(), q.alerts.key()]) void queryClient.invalidateQueries({ queryKey: key });
       }, INVALIDATE_EVERY_MS);
     };
 
@@ -98,7 +113,9 @@ export function RealtimeProvider({ organizationId, children }: { organizationId:
           invalidateFleet();
           return;
         }
-        if (event.type === "device.status_changed") invalidateFleet();
+        // A status change moves the fleet's numbers; an alert that fires or resolves moves the
+        // active alerts and the health summary's count of them.
+        if (event.type === "device.status_changed" || event.type === "alert.firing" || event.type === "alert.resolved") invalidateFleet();
         for (const listener of listeners.current) listener(event);
       };
       socket.onclose = () => {
@@ -114,7 +131,7 @@ export function RealtimeProvider({ organizationId, children }: { organizationId:
       window.clearTimeout(pendingInvalidation);
       socket?.close(1000, "page closed");
     };
-  }, [queryClient, organizationId]);
+  }, [queryClient, organizationId, enabled]);
 
   const subscribe = useCallback((listener: Listener) => {
     listeners.current.add(listener);

@@ -12,7 +12,7 @@ import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
 import { DataTable, type Column } from "../ui/DataTable";
 import { Pagination } from "../ui/Pagination";
-import { Empty, ErrorBox } from "../ui/states";
+import { Empty, ErrorBox, Forbidden } from "../ui/states";
 import { RelativeTime } from "../ui/time";
 import { StatusBadge } from "../ui/StatusBadge";
 import { useDebounced } from "../ui/useDebounced";
@@ -32,6 +32,21 @@ function parseStatuses(text: string | undefined): DeviceStatus[] {
 }
 
 export function DevicesPage() {
+  // A role without devices:read reaches this page only by a link: it says so, and asks the API
+  // for nothing it would refuse (the table, the label suggestions).
+  const canRead = useCan("devices:read");
+  if (!canRead) {
+    return (
+      <>
+        <PageHeader title="Devices" description="All devices of this organization" />
+        <Card><Forbidden what="devices" /></Card>
+      </>
+    );
+  }
+  return <DeviceTable />;
+}
+
+function DeviceTable() {
   const search = useSearch({ from: "/app/devices" });
   const navigate = useNavigate({ from: "/devices" });
   const queryClient = useQueryClient();
