@@ -7,7 +7,7 @@ import crypto from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { peerAvailable } from "../../support/peers.js";
 import { ADMIN, type ConsoleService, type SimulatedFleet } from "../../support/console-service.js";
-import { consoleSuite, waitForPath, waitForText } from "../../support/browser.js";
+import { consoleSuite, waitForPath, waitForText, UI_TIMEOUT_MS } from "../../support/browser.js";
 
 let service: ConsoleService;
 let fleet: SimulatedFleet;
@@ -47,7 +47,8 @@ describe.skipIf(!peerAvailable("chromium"))("console device actions", () => {
     await ui.settled();
     const items = timeline.getByRole("listitem");
     await waitForText(items.first(), (t) => t.includes("Labels changed"));
-    for (const text of await items.allTextContents()) expect(text).toContain("Labels changed");
+    // The unfiltered page may still be on screen for a moment (kept while the filtered one loads).
+    await expect.poll(async () => (await items.allTextContents()).filter((t) => !t.includes("Labels changed")), { timeout: UI_TIMEOUT_MS }).toEqual([]);
     await ui.audit();
 
     const line = (level: "info" | "error", message: string) => ({ timestamp: new Date().toISOString(), level, source: "console-test", message });

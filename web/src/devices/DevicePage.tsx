@@ -230,10 +230,12 @@ function DeviceActions({ device: d }: { device: Device }) {
         confirmLabel="Delete device"
         onConfirm={async () => {
           await q.devices.delete.call({ id: d.id });
+          toast.success(`${d.name} deleted`);
+          // Leave the page first: while it is mounted, its queries of the deleted device are
+          // active, and dropping or invalidating them would fetch them again (a 404).
+          await navigate({ to: "/devices" });
           queryClient.removeQueries({ queryKey: q.devices.get.key({ id: d.id }) });
           await queryClient.invalidateQueries({ queryKey: q.devices.list.key() });
-          toast.success(`${d.name} deleted`);
-          await navigate({ to: "/devices" });
         }}
       >
         <p>The device is removed from the fleet and its certificates are revoked: it can no longer connect until it enrolls again. Its telemetry, logs and history are deleted. This cannot be undone.</p>
