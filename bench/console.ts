@@ -35,6 +35,7 @@ import { startChild } from "./support/child.js";
 
 const FLEET = Number(process.env.BENCH_FLEET ?? 100_000);
 const RUNS = Number(process.env.BENCH_CONSOLE_RUNS ?? 5);
+const TRACE = process.env.BENCH_CONSOLE_TRACE === "1";
 const POINTS = 10_000;
 const ADMIN_KEY = "fm_bench" + "W".repeat(36);
 const ADMIN = { email: "admin@example.com", password: "bench-password-123" };
@@ -163,8 +164,15 @@ async function run(label: string, databaseUrl?: string) {
         const entries = g.performance.getEntriesByType("resource");
         const trpc = entries.filter((e) => e.name.includes("/trpc/"));
         const scripts = entries.filter((e) => e.name.endsWith(".js"));
-        return { slowestApi: Math.max(0, ...trpc.map((e) => e.responseEnd - e.startTime)), scripts: scripts.map((e) => new URL(e.name).pathname), scriptsEnd: Math.max(0, ...scripts.map((e) => e.responseEnd)) };
+        return {
+          slowestApi: Math.max(0, ...trpc.map((e) => e.responseEnd - e.startTime)),
+          scripts: scripts.map((e) => new URL(e.name).pathname),
+          scriptsEnd: Math.max(0, ...scripts.map((e) => e.responseEnd)),
+          timeline: entries.map((e) => ({ path: new URL(e.name).pathname + new URL(e.name).search.slice(0, 60), start: e.startTime, end: e.responseEnd })),
+        };
       });
+      // BENCH_CONSOLE_TRACE=1: where the first run's time went, request by request.
+      if (TRACE && i === 0) for (const e of timing.timeline) console.log(`  ${e.start.toFixed(0).padStart(6)} -> ${e.end.toFixed(0).padStart(6)} ms  ${e.path}`);
       overview.push(ready);
       overviewApi.push(timing.slowestApi);
       overviewJs.push(timing.scriptsEnd);
