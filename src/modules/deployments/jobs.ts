@@ -7,6 +7,7 @@ import { DeploymentEvents } from "./events.js";
 import { evaluateDeployment, startDeployment } from "./service.js";
 import { lockDeployment } from "./store.js";
 import { dispatchDueRetries } from "./dispatch.js";
+import { writeAudit } from "../../trpc/audit.js";
 
 export const ROLLOUT_TICK_MS = 10_000;
 
@@ -59,14 +60,25 @@ export async function startScheduledDeployments(services: Pick<Services, "prisma
       const done = await services.prisma.$transaction(async (tx) => {
         const row = await lockDeployment(tx, organizationId, id);
         if (row.status !== "draft" || !row.startAt || row.startAt > now) return false;
-        await startDeployment(tx, organizationId, id, events);
+        const started = await startDeployment(tx, organizationId, id, events);
+        // the same action an operator's start records, by the system, in the start's transaction
+        await writeAudit(tx, null, null, {
+          action: "deployments.start", outcome: "success", organizationId, entityType: "deployment", entityId: id,
+          changes: { startAt: row.startAt.toISOString(), rolloutState: started.rolloutState },
+          message: `scheduled start of ${row.name} (startAt ${row.startAt.toISOString()})`,
+        });
         return true;
       });
       if (done) started.push(id);
     } catch (err) {
       const reason = `scheduled start failed: ${(err as Error).message}`;
       services.logger.warn({ err: (err as Error).message, deploymentId: id }, "a scheduled start failed; the deployment stays a draft");
-      await services.prisma.deployment.updateMany({ where: { id, status: "draft", startAt: { lte: now } }, data: { startAt: null, rolloutReason: reason } });
+      await services.prisma.$transaction(async (tx) => {
+        const cleared = await tx.deployment.updateMany({ where: { id, status: "draft", startAt: { lte: now } }, data: { startAt: null, rolloutReason: reason } });
+        if (cleared.count) {
+          await writeAudit(tx, null, null, { action: "deployments.start", outcome: "failure", organizationId, entityType: "deployment", entityId: id, message: reason });
+        }
+      });
     }
   }
   events.publishTo(services);
