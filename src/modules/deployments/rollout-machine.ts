@@ -11,40 +11,15 @@
 //   canary | awaiting_approval | in_progress --pause--> paused --resume--> the state it paused from
 //   initialized | canary | awaiting_approval | in_progress | paused --abort--> aborted
 import { conflict } from "../../trpc/errors.js";
+import { MOVES_ALLOWED_FROM, moveRefusal, type RolloutMove, type RolloutPosition, type RolloutState } from "./rollout-moves.js";
 
-export const ROLLOUT_STATES = ["draft", "initialized", "canary", "awaiting_approval", "in_progress", "paused", "completed", "aborted", "failed"] as const;
-export type RolloutState = (typeof ROLLOUT_STATES)[number];
-
-export const TERMINAL_ROLLOUT_STATES: readonly RolloutState[] = ["completed", "aborted", "failed"];
-
-export type RolloutMove = "initialize" | "start" | "promote" | "approve" | "pause" | "resume" | "abort";
-
-/** The states each operator move is allowed from. */
-export const MOVES_ALLOWED_FROM: Record<RolloutMove, readonly RolloutState[]> = {
-  initialize: ["draft", "initialized"],
-  start: ["initialized"],
-  promote: ["canary", "awaiting_approval"],
-  approve: ["awaiting_approval"],
-  pause: ["canary", "awaiting_approval", "in_progress"],
-  resume: ["paused"],
-  abort: ["initialized", "canary", "awaiting_approval", "in_progress", "paused"],
-};
-
-export interface RolloutPosition {
-  state: RolloutState;
-  /** index of the batch in flight; 0 is the canary */
-  currentBatch: number | null;
-}
+// The move table is shared with the console (rollout-moves.ts); re-exported for the service.
+export { MOVES_ALLOWED_FROM, ROLLOUT_STATES, TERMINAL_ROLLOUT_STATES, type RolloutMove, type RolloutPosition, type RolloutState } from "./rollout-moves.js";
 
 /** Throws a 409 naming the current state when `move` is not allowed from it. */
 export function assertMoveAllowed(move: RolloutMove, position: RolloutPosition): void {
-  if (!MOVES_ALLOWED_FROM[move].includes(position.state)) {
-    throw conflict(`Cannot ${move} the rollout: it is ${position.state} (allowed from ${MOVES_ALLOWED_FROM[move].join(", ")})`);
-  }
-  // Promote is the canary's gate; later gates are approvals.
-  if (move === "promote" && position.state === "awaiting_approval" && position.currentBatch !== 0) {
-    throw conflict(`Cannot promote the rollout: it is awaiting_approval of batch ${position.currentBatch}, not of the canary; approve it instead`);
-  }
+  const refusal = moveRefusal(move, position);
+  if (refusal) throw conflict(refusal);
 }
 
 /** Progress of the batch in flight, as counted from the device states. */

@@ -16,6 +16,7 @@ import {
   DEPLOYMENT_STATUSES, emptyProgress, emptyStateCounts, type CreateDeploymentInput, type DeploymentDto, type StateCounts, type UpdateDeploymentInput,
 } from "./schemas.js";
 import { ROLLOUT_STATES } from "./rollout-machine.js";
+import { EDITABLE_STATUSES, stopRefusal } from "./rollout-moves.js";
 import { countsByDeployment, deploymentInclude, findDeployment, lockDeployment, toDeploymentDto, type DeploymentRow } from "./store.js";
 import type { Strategy } from "./strategy.js";
 import { freezeTargets } from "./targets.js";
@@ -106,7 +107,6 @@ export async function listDeployments(
   return pageOf(rows.map((r) => toDeploymentDto(r, counts.get(r.id)!)), total, input.offset);
 }
 
-const EDITABLE_STATUSES = ["draft", "stopped"];
 
 /** Only while not running: a started deployment is stopped first. Any change discards a planned rollout. */
 export async function updateDeployment(db: DbTx, secrets: SecretBox, organizationId: string, input: UpdateDeploymentInput, events: DeploymentEvents) {
@@ -224,11 +224,9 @@ export async function finishRemoval(db: DbTx, row: DeploymentRow, forced: boolea
 
 export async function stopDeployment(db: DbTx, organizationId: string, id: string, force: boolean, events: DeploymentEvents): Promise<DeploymentRow> {
   let row = await lockDeployment(db, organizationId, id);
-  if (row.status === "stopping") {
-    if (!force) throw conflict("The deployment is already stopping and waits for its devices to confirm the removal; stop with force to finish now");
-    return (await finishRemoval(db, row, true, events))!;
-  }
-  if (row.status !== "running") throw conflict(`Cannot stop the deployment: it is ${row.status}`);
+  const refusal = stopRefusal(row.status, force);
+  if (refusal) throw conflict(refusal);
+  if (row.status === "stopping") return (await finishRemoval(db, row, true, events))!;
   row = await beginRemoval(db, row, "stopping", events);
   if (force || (await removalsAwaited(db, row.id)) === 0) return (await finishRemoval(db, row, force, events))!;
   return row;

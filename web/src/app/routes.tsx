@@ -7,6 +7,7 @@ import * as z from "zod/mini";
 import { statusOf } from "../api/client";
 import { deviceDetailSearch, deviceListSearch } from "../devices/search";
 import { groupsSearch } from "../groups/search";
+import { rolloutSearch } from "../deployments/rollout/search";
 import { queryClient, setSessionEndedHandler } from "./query-client";
 import { sessionQuery } from "./session";
 import { Shell } from "./Shell";
@@ -74,6 +75,14 @@ const deviceRoute = createRoute({
   component: lazyRouteComponent(() => import("../devices/DevicePage"), "DevicePage"),
 });
 
+// One deployment and its rollout, live (deployments/rollout/); the list links each row here.
+const deploymentRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/deployments/$deploymentId",
+  validateSearch: rolloutSearch,
+  component: lazyRouteComponent(() => import("../deployments/rollout/RolloutPage"), "RolloutPage"),
+});
+
 const groupsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/groups",
@@ -95,7 +104,7 @@ const profileRoute = createRoute({
 
 const routeTree = rootRoute.addChildren([
   signInRoute,
-  appRoute.addChildren([overviewRoute, devicesRoute, deviceRoute, groupsRoute, enrollmentRoute, profileRoute]),
+  appRoute.addChildren([overviewRoute, devicesRoute, deviceRoute, deploymentRoute, groupsRoute, enrollmentRoute, profileRoute]),
 ]);
 
 export const router = createRouter({

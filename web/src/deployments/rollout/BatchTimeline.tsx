@@ -1,0 +1,73 @@
+// The batches as a timeline, canary first: each a stacked bar of its devices by state, with
+// the success line (devices that must run) and the failure line (failures that pause it),
+// the counts in words beside it, and the time left before the batch in flight times out.
+import { useEffect, useState } from "react";
+import { formatDateTime } from "../../ui/time";
+import { BATCH_STATE_TONE } from "./labels";
+import { batchName, batchSegments, clockRuns, failureLimit, thresholdLines, timeLeft, type Batch, type Rollout } from "./timeline";
+
+export function BatchTimeline({ rollout }: { rollout: Rollout }) {
+  const now = useSecondClock(rollout.batches.some((b) => clockRuns(rollout, b)));
+  return (
+    <ol className="timeline" aria-label="Batches">
+      {rollout.batches.map((batch) => (
+        <BatchRow key={batch.index} rollout={rollout} batch={batch} now={now} />
+      ))}
+    </ol>
+  );
+}
+
+function BatchRow({ rollout, batch, now }: { rollout: Rollout; batch: Batch; now: number }) {
+  const name = batchName(batch);
+  const segments = batchSegments(batch.counts);
+  const lines = thresholdLines(batch, rollout.failureThreshold);
+  const current = rollout.currentBatch === batch.index;
+  const summary = segments.map((s) => `${s.label} ${s.value}`).join(", ");
+  return (
+    <li className={current ? "timeline__item timeline__item--current" : "timeline__item"} aria-label={name} data-batch={batch.index}>
+      <span className={`timeline__dot timeline__dot--${batch.state}`} aria-hidden="true" />
+      <div className="timeline__body">
+        <div className="timeline__head">
+          <strong>{name}</strong>
+          <span className={`badge ${BATCH_STATE_TONE[batch.state]}`}>{batch.state.replace("_", " ")}</span>
+          <span className="muted">{batch.size} device{batch.size === 1 ? "" : "s"}</span>
+          {clockRuns(rollout, batch) && batch.deadlineAt && (
+            <span className="timeline__clock" title={`Times out at ${formatDateTime(batch.deadlineAt)}`} data-testid={`timeout-${batch.index}`}>
+              {timeLeft(batch.deadlineAt, now)}
+            </span>
+          )}
+        </div>
+        <div className="batch-bar" role="img" aria-label={`${name}: ${summary}; succeeds at ${batch.successTarget} running, pauses at ${failureLimit(batch.size, rollout.failureThreshold)} failed`}>
+          {segments.map((s) => s.value > 0 && (
+            <span key={s.key} className="batch-bar__segment" style={{ width: `${(s.value / Math.max(1, batch.size)) * 100}%`, background: s.color }} />
+          ))}
+          <span className="batch-bar__line batch-bar__line--success" style={{ left: `${lines.success}%` }} aria-hidden="true" />
+          <span className="batch-bar__line batch-bar__line--failure" style={{ left: `${lines.failure}%` }} aria-hidden="true" />
+        </div>
+        <ul className="batch-counts" aria-label={`${name} devices by state`}>
+          {segments.map((s) => (
+            <li key={s.key} data-count={s.key}>
+              <span className="legend__swatch" style={{ background: s.color }} aria-hidden="true" />
+              {s.label} <strong className="num">{s.value}</strong>
+            </li>
+          ))}
+        </ul>
+        <p className="faint batch-lines">
+          Success line: {batch.successTarget} running ({rollout.successThreshold}%) · failure line: {failureLimit(batch.size, rollout.failureThreshold)} failed ({rollout.failureThreshold}%)
+        </p>
+      </div>
+    </li>
+  );
+}
+
+/** The current time, every second while a batch's clock runs (the countdown), else still. */
+function useSecondClock(running: boolean): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!running) return;
+    setNow(Date.now());
+    const timer = window.setInterval(() => setNow(Date.now()), 1000);
+    return () => window.clearInterval(timer);
+  }, [running]);
+  return now;
+}

@@ -1,0 +1,126 @@
+// Rolling back a group: every device a label selector (or the deployment's picked devices)
+// matches goes back to the last version of the application that ran successfully on it. The
+// dry run comes first and shows, per device, from which version to which or why not; the
+// real run is one more click on that report, and its result replaces it.
+import { useState } from "react";
+import { Link } from "@tanstack/react-router";
+import { useQueryClient } from "@tanstack/react-query";
+import type { RouterOutputs } from "../api/client";
+import { q } from "../api/query";
+import { SelectorInput, selectorProblem } from "../devices/SelectorInput";
+import { parseSelector } from "../../../src/modules/devices/selector";
+import { Button } from "../ui/Button";
+import { DataTable, type Column } from "../ui/DataTable";
+import { Dialog } from "../ui/Dialog";
+import { ErrorBox } from "../ui/states";
+import { useToast } from "../ui/toast";
+
+type Report = RouterOutputs["rollback"]["group"];
+type Outcome = Report["devices"][number];
+type Target = { labelSelector: Record<string, string> } | { deviceIds: string[] };
+
+export function GroupRollbackDialog({ applicationId, applicationName, initialTarget, onClose }: {
+  applicationId: string;
+  applicationName: string;
+  initialTarget: Target;
+  onClose: () => void;
+}) {
+  const queryClient = useQueryClient();
+  const toast = useToast();
+  const picked = "deviceIds" in initialTarget ? initialTarget.deviceIds : null;
+  const [selector, setSelector] = useState("labelSelector" in initialTarget ? Object.entries(initialTarget.labelSelector).map(([k, v]) => `${k}=${v}`).join(",") : "");
+  const [dryRun, setDryRun] = useState<Report | null>(null);
+  const [done, setDone] = useState<Report | null>(null);
+  const [busy, setBusy] = useState<"dry" | "real" | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const problem = picked ? null : selector.trim() === "" ? "Name at least one label" : selectorProblem(selector);
+
+  const target = (): Target => (picked ? { deviceIds: picked } : { labelSelector: parseSelector(selector) });
+
+  async function run(dry: boolean) {
+    setBusy(dry ? "dry" : "real");
+    setError(null);
+    try {
+      const report = await q.rollback.group.call({ ...target(), applicationId, dryRun: dry });
+      if (dry) setDryRun(report);
+      else {
+        setDone(report);
+        toast.success(`${report.rolledBack} device${report.rolledBack === 1 ? "" : "s"} rolled back`);
+        await Promise.all([queryClient.invalidateQueries({ queryKey: q.deployments.key() }), queryClient.invalidateQueries({ queryKey: q.rollback.key() })]);
+      }
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(null);
+    }
+  }
+
+  const shown = done ?? dryRun;
+  return (
+    <Dialog
+      open
+      onClose={onClose}
+      title={`Roll back ${applicationName}`}
+      footer={
+        done ? (
+          <Button variant="primary" onClick={onClose}>Close</Button>
+        ) : (
+          <>
+            <Button onClick={onClose} disabled={busy !== null}>Cancel</Button>
+            <Button onClick={() => run(true)} busy={busy === "dry"} disabled={problem !== null || busy === "real"}>Dry run</Button>
+            {dryRun && (
+              <Button variant="danger" onClick={() => run(false)} busy={busy === "real"} disabled={dryRun.rolledBack === 0 || busy === "dry"}>
+                Roll back {dryRun.rolledBack} device{dryRun.rolledBack === 1 ? "" : "s"}
+              </Button>
+            )}
+          </>
+        )
+      }
+    >
+      <div className="stack">
+        <p>
+          Each matched device that ran {applicationName} goes back to the last version that ran successfully on it: a rollback deployment of that version
+          replaces the one it runs now. The dry run shows what would happen and changes nothing.
+        </p>
+        {picked ? (
+          <p>Devices: the {picked.length} device{picked.length === 1 ? "" : "s"} this deployment names.</p>
+        ) : (
+          <SelectorInput id="rollback-selector" label="Devices (label selector)" value={selector} onChange={(v) => { setSelector(v); setDryRun(null); }} />
+        )}
+        {error != null && <ErrorBox error={error} />}
+        {shown && <RollbackReport report={shown} />}
+      </div>
+    </Dialog>
+  );
+}
+
+export function RollbackReport({ report }: { report: Report }) {
+  const columns: Column<Outcome>[] = [
+    { id: "device", header: "Device", cell: (o) => <Link to="/devices/$deviceId" params={{ deviceId: o.deviceId }} search={{ tab: "deployments" }}>{o.deviceName}</Link> },
+    {
+      id: "change",
+      header: report.dryRun ? "Would go" : "Went",
+      cell: (o) => (o.status === "rolled_back" ? <span>from <code>{o.fromVersion ?? "none"}</code> to <code>{o.toVersion}</code></span> : <span className="faint">stays on <code>{o.fromVersion ?? "none"}</code></span>),
+    },
+    {
+      id: "why",
+      header: "Outcome",
+      cell: (o) => (o.status === "rolled_back" ? <span className="badge badge--success">{report.dryRun ? "will roll back" : "rolled back"}</span> : <span><span className="badge badge--warning">no target</span> {o.reason}</span>),
+    },
+  ];
+  return (
+    <div className="stack stack--tight">
+      <p role="status" data-testid="rollback-summary">
+        {report.dryRun ? "Dry run: " : "Done: "}
+        {report.matched} device{report.matched === 1 ? "" : "s"} ran it; {report.rolledBack} {report.dryRun ? "would be" : "were"} rolled back, {report.withoutTarget} without a version to go back to.
+      </p>
+      <DataTable
+        caption={report.dryRun ? "Dry run of the rollback, per device" : "Rollback result, per device"}
+        columns={columns}
+        rows={report.devices}
+        rowKey={(o) => o.deviceId}
+        empty={<p className="muted card__body">No matched device ever ran this application.</p>}
+      />
+    </div>
+  );
+}
