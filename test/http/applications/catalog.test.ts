@@ -139,7 +139,7 @@ describe("get", () => {
     expect(res.body.profiles).toEqual([
       { id: "web", type: "compose", components: [{ name: "web", properties: { repository: "oci://registry.example/web", revision: "1.0.0", timeout: "1m0s" } }] },
     ]);
-    expect(res.body.parameters).toEqual({ port: { value: 8080, targets: [{ pointer: "PORT", components: ["web"] }] } });
+    expect(res.body.parameters).toEqual({ port: { value: 8080, schema: { type: "integer" }, targets: [{ pointer: "PORT", components: ["web"] }] } });
   });
 
   it("keeps a warning when the icon path leaves the repository", async () => {
