@@ -16,6 +16,7 @@ export const listApplicationsInput = z.object({
   vendor: z.string().trim().min(1).max(200).optional().describe("exact vendor name, case-insensitive"),
   registryId: z.string().uuid().optional().describe("the registry the latest version came from"),
   q: z.string().trim().min(1).max(200).optional().describe("text in the key, name or description, or an exact tag"),
+  tag: z.string().trim().min(1).max(200).optional().describe("an exact tag the application carries"),
 });
 export type ListApplicationsInput = z.infer<typeof listApplicationsInput>;
 
