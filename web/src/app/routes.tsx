@@ -8,6 +8,7 @@ import { statusOf } from "../api/client";
 import { deviceDetailSearch, deviceListSearch } from "../devices/search";
 import { groupsSearch } from "../groups/search";
 import { rolloutSearch } from "../deployments/rollout/search";
+import { applicationsSearch } from "../applications/search";
 import { queryClient, setSessionEndedHandler } from "./query-client";
 import { sessionQuery } from "./session";
 import { Shell } from "./Shell";
@@ -96,6 +97,31 @@ const enrollmentRoute = createRoute({
   component: lazyRouteComponent(() => import("../enrollment-tokens/EnrollmentTokensPage"), "EnrollmentTokensPage"),
 });
 
+const applicationsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/applications",
+  validateSearch: applicationsSearch,
+  component: lazyRouteComponent(() => import("../applications/ApplicationsPage"), "ApplicationsPage"),
+});
+
+const applicationRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/applications/$applicationId",
+  component: lazyRouteComponent(() => import("../applications/ApplicationPage"), "ApplicationPage"),
+});
+
+const registriesRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/registries",
+  component: lazyRouteComponent(() => import("../registries/RegistriesPage"), "RegistriesPage"),
+});
+
+const marketplaceRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/marketplace",
+  component: lazyRouteComponent(() => import("../marketplace/MarketplacePage"), "MarketplacePage"),
+});
+
 const profileRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/profile",
@@ -104,7 +130,7 @@ const profileRoute = createRoute({
 
 const routeTree = rootRoute.addChildren([
   signInRoute,
-  appRoute.addChildren([overviewRoute, devicesRoute, deviceRoute, deploymentRoute, groupsRoute, enrollmentRoute, profileRoute]),
+  appRoute.addChildren([overviewRoute, devicesRoute, deviceRoute, deploymentRoute, groupsRoute, enrollmentRoute, applicationsRoute, applicationRoute, registriesRoute, marketplaceRoute, profileRoute]),
 ]);
 
 export const router = createRouter({
