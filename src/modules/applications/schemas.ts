@@ -59,6 +59,20 @@ export const parametersOutput = z.record(
   z.object({
     value: z.unknown().optional(),
     targets: z.array(z.object({ pointer: z.string(), components: z.array(z.string()) })),
+    description: z.string().optional(),
+    required: z.boolean().optional().describe("a deployment must give a value (there is no default)"),
+    secret: z.boolean().optional().describe("stored encrypted, never returned by the API"),
+    schema: z
+      .object({
+        type: z.enum(["string", "integer", "number", "boolean"]).optional(),
+        enum: z.array(z.union([z.string(), z.number(), z.boolean()])).optional(),
+        minimum: z.number().optional(),
+        maximum: z.number().optional(),
+        maxLength: z.number().optional(),
+        pattern: z.string().optional(),
+      })
+      .optional()
+      .describe("what a deployment may give: the rules of src/modules/applications/manifest/parameter-rules.ts"),
   }),
 );
 

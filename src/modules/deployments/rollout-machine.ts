@@ -11,6 +11,7 @@
 //   canary | awaiting_approval | in_progress --pause--> paused --resume--> the state it paused from
 //   initialized | canary | awaiting_approval | in_progress | paused --abort--> aborted
 import { conflict } from "../../trpc/errors.js";
+import { ceilPercent } from "./batch-plan.js";
 
 export const ROLLOUT_STATES = ["draft", "initialized", "canary", "awaiting_approval", "in_progress", "paused", "completed", "aborted", "failed"] as const;
 export type RolloutState = (typeof ROLLOUT_STATES)[number];
@@ -109,10 +110,8 @@ export function resumeTarget(pausedFrom: RolloutState | null): RolloutState {
   return pausedFrom && MOVES_ALLOWED_FROM.pause.includes(pausedFrom) ? pausedFrom : "in_progress";
 }
 
-/** `percent` of `base`, rounded up; 500 * 32.2 / 100 is 161.00000000000003 in floating point, and 161 here. */
-export function ceilPercent(base: number, percent: number): number {
-  return Math.ceil(Number(((base * percent) / 100).toPrecision(12)));
-}
+// ceilPercent lives with the batch plan (pure, shared with the console).
+export { ceilPercent };
 
 function round(value: number): number {
   return Math.round(value * 10) / 10;
