@@ -15,7 +15,11 @@ import { buildConsole, CONSOLE_DIST, CONSOLE_SOURCE } from "../../../src/lib/con
 import { ROOT } from "../../support/server-process.js";
 
 /** Files of src/ the console may import at run time: pure rules, shared so that the console checks input as the API does. */
-const SHARED_WITH_THE_CONSOLE = ["src/modules/devices/selector.ts"];
+const SHARED_WITH_THE_CONSOLE = [
+  "src/modules/devices/selector.ts",
+  "src/modules/applications/manifest/parameter-rules.ts",
+  "src/modules/deployments/batch-plan.ts",
+];
 /** Packages that belong on the server only. */
 const SERVER_PACKAGES = [
   "@prisma", "prisma", "@electric-sql", "pglite-prisma-adapter", "pg", "express", "helmet", "pino", "jose", "nodemailer", "isomorphic-git",
