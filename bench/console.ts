@@ -36,6 +36,7 @@ import { startChild } from "./support/child.js";
 const FLEET = Number(process.env.BENCH_FLEET ?? 100_000);
 const RUNS = Number(process.env.BENCH_CONSOLE_RUNS ?? 5);
 const TRACE = process.env.BENCH_CONSOLE_TRACE === "1";
+const PROFILE_DIR = process.env.BENCH_CONSOLE_PROFILE;
 const POINTS = 10_000;
 const ADMIN_KEY = "fm_bench" + "W".repeat(36);
 const ADMIN = { email: "admin@example.com", password: "bench-password-123" };
@@ -218,6 +219,9 @@ async function run(label: string, databaseUrl?: string) {
     for (let i = 0; i < RUNS; i++) {
       const ctx = await signedInContext(browser, url);
       const p = await ctx.newPage();
+      // BENCH_CONSOLE_PROFILE=<dir>: the first chart run's CPU profile of the page (DevTools format).
+      const cdp = PROFILE_DIR && i === 0 ? await ctx.newCDPSession(p) : null;
+      if (cdp) await cdp.send("Profiler.enable").then(() => cdp.send("Profiler.setSamplingInterval", { interval: 100 })).then(() => cdp.send("Profiler.start"));
       await p.goto(`/devices/${chart.deviceId}?tab=telemetry&range=custom&from=${chart.from}&to=${chart.to}&interval=1m`);
       await p.locator(".telemetry-footnote").waitFor({ timeout: 60_000 }).catch(async (err: Error) => {
         const shot = path.join(os.tmpdir(), "bench-console-chart.png");
@@ -233,6 +237,13 @@ async function run(label: string, databaseUrl?: string) {
         const now = (await probe(p)).strokes.length;
         if (now === strokes) break;
         strokes = now;
+      }
+      if (cdp) {
+        const { profile } = await cdp.send("Profiler.stop");
+        fs.mkdirSync(PROFILE_DIR!, { recursive: true });
+        const file = path.join(PROFILE_DIR!, "console-chart.cpuprofile");
+        fs.writeFileSync(file, JSON.stringify(profile));
+        console.log(`chart page CPU profile: ${file} (npx tsx bench/support/profile-summary.ts ${file})`);
       }
       const res = (await responseEnd(p, "telemetry.series"))!;
       const b = await probe(p);
