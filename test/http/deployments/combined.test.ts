@@ -31,11 +31,14 @@ afterAll(async () => {
   await h?.close();
 });
 
-/** Simulated devices enrolled with `labels`, failing `failureRate` of their install attempts. */
-async function simulatedFleet(name: string, devices: number, labels: Record<string, string>, failureRate: number): Promise<FleetSimulator> {
-  const token = await createEnrollmentToken(h, acme.key, { labels, maxUses: devices });
+/**
+ * Simulated devices, failing `failureRate` of their install attempts, enrolled round robin with
+ * one token per entry of `labels` (the simulator's several tokens: devices in several time zones).
+ */
+async function simulatedFleet(name: string, devices: number, labels: Array<Record<string, string>>, failureRate: number): Promise<FleetSimulator> {
+  const tokens = await Promise.all(labels.map((l) => createEnrollmentToken(h, acme.key, { labels: l, maxUses: devices })));
   const simulator = new FleetSimulator({
-    url: h.url, enrollmentToken: token.token, devices, heartbeatMs: 300, busyHeartbeatMs: 100, telemetryMs: 0,
+    url: h.url, enrollmentToken: tokens[0].token, enrollmentTokens: tokens.map((t) => t.token), devices, heartbeatMs: 300, busyHeartbeatMs: 100, telemetryMs: 0,
     failureRate: 0, deploymentFailureRate: failureRate, timeScale: 0.01, idPrefix: `combo-${name}`, enrollConcurrency: 4, maxSockets: 4,
   });
   simulators.push(simulator);
@@ -66,7 +69,7 @@ describe("continuous + staged + maintenance windows + retries", () => {
   let id: string;
 
   it("the UTC devices install inside their window, succeed on retries, and the staged rollout completes", async () => {
-    await simulatedFleet("utc", 4, { combo: "yes", tz: "UTC" }, 0.3);
+    await simulatedFleet("utc", 4, [{ combo: "yes", tz: "UTC" }], 0.3);
     const [handDriven] = await enrollFleet(h, acme.key, 1, { labels: { combo: "yes", tz: "UTC" } });
     const created = await h.api("POST", "/api/v1/deployments", {
       key: acme.key,
@@ -110,8 +113,8 @@ describe("continuous + staged + maintenance windows + retries", () => {
   });
 
   it("late joiners get a late-joiner batch: the UTC one runs it, the Kolkata ones download and wait for their window", async () => {
-    await simulatedFleet("kolkata", 2, { combo: "yes", tz: "Asia/Kolkata" }, 0);
-    await simulatedFleet("utc-late", 1, { combo: "yes", tz: "UTC" }, 0);
+    // one simulator, two time zones: devices 1 and 3 in Asia/Kolkata, device 2 in UTC
+    await simulatedFleet("late", 3, [{ combo: "yes", tz: "Asia/Kolkata" }, { combo: "yes", tz: "UTC" }], 0);
     const nextWindowAt = new Date(opened - 5.5 * 3600_000 + 86_400_000).toISOString();
     const status = await tickUntil(
       id,
