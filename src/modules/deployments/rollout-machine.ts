@@ -10,6 +10,7 @@
 //   canary | in_progress --(batch timed out below its success threshold)--> failed
 //   canary | awaiting_approval | in_progress --pause--> paused --resume--> the state it paused from
 //   initialized | canary | awaiting_approval | in_progress | paused --abort--> aborted
+//   completed --(continuous: late joiners gathered by the rollout job)--> in_progress (rollout.ts)
 import { conflict } from "../../trpc/errors.js";
 import { MOVES_ALLOWED_FROM, moveRefusal, type RolloutMove, type RolloutPosition, type RolloutState } from "./rollout-moves.js";
 import { ceilPercent } from "./batch-plan.js";

@@ -8,7 +8,7 @@ import type { EnrolledDevice } from "../agent/fleet-support.js";
 import { judgeDeploymentsInFlight } from "../../../src/modules/deployments/jobs.js";
 import { dispatchDueRetries } from "../../../src/modules/deployments/dispatch.js";
 import { evaluateRulesOnce } from "../../../src/modules/alerts/evaluate.js";
-import { agentHeartbeat, enrollFleet, importVersion, type DesiredEntry } from "./support.js";
+import { agentHeartbeat, enrollFleet, importVersion, until, type DesiredEntry } from "./support.js";
 
 let h: Harness;
 let acme: Tenant;
@@ -41,17 +41,6 @@ async function createAndStart(devices: EnrolledDevice[], extra: Record<string, u
 
 const entry = (id: string, device: EnrolledDevice) => h.services.prisma.deploymentDevice.findUniqueOrThrow({ where: { deploymentId_deviceId: { deploymentId: id, deviceId: device.deviceId } } });
 const deployment = async (id: string) => (await h.api("GET", `/api/v1/deployments/${id}`, { key: acme.key })).body;
-
-/** Polls `probe` until it answers something (no fixed sleep: the retry falls due within a second or two). */
-async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const got = await probe();
-    if (got !== undefined) return got;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const installOf = (desired: DesiredEntry[], id: string) => desired.find((d) => d.deploymentId === id && d.action === "install") as (DesiredEntry & { attempt: number }) | undefined;
 
