@@ -68,7 +68,10 @@ function DeploymentView() {
     const data = event.data as { deploymentId?: string; to?: string };
     if (data.deploymentId !== deploymentId) return;
     if (event.type === "deployment.status_changed" && data.to === "deleted") {
-      // Every device confirmed the removal (or it was forced): the deployment is gone.
+      // Every device confirmed the removal (or it was forced): the deployment is gone, and
+      // reading it again would only be answered 404.
+      window.clearTimeout(pending.current);
+      pending.current = undefined;
       setDeleted(true);
       queryClient.removeQueries({ queryKey: q.deployments.key() });
       return;

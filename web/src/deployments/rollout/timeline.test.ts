@@ -17,7 +17,9 @@ describe("batch segments", () => {
 describe("threshold lines", () => {
   it("places the success line at the devices needed and the failure line from the right", () => {
     expect(thresholdLines({ size: 10, successTarget: 8 }, 30)).toEqual({ success: 80, failure: 70 });
-    expect(thresholdLines({ size: 0, successTarget: 1 }, 20)).toEqual({ success: 100, failure: 80 });
+    // 1 failure of 2 is 50%, over a 30% threshold: the line stands one device from the right
+    expect(thresholdLines({ size: 2, successTarget: 2 }, 30)).toEqual({ success: 100, failure: 50 });
+    expect(thresholdLines({ size: 0, successTarget: 1 }, 20)).toEqual({ success: 100, failure: 0 });
   });
 
   it("names the number of failures at which the service pauses", () => {

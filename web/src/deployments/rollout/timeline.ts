@@ -32,10 +32,17 @@ export function batchSegments(counts: Batch["counts"]): Segment[] {
   ];
 }
 
-/** Where the success and failure lines stand on the bar, in percent from its left end. */
+/**
+ * Where the success and failure lines stand on the bar, in percent from its left end: running
+ * devices fill from the left and succeed the batch when they reach the success line; failed
+ * ones fill from the right and pause the rollout when they reach the failure line.
+ */
 export function thresholdLines(batch: Pick<Batch, "size" | "successTarget">, failureThreshold: number): { success: number; failure: number } {
   const size = Math.max(1, batch.size);
-  return { success: Math.min(100, (batch.successTarget / size) * 100), failure: Math.max(0, 100 - failureThreshold) };
+  return {
+    success: Math.min(100, (batch.successTarget / size) * 100),
+    failure: Math.max(0, 100 - (Math.min(size, failureLimit(batch.size, failureThreshold)) / size) * 100),
+  };
 }
 
 /** Devices that must fail for the failure threshold to pause the rollout (the service's judgeBatch: failed% >= threshold). */

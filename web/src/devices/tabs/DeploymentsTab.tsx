@@ -1,11 +1,14 @@
 // What the device's desired state holds (its entry in every deployment that targeted it, the
-// ones its heartbeat carries first) and the versions it ran, newest first. Read-only here:
-// starting, stopping and rolling back come with the deployments pages. Progress reports of
-// this device arrive over the realtime channel and refresh both.
+// ones its heartbeat carries first), rolling it back to the last version that ran successfully
+// on it (rollback/), and the versions it ran, newest first. Each deployment links to its page
+// (stop, delete, the rollout). Progress reports of this device arrive over the realtime
+// channel and refresh all three.
 import { useState, type ReactNode } from "react";
+import { Link } from "@tanstack/react-router";
 import { keepPreviousData, useQuery, useQueryClient, type UseQueryResult } from "@tanstack/react-query";
 import type { RouterOutputs } from "../../api/client";
 import { q } from "../../api/query";
+import { DeviceRollbackCard } from "../../rollback/DeviceRollbackCard";
 import { useRealtimeEvents } from "../../app/realtime";
 import { Card } from "../../ui/Card";
 import { DataTable, type Column } from "../../ui/DataTable";
@@ -44,6 +47,7 @@ export function DeploymentsTab({ device }: { device: Device }) {
   return (
     <div className="stack">
       <DesiredStateCard device={device} />
+      <DeviceRollbackCard device={device} />
       <VersionHistoryCard device={device} />
     </div>
   );
@@ -58,7 +62,7 @@ function DesiredStateCard({ device }: { device: Device }) {
       header: "Deployment",
       cell: (e) => (
         <div className="cell-stack">
-          <strong>{e.deploymentName}</strong>
+          <Link to="/deployments/$deploymentId" params={{ deploymentId: e.deploymentId }}><strong>{e.deploymentName}</strong></Link>
           <span className="faint">deployment {e.deploymentStatus}{e.batchIndex !== null && ` · ${e.batchIndex === 0 ? "canary" : `batch ${e.batchIndex}`}`}</span>
         </div>
       ),
