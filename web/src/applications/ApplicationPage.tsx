@@ -74,9 +74,10 @@ function Application() {
         onConfirm={async () => {
           const deleted = await q.applications.delete.call({ id: a.id });
           toast.success(`“${a.name}” deleted with its ${deleted.deletedVersions} ${deleted.deletedVersions === 1 ? "version" : "versions"}`);
+          // The cached catalog still lists it (with its icon, now gone): read it afresh.
+          queryClient.removeQueries({ queryKey: q.applications.list.key() });
           await navigate({ to: "/applications" });
           queryClient.removeQueries({ queryKey: q.applications.get.key({ id: a.id }) });
-          await queryClient.invalidateQueries({ queryKey: q.applications.list.key() });
         }}
       >
         <p>
@@ -155,5 +156,5 @@ const PARAMETER_COLUMNS: Column<[string, Parameter]>[] = [
   { id: "type", header: "Type", cell: ([, p]) => parameterType(p) },
   { id: "default", header: "Default", cell: ([, p]) => <span className="mono">{parameterDefault(p)}</span> },
   { id: "constraints", header: "Constraints", cell: ([, p]) => parameterConstraints(p).join("; ") || <span className="faint">none</span> },
-  { id: "secret", header: "Secret", cell: ([, p]) => p.secret ? <span className="badge badge--warning"><Lock aria-hidden="true" /> secret</span> : <span className="faint">no</span> },
+  { id: "secret", header: "Secret", cell: ([, p]) => p.secret ? <span className="badge badge--warning"><Lock aria-hidden="true" />secret</span> : <span className="faint">no</span> },
 ];

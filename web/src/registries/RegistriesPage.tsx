@@ -71,7 +71,7 @@ function RowActions({ name, enabled, onSync, onEdit, onToggle, onDelete, extra }
   };
   return (
     <div className="row row--wrap">
-      {onSync && <Button size="small" icon={<RefreshCw />} busy={busy === "sync"} disabled={!enabled} onClick={run("sync", onSync)} aria-label={`Sync ${name} now`}>Sync now</Button>}
+      {onSync && <Button size="small" icon={<RefreshCw />} busy={busy === "sync"} disabled={!enabled} onClick={run("sync", onSync)}>Sync now<span className="visually-hidden">{name}</span></Button>}
       {extra}
       <Button size="small" icon={<Pencil />} onClick={onEdit} aria-label={`Edit ${name}`} />
       <Button size="small" icon={enabled ? <PowerOff /> : <Power />} busy={busy === "toggle"} onClick={run("toggle", onToggle)} aria-label={`${enabled ? "Disable" : "Enable"} ${name}`} />
