@@ -7,6 +7,7 @@ import * as z from "zod/mini";
 import { statusOf } from "../api/client";
 import { deviceDetailSearch, deviceListSearch } from "../devices/search";
 import { groupsSearch } from "../groups/search";
+import { deploymentListSearch, deploymentNewSearch } from "../deployments/search";
 import { queryClient, setSessionEndedHandler } from "./query-client";
 import { sessionQuery } from "./session";
 import { Shell } from "./Shell";
@@ -84,6 +85,26 @@ const enrollmentRoute = createRoute({
   component: lazyRouteComponent(() => import("../enrollment-tokens/EnrollmentTokensPage"), "EnrollmentTokensPage"),
 });
 
+const deploymentsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/deployments",
+  validateSearch: deploymentListSearch,
+  component: lazyRouteComponent(() => import("../deployments/DeploymentsPage"), "DeploymentsPage"),
+});
+
+const newDeploymentRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/deployments/new",
+  validateSearch: deploymentNewSearch,
+  component: lazyRouteComponent(() => import("../deployments/DeploymentFormPage"), "NewDeploymentPage"),
+});
+
+const editDeploymentRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/deployments/$deploymentId/edit",
+  component: lazyRouteComponent(() => import("../deployments/DeploymentFormPage"), "EditDeploymentPage"),
+});
+
 const profileRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/profile",
@@ -92,7 +113,9 @@ const profileRoute = createRoute({
 
 const routeTree = rootRoute.addChildren([
   signInRoute,
-  appRoute.addChildren([overviewRoute, devicesRoute, deviceRoute, groupsRoute, enrollmentRoute, profileRoute]),
+  appRoute.addChildren([
+    overviewRoute, devicesRoute, deviceRoute, groupsRoute, enrollmentRoute, deploymentsRoute, newDeploymentRoute, editDeploymentRoute, profileRoute,
+  ]),
 ]);
 
 export const router = createRouter({
