@@ -106,7 +106,7 @@ function DeploymentList() {
       ),
     },
     { id: "application", header: "Application", cell: (d) => d.applicationName },
-    { id: "version", header: "Version", className: "nowrap mono", cell: (d) => d.version },
+    { id: "version", header: "Version", className: "nowrap", cell: (d) => <span className="mono">{d.version}</span> },
     { id: "target", header: "Target", cell: (d) => <span className={d.target.labelSelector ? "mono" : undefined}>{targetText(d.target)}</span> },
     { id: "progress", header: "Progress", className: "col-progress", cell: (d) => <DeploymentProgress deployment={d} /> },
     { id: "changed", header: "Last change", className: "nowrap", cell: (d) => <RelativeTime value={d.updatedAt} /> },
