@@ -9,6 +9,7 @@ import { deviceDetailSearch, deviceListSearch } from "../devices/search";
 import { groupsSearch } from "../groups/search";
 import { rolloutSearch } from "../deployments/rollout/search";
 import { applicationsSearch } from "../applications/search";
+import { deploymentListSearch, deploymentNewSearch } from "../deployments/search";
 import { queryClient, setSessionEndedHandler } from "./query-client";
 import { sessionQuery } from "./session";
 import { Shell } from "./Shell";
@@ -122,6 +123,26 @@ const marketplaceRoute = createRoute({
   component: lazyRouteComponent(() => import("../marketplace/MarketplacePage"), "MarketplacePage"),
 });
 
+const deploymentsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/deployments",
+  validateSearch: deploymentListSearch,
+  component: lazyRouteComponent(() => import("../deployments/DeploymentsPage"), "DeploymentsPage"),
+});
+
+const newDeploymentRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/deployments/new",
+  validateSearch: deploymentNewSearch,
+  component: lazyRouteComponent(() => import("../deployments/DeploymentFormPage"), "NewDeploymentPage"),
+});
+
+const editDeploymentRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/deployments/$deploymentId/edit",
+  component: lazyRouteComponent(() => import("../deployments/DeploymentFormPage"), "EditDeploymentPage"),
+});
+
 const profileRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/profile",
@@ -130,7 +151,11 @@ const profileRoute = createRoute({
 
 const routeTree = rootRoute.addChildren([
   signInRoute,
-  appRoute.addChildren([overviewRoute, devicesRoute, deviceRoute, deploymentRoute, groupsRoute, enrollmentRoute, applicationsRoute, applicationRoute, registriesRoute, marketplaceRoute, profileRoute]),
+  appRoute.addChildren([
+    overviewRoute, devicesRoute, deviceRoute, groupsRoute, enrollmentRoute,
+    applicationsRoute, applicationRoute, registriesRoute, marketplaceRoute,
+    deploymentsRoute, newDeploymentRoute, editDeploymentRoute, deploymentRoute, profileRoute,
+  ]),
 ]);
 
 export const router = createRouter({

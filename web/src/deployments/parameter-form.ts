@@ -29,6 +29,9 @@ export interface ParameterField {
 /** What the person typed (or chose) per field; absent or "" means "not given" (the default applies). */
 export type ParameterInputs = Record<string, string>;
 
+/** A value as the API takes it. */
+export type ParameterValue = string | number | boolean;
+
 function kindOf(d: ParameterDeclaration): FieldKind {
   if (d.secret) return "password";
   // true/false is a choice too: a select can also say "not given", which a checkbox cannot.
@@ -65,7 +68,7 @@ export function parameterFields(declared: Record<string, ParameterDeclaration>):
  * when it is no number, so that the rules name it), true/false for a boolean, the enum's own
  * value (number or boolean) for a select; undefined when nothing was given (the default applies).
  */
-export function fieldValue(declaration: ParameterDeclaration, input: string | undefined): unknown {
+export function fieldValue(declaration: ParameterDeclaration, input: string | undefined): ParameterValue | undefined {
   if (input === undefined || input === "") return undefined;
   const type = declaration.schema?.type;
   const choice = declaration.schema?.enum?.find((v) => String(v) === input);
@@ -79,8 +82,8 @@ export function fieldValue(declaration: ParameterDeclaration, input: string | un
 }
 
 /** The values to send: only the fields given. */
-export function parameterValues(declared: Record<string, ParameterDeclaration>, inputs: ParameterInputs): Record<string, unknown> {
-  const values: Record<string, unknown> = {};
+export function parameterValues(declared: Record<string, ParameterDeclaration>, inputs: ParameterInputs): Record<string, ParameterValue> {
+  const values: Record<string, ParameterValue> = {};
   for (const [name, d] of Object.entries(declared)) {
     const value = fieldValue(d, inputs[name]);
     if (value !== undefined) values[name] = value;
@@ -120,7 +123,7 @@ export interface StoredParameters {
  * the whole set, because a PATCH replaces it, so a stored secret must then be typed again.
  */
 export function parameterSubmission(declared: Record<string, ParameterDeclaration>, inputs: ParameterInputs, stored?: StoredParameters): {
-  send: Record<string, unknown> | undefined;
+  send: Record<string, ParameterValue> | undefined;
   errors: Record<string, string>;
 } {
   const values = parameterValues(declared, inputs);

@@ -9,7 +9,7 @@ export type ParameterType = "string" | "integer" | "number" | "boolean";
 
 /** What a deployment may give for a parameter; every field optional (docs/deployments.md). */
 export interface ParameterSchema {
-  /** declared, or read from the type of the default value */
+  /** declared, or the type of the default value */
   type?: ParameterType;
   enum?: Array<string | number | boolean>;
   minimum?: number;
