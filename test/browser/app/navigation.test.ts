@@ -35,7 +35,7 @@ describe.skipIf(!peerAvailable("chromium"))("console navigation", () => {
       expect(await item.evaluate((el) => el.closest("a") === null && !el.hasAttribute("href"))).toBe(true);
     }
     // Clicking one goes nowhere.
-    await coming.filter({ hasText: "Registries" }).click();
+    await coming.filter({ hasText: "Alerts" }).click();
     expect(new URL(ui.page.url()).pathname).toBe("/");
     await ui.screenshot("navigation-sidebar");
 
