@@ -92,5 +92,15 @@ describe.skipIf(!peerAvailable("chromium") || !peerAvailable("docker-registry"))
     await catalog.getByRole("link", { name: "Vision" }).waitFor();
     await ui.settled();
     await ui.audit();
+
+    // The three catalog pages in the dark theme: axe-clean there too.
+    const dark = await suite.open({ user: ADMIN, colorScheme: "dark" });
+    for (const [path, ready] of [["/applications", "Metrics"], ["/registries", "Edge packages"], ["/marketplace", "Finished: 3 repositories read"]] as const) {
+      await dark.goto(path);
+      await dark.page.getByText(ready).first().waitFor();
+      expect(await dark.page.evaluate(() => (globalThis as unknown as { document: { documentElement: { dataset: Record<string, string> } } }).document.documentElement.dataset.theme)).toBe("dark");
+      await dark.audit();
+    }
+    await dark.screenshot("marketplace-dark");
   });
 });
