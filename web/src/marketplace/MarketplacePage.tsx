@@ -30,7 +30,7 @@ export function MarketplacePage() {
   const canRead = useCan("registries:read");
   return (
     <>
-      <PageHeader title="Marketplace" description="The organization's store: application packages from the platform's global OCI registries, synced into the catalog." />
+      <PageHeader title="Marketplace" description="The organization's store: application packages from its OCI registries and the platform's global ones, synced into the catalog." />
       {canRead ? <StoreArea /> : <Card><Forbidden what="the marketplace store" /></Card>}
     </>
   );
@@ -148,7 +148,7 @@ const SOURCE_COLUMNS: Column<Source>[] = [
   { id: "order", header: "Order", className: "num", cell: (r) => r.priority ?? "first" },
   { id: "name", header: "Registry", cell: (r) => <strong>{r.name}</strong> },
   { id: "kind", header: "Kind", cell: (r) => r.kind === "tenant" ? "this organization's" : "global" },
-  { id: "mandatory", header: "Mandatory", cell: (r) => r.mandatory ? <span className="badge badge--accent">mandatory</span> : <span className="faint">chosen</span> },
+  { id: "mandatory", header: "Why it is read", cell: (r) => r.kind === "tenant" ? <span className="faint">always (this organization's)</span> : r.mandatory ? <span className="badge badge--accent">mandatory</span> : <span className="faint">chosen</span> },
 ];
 
 function SyncProgressBar({ progress, stream }: { progress: ReturnType<typeof useSyncProgress>["progress"]; stream: ReturnType<typeof useSyncProgress>["stream"] }) {
