@@ -7,75 +7,22 @@
 //
 //   npm run bench -- continuous
 //   BENCH_CONTINUOUS_DEVICES=10000 BENCH_CONTINUOUS_JOINERS=1000 BENCH_DB=both|pglite|postgres
-import crypto from "node:crypto";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { loadConfig } from "../src/config.js";
-import { createLogger } from "../src/lib/logger.js";
-import { startService } from "../src/server.js";
-import { parseManifest, manifestDigest } from "../src/modules/applications/manifest/index.js";
-import { ingestManifests } from "../src/modules/applications/ingest.js";
 import { desiredDeploymentsOf } from "../src/modules/deployments/agent-state.js";
-import { JsonClient } from "../src/simulator/http-client.js";
+import { openDeploymentBench } from "./support/deployment-bench.js";
 import { fmtMs, machineLine } from "./support/machine.js";
 import { onEachDatabase } from "./support/postgres.js";
-import { benchServiceEnv } from "./support/service-env.js";
 
 const DEVICES = Number(process.env.BENCH_CONTINUOUS_DEVICES ?? 10_000);
 const JOINERS = Number(process.env.BENCH_CONTINUOUS_JOINERS ?? 1_000);
 const CONCURRENCY = 32;
-const ADMIN_KEY = "fm_bench" + "C".repeat(36);
-const MANIFEST = `apiVersion: fleet.app/v1alpha1
-kind: ApplicationManifest
-metadata:
-  id: continuous-bench
-  name: Continuous Bench
-  version: 1.0.0
-  catalog: { category: bench }
-deploymentProfiles:
-  - id: compose-main
-    type: compose
-    components:
-      - name: gateway
-        properties:
-          repository: oci://registry.example/apps/gateway
-          revision: 1.0.0
-parameters: {}
-`;
 
 async function run(database: string, databaseUrl?: string) {
   console.log(`\n== ${database}`);
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-bench-continuous-"));
-  const service = await startService(loadConfig(benchServiceEnv({ dataDir, adminKey: ADMIN_KEY, databaseUrl })), createLogger("warn"));
-  const client = new JsonClient(service.url, 4, 600_000);
+  const bench = await openDeploymentBench("continuous-bench", databaseUrl);
   try {
-    const { services } = service;
-    const raw = services.database.opened.raw;
-    const [org] = await raw.query<{ id: string }>(`SELECT "id" FROM "Organization" WHERE "slug" = 'default'`);
-    const parsed = parseManifest(MANIFEST, "apps/continuous-bench/1.0.0/app.yaml");
-    if (parsed.kind !== "admitted") throw new Error("bench manifest not admitted");
-    await services.prisma.$transaction((tx) =>
-      ingestManifests(tx, org.id, { type: "git", registryId: crypto.randomUUID(), revision: "bench" }, [
-        { path: parsed.path, manifest: parsed.manifest, warnings: parsed.warnings, digest: manifestDigest(MANIFEST), icon: null },
-      ]),
-    );
-    const app = await services.prisma.application.findFirstOrThrow({ where: { organizationId: org.id, appKey: "continuous-bench" } });
+    const { services, raw, org, app, api } = bench;
     // DEVICES - JOINERS devices match the selector now; JOINERS devices will start matching.
-    await raw.query(
-      `INSERT INTO "Device" ("id", "organizationId", "name", "reportedDeviceId", "activeClaim", "status", "labels", "arch", "os", "lastSeenAt", "createdAt", "updatedAt")
-       SELECT gen_random_uuid(), $1::uuid, 'cont-' || i, 'cont-' || i, 'cont-' || i, 'online',
-              jsonb_build_object('pool', CASE WHEN i <= $3::int THEN 'later' ELSE 'now' END, 'site', 'site-' || (i % 50)),
-              'arm64', 'linux', now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC', now() AT TIME ZONE 'UTC'
-         FROM generate_series(1, $2::int) i`,
-      [org.id, DEVICES, JOINERS],
-    );
-    await raw.exec(`ANALYZE "Device"`);
-    const api = async (method: string, p: string, body?: unknown) => {
-      const res = await client.request<any>(method, p, body, { "x-api-key": ADMIN_KEY });
-      if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(res.body)}`);
-      return res.body;
-    };
+    await bench.insertDevices("cont", DEVICES, `jsonb_build_object('pool', CASE WHEN i <= $4::int THEN 'later' ELSE 'now' END, 'site', 'site-' || (i % 50))`, [JOINERS]);
     const created = await api("POST", "/api/v1/deployments", {
       name: "continuous-bench", applicationId: app.id, version: "1.0.0", profileId: "compose-main",
       target: { labelSelector: { pool: "now" } }, continuous: true,
@@ -104,9 +51,7 @@ async function run(database: string, databaseUrl?: string) {
     console.log(`label change -> every joiner's desired state answered the install (${CONCURRENCY} heartbeats at a time): ${fmtMs(allServedMs)}`);
     return { database, statementMs, allServedMs };
   } finally {
-    client.close();
-    await Promise.race([service.stop(), new Promise((r) => setTimeout(r, 30_000))]);
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await bench.close();
   }
 }
 
