@@ -19,7 +19,7 @@ import { useDebounced } from "../ui/useDebounced";
 import { selectorProblem, SelectorInput } from "../devices/SelectorInput";
 import { DEVICE_STATUSES, STATUS_COLORS } from "../devices/types";
 import { deploymentHref } from "./DeploymentLink";
-import { createInput, draftOf, EMPTY_DRAFT, targetOf, updateInput, type DeploymentDraft } from "./draft";
+import { createInput, draftOf, EMPTY_DRAFT, targetOf, targetProblems, updateInput, type DeploymentDraft } from "./draft";
 import { inputsFromValues, parameterFields, parameterSubmission, type ParameterDeclaration, type ParameterField } from "./parameter-form";
 import { previewBatches, strategyErrors, type ShareInput, type StrategyInput } from "./strategy-form";
 import type { ApplicationVersion, Deployment, Profile } from "./types";
@@ -102,12 +102,7 @@ function DeploymentForm({ initial, editing }: { initial: DeploymentDraft; editin
       ...(draft.version ? {} : { version: "choose a version" }),
       ...(profile ? {} : { profile: "choose a deployment profile" }),
     },
-    Target:
-      draft.targetKind === "selector"
-        ? selectorProblem(draft.selector) ?? (Object.keys(targetOf(draft).labelSelector ?? {}).length ? null : "name at least one label: an empty selector would match every device")
-          ? { selector: (selectorProblem(draft.selector) ?? "name at least one label: an empty selector would match every device") }
-          : {}
-        : draft.deviceIds.length ? {} : { devices: "pick at least one device" },
+    Target: targetProblems(draft),
     Parameters: parameters.errors,
     Strategy: strategyErrors(draft.strategy),
     Review: {},
