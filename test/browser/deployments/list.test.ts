@@ -136,4 +136,16 @@ describe.skipIf(!peerAvailable("chromium"))("console deployment list", () => {
     await ui.audit();
     await ui.screenshot("dark-deployment-form");
   }, 60_000);
+
+  it("shows a viewer the list without a write control, and the form as not theirs, asking for nothing refused", async () => {
+    const viewer = await service.createUser("viewer");
+    const ui = await suite.open({ user: viewer });
+    await ui.goto("/deployments");
+    await waitForRows(ui.page, (await apiList("")).map((d) => d.name));
+    expect(await ui.page.getByRole("link", { name: "New deployment" }).count()).toBe(0);
+    await ui.goto("/deployments/new");
+    await ui.page.getByText("Your role cannot create or change deployments").waitFor();
+    expect(await ui.page.getByLabel("Name", { exact: true }).count()).toBe(0);
+    expect(ui.service.requestLog().filter((r) => r.status === 403)).toEqual([]);
+  }, 60_000);
 });

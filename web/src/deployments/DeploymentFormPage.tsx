@@ -12,7 +12,7 @@ import { useCan } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
 import { Donut, Legend, type Slice } from "../ui/charts";
-import { Empty, ErrorBox, ErrorState, Forbidden, Loading } from "../ui/states";
+import { Empty, ErrorBox, ErrorState, Loading } from "../ui/states";
 import { statusLabel } from "../ui/StatusBadge";
 import { useToast } from "../ui/toast";
 import { useDebounced } from "../ui/useDebounced";
@@ -67,7 +67,12 @@ function FormForbidden({ title }: { title: string }) {
   return (
     <>
       <PageHeader title={title} />
-      <Card><Forbidden what="deployments" /></Card>
+      <Card>
+        {/* A role that may read deployments but not write them (a viewer, reached by a link). */}
+        <Empty title="Your role cannot create or change deployments" action={<Link to="/deployments">Back to the deployments</Link>}>
+          Creating and editing deployments needs the deployments:write permission. An administrator can change your role.
+        </Empty>
+      </Card>
     </>
   );
 }
