@@ -123,4 +123,29 @@ describe.skipIf(!peerAvailable("chromium"))("console deployment list", () => {
     await ui.audit();
     await ui.screenshot("deployments-list-live");
   }, 120_000);
+
+  it("reads well in the dark theme: the list and the form pass axe", async () => {
+    const ui = await suite.open({ user: ADMIN, colorScheme: "dark" });
+    await ui.goto("/deployments");
+    expect(await ui.page.locator("html").getAttribute("data-theme")).toBe("dark");
+    await waitForRows(ui.page, (await apiList("")).map((d) => d.name));
+    await ui.screenshot("dark-deployments");
+    await ui.goto("/deployments/new");
+    await ui.page.getByLabel("Application", { exact: true }).selectOption({ label: "Vision Probe (1.0.0)" });
+    await ui.page.getByRole("radio", { name: /compose/ }).waitFor();
+    await ui.audit();
+    await ui.screenshot("dark-deployment-form");
+  }, 60_000);
+
+  it("shows a viewer the list without a write control, and the form as not theirs, asking for nothing refused", async () => {
+    const viewer = await service.createUser("viewer");
+    const ui = await suite.open({ user: viewer });
+    await ui.goto("/deployments");
+    await waitForRows(ui.page, (await apiList("")).map((d) => d.name));
+    expect(await ui.page.getByRole("link", { name: "New deployment" }).count()).toBe(0);
+    await ui.goto("/deployments/new");
+    await ui.page.getByText("Your role cannot create or change deployments").waitFor();
+    expect(await ui.page.getByLabel("Name", { exact: true }).count()).toBe(0);
+    expect(ui.service.requestLog().filter((r) => r.status === 403)).toEqual([]);
+  }, 60_000);
 });

@@ -144,7 +144,8 @@ describe("get", () => {
     expect(res.body.profiles).toEqual([
       { id: "web", type: "compose", components: [{ name: "web", properties: { repository: "oci://registry.example/web", revision: "1.0.0", timeout: "1m0s" } }] },
     ]);
-    expect(res.body.parameters).toEqual({ port: { value: 8080, schema: { type: "integer" }, targets: [{ pointer: "PORT", components: ["web"] }] } });
+    // The declaration as admitted: the schema read from the default value's type.
+    expect(res.body.parameters).toEqual({ port: { value: 8080, targets: [{ pointer: "PORT", components: ["web"] }], schema: { type: "integer" } } });
   });
 
   it("keeps a warning when the icon path leaves the repository", async () => {

@@ -12,14 +12,14 @@ import { useCan } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
 import { Donut, Legend, type Slice } from "../ui/charts";
-import { Empty, ErrorBox, ErrorState, Forbidden, Loading } from "../ui/states";
+import { Empty, ErrorBox, ErrorState, Loading } from "../ui/states";
 import { statusLabel } from "../ui/StatusBadge";
 import { useToast } from "../ui/toast";
 import { useDebounced } from "../ui/useDebounced";
 import { selectorProblem, SelectorInput } from "../devices/SelectorInput";
 import { DEVICE_STATUSES, STATUS_COLORS } from "../devices/types";
 import { deploymentHref } from "./DeploymentLink";
-import { createInput, draftOf, EMPTY_DRAFT, targetOf, updateInput, type DeploymentDraft } from "./draft";
+import { createInput, draftOf, EMPTY_DRAFT, targetOf, targetProblems, updateInput, type DeploymentDraft } from "./draft";
 import { inputsFromValues, parameterFields, parameterSubmission, type ParameterDeclaration, type ParameterField } from "./parameter-form";
 import { previewBatches, strategyErrors, type ShareInput, type StrategyInput } from "./strategy-form";
 import type { ApplicationVersion, Deployment, Profile } from "./types";
@@ -67,7 +67,12 @@ function FormForbidden({ title }: { title: string }) {
   return (
     <>
       <PageHeader title={title} />
-      <Card><Forbidden what="deployments" /></Card>
+      <Card>
+        {/* A role that may read deployments but not write them (a viewer, reached by a link). */}
+        <Empty title="Your role cannot create or change deployments" action={<Link to="/deployments">Back to the deployments</Link>}>
+          Creating and editing deployments needs the deployments:write permission. An administrator can change your role.
+        </Empty>
+      </Card>
     </>
   );
 }
@@ -102,12 +107,7 @@ function DeploymentForm({ initial, editing }: { initial: DeploymentDraft; editin
       ...(draft.version ? {} : { version: "choose a version" }),
       ...(profile ? {} : { profile: "choose a deployment profile" }),
     },
-    Target:
-      draft.targetKind === "selector"
-        ? selectorProblem(draft.selector) ?? (Object.keys(targetOf(draft).labelSelector ?? {}).length ? null : "name at least one label: an empty selector would match every device")
-          ? { selector: (selectorProblem(draft.selector) ?? "name at least one label: an empty selector would match every device") }
-          : {}
-        : draft.deviceIds.length ? {} : { devices: "pick at least one device" },
+    Target: targetProblems(draft),
     Parameters: parameters.errors,
     Strategy: strategyErrors(draft.strategy),
     Review: {},

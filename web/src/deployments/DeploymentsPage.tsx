@@ -14,7 +14,6 @@ import { Pagination } from "../ui/Pagination";
 import { Empty, ErrorBox, Forbidden } from "../ui/states";
 import { RelativeTime } from "../ui/time";
 import { DeploymentLink } from "./DeploymentLink";
-import { useLiveDeployments } from "./live";
 import { progressSegments } from "./progress";
 import { DEPLOYMENT_STATUSES, type DeploymentListSearch } from "./search";
 import { ROLLOUT_TONE, STATUS_TONE, type Deployment } from "./types";
@@ -69,7 +68,6 @@ function DeploymentList() {
   const navigate = useNavigate({ from: "/deployments" });
   const canWrite = useCan("deployments:write");
   const canReadApps = useCan("applications:read");
-  useLiveDeployments();
 
   const setSearch = (patch: Partial<DeploymentListSearch>, resetPage = true) =>
     navigate({ search: (prev) => ({ ...prev, ...patch, ...(resetPage ? { offset: undefined } : {}) }), replace: true });

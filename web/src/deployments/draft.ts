@@ -1,7 +1,7 @@
 // The deployment form's state, and the create / update input the API gets from it. The
 // options of a stored deployment that the form does not edit field by field (maintenance
 // windows) are kept as they are, so an edit never loses them.
-import { parseSelector } from "../../../src/modules/devices/selector";
+import { parseSelector, SelectorError } from "../../../src/modules/devices/selector";
 import type { ParameterInputs, ParameterValue } from "./parameter-form";
 import { DEFAULT_STRATEGY, strategyInput, strategyValue, type ShareUnit, type StrategyInput } from "./strategy-form";
 import type { CreateDeploymentInput, Deployment, UpdateDeploymentInput } from "./types";
@@ -108,6 +108,18 @@ export function targetOf(draft: DeploymentDraft): CreateDeploymentInput["target"
     return { labelSelector: parseSelector(draft.selector) };
   } catch {
     return { labelSelector: {} };
+  }
+}
+
+/** The target's problem by field (selector or devices), by the API's rules (targetInput). */
+export function targetProblems(draft: DeploymentDraft): Record<string, string> {
+  if (draft.targetKind === "devices") return draft.deviceIds.length ? {} : { devices: "pick at least one device" };
+  try {
+    if (Object.keys(parseSelector(draft.selector)).length === 0) return { selector: "name at least one label: an empty selector would match every device" };
+    return {};
+  } catch (err) {
+    if (err instanceof SelectorError) return { selector: err.message };
+    throw err;
   }
 }
 
