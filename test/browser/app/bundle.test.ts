@@ -15,7 +15,7 @@ import { buildConsole, CONSOLE_DIST, CONSOLE_SOURCE } from "../../../src/lib/con
 import { ROOT } from "../../support/server-process.js";
 
 /** Files of src/ the console may import at run time: pure rules, shared so that the console checks input as the API does. */
-const SHARED_WITH_THE_CONSOLE = ["src/modules/devices/selector.ts"];
+const SHARED_WITH_THE_CONSOLE = ["src/modules/devices/selector.ts", "src/modules/deployments/rollout-moves.ts"];
 /** Packages that belong on the server only. */
 const SERVER_PACKAGES = [
   "@prisma", "prisma", "@electric-sql", "pglite-prisma-adapter", "pg", "express", "helmet", "pino", "jose", "nodemailer", "isomorphic-git",
