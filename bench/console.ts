@@ -35,6 +35,8 @@ import { startChild } from "./support/child.js";
 
 const FLEET = Number(process.env.BENCH_FLEET ?? 100_000);
 const RUNS = Number(process.env.BENCH_CONSOLE_RUNS ?? 5);
+const TRACE = process.env.BENCH_CONSOLE_TRACE === "1";
+const PROFILE_DIR = process.env.BENCH_CONSOLE_PROFILE;
 const POINTS = 10_000;
 const ADMIN_KEY = "fm_bench" + "W".repeat(36);
 const ADMIN = { email: "admin@example.com", password: "bench-password-123" };
@@ -163,8 +165,15 @@ async function run(label: string, databaseUrl?: string) {
         const entries = g.performance.getEntriesByType("resource");
         const trpc = entries.filter((e) => e.name.includes("/trpc/"));
         const scripts = entries.filter((e) => e.name.endsWith(".js"));
-        return { slowestApi: Math.max(0, ...trpc.map((e) => e.responseEnd - e.startTime)), scripts: scripts.map((e) => new URL(e.name).pathname), scriptsEnd: Math.max(0, ...scripts.map((e) => e.responseEnd)) };
+        return {
+          slowestApi: Math.max(0, ...trpc.map((e) => e.responseEnd - e.startTime)),
+          scripts: scripts.map((e) => new URL(e.name).pathname),
+          scriptsEnd: Math.max(0, ...scripts.map((e) => e.responseEnd)),
+          timeline: entries.map((e) => ({ path: new URL(e.name).pathname + new URL(e.name).search.slice(0, 60), start: e.startTime, end: e.responseEnd })),
+        };
       });
+      // BENCH_CONSOLE_TRACE=1: where the first run's time went, request by request.
+      if (TRACE && i === 0) for (const e of timing.timeline) console.log(`  ${e.start.toFixed(0).padStart(6)} -> ${e.end.toFixed(0).padStart(6)} ms  ${e.path}`);
       overview.push(ready);
       overviewApi.push(timing.slowestApi);
       overviewJs.push(timing.scriptsEnd);
@@ -210,6 +219,9 @@ async function run(label: string, databaseUrl?: string) {
     for (let i = 0; i < RUNS; i++) {
       const ctx = await signedInContext(browser, url);
       const p = await ctx.newPage();
+      // BENCH_CONSOLE_PROFILE=<dir>: the first chart run's CPU profile of the page (DevTools format).
+      const cdp = PROFILE_DIR && i === 0 ? await ctx.newCDPSession(p) : null;
+      if (cdp) await cdp.send("Profiler.enable").then(() => cdp.send("Profiler.setSamplingInterval", { interval: 100 })).then(() => cdp.send("Profiler.start"));
       await p.goto(`/devices/${chart.deviceId}?tab=telemetry&range=custom&from=${chart.from}&to=${chart.to}&interval=1m`);
       await p.locator(".telemetry-footnote").waitFor({ timeout: 60_000 }).catch(async (err: Error) => {
         const shot = path.join(os.tmpdir(), "bench-console-chart.png");
@@ -225,6 +237,13 @@ async function run(label: string, databaseUrl?: string) {
         const now = (await probe(p)).strokes.length;
         if (now === strokes) break;
         strokes = now;
+      }
+      if (cdp) {
+        const { profile } = await cdp.send("Profiler.stop");
+        fs.mkdirSync(PROFILE_DIR!, { recursive: true });
+        const file = path.join(PROFILE_DIR!, "console-chart.cpuprofile");
+        fs.writeFileSync(file, JSON.stringify(profile));
+        console.log(`chart page CPU profile: ${file} (npx tsx bench/support/profile-summary.ts ${file})`);
       }
       const res = (await responseEnd(p, "telemetry.series"))!;
       const b = await probe(p);

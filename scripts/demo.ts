@@ -29,6 +29,8 @@ const shown = (p: string) => {
   return relative === "" ? "." : relative.startsWith("..") ? p : relative;
 };
 const DEVICES = Number(process.env.DEMO_DEVICES ?? 50);
+/** The time zones the demo devices sit in (label tz), in turn. */
+const DEMO_TIME_ZONES = ["Europe/Berlin", "America/New_York", "Asia/Tokyo"];
 const OPERATOR = { email: "operator@demo.example", password: "demo-operator-password" };
 
 // ---------------------------------------------------------------------------------------
@@ -202,8 +204,14 @@ async function main() {
 
     // PKI and enrollment.
     const ca = await call("POST", "/api/v1/ca-certificates/generate", { key, body: { name: "Demo Root CA", commonName: "Demo Fleet Root CA", validityDays: 3650 } });
-    const token = await call("POST", "/api/v1/enrollment-tokens", { key, body: { name: "demo devices", labels: { site: "demo-plant", tier: "edge" } } });
-    say(`CA '${ca.name}' (default: ${ca.isDefault}), enrollment token ${token.tokenPrefix}…`);
+    const token = await call("POST", "/api/v1/enrollment-tokens", { key, body: { name: "demo devices", labels: { site: "demo-plant", tier: "edge", tz: DEMO_TIME_ZONES[0] } } });
+    // one more token per time zone: the simulator enrolls devices with each in turn, so the fleet
+    // sits in several time zones (label tz) and maintenance windows with timeZoneLabel "tz" differ per device
+    const zoneTokens = [token];
+    for (const tz of DEMO_TIME_ZONES.slice(1)) {
+      zoneTokens.push(await call("POST", "/api/v1/enrollment-tokens", { key, body: { name: `demo devices ${tz}`, labels: { site: "demo-plant", tier: "edge", tz } } }));
+    }
+    say(`CA '${ca.name}' (default: ${ca.isDefault}), enrollment token ${token.tokenPrefix}… (devices in ${DEMO_TIME_ZONES.join(", ")}: label tz)`);
 
     // Git registry over smart HTTP on loopback, served by this process.
     let repo: { url: string } | null = null;
@@ -222,7 +230,7 @@ async function main() {
 
     // Devices.
     simulator = new FleetSimulator({
-      url: base, enrollmentToken: token.token, devices: DEVICES, heartbeatMs: 10_000, telemetryMs: 15_000, logsMs: 20_000,
+      url: base, enrollmentToken: token.token, enrollmentTokens: zoneTokens.map((t) => t.token), devices: DEVICES, heartbeatMs: 10_000, telemetryMs: 15_000, logsMs: 20_000,
       failureRate: 0.02, idPrefix: "demo", enrollConcurrency: 8,
     });
     const started = Date.now();

@@ -4,7 +4,7 @@ import type { SimulatorOptions, SimulatorStats } from "./engine.js";
 import type { DelayRange } from "./deployment-agent.js";
 import type { DeviceKeyAlgorithm } from "./identity.js";
 
-export const USAGE = `usage: npm run simulate -- --url <service url> --token <enrollment token> --devices <N>
+export const USAGE = `usage: npm run simulate -- --url <service url> --token <enrollment token> [--token <another> ...] --devices <N>
          [--heartbeat 30s] [--telemetry 60s|0] [--logs 30s|0] [--failure-rate 0.05] [--prefix sim-xyz]
          [--concurrency 8] [--key ES256|EdDSA|RS256]
          deployments: [--deployment-failure-rate <p, default --failure-rate>] [--download 2s-8s]
@@ -35,7 +35,9 @@ export function parseSimulatorArgs(argv: string[]): SimulatorOptions {
     args: argv,
     options: {
       url: { type: "string" },
-      token: { type: "string" },
+      // repeatable: devices enroll round robin with each token, and so carry its labels
+      // (one token per time zone, labelled tz=..., puts the fleet in several time zones)
+      token: { type: "string", multiple: true },
       devices: { type: "string" },
       heartbeat: { type: "string", default: "30s" },
       telemetry: { type: "string", default: "60s" },
@@ -54,7 +56,7 @@ export function parseSimulatorArgs(argv: string[]): SimulatorOptions {
     },
     strict: true,
   });
-  if (!values.url || !values.token || !values.devices) throw new Error(USAGE);
+  if (!values.url || !values.token?.length || !values.devices) throw new Error(USAGE);
   const devices = Number(values.devices);
   if (!Number.isInteger(devices) || devices < 1 || devices > 1_000_000) throw new Error("--devices: a whole number from 1 to 1,000,000");
   const failureRate = Number(values["failure-rate"]);
@@ -76,7 +78,8 @@ export function parseSimulatorArgs(argv: string[]): SimulatorOptions {
   new URL(values.url); // throws a readable error for a bad URL
   return {
     url: values.url,
-    enrollmentToken: values.token,
+    enrollmentToken: values.token[0],
+    ...(values.token.length > 1 ? { enrollmentTokens: values.token } : {}),
     devices,
     heartbeatMs,
     telemetryMs,

@@ -14,6 +14,12 @@ export interface SimulatorOptions {
   /** service base URL, e.g. http://localhost:3000 */
   url: string;
   enrollmentToken: string;
+  /**
+   * several enrollment tokens: device n enrolls with token n mod their number, so the fleet
+   * carries each token's labels (one token per time zone with a `tz` label puts the devices in
+   * several time zones for maintenance windows); `enrollmentToken` is then not used
+   */
+  enrollmentTokens?: string[];
   devices: number;
   heartbeatMs: number;
   /** 0 = no telemetry */
@@ -89,14 +95,21 @@ export class FleetSimulator extends EventEmitter {
     }
   }
 
+  /** The token device `index` (0-based) enrolls with: round robin over `enrollmentTokens` when given. */
+  enrollmentTokenOf(index: number): string {
+    const tokens = this.options.enrollmentTokens;
+    return tokens?.length ? tokens[index % tokens.length] : this.options.enrollmentToken;
+  }
+
   /** Enrolls every device, `enrollConcurrency` at a time; resolves when all have been tried. */
   async enrollAll(signal?: AbortSignal): Promise<void> {
     let next = 0;
     const worker = async () => {
       while (next < this.devices.length && !signal?.aborted) {
-        const device = this.devices[next++];
+        const index = next++;
+        const device = this.devices[index];
         try {
-          const res = await this.track(device.enroll(this.options.enrollmentToken));
+          const res = await this.track(device.enroll(this.enrollmentTokenOf(index)));
           if (res.status === 201) this.counters.enrolled++;
           else this.fail("enroll", res.status, res.body);
         } catch (err) {

@@ -8,7 +8,7 @@
 // fleet, so the numbers a test compares cannot move underneath it. HEARTBEAT_INTERVAL_SECONDS
 // is an hour, so that a device stays online between a test's heartbeats.
 import crypto from "node:crypto";
-import { FleetSimulator } from "../../src/simulator/engine.js";
+import { FleetSimulator, type SimulatorOptions } from "../../src/simulator/engine.js";
 import type { VirtualDevice } from "../../src/simulator/virtual-device.js";
 import type { ApiResponse, CallOptions } from "./harness.js";
 import { SecretWatch } from "./secret-watch.js";
@@ -67,7 +67,11 @@ export interface ConsoleService {
    * Enrolls `devices` simulated devices with a new enrollment token carrying `labels`, in the
    * organization `as` acts in (default: the admin key's); they send their first heartbeat.
    */
-  enrollFleet(opts: { prefix: string; devices: number; labels?: Record<string, string>; as?: CallOptions; heartbeat?: boolean }): Promise<SimulatedFleet>;
+  enrollFleet(opts: {
+    prefix: string; devices: number; labels?: Record<string, string>; as?: CallOptions; heartbeat?: boolean;
+    /** how the devices carry out deployments (e.g. `{ timeScale: 0, deploymentFailureRate: 0.3 }`: immediate steps, 30 % of installs fail) */
+    deployments?: Pick<SimulatorOptions, "timeScale" | "deploymentFailureRate" | "deploymentTimings">;
+  }): Promise<SimulatedFleet>;
   /** the requests the service answered so far, from its request log */
   requestLog(): { method: string; path: string; status: number }[];
   /** a secret the service must never log (a session cookie the browser got) */
@@ -130,7 +134,7 @@ export async function startConsoleService(env: Record<string, string> = {}): Pro
       await addMember(user.id, opts.organizationId ?? defaultOrg.id, role);
       return { id: user.id, email, name, password: USER_PASSWORD };
     },
-    enrollFleet: async ({ prefix, devices, labels = {}, as = {}, heartbeat = true }) => {
+    enrollFleet: async ({ prefix, devices, labels = {}, as = {}, heartbeat = true, deployments = {} }) => {
       // The organization needs a CA to sign device certificates: one per organization.
       const context = await call<{ organization: { id: string } }>("GET", "/api/v1/tenant/context", as);
       if (!cas.has(context.organization.id)) {
@@ -149,6 +153,7 @@ export async function startConsoleService(env: Record<string, string> = {}): Pro
         idPrefix: prefix,
         enrollConcurrency: 4,
         maxSockets: 8,
+        ...deployments,
       });
       fleets.push(simulator);
       await simulator.enrollAll();

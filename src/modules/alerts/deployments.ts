@@ -1,6 +1,8 @@
 // The "deployment failed" condition: devices of the rule's scope that report `failed` for a
 // deployment they are still told to run (a device that recovered, was rolled back or had the
 // deployment removed no longer matches, so the alert resolves). The value is how many.
+// A device waiting to retry (retryAt set) is not failed yet: like the rollout's thresholds,
+// the alert counts a device only when its last attempt failed (docs/deployments.md, retries).
 import type { DbTx } from "../../db/client.js";
 import { scopeCte, type Match, type RuleScope } from "./conditions.js";
 
@@ -9,6 +11,6 @@ export async function failedDeploymentDevices(db: DbTx, scope: RuleScope): Promi
     WITH ${scopeCte(scope)}
     SELECT dd."deviceId"::text AS "deviceId", count(*)::float8 AS "value"
       FROM "DeploymentDevice" dd JOIN scope ON scope."id" = dd."deviceId"
-     WHERE dd."state" = 'failed' AND dd."desiredAction" = 'install'
+     WHERE dd."state" = 'failed' AND dd."desiredAction" = 'install' AND dd."retryAt" IS NULL
      GROUP BY dd."deviceId"`;
 }

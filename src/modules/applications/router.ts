@@ -38,7 +38,7 @@ export const applicationsRouter = router({
     .meta({
       openapi: {
         method: "GET", path: "/applications", tags: [TAG], summary: "List the application catalog, newest first",
-        description: "Filters: category, vendor, registryId (the registry of the latest version), q (text in key, name or description, or an exact tag).",
+        description: "Filters: category, vendor, registryId (the registry of the latest version), tag (an exact tag), q (text in key, name or description, or an exact tag).",
       },
     })
     .input(listApplicationsInput)

@@ -16,6 +16,7 @@ export const listApplicationsInput = z.object({
   vendor: z.string().trim().min(1).max(200).optional().describe("exact vendor name, case-insensitive"),
   registryId: z.string().uuid().optional().describe("the registry the latest version came from"),
   q: z.string().trim().min(1).max(200).optional().describe("text in the key, name or description, or an exact tag"),
+  tag: z.string().trim().min(1).max(200).optional().describe("an exact tag the application carries"),
 });
 export type ListApplicationsInput = z.infer<typeof listApplicationsInput>;
 
@@ -57,8 +58,22 @@ export const profileOutput = z.object({
 export const parametersOutput = z.record(
   z.string(),
   z.object({
-    value: z.unknown().optional(),
+    value: z.unknown().optional().describe("the default value"),
     targets: z.array(z.object({ pointer: z.string(), components: z.array(z.string()) })),
+    description: z.string().optional(),
+    required: z.boolean().optional().describe("a deployment must give a value"),
+    secret: z.boolean().optional().describe("a deployment's value is stored encrypted and never returned"),
+    schema: z
+      .object({
+        type: z.enum(["string", "integer", "number", "boolean"]).optional(),
+        enum: z.array(z.union([z.string(), z.number(), z.boolean()])).optional(),
+        minimum: z.number().optional(),
+        maximum: z.number().optional(),
+        maxLength: z.number().optional(),
+        pattern: z.string().optional(),
+      })
+      .optional()
+      .describe("the declaration a deployment's value is checked against (docs/deployments.md)"),
   }),
 );
 

@@ -50,6 +50,7 @@ export async function listApplications(db: DbTx, organizationId: string, input: 
   if (input.category) where.category = { equals: input.category, mode: "insensitive" };
   if (input.vendor) where.vendorName = { equals: input.vendor, mode: "insensitive" };
   if (input.registryId) where.sourceRegistryId = input.registryId;
+  if (input.tag) where.tags = { has: input.tag };
   if (input.q) {
     where.OR = [
       { appKey: { contains: input.q, mode: "insensitive" } },

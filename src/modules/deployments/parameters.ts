@@ -1,7 +1,8 @@
 // Deployment parameters: checked against the parameter declarations of the version's
 // manifest, split into plain and secret values for storage, and rendered for the device.
 import type { SecretBox } from "../../lib/crypto.js";
-import { parameterValueProblem, type ManifestParameter } from "../applications/manifest/index.js";
+import type { ManifestParameter } from "../applications/manifest/index.js";
+import { parameterProblems } from "../applications/manifest/parameter-rules.js";
 import { badRequest } from "../../trpc/errors.js";
 
 export type ParameterValues = Record<string, unknown>;
@@ -14,19 +15,8 @@ export const SECRET_MASK = "********";
  * schema, naming the parameter. Returns the values split into plain and secret ones.
  */
 export function checkParameters(declared: Record<string, ManifestParameter>, given: ParameterValues) {
-  const problems: string[] = [];
-  for (const name of Object.keys(given)) {
-    if (!Object.hasOwn(declared, name)) problems.push(`parameters.${name}: not a parameter of this version (known: ${Object.keys(declared).join(", ") || "none"})`);
-  }
-  for (const [name, declaration] of Object.entries(declared)) {
-    const has = Object.hasOwn(given, name);
-    if (!has) {
-      if (declaration.required && (declaration.value === undefined || declaration.value === null)) problems.push(`parameters.${name}: required`);
-      continue;
-    }
-    const problem = parameterValueProblem(declaration, given[name]);
-    if (problem) problems.push(`parameters.${name}: ${problem}`);
-  }
+  // The same rules as the console's parameter form (it imports parameter-rules.ts).
+  const problems = parameterProblems(declared, given).map((p) => `parameters.${p.name}: ${p.problem}`);
   if (problems.length) throw badRequest(problems.join("; "));
 
   const plain: ParameterValues = {};

@@ -10,8 +10,10 @@
 //   canary | in_progress --(batch timed out below its success threshold)--> failed
 //   canary | awaiting_approval | in_progress --pause--> paused --resume--> the state it paused from
 //   initialized | canary | awaiting_approval | in_progress | paused --abort--> aborted
+//   completed --(continuous: late joiners gathered by the rollout job)--> in_progress (rollout.ts)
 import { conflict } from "../../trpc/errors.js";
 import { MOVES_ALLOWED_FROM, moveRefusal, type RolloutMove, type RolloutPosition, type RolloutState } from "./rollout-moves.js";
+import { ceilPercent } from "./batch-plan.js";
 
 // The move table is shared with the console (rollout-moves.ts); re-exported for the service.
 export { MOVES_ALLOWED_FROM, ROLLOUT_STATES, TERMINAL_ROLLOUT_STATES, type RolloutMove, type RolloutPosition, type RolloutState } from "./rollout-moves.js";
@@ -84,10 +86,8 @@ export function resumeTarget(pausedFrom: RolloutState | null): RolloutState {
   return pausedFrom && MOVES_ALLOWED_FROM.pause.includes(pausedFrom) ? pausedFrom : "in_progress";
 }
 
-/** `percent` of `base`, rounded up; 500 * 32.2 / 100 is 161.00000000000003 in floating point, and 161 here. */
-export function ceilPercent(base: number, percent: number): number {
-  return Math.ceil(Number(((base * percent) / 100).toPrecision(12)));
-}
+// ceilPercent lives with the batch plan (pure, shared with the console).
+export { ceilPercent };
 
 function round(value: number): number {
   return Math.round(value * 10) / 10;

@@ -47,7 +47,7 @@ export async function rolloutStatus(db: DbTx, row: DeploymentRow): Promise<Rollo
     currentBatch: row.currentBatch,
     batches: batches.map((b) => ({
       index: b.index,
-      kind: b.kind as "canary" | "batch",
+      kind: b.kind as RolloutDto["batches"][number]["kind"],
       size: b.size,
       state: b.state as RolloutDto["batches"][number]["state"],
       counts: perBatch.get(b.index) ?? emptyBatchCounts(),

@@ -123,6 +123,10 @@ export async function resumeRollout(db: DbTx, row: DeploymentRow, events: Deploy
     });
   }
   const resumed = await moveRollout(db, row, { rolloutState: resumeTarget(row.pausedFrom as RolloutState | null), pausedFrom: null, rolloutReason: null }, events);
+  // continuous: devices that joined the batch in flight while it was paused were not told yet
+  if (row.continuous && row.currentBatch !== null && (resumed.rolloutState === "canary" || resumed.rolloutState === "in_progress")) {
+    await dispatchInstall(db, resumed, row.currentBatch);
+  }
   return evaluateLocked(db, resumed, events);
 }
 
@@ -146,10 +150,13 @@ function assertRolloutMove(move: RolloutMove, row: DeploymentRow): void {
  * pause; timeout: failed). For all-at-once deployments: completed once no device is in flight.
  */
 export async function evaluateLocked(db: DbTx, row: DeploymentRow, events: DeploymentEvents): Promise<DeploymentRow> {
-  if (row.status !== "running" || TERMINAL_ROLLOUT_STATES.includes(row.rolloutState as RolloutState)) return row;
+  if (row.status !== "running") return row;
   const strategy = row.strategy as Strategy;
-  // Places freed by devices that reported running or failed go to the devices the budget held back.
+  if (strategy.type === "staged" && row.continuous && row.rolloutState === "completed") row = await openLateJoinerBatch(db, row, strategy, events);
+  // Places freed by devices that reported running or failed go to the devices the budget held
+  // back (and to the retries that are due), also once the rollout completed.
   if (row.disruptionBudget && ADMITTING_STATES.includes(row.rolloutState)) await admitWithinBudget(db, row);
+  if (TERMINAL_ROLLOUT_STATES.includes(row.rolloutState as RolloutState)) return row;
   if (strategy.type === "all-at-once") return evaluateAllAtOnce(db, row, events);
   if (row.rolloutState !== "canary" && row.rolloutState !== "in_progress") return row;
 
@@ -181,8 +188,35 @@ export async function evaluateLocked(db: DbTx, row: DeploymentRow, events: Deplo
   }
 }
 
-/** Rollout states in which held-back devices are admitted (not paused: nothing new is dispatched then). */
-const ADMITTING_STATES = ["canary", "in_progress", "awaiting_approval"];
+/**
+ * Rollout states in which held-back devices (and due retries) are admitted: not paused,
+ * aborted or failed, where nothing new is dispatched. A completed rollout still has devices
+ * the budget held when its last batch reached its threshold, and retries to hand out.
+ */
+export const ADMITTING_STATES = ["canary", "in_progress", "awaiting_approval", "completed"];
+
+/**
+ * A completed staged continuous rollout gathers the devices that joined since (waiting with no
+ * batch, placed so by the membership trigger) into a late-joiner batch of their own, dispatched
+ * and judged like any batch: the rollout is in_progress again until it succeeds (completed),
+ * crosses the failure threshold (paused) or times out (failed). Under the row lock, in one
+ * transaction: of two processes one opens it, and a crash before the commit leaves the joiners
+ * waiting for the next judgement.
+ */
+async function openLateJoinerBatch(db: DbTx, row: DeploymentRow, strategy: StagedStrategy, events: DeploymentEvents): Promise<DeploymentRow> {
+  const [{ next }] = await db.$queryRaw<Array<{ next: number }>>`
+    SELECT (COALESCE(max("index"), -1) + 1)::int AS "next" FROM "DeploymentBatch" WHERE "deploymentId" = ${row.id}::uuid`;
+  const joiners = await db.$executeRaw`
+    UPDATE "DeploymentDevice" SET "batchIndex" = ${next}::int, "reason" = 'joined: its labels match the selector now; late-joiner batch ' || ${next}::int
+     WHERE "deploymentId" = ${row.id}::uuid AND "batchIndex" IS NULL AND "state" = 'pending' AND "desiredAction" IS NULL AND "lateJoiner"`;
+  if (joiners === 0) return row;
+  await db.deploymentBatch.create({ data: { deploymentId: row.id, index: next, kind: "late_joiners", size: joiners } });
+  await startBatch(db, row, next, strategy);
+  return moveRollout(db, row, {
+    rolloutState: "in_progress", currentBatch: next, completedAt: null,
+    rolloutReason: `late-joiner batch ${next}: ${joiners} device(s) joined after the rollout completed`,
+  }, events);
+}
 
 async function evaluateAllAtOnce(db: DbTx, row: DeploymentRow, events: DeploymentEvents): Promise<DeploymentRow> {
   const rows = await db.$queryRaw<Array<{ inFlight: number; running: number; failed: number }>>`

@@ -202,6 +202,7 @@ const batchCounts = z.object({
   skipped: z.number().int().describe("devices of the batch that will not run it: cancelled, superseded or removed"),
 });
 
+export const BATCH_KINDS = ["canary", "batch", "late_joiners"] as const;
 export const BATCH_STATES = ["planned", "in_progress", "succeeded", "failed", "cancelled"] as const;
 
 export const rolloutOutput = z.object({
@@ -211,7 +212,7 @@ export const rolloutOutput = z.object({
   batches: z.array(
     z.object({
       index: z.number().int(),
-      kind: z.enum(["canary", "batch"]),
+      kind: z.enum(BATCH_KINDS).describe("canary, a planned batch, or (continuous) the devices that joined after the rollout completed"),
       size: z.number().int(),
       state: z.enum(BATCH_STATES),
       counts: batchCounts,

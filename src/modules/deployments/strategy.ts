@@ -1,7 +1,6 @@
 // The deployment strategy (all-at-once or staged) and how a staged rollout is cut into
-// batches when it is initialized. Pure: the plan is tested in test/unit/deployments.
+// batches when it is initialized (batch-plan.ts). The plan is tested in test/unit/deployments.
 import { z } from "zod";
-import { ceilPercent } from "./rollout-machine.js";
 
 const count = z.object({ count: z.number().int().min(1).max(1_000_000) }).strict();
 const percent = z.object({ percent: z.number().min(0.1).max(100) }).strict();
@@ -29,33 +28,5 @@ export const strategySchema = z.discriminatedUnion("type", [allAtOnceStrategy, s
 export type Strategy = z.infer<typeof strategySchema>;
 export type StagedStrategy = z.infer<typeof stagedStrategy>;
 
-export interface PlannedBatch {
-  index: number;
-  kind: "canary" | "batch";
-  size: number;
-}
-
-function sizeOf(part: { count: number } | { percent: number }, base: number): number {
-  return "count" in part ? part.count : ceilPercent(base, part.percent);
-}
-
-/**
- * Cuts `eligible` devices into the canary and the batches. Empty batches are dropped; the
- * last planned batch takes whatever remains, and a plan without batches gets one for the rest.
- */
-export function planBatches(strategy: StagedStrategy, eligible: number): PlannedBatch[] {
-  if (eligible === 0) return [];
-  const canary = Math.min(eligible, Math.max(1, sizeOf(strategy.canary, eligible)));
-  const plan: PlannedBatch[] = [{ index: 0, kind: "canary", size: canary }];
-  const afterCanary = eligible - canary;
-  let remaining = afterCanary;
-  const parts = strategy.batches.length ? strategy.batches : [{ percent: 100 }];
-  parts.forEach((part, i) => {
-    if (remaining === 0) return;
-    const last = i === parts.length - 1;
-    const size = last ? remaining : Math.min(remaining, Math.max(1, sizeOf(part, afterCanary)));
-    plan.push({ index: plan.length, kind: "batch", size });
-    remaining -= size;
-  });
-  return plan;
-}
+// The plan itself is pure and shared with the console's preview.
+export { planBatches, type PlannedBatch } from "./batch-plan.js";

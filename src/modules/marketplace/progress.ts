@@ -18,7 +18,7 @@ declare module "../../lib/events.js" {
 export function idleProgress(storeId: string): Progress {
   return {
     storeId, state: "idle", jobId: null, triggeredBy: null, startedAt: null, finishedAt: null, registriesTotal: 0,
-    currentRegistry: null, currentRepository: null, repositoriesDone: 0, tagsRead: 0, applicationsFound: 0,
+    currentRegistry: null, currentRepository: null, repositoriesDone: 0, repositoriesTotal: 0, tagsRead: 0, applicationsFound: 0,
     applicationsImported: 0, applicationsUpdated: 0, skipped: 0, errors: 0, syncRecordId: null, updatedAt: new Date().toISOString(),
   };
 }
@@ -62,6 +62,11 @@ export function progressTracker(services: Services, organizationId: string, star
     repository(registryName: string, repository: string) {
       progress.currentRegistry = registryName;
       progress.currentRepository = repository;
+      publish();
+    },
+    /** the repositories a registry will read, known once its list is (progress bars measure against the total) */
+    repositoriesKnown(count: number) {
+      progress.repositoriesTotal += count;
       publish();
     },
     tag() {

@@ -134,6 +134,7 @@ export const progressOutput = z.object({
   currentRegistry: z.string().nullable().describe("name of the registry being read"),
   currentRepository: z.string().nullable(),
   repositoriesDone: z.number(),
+  repositoriesTotal: z.number().describe("repositories the run will read as far as known: grows as each registry's list is read (a catalog is listed when its registry is reached)"),
   tagsRead: z.number(),
   applicationsFound: z.number(),
   applicationsImported: z.number().describe("known once the run has imported"),

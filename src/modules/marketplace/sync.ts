@@ -136,10 +136,14 @@ async function gather(services: Services, registries: CombinedRegistry[], signal
   for (const registry of registries) {
     const { row, source } = registry;
     let current: string | null = null;
+    let toRead = 0;
+    let readHere = 0;
     try {
       const client = registryClient(services, row, signal);
       // A global registry that lists no repository is discovered through its catalog.
       const repositories = row.repositories.length > 0 || row.kind === "tenant" ? row.repositories : await listCatalog(client);
+      toRead = repositories.filter((repository) => !gathered.origin.has(repository)).length;
+      tracker.repositoriesKnown(toRead);
       for (const repository of repositories) {
         const first = gathered.origin.get(repository);
         if (first) {
@@ -153,6 +157,7 @@ async function gather(services: Services, registries: CombinedRegistry[], signal
         current = repository;
         await readRepository(client, repository, read, () => tracker.tag());
         current = null;
+        readHere += 1;
         await tracker.repositoryDone({
           applicationsFound: read.perRepository.reduce((n, r) => n + r.found, 0),
           skipped: read.skipped.length,
@@ -163,6 +168,8 @@ async function gather(services: Services, registries: CombinedRegistry[], signal
       // The registry could not be read (unreachable, credential refused): its other repositories are not tried.
       const message = `${source.name}: ${describeRegistryFailure(err)}`;
       gathered.failedRegistries += 1;
+      // Its unread repositories leave the total, so that a finished run's bar is full.
+      tracker.repositoriesKnown(-(toRead - readHere));
       gathered.errors.push(message);
       read.perRepository.find((r) => r.repository === current)?.errors.push(message);
     }

@@ -1,11 +1,13 @@
-// Shared by the deployment browser tests: an application imported the way operators import
-// one (a Git registry served over smart HTTP on loopback, synced through the API), and the
-// agent's side of a heartbeat spoken by the test for simulated devices, so that each test
-// decides which device reports what and when (the page and the API then read the same state).
+// Shared by the deployment browser tests: applications imported the way operators import
+// them (a Git registry served over smart HTTP on loopback, created and synced through the
+// public API of the service the browser drives), and the agent's side of a heartbeat spoken by
+// the test for simulated devices, so that each test decides which device reports what and
+// when (the page and the API then read the same state).
 import { expect } from "vitest";
 import { startGitServer, type GitServer } from "../../support/git-server/index.js";
 import type { ConsoleService, SimulatedFleet } from "../../support/console-service.js";
 import type { VirtualDevice } from "../../../src/simulator/virtual-device.js";
+import { appYaml, component, type AppOptions } from "../../http/registries-git/support.js";
 
 export const APP_KEY = "line-monitor";
 export const APP_NAME = "Line Monitor";
@@ -74,4 +76,24 @@ export async function reportAll(fleet: SimulatedFleet, devices: VirtualDevice[],
 /** The devices of `fleet` by their service id. */
 export function byId(fleet: SimulatedFleet): Map<string, VirtualDevice> {
   return new Map(fleet.devices.map((d) => [d.deviceId!, d]));
+}
+
+export { component };
+
+export interface ImportedCatalog {
+  git: GitServer;
+  /** application ids by manifest id */
+  apps: Record<string, string>;
+}
+
+/** Publishes `manifests` (manifest id -> options, version 1.0.0) in a Git repository and syncs a registry of it. */
+export async function importApplications(service: ConsoleService, manifests: Record<string, AppOptions & { version?: string }>): Promise<ImportedCatalog> {
+  const git = await startGitServer();
+  const files = Object.fromEntries(Object.entries(manifests).map(([id, options]) => [`apps/${id}/app.yaml`, appYaml(id, options.version ?? "1.0.0", options)]));
+  const { url } = await git.createRepo("catalog", files);
+  const registry = await service.call<{ id: string }>("POST", "/api/v1/registries/git", { body: { name: "catalog", url } });
+  const result = await service.call<{ success: boolean; applicationsImported: number; rejectedManifests: unknown[] }>("POST", `/api/v1/registries/git/${registry.id}/sync`);
+  if (!result.success || result.applicationsImported !== Object.keys(manifests).length) throw new Error(`sync: ${JSON.stringify(result)}`);
+  const list = await service.call<{ items: { id: string; key: string }[] }>("GET", "/api/v1/applications?limit=100");
+  return { git, apps: Object.fromEntries(list.items.map((a) => [a.key, a.id])) };
 }

@@ -76,7 +76,7 @@ describe("list", () => {
     expect(vision).toMatchObject({ hasIcon: true, iconUrl: `/api/v1/applications/${ids["vision-gateway"]}/icon`, vendor: { name: "Acme Industrial", site: "https://acme.example" } });
   });
 
-  it("filters by category and vendor (case-insensitive), source registry and text", async () => {
+  it("filters by category and vendor (case-insensitive), source registry, exact tag and text", async () => {
     expect(keys(await get("?category=monitoring"))).toEqual(["dashboard", "plain"]);
     expect(keys(await get("?category=vision"))).toEqual(["vision-gateway"]);
     expect(keys(await get("?vendor=acme%20industrial"))).toEqual(["plain", "vision-gateway"]);
@@ -85,6 +85,11 @@ describe("list", () => {
     expect(keys(await get("?q=charts"))).toEqual(["dashboard"]);
     expect(keys(await get("?q=GATEWAY"))).toEqual(["vision-gateway"]);
     expect(keys(await get("?category=monitoring&vendor=Globex%20Tools"))).toEqual(["dashboard"]);
+    // A tag is matched exactly (not as text), and combines with the text search.
+    expect(keys(await get("?tag=ui"))).toEqual(["dashboard"]);
+    expect(keys(await get("?tag=u"))).toEqual([]);
+    expect(keys(await get("?tag=ui&q=shop"))).toEqual(["dashboard"]);
+    expect(keys(await get("?tag=ui&q=gateway"))).toEqual([]);
     expect((await get("?registryId=not-a-uuid")).status).toBe(400);
   });
 });
@@ -139,7 +144,7 @@ describe("get", () => {
     expect(res.body.profiles).toEqual([
       { id: "web", type: "compose", components: [{ name: "web", properties: { repository: "oci://registry.example/web", revision: "1.0.0", timeout: "1m0s" } }] },
     ]);
-    expect(res.body.parameters).toEqual({ port: { value: 8080, targets: [{ pointer: "PORT", components: ["web"] }] } });
+    expect(res.body.parameters).toEqual({ port: { value: 8080, schema: { type: "integer" }, targets: [{ pointer: "PORT", components: ["web"] }] } });
   });
 
   it("keeps a warning when the icon path leaves the repository", async () => {

@@ -7,7 +7,8 @@ import { createHarness, type Harness, type Tenant } from "../../support/harness.
 import type { EnrolledDevice } from "../agent/fleet-support.js";
 import { judgeDeploymentsInFlight } from "../../../src/modules/deployments/jobs.js";
 import { dispatchDueRetries } from "../../../src/modules/deployments/dispatch.js";
-import { agentHeartbeat, enrollFleet, importVersion, type DesiredEntry } from "./support.js";
+import { evaluateRulesOnce } from "../../../src/modules/alerts/evaluate.js";
+import { agentHeartbeat, enrollFleet, importVersion, until, type DesiredEntry } from "./support.js";
 
 let h: Harness;
 let acme: Tenant;
@@ -41,21 +42,17 @@ async function createAndStart(devices: EnrolledDevice[], extra: Record<string, u
 const entry = (id: string, device: EnrolledDevice) => h.services.prisma.deploymentDevice.findUniqueOrThrow({ where: { deploymentId_deviceId: { deploymentId: id, deviceId: device.deviceId } } });
 const deployment = async (id: string) => (await h.api("GET", `/api/v1/deployments/${id}`, { key: acme.key })).body;
 
-/** Polls `probe` until it answers something (no fixed sleep: the retry falls due within a second or two). */
-async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const got = await probe();
-    if (got !== undefined) return got;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 const installOf = (desired: DesiredEntry[], id: string) => desired.find((d) => d.deploymentId === id && d.action === "install") as (DesiredEntry & { attempt: number }) | undefined;
+
+/** The devices the deployment_failed rule fires for, after one evaluation. */
+async function firingFor(ruleId: string): Promise<string[]> {
+  await evaluateRulesOnce(h.services, { organizationId: acme.org.id });
+  return (await h.services.prisma.alertState.findMany({ where: { ruleId, state: "firing" } })).map((s) => s.deviceId!);
+}
 
 describe("retries with back-off", () => {
   let id: string;
+  let ruleId: string;
   const [flaky, ok1, ok2] = [0, 1, 2];
 
   it("a failed device waits to retry: not failed in the progress, the rollout not completed", async () => {
@@ -75,6 +72,11 @@ describe("retries with back-off", () => {
     expect(d).toMatchObject({ rolloutState: "in_progress", progress: { running: 2, failed: 0, waiting_to_retry: 1 } });
     const devices = await h.api("GET", `/api/v1/deployments/${id}/devices?state=failed`, { key: acme.key });
     expect(devices.body.items).toEqual([expect.objectContaining({ deviceId: fleet[flaky].deviceId, attempt: 1, retryAt: row.retryAt!.toISOString(), message: "pull failed: mirror down" })]);
+    // nor does the deployment_failed alert fire for it while it waits to retry
+    const rule = await h.api("POST", "/api/v1/alert-rules", { key: acme.key, body: { name: "deploy failures", condition: { type: "deployment_failed" } } });
+    expect(rule.status, rule.text).toBe(201);
+    ruleId = rule.body.id;
+    expect(await firingFor(ruleId)).toEqual([]);
   });
 
   it("the device's own heartbeat hands out attempt 2 once it is due; a late report about attempt 1 changes nothing", async () => {
@@ -102,6 +104,9 @@ describe("retries with back-off", () => {
     expect(await entry(id, fleet[flaky])).toMatchObject({ state: "failed", attempt: 3, retryAt: null });
     const d = await deployment(id);
     expect(d).toMatchObject({ rolloutState: "completed", rolloutReason: "2 devices running, 1 failed", progress: { failed: 1, waiting_to_retry: 0 } });
+    // the last attempt failed: now the alert fires for it
+    expect(await firingFor(ruleId)).toEqual([fleet[flaky].deviceId]);
+    await h.api("DELETE", `/api/v1/alert-rules/${ruleId}`, { key: acme.key });
     const history = await h.api("GET", `/api/v1/devices/${fleet[flaky].deviceId}/deployment-history`, { key: acme.key });
     expect(history.status, history.text).toBe(200);
     const attempts = history.body.items.filter((e: { deploymentId: string }) => e.deploymentId === id);

@@ -65,6 +65,11 @@ describe("scheduled start", () => {
     expect(batches).toHaveLength(2);
     // a later tick changes nothing
     expect(await startScheduledDeployments(h.services, later)).not.toContain(id);
+    // the start is in the audit trail once, by the system
+    const audit = await h.api("GET", `/api/v1/audit?entityType=deployment&action=deployments.start`, { key: acme.key });
+    expect(audit.status, audit.text).toBe(200);
+    const entries = audit.body.items.filter((e: { entityId: string }) => e.entityId === id);
+    expect(entries).toEqual([expect.objectContaining({ actorType: "system", actorId: null, outcome: "success", message: expect.stringContaining("scheduled start") })]);
     await h.api("POST", `/api/v1/deployments/${id}/stop`, { key: acme.key, body: { force: true } });
   });
 
@@ -100,5 +105,9 @@ describe("scheduled start", () => {
     const id = await createScheduled(at, { type: "all-at-once" }, { labelSelector: { ring: "nobody" } });
     expect(await startScheduledDeployments(h.services, hoursAhead(9))).not.toContain(id);
     expect(await get(id)).toMatchObject({ status: "draft", startAt: null, rolloutReason: expect.stringContaining("scheduled start failed: The target matches no eligible device") });
+    const audit = await h.api("GET", `/api/v1/audit?entityType=deployment&action=deployments.start&outcome=failure`, { key: acme.key });
+    expect(audit.body.items.filter((e: { entityId: string }) => e.entityId === id)).toEqual([
+      expect.objectContaining({ actorType: "system", message: expect.stringContaining("scheduled start failed") }),
+    ]);
   });
 });

@@ -98,3 +98,14 @@ export async function agentHeartbeat(h: Harness, device: EnrolledDevice, reports
   expect(res.status, res.text).toBe(200);
   return res.body.deployments as DesiredEntry[];
 }
+
+/** Polls `probe` until it answers something (no fixed sleep: retries fall due within a second or two). */
+export async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 15_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const got = await probe();
+    if (got !== undefined) return got;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -174,7 +174,7 @@ describe.skipIf(!peersAvailable("docker-registry", "htpasswd"))("marketplace sto
     expect(store.body).toMatchObject({ syncing: false, lastSyncError: null });
     expect(store.body.lastSyncAt).toBeTruthy();
     const progress = await h.api("GET", "/api/v1/marketplace-store/sync/progress", { key: acme.key });
-    expect(progress.body).toMatchObject({ state: "succeeded", syncRecordId: record.id, repositoriesDone: 4, applicationsImported: 2, currentRepository: null });
+    expect(progress.body).toMatchObject({ state: "succeeded", syncRecordId: record.id, repositoriesDone: 4, repositoriesTotal: 4, applicationsImported: 2, currentRepository: null });
     const audit = await h.services.prisma.auditEntry.findMany({ where: { organizationId: acme.org.id, entityId: put.body.id }, orderBy: { createdAt: "asc" } });
     expect(audit.map((a) => [a.action, a.userId])).toEqual(expect.arrayContaining([
       ["marketplaceStore.sync.request", acme.user.id], ["marketplace.sync", acme.user.id],

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { DeploymentAgent, type DeploymentAgentOptions, type DesiredDeploymentEntry } from "../../../src/simulator/deployment-agent.js";
 import { parseDelayRange, parseSimulatorArgs } from "../../../src/simulator/cli.js";
+import { FleetSimulator } from "../../../src/simulator/engine.js";
 
 const APP = "11111111-1111-4111-8111-111111111111";
 const D1 = "aaaaaaaa-0000-4000-8000-000000000001";
@@ -241,6 +242,12 @@ describe("options", () => {
     expect(parseSimulatorArgs([...base, "--fast", "--deployment-failure-rate", "0.2"])).toMatchObject({ timeScale: 0, deploymentFailureRate: 0.2 });
     expect(parseSimulatorArgs([...base, "--time-scale", "0.1", "--busy-heartbeat", "200ms"])).toMatchObject({ timeScale: 0.1, busyHeartbeatMs: 200 });
     expect(() => parseSimulatorArgs([...base, "--fast", "--time-scale", "1"])).toThrow(/--fast/);
+    // one token: no round robin; several (one per time zone): devices enroll with each in turn
+    expect(defaults.enrollmentTokens).toBeUndefined();
+    const zoned = parseSimulatorArgs([...base, "--token", "fme_y", "--token", "fme_z"]);
+    expect(zoned).toMatchObject({ enrollmentToken: "fme_x", enrollmentTokens: ["fme_x", "fme_y", "fme_z"] });
+    const simulator = new FleetSimulator({ ...zoned, devices: 4 });
+    expect([0, 1, 2, 3].map((n) => simulator.enrollmentTokenOf(n))).toEqual(["fme_x", "fme_y", "fme_z", "fme_x"]);
   });
 });
 

@@ -8,7 +8,7 @@ import type { Permission } from "./session";
 export interface NavArea {
   label: string;
   /** the console path; absent: coming in a later part */
-  to?: "/" | "/devices" | "/groups" | "/enrollment-tokens";
+  to?: "/" | "/devices" | "/groups" | "/enrollment-tokens" | "/applications" | "/registries" | "/marketplace" | "/deployments";
   needs?: Permission;
   icon: LucideIcon;
 }
@@ -31,10 +31,10 @@ export const NAV: NavSection[] = [
   {
     label: "Software",
     areas: [
-      { label: "Applications", needs: "applications:read", icon: Package },
-      { label: "Deployments", needs: "deployments:read", icon: Rocket },
-      { label: "Registries", needs: "registries:read", icon: GitBranch },
-      { label: "Marketplace", needs: "registries:read", icon: Store },
+      { label: "Applications", to: "/applications", needs: "applications:read", icon: Package },
+      { label: "Deployments", to: "/deployments", needs: "deployments:read", icon: Rocket },
+      { label: "Registries", to: "/registries", needs: "registries:read", icon: GitBranch },
+      { label: "Marketplace", to: "/marketplace", needs: "registries:read", icon: Store },
     ],
   },
   {

@@ -1,12 +1,11 @@
 // The live part of the console: one WebSocket per tab to /api/v1/realtime, opened with a
 // single-use ticket (POST /realtime/ticket, authenticated by the session cookie). It
 // reconnects by itself with exponential back-off and jitter (1 s doubling to 30 s), and the
-// shell shows its state. Pages subscribe to event types; on top of that, a device status
-// change or an alert firing or resolving marks the fleet's numbers stale (devices, groups,
-// fleet health, active alerts), at most every 2 s,
-// so every open page catches up without a reload and a burst of changes costs one refetch.
+// shell shows its state. Pages subscribe to event types; on top of that, some events mark
+// cached reads stale (STALE_AFTER below), at most every 2 s, so every open page catches up
+// without a reload and a burst of changes costs one refetch per area.
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
-import { useQueryClient } from "@tanstack/react-query";
+import { useQueryClient, type QueryKey } from "@tanstack/react-query";
 import type { FleetEvents } from "../../../src/lib/events";
 import { statusOf } from "../api/client";
 import { q } from "../api/query";
@@ -29,6 +28,24 @@ interface Realtime {
 const RealtimeContext = createContext<Realtime>({ state: "connecting", retryInSeconds: null, subscribe: () => () => undefined });
 
 const INVALIDATE_EVERY_MS = 2_000;
+
+const fleetKeys = (): QueryKey[] => [q.devices.key(), q.groups.key(), q.fleet.key(), q.alerts.key()];
+const deploymentKeys = (): QueryKey[] => [q.deployments.key()];
+
+/**
+ * The reads an event makes stale. A status change moves the fleet's numbers; an alert that fires
+ * or resolves moves the active alerts and the health summary's count of them; a deployment's
+ * status, progress or rollout state moves every view of deployments (the overview's
+ * "Deployments in progress", the list, a rollout page).
+ */
+export const STALE_AFTER: Readonly<Record<string, () => QueryKey[]>> = {
+  "device.status_changed": fleetKeys,
+  "alert.firing": fleetKeys,
+  "alert.resolved": fleetKeys,
+  "deployment.status_changed": deploymentKeys,
+  "deployment.progress": deploymentKeys,
+  "rollout.state_changed": deploymentKeys,
+};
 const MAX_BACKOFF_MS = 30_000;
 
 /**
@@ -63,12 +80,16 @@ export function RealtimeProvider({ organizationId, enabled, children }: { organi
     let attempt = 0;
     let retryTimer: number | undefined;
     let pendingInvalidation: number | undefined;
+    const staleKeys = new Map<string, QueryKey>();
 
-    const invalidateFleet = () => {
+    const markStale = (keys: QueryKey[]) => {
+      for (const key of keys) staleKeys.set(JSON.stringify(key), key);
       if (pendingInvalidation !== undefined) return;
       pendingInvalidation = window.setTimeout(() => {
         pendingInvalidation = undefined;
-        for (const key of [q.devices.key(), q.groups.key(), q.fleet.key(), q.alerts.key()]) void queryClient.invalidateQueries({ queryKey: key });
+        const keysNow = [...staleKeys.values()];
+        staleKeys.clear();
+        for (const key of keysNow) void queryClient.invalidateQueries({ queryKey: key });
       }, INVALIDATE_EVERY_MS);
     };
 
@@ -110,12 +131,11 @@ export function RealtimeProvider({ organizationId, enabled, children }: { organi
           attempt = 0;
           setState("live");
           // Whatever happened while we were away: read it again.
-          invalidateFleet();
+          markStale(Object.values(STALE_AFTER).flatMap((keys) => keys()));
           return;
         }
-        // A status change moves the fleet's numbers; an alert that fires or resolves moves the
-        // active alerts and the health summary's count of them.
-        if (event.type === "device.status_changed" || event.type === "alert.firing" || event.type === "alert.resolved") invalidateFleet();
+        const staleAfter = STALE_AFTER[event.type];
+        if (staleAfter) markStale(staleAfter());
         for (const listener of listeners.current) listener(event);
       };
       socket.onclose = () => {

@@ -8,6 +8,8 @@ import { statusOf } from "../api/client";
 import { deviceDetailSearch, deviceListSearch } from "../devices/search";
 import { groupsSearch } from "../groups/search";
 import { rolloutSearch } from "../deployments/rollout/search";
+import { applicationsSearch } from "../applications/search";
+import { deploymentListSearch, deploymentNewSearch } from "../deployments/search";
 import { queryClient, setSessionEndedHandler } from "./query-client";
 import { sessionQuery } from "./session";
 import { Shell } from "./Shell";
@@ -38,7 +40,10 @@ const signInRoute = createRoute({
 const appRoute = createRoute({
   getParentRoute: () => rootRoute,
   id: "app",
-  beforeLoad: async ({ context, location }) => {
+  beforeLoad: async ({ context, location, matches }) => {
+    // The page's code loads while the session is read, not after it: a cold start saves a
+    // round trip (the router fetches a route's chunk only once every beforeLoad is done).
+    for (const match of matches) void router.loadRouteChunk(router.routesById[match.routeId])?.catch(() => undefined);
     try {
       await context.queryClient.ensureQueryData(sessionQuery());
     } catch (err) {
@@ -93,6 +98,51 @@ const enrollmentRoute = createRoute({
   component: lazyRouteComponent(() => import("../enrollment-tokens/EnrollmentTokensPage"), "EnrollmentTokensPage"),
 });
 
+const applicationsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/applications",
+  validateSearch: applicationsSearch,
+  component: lazyRouteComponent(() => import("../applications/ApplicationsPage"), "ApplicationsPage"),
+});
+
+const applicationRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/applications/$applicationId",
+  component: lazyRouteComponent(() => import("../applications/ApplicationPage"), "ApplicationPage"),
+});
+
+const registriesRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/registries",
+  component: lazyRouteComponent(() => import("../registries/RegistriesPage"), "RegistriesPage"),
+});
+
+const marketplaceRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/marketplace",
+  component: lazyRouteComponent(() => import("../marketplace/MarketplacePage"), "MarketplacePage"),
+});
+
+const deploymentsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/deployments",
+  validateSearch: deploymentListSearch,
+  component: lazyRouteComponent(() => import("../deployments/DeploymentsPage"), "DeploymentsPage"),
+});
+
+const newDeploymentRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/deployments/new",
+  validateSearch: deploymentNewSearch,
+  component: lazyRouteComponent(() => import("../deployments/DeploymentFormPage"), "NewDeploymentPage"),
+});
+
+const editDeploymentRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/deployments/$deploymentId/edit",
+  component: lazyRouteComponent(() => import("../deployments/DeploymentFormPage"), "EditDeploymentPage"),
+});
+
 const profileRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/profile",
@@ -101,7 +151,11 @@ const profileRoute = createRoute({
 
 const routeTree = rootRoute.addChildren([
   signInRoute,
-  appRoute.addChildren([overviewRoute, devicesRoute, deviceRoute, deploymentRoute, groupsRoute, enrollmentRoute, profileRoute]),
+  appRoute.addChildren([
+    overviewRoute, devicesRoute, deviceRoute, groupsRoute, enrollmentRoute,
+    applicationsRoute, applicationRoute, registriesRoute, marketplaceRoute,
+    deploymentsRoute, newDeploymentRoute, editDeploymentRoute, deploymentRoute, profileRoute,
+  ]),
 ]);
 
 export const router = createRouter({

@@ -8,7 +8,7 @@
 import { useEffect, useRef, useSyncExternalStore } from "react";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
-import { formatters, isolatedIndices, type AlignedColumns, type ValueUnit } from "./time-series";
+import { formatters, isolatedIndicesOnce, type AlignedColumns, type ValueUnit } from "./time-series";
 import "./time-series-chart.css";
 
 export interface ChartSeries {
@@ -73,7 +73,7 @@ function options(series: ChartSeries[], unit: ValueUnit, width: number, height: 
           show: false,
           fill: colors[i],
           // A lone point between two gaps has no line to be seen on: draw it as a dot.
-          filter: (u, seriesIdx) => isolatedIndices(u.data[seriesIdx] as (number | null)[]),
+          filter: (u, seriesIdx) => isolatedIndicesOnce(u.data[seriesIdx] as (number | null)[]),
         },
       })),
     ],

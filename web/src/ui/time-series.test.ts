@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { alignWithGaps, formatters, isolatedIndices } from "./time-series";
+import { alignWithGaps, formatters, isolatedIndices, isolatedIndicesOnce } from "./time-series";
 
 interface Point {
   t: number;
@@ -50,6 +50,14 @@ describe("isolatedIndices", () => {
     expect(isolatedIndices([1, 2, 3])).toEqual([]);
     expect(isolatedIndices([7])).toEqual([0]);
     expect(isolatedIndices([])).toEqual([]);
+  });
+
+  it("is remembered per column: the same array answers the same (identical) list, a new array is scanned", () => {
+    const column = [1, null, 2, 3];
+    const first = isolatedIndicesOnce(column);
+    expect(first).toEqual([0]);
+    expect(isolatedIndicesOnce(column)).toBe(first);
+    expect(isolatedIndicesOnce([null, 5, null])).toEqual([1]);
   });
 });
 

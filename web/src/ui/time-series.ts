@@ -14,15 +14,16 @@ export type AlignedColumns = [number[], ...(number | null)[][]];
  */
 export function alignWithGaps<P>(
   points: readonly P[],
-  timeOf: (point: P) => number,
+  timeOf: (point: P, index: number) => number,
   series: readonly ((point: P) => number | null | undefined)[],
   stepSeconds: number,
 ): AlignedColumns {
   const xs: number[] = [];
   const columns: (number | null)[][] = series.map(() => []);
   let previous: number | null = null;
-  for (const point of points) {
-    const t = timeOf(point);
+  for (let index = 0; index < points.length; index++) {
+    const point = points[index];
+    const t = timeOf(point, index);
     if (previous !== null && t - previous > stepSeconds * 1.5) {
       xs.push(previous + stepSeconds);
       for (const column of columns) column.push(null);
@@ -32,6 +33,18 @@ export function alignWithGaps<P>(
     previous = t;
   }
   return [xs, ...columns];
+}
+
+const isolatedOf = new WeakMap<readonly (number | null | undefined)[], number[]>();
+
+/**
+ * isolatedIndices, remembered per column: uPlot asks on every redraw (cursor, zoom, resize) and
+ * a column is never changed in place (new data is a new array), so each is scanned once.
+ */
+export function isolatedIndicesOnce(values: readonly (number | null | undefined)[]): number[] {
+  let found = isolatedOf.get(values);
+  if (!found) isolatedOf.set(values, (found = isolatedIndices(values)));
+  return found;
 }
 
 /** Indices of values with no neighbour on either side: a line through them draws nothing. */

@@ -4,6 +4,9 @@
  */
 import { describeValue, isRecord, nonEmptyString } from "./describe-value.js";
 import type { ManifestParameter, ParameterSchema, ParameterTarget, ParameterType } from "./types.js";
+import { parameterValueProblem } from "./parameter-rules.js";
+
+export { parameterValueProblem };
 
 export type ParametersResult =
   | { ok: true; parameters: Record<string, ManifestParameter> }
@@ -92,7 +95,7 @@ function readDeclarationExtras(name: string, declaration: Record<string, unknown
   if (Object.keys(schema).length) extras.schema = schema;
   // A declared schema must admit its own default (opaque structured defaults carry no schema).
   if (extras.schema && "value" in declaration && declaration.value !== null && typeof declaration.value !== "object") {
-    const problem = parameterValueProblem({ ...extras, required: false, targets: [] }, declaration.value);
+    const problem = parameterValueProblem({ ...extras, required: false }, declaration.value);
     if (problem) return `${prefix}: the default value ${problem}`;
   }
   return extras;
@@ -113,36 +116,4 @@ function isValidPattern(pattern: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** Why `value` does not fit the declaration (null when it does); shared by admission (defaults) and deployments (values). */
-export function parameterValueProblem(declaration: ManifestParameter, value: unknown): string | null {
-  const schema = declaration.schema;
-  if (value === null || value === undefined) return declaration.required ? "required" : null;
-  if (typeof value === "object") return "must be a plain value (text, number or true/false)";
-  if (!schema) return null;
-  switch (schema.type) {
-    case "string":
-      if (typeof value !== "string") return "must be text";
-      break;
-    case "integer":
-      if (typeof value !== "number" || !Number.isInteger(value)) return "must be an integer";
-      break;
-    case "number":
-      if (typeof value !== "number" || !Number.isFinite(value)) return "must be a number";
-      break;
-    case "boolean":
-      if (typeof value !== "boolean") return "must be true or false";
-      break;
-  }
-  if (schema.enum && !schema.enum.includes(value as string | number | boolean)) return `must be one of ${schema.enum.join(", ")}`;
-  if (typeof value === "number") {
-    if (schema.minimum !== undefined && value < schema.minimum) return `must be at least ${schema.minimum}`;
-    if (schema.maximum !== undefined && value > schema.maximum) return `must be at most ${schema.maximum}`;
-  }
-  if (typeof value === "string") {
-    if (schema.maxLength !== undefined && value.length > schema.maxLength) return `must be at most ${schema.maxLength} characters`;
-    if (schema.pattern !== undefined && !new RegExp(schema.pattern, "u").test(value)) return `must match ${schema.pattern}`;
-  }
-  return null;
 }

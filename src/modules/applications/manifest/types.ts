@@ -35,18 +35,8 @@ export interface ParameterTarget {
   components: string[];
 }
 
-export type ParameterType = "string" | "integer" | "number" | "boolean";
-
-/** What a deployment may give for a parameter; every field optional (docs/deployments.md). */
-export interface ParameterSchema {
-  /** declared, or read from the type of the default value */
-  type?: ParameterType;
-  enum?: Array<string | number | boolean>;
-  minimum?: number;
-  maximum?: number;
-  maxLength?: number;
-  pattern?: string;
-}
+export type { ParameterSchema, ParameterType } from "./parameter-rules.js";
+import type { ParameterSchema } from "./parameter-rules.js";
 
 export interface ManifestParameter {
   /** the default value */

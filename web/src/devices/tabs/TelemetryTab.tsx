@@ -17,7 +17,7 @@ import type { ValueUnit } from "../../ui/time-series";
 import type { Device } from "../types";
 import type { DeviceDetailSearch } from "../search";
 import {
-  bucketsToColumns, formatBytes, formatUptime, fromLocalInput, INTERVALS, resolveRange, toLocalInput,
+  bucketsToColumnSets, formatBytes, formatUptime, fromLocalInput, INTERVALS, resolveRange, toLocalInput,
   type Bucket, type Interval, type Metric, type RangeKey,
 } from "./telemetry";
 import "./telemetry.css";
@@ -224,7 +224,7 @@ function HistoryCard({ device, onData }: { device: Device; onData: (shows: boole
 function Charts({ deviceId, buckets, interval, from, to }: { deviceId: string; buckets: Bucket[]; interval: Interval; from: string; to: string }) {
   const xRange = useMemo<[number, number]>(() => [Date.parse(from) / 1000, Date.parse(to) / 1000], [from, to]);
   const columns = useMemo(
-    () => CHARTS.map((c) => bucketsToColumns(buckets, interval, c.series.map((s) => s.metric))),
+    () => bucketsToColumnSets(buckets, interval, CHARTS.map((c) => c.series.map((s) => s.metric))),
     [buckets, interval],
   );
   const seriesOf = useMemo(() => CHARTS.map((c) => c.series.map(({ label, color }) => ({ label, color }))), []);

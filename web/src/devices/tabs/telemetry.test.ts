@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { allowedIntervals, bucketsToColumns, defaultInterval, formatBytes, formatUptime, fromLocalInput, resolveRange, toLocalInput, type Bucket } from "./telemetry";
+import { allowedIntervals, bucketsToColumns, bucketsToColumnSets, defaultInterval, formatBytes, formatUptime, fromLocalInput, resolveRange, toLocalInput, type Bucket } from "./telemetry";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -73,6 +73,14 @@ describe("bucketsToColumns", () => {
       [10, 20, null, 30],
       [50, null, null, 52],
     ]);
+  });
+
+  it("gives several charts the columns each would get alone (times parsed once for all)", () => {
+    const buckets = Array.from({ length: 50 }, (_, i) => bucket(new Date(Date.UTC(2026, 2, 5, 10, i % 7 === 3 ? i + 100 : i)).toISOString(), {
+      cpuUsagePercent: i, memoryUsagePercent: i % 3 ? 100 - i : undefined, containersRunning: 2,
+    })).sort((a, b) => a.timestamp.localeCompare(b.timestamp));
+    const charts = [["cpuUsagePercent", "memoryUsagePercent"], ["containersRunning"]] as const;
+    expect(bucketsToColumnSets(buckets, "1m", charts)).toEqual(charts.map((metrics) => bucketsToColumns(buckets, "1m", metrics)));
   });
 });
 

@@ -71,12 +71,18 @@ export function resolveRange(search: Pick<DeviceDetailSearch, "range" | "from" |
 
 /** op 11's buckets (oldest first) as uPlot columns of `metrics`, with a null after every silent stretch. */
 export function bucketsToColumns(buckets: readonly Bucket[], interval: Interval, metrics: readonly Metric[]): AlignedColumns {
-  return alignWithGaps(
+  return bucketsToColumnSets(buckets, interval, [metrics])[0];
+}
+
+/** The same for several charts over one answer: each bucket's time is parsed once, not once per chart. */
+export function bucketsToColumnSets(buckets: readonly Bucket[], interval: Interval, charts: readonly (readonly Metric[])[]): AlignedColumns[] {
+  const seconds = buckets.map((b) => Date.parse(b.timestamp) / 1000);
+  return charts.map((metrics) => alignWithGaps(
     buckets,
-    (b) => Date.parse(b.timestamp) / 1000,
+    (_b, index) => seconds[index],
     metrics.map((m) => (b: Bucket) => b[m]),
     INTERVAL_SECONDS[interval],
-  );
+  ));
 }
 
 /** A `<input type="datetime-local">` value (local time, minutes) for an ISO instant, and back. */

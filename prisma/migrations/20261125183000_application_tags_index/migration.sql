@@ -1,0 +1,2 @@
+-- CreateIndex
+CREATE INDEX "Application_tags_idx" ON "Application" USING GIN ("tags");

@@ -1,0 +1,203 @@
+// The guided deployment form in Chromium, against a real service and an application imported
+// from a Git registry on loopback whose parameters have an enum, a range, a pattern, a required
+// value and a secret:
+// * the browser refuses what the API refuses, each problem named next to its field in the
+//   API's own words (the API is asked the same question beside it);
+// * a staged deployment goes through the review page; the API's stored deployment equals what
+//   was entered, and the batch sizes the form previewed are the ones the service plans;
+// * the secret never comes back: not in the page, not in any response the page received;
+// * the same form edits the draft (PATCH), keeping the secret and the options.
+import { beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { peerAvailable } from "../../support/peers.js";
+import { ADMIN, type ConsoleService } from "../../support/console-service.js";
+import { consoleSuite, waitForPath, waitForText } from "../../support/browser.js";
+import { component, importApplications, type ImportedCatalog } from "./support.js";
+
+const SECRET = "tok-Very-Secret-4711";
+const gatewayTargets = (pointer: string) => [{ pointer, components: ["gateway"] }];
+const PARAMETERS = {
+  mode: { value: "fast", schema: { enum: ["fast", "safe"] }, targets: gatewayTargets("MODE") },
+  pollSeconds: { value: 30, schema: { type: "integer", minimum: 5, maximum: 3600 }, targets: gatewayTargets("POLL_SECONDS") },
+  siteCode: { required: true, description: "the site's code", schema: { type: "string", pattern: "^[A-Z]{3}-[0-9]{2}$" }, targets: gatewayTargets("SITE") },
+  apiToken: { required: true, secret: true, schema: { type: "string", maxLength: 20 }, targets: gatewayTargets("API_TOKEN") },
+};
+
+let service: ConsoleService;
+let catalog: ImportedCatalog;
+
+/** The problem shown next to the field named `label` (its aria-describedby error), or null. */
+async function fieldProblem(page: Page, label: string): Promise<string | null> {
+  const input = page.getByLabel(label, { exact: true });
+  const describedBy = (await input.getAttribute("aria-describedby")) ?? "";
+  const errorId = describedBy.split(" ").find((id) => id.endsWith("-error"));
+  if (!errorId) return null;
+  expect(await input.getAttribute("aria-invalid")).toBe("true");
+  return (await page.locator(`[id="${errorId}"]`).textContent())?.trim() ?? null;
+}
+
+/** The API's verdict on the same parameter values, by parameter (from its 400 message). */
+async function apiProblems(parameters: Record<string, unknown>): Promise<Record<string, string>> {
+  const res = await service.api("POST", "/api/v1/deployments", {
+    body: { name: "api-check", applicationId: catalog.apps["vision-gateway"], version: "1.0.0", profileId: "compose-any", parameters, target: { labelSelector: { site: "turin" } } },
+  });
+  expect(res.status, res.text).toBe(400);
+  const message: string = res.body.message ?? res.text;
+  return Object.fromEntries([...message.matchAll(/parameters\.(\w+): ([^;]+)/g)].map((m) => [m[1], m[2].trim()]));
+}
+
+describe.skipIf(!peerAvailable("chromium"))("console deployment form", () => {
+  const suite = consoleSuite();
+
+  beforeAll(async () => {
+    service = suite.service;
+    catalog = await importApplications(service, {
+      "vision-gateway": {
+        name: "Vision Gateway",
+        profiles: [
+          { id: "compose-any", type: "compose", components: [component("gateway")] },
+          { id: "compose-arm", type: "compose", components: [component("gateway")], requiredResources: { cpu: { cores: 1, architectures: ["arm64"] } } },
+        ],
+        parameters: PARAMETERS,
+      },
+    });
+    await service.enrollFleet({ prefix: "turin", devices: 6, labels: { site: "turin" } });
+    await service.enrollFleet({ prefix: "milan", devices: 2, labels: { site: "milan" } });
+  }, 180_000);
+
+  it("refuses what the API refuses, creates a staged deployment through the review, never shows the secret again, and edits it", async () => {
+    const ui = await suite.open({ user: ADMIN });
+    const received: string[] = [];
+    ui.page.on("response", async (response) => {
+      const url = new URL(response.url());
+      if (!url.pathname.startsWith("/trpc") && !url.pathname.startsWith("/api")) return;
+      received.push(await response.text().catch(() => ""));
+    });
+    const page = ui.page;
+    await ui.goto("/deployments/new");
+
+    // Application: the profile that cannot run everywhere names what it does not run on.
+    await page.getByLabel("Name", { exact: true }).fill("vision rollout");
+    await page.getByLabel("Application", { exact: true }).selectOption({ label: "Vision Gateway (1.0.0)" });
+    const armProfile = page.getByRole("radio", { name: /compose-arm/ });
+    await armProfile.waitFor();
+    expect(await page.locator("label.profile-option", { has: armProfile }).textContent()).toContain("not on amd64, arm, riscv64");
+    await page.getByRole("radio", { name: /compose-any/ }).check();
+    await ui.audit();
+    await page.getByRole("button", { name: "Next: Target" }).click();
+
+    // Target: the selector's live count and breakdown are the API's (op 12).
+    await page.getByLabel("Devices whose labels match").fill("site=turin");
+    const matched = await service.call<{ total: number; byStatus: Record<string, number> }>("POST", "/api/v1/groups/query", { body: { labelSelector: { site: "turin" } } });
+    expect(matched.total).toBe(6);
+    await waitForText(page.locator(".selector-result"), (t) => t.includes("6 devices match now"));
+    expect(await page.getByRole("img", { name: /Matching devices by status/ }).getAttribute("aria-label")).toContain(`Online ${matched.byStatus.online}`);
+    await ui.audit();
+    await ui.screenshot("deployment-form-target");
+    await page.getByRole("button", { name: "Next: Parameters" }).click();
+
+    // Parameters: the enum offers only what the API takes.
+    const modeOptions = await page.getByLabel("mode", { exact: true }).locator("option").allTextContents();
+    expect(modeOptions).toEqual(["Default (fast)", "fast", "safe"]);
+    expect(await apiProblems({ mode: "slow", siteCode: "TUR-01", apiToken: "x" })).toEqual({ mode: "must be one of fast, safe" });
+    expect(await page.getByLabel("apiToken", { exact: true }).getAttribute("type")).toBe("password");
+
+    // Nothing typed: the required ones are named.
+    await page.getByRole("button", { name: "Next: Strategy" }).click();
+    expect(await fieldProblem(page, "siteCode")).toBe("required");
+    expect(await fieldProblem(page, "apiToken")).toBe("required");
+    expect(await apiProblems({})).toEqual({ siteCode: "required", apiToken: "required" });
+
+    // Out of range, off the pattern, too long: each named next to its field, in the API's words.
+    const wrong = { pollSeconds: "4", siteCode: "berlin", apiToken: "x".repeat(25) };
+    for (const [name, value] of Object.entries(wrong)) await page.getByLabel(name, { exact: true }).fill(value);
+    await page.getByRole("button", { name: "Next: Strategy" }).click();
+    const api = await apiProblems({ pollSeconds: 4, siteCode: "berlin", apiToken: "x".repeat(25) });
+    expect(Object.keys(api).sort()).toEqual(["apiToken", "pollSeconds", "siteCode"]);
+    for (const name of Object.keys(wrong)) expect(await fieldProblem(page, name), name).toBe(api[name]);
+    expect(await fieldProblem(page, "mode")).toBeNull();
+    await ui.audit();
+    await ui.screenshot("deployment-form-parameters-refused");
+    expect(await page.getByRole("button", { name: "Next: Strategy" }).isVisible()).toBe(true); // still on this step
+
+    await page.getByLabel("pollSeconds", { exact: true }).fill("60");
+    await page.getByLabel("siteCode", { exact: true }).fill("TUR-01");
+    await page.getByLabel("apiToken", { exact: true }).fill(SECRET);
+    for (const name of ["pollSeconds", "siteCode", "apiToken"]) expect(await fieldProblem(page, name)).toBeNull();
+    await page.getByRole("button", { name: "Next: Strategy" }).click();
+
+    // Strategy: staged, with the preview of its batches over the 6 matching devices.
+    await page.getByRole("button", { name: "Staged" }).click();
+    await page.getByLabel("Canary", { exact: true }).fill("1");
+    await page.getByRole("button", { name: "Add a batch" }).click();
+    await page.getByLabel("Success threshold (%)").fill("80");
+    await page.getByLabel("Failure threshold (%)").fill("25");
+    await page.getByLabel("Batch timeout (minutes)").fill("30");
+    await page.getByLabel("Retry failed installs automatically").check();
+    await page.getByLabel("Attempts in all").fill("4");
+    const preview = page.getByRole("list", { name: "Planned batches" });
+    await waitForText(preview, (t) => t.includes("Batch 2"));
+    const previewed = await preview.getByRole("listitem").allTextContents();
+    expect(previewed).toEqual(["Canary: 1 device", "Batch 1: 3 devices", "Batch 2: 2 devices"]);
+    await ui.audit();
+    await ui.screenshot("deployment-form-strategy");
+    await page.getByRole("button", { name: "Next: Review" }).click();
+
+    // Review, then create.
+    const review = page.getByRole("region", { name: "Review" });
+    await waitForText(review, (t) => t.includes("vision rollout") && t.includes("site=turin"));
+    expect(await review.textContent()).not.toContain(SECRET);
+    await ui.audit();
+    await ui.screenshot("deployment-form-review");
+    await page.getByRole("button", { name: "Create deployment" }).click();
+    const landed = await waitForPath(page, (url) => /^\/deployments\/[0-9a-f-]{36}$/.test(url.pathname), "the new deployment's page");
+    const id = landed.pathname.split("/").pop()!;
+    await ui.settled();
+    await ui.audit();
+
+    const stored = await service.call("GET", `/api/v1/deployments/${id}`);
+    expect(stored).toMatchObject({
+      name: "vision rollout",
+      description: null,
+      applicationId: catalog.apps["vision-gateway"],
+      version: "1.0.0",
+      profileId: "compose-any",
+      parameters: { pollSeconds: 60, siteCode: "TUR-01", apiToken: "********" },
+      secretParameterNames: ["apiToken"],
+      target: { labelSelector: { site: "turin" } },
+      strategy: { type: "staged", canary: { count: 1 }, batches: [{ percent: 50 }, { percent: 50 }], successThreshold: 80, failureThreshold: 25, autoAdvance: false, batchTimeoutSeconds: 1800 },
+      retry: { maxAttempts: 4, initialDelaySeconds: 60, maxDelaySeconds: 900 },
+      continuous: false,
+      status: "draft",
+    });
+    expect(Object.keys(stored.parameters).sort()).toEqual(["apiToken", "pollSeconds", "siteCode"]);
+
+    // The batches the service plans are the ones previewed.
+    await service.call("POST", `/api/v1/deployments/${id}/rollout/initialize`);
+    const rollout = await service.call<{ batches: { kind: string; size: number }[] }>("GET", `/api/v1/deployments/${id}/rollout`);
+    expect(rollout.batches.map((b) => `${b.kind === "canary" ? "Canary" : "Batch"}: ${b.size}`)).toEqual(["Canary: 1", "Batch: 3", "Batch: 2"]);
+
+    // The edit form: prefilled, the secret's field empty; a new name is saved, the secret and options kept.
+    await ui.goto(`/deployments/${id}/edit`);
+    await expect(page.getByLabel("Name", { exact: true }).inputValue()).resolves.toBe("vision rollout");
+    await page.getByLabel("Name", { exact: true }).fill("vision rollout (turin)");
+    await page.getByRole("button", { name: "Next: Target" }).click();
+    await waitForText(page.locator(".selector-result"), (t) => t.includes("6 devices match now"));
+    await page.getByRole("button", { name: "Next: Parameters" }).click();
+    expect(await page.getByLabel("apiToken", { exact: true }).inputValue()).toBe("");
+    expect(await page.getByLabel("siteCode", { exact: true }).inputValue()).toBe("TUR-01");
+    await page.getByRole("button", { name: "Next: Strategy" }).click();
+    expect(await page.getByLabel("Attempts in all").inputValue()).toBe("4");
+    await page.getByRole("button", { name: "Next: Review" }).click();
+    await ui.audit();
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await waitForPath(page, (url) => url.pathname === `/deployments/${id}`, "the deployment's page");
+    const edited = await service.call("GET", `/api/v1/deployments/${id}`);
+    expect(edited).toMatchObject({ name: "vision rollout (turin)", parameters: stored.parameters, secretParameterNames: ["apiToken"], strategy: stored.strategy, retry: stored.retry });
+
+    // The secret never came back.
+    expect(await page.content()).not.toContain(SECRET);
+    expect(received.length).toBeGreaterThan(10);
+    expect(received.filter((body) => body.includes(SECRET))).toEqual([]);
+  }, 180_000);
+});

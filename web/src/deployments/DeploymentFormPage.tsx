@@ -1,0 +1,639 @@
+// The guided deployment form: application, version and profile; target (a label selector with
+// a live count and status breakdown of the devices it matches, or picked devices); parameters
+// generated from the manifest's declarations and checked by the API's own rules; strategy with
+// a preview of the batches the service will plan; and a review before anything is created. The
+// same form edits a draft or stopped deployment (PATCH).
+import { useEffect, useId, useMemo, useState, type ReactNode } from "react";
+import { Link, useNavigate, useParams, useSearch } from "@tanstack/react-router";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { ArrowLeft, ArrowRight, Check, Plus, Trash2 } from "lucide-react";
+import { q } from "../api/query";
+import { useCan } from "../app/session";
+import { Button } from "../ui/Button";
+import { Card, PageHeader } from "../ui/Card";
+import { Donut, Legend, type Slice } from "../ui/charts";
+import { Empty, ErrorBox, ErrorState, Forbidden, Loading } from "../ui/states";
+import { statusLabel } from "../ui/StatusBadge";
+import { useToast } from "../ui/toast";
+import { useDebounced } from "../ui/useDebounced";
+import { selectorProblem, SelectorInput } from "../devices/SelectorInput";
+import { DEVICE_STATUSES, STATUS_COLORS } from "../devices/types";
+import { deploymentHref } from "./DeploymentLink";
+import { createInput, draftOf, EMPTY_DRAFT, targetOf, updateInput, type DeploymentDraft } from "./draft";
+import { inputsFromValues, parameterFields, parameterSubmission, type ParameterDeclaration, type ParameterField } from "./parameter-form";
+import { previewBatches, strategyErrors, type ShareInput, type StrategyInput } from "./strategy-form";
+import type { ApplicationVersion, Deployment, Profile } from "./types";
+import "./deployments.css";
+
+const STEPS = ["Application", "Target", "Parameters", "Strategy", "Review"] as const;
+type Step = (typeof STEPS)[number];
+/** The architectures manifests name (src/modules/applications/manifest/types.ts). */
+const ARCHITECTURES = ["amd64", "arm64", "arm", "riscv64"] as const;
+
+export function NewDeploymentPage() {
+  const search = useSearch({ from: "/app/deployments/new" });
+  const canWrite = useCan("deployments:write");
+  if (!canWrite) return <FormForbidden title="New deployment" />;
+  return <DeploymentForm initial={{ ...EMPTY_DRAFT, applicationId: search.application ?? "" }} />;
+}
+
+export function EditDeploymentPage() {
+  const { deploymentId } = useParams({ from: "/app/deployments/$deploymentId/edit" });
+  const canWrite = useCan("deployments:write");
+  const deployment = useQuery({ ...q.deployments.get.options({ id: deploymentId }), enabled: canWrite });
+  const versions = useVersions(deployment.data?.applicationId ?? "", canWrite && !!deployment.data);
+  if (!canWrite) return <FormForbidden title="Edit deployment" />;
+  if (deployment.isPending || (deployment.data && versions.isPending)) return <Loading />;
+  if (deployment.isError) return <><PageHeader title="Edit deployment" /><Card><ErrorState error={deployment.error} what="the deployment" retry={() => void deployment.refetch()} /></Card></>;
+  if (versions.isError) return <><PageHeader title="Edit deployment" /><Card><ErrorState error={versions.error} what="the application's versions" /></Card></>;
+  const d = deployment.data;
+  if (d.status !== "draft" && d.status !== "stopped") {
+    return (
+      <>
+        <PageHeader title={`Edit ${d.name}`} />
+        <Card>
+          <Empty title={`This deployment is ${d.status}`} action={<a className="btn" href={deploymentHref(d.id)}>Back to the deployment</a>}>
+            A deployment can be edited while it is a draft or stopped. Stop it first to change it.
+          </Empty>
+        </Card>
+      </>
+    );
+  }
+  const declared = (versions.data?.items.find((v) => v.version === d.version)?.parameters ?? {}) as Record<string, ParameterDeclaration>;
+  return <DeploymentForm initial={draftOf(d, inputsFromValues(declared, d.parameters, d.secretParameterNames))} editing={d} />;
+}
+
+function FormForbidden({ title }: { title: string }) {
+  return (
+    <>
+      <PageHeader title={title} />
+      <Card><Forbidden what="deployments" /></Card>
+    </>
+  );
+}
+
+function useVersions(applicationId: string, enabled = true) {
+  return useQuery({ ...q.applications.versions.options({ id: applicationId, limit: 100, offset: 0 }), enabled: enabled && !!applicationId });
+}
+
+function DeploymentForm({ initial, editing }: { initial: DeploymentDraft; editing?: Deployment }) {
+  const [draft, setDraft] = useState<DeploymentDraft>(initial);
+  const [step, setStep] = useState<Step>("Application");
+  const [showErrors, setShowErrors] = useState(false);
+  const [submitError, setSubmitError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const toast = useToast();
+  const update = (patch: Partial<DeploymentDraft>) => setDraft((prev) => ({ ...prev, ...patch }));
+
+  const versions = useVersions(draft.applicationId);
+  const version: ApplicationVersion | undefined = versions.data?.items.find((v) => v.version === draft.version);
+  const profile: Profile | undefined = version?.profiles.find((p) => p.id === draft.profileId);
+  const declared = (version?.parameters ?? {}) as Record<string, ParameterDeclaration>;
+  const stored = editing && editing.version === draft.version ? { values: editing.parameters, secretNames: editing.secretParameterNames } : undefined;
+  const parameters = parameterSubmission(declared, draft.parameters, stored);
+  const target = useTargetCount(draft);
+
+  const problems: Record<Step, Record<string, string>> = {
+    Application: {
+      ...(draft.name.trim() ? {} : { name: "a name is required" }),
+      ...(draft.applicationId ? {} : { application: "choose an application" }),
+      ...(draft.version ? {} : { version: "choose a version" }),
+      ...(profile ? {} : { profile: "choose a deployment profile" }),
+    },
+    Target:
+      draft.targetKind === "selector"
+        ? selectorProblem(draft.selector) ?? (Object.keys(targetOf(draft).labelSelector ?? {}).length ? null : "name at least one label: an empty selector would match every device")
+          ? { selector: (selectorProblem(draft.selector) ?? "name at least one label: an empty selector would match every device") }
+          : {}
+        : draft.deviceIds.length ? {} : { devices: "pick at least one device" },
+    Parameters: parameters.errors,
+    Strategy: strategyErrors(draft.strategy),
+    Review: {},
+  };
+  const stepIndex = STEPS.indexOf(step);
+
+  function next() {
+    if (Object.keys(problems[step]).length) {
+      setShowErrors(true);
+      // The first field named: focus it, so the problem is read out.
+      const first = document.querySelector<HTMLElement>(".deployment-form [aria-invalid='true']");
+      first?.focus();
+      return;
+    }
+    setShowErrors(false);
+    setStep(STEPS[stepIndex + 1]);
+  }
+
+  async function submit() {
+    setBusy(true);
+    setSubmitError(null);
+    try {
+      const saved = editing
+        ? await q.deployments.update.call(updateInput(editing.id, draft, editing, parameters.send))
+        : await q.deployments.create.call(createInput(draft, parameters.send ?? {}));
+      await queryClient.invalidateQueries({ queryKey: q.deployments.key() });
+      toast.success(editing ? `Saved ${saved.name}` : `Created ${saved.name} (draft): start it from its page`);
+      void navigate({ href: deploymentHref(saved.id) });
+    } catch (err) {
+      setSubmitError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const errors = showErrors ? problems[step] : {};
+  return (
+    <>
+      <PageHeader
+        title={editing ? `Edit ${editing.name}` : "New deployment"}
+        description={editing ? `A ${editing.status} deployment: changes apply when it starts.` : "Nothing reaches a device until the deployment is started."}
+        breadcrumb={<Link to="/deployments">Deployments</Link>}
+      />
+      <nav aria-label="Steps" className="steps">
+        <ol>
+          {STEPS.map((s, i) => (
+            <li key={s} aria-current={s === step ? "step" : undefined} className={i < stepIndex ? "steps__done" : undefined}>
+              {i < stepIndex ? (
+                <button type="button" className="steps__link" onClick={() => setStep(s)}>
+                  <Check aria-hidden="true" /> {s}
+                </button>
+              ) : (
+                <span><span className="steps__number">{i + 1}</span> {s}</span>
+              )}
+            </li>
+          ))}
+        </ol>
+      </nav>
+      <form
+        className="deployment-form stack"
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (step === "Review") void submit();
+          else next();
+        }}
+      >
+        {step === "Application" && <ApplicationStep draft={draft} update={update} errors={errors} editing={!!editing} />}
+        {step === "Target" && <TargetStep draft={draft} update={update} errors={errors} target={target} profile={profile} />}
+        {step === "Parameters" && <ParametersStep declared={declared} draft={draft} update={update} errors={errors} stored={stored} />}
+        {step === "Strategy" && <StrategyStep draft={draft} update={update} errors={errors} devices={target.count} />}
+        {step === "Review" && <ReviewStep draft={draft} version={version} profile={profile} declared={declared} devices={target.count} keptSecrets={stored && !parameters.send ? stored.secretNames : []} />}
+        {submitError ? <ErrorBox error={submitError} /> : null}
+        <div className="row form-actions">
+          {stepIndex > 0 && (
+            <Button icon={<ArrowLeft />} onClick={() => { setShowErrors(false); setStep(STEPS[stepIndex - 1]); }}>Back</Button>
+          )}
+          {step === "Review" ? (
+            <Button type="submit" variant="primary" busy={busy} icon={<Check />}>{editing ? "Save changes" : "Create deployment"}</Button>
+          ) : (
+            <Button type="submit" variant="primary" icon={<ArrowRight />}>Next: {STEPS[stepIndex + 1]}</Button>
+          )}
+        </div>
+      </form>
+    </>
+  );
+}
+
+type StepProps = { draft: DeploymentDraft; update: (patch: Partial<DeploymentDraft>) => void; errors: Record<string, string> };
+
+/** A labelled field with its hint and its problem (named next to it, and tied to it for assistive technology). */
+function Field({ id, label, hint, error, children }: { id: string; label: ReactNode; hint?: ReactNode; error?: string; children: ReactNode }) {
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {children}
+      {hint && <span id={`${id}-hint`} className="field__hint">{hint}</span>}
+      {error && <span id={`${id}-error`} className="field__error">{error}</span>}
+    </div>
+  );
+}
+
+/** aria attributes of an input with a hint and maybe a problem. */
+function described(id: string, error: string | undefined, hint = false) {
+  const ids = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(" ");
+  return { "aria-invalid": error ? true : undefined, "aria-describedby": ids || undefined } as const;
+}
+
+function ApplicationStep({ draft, update, errors, editing }: StepProps & { editing: boolean }) {
+  const apps = useQuery(q.applications.list.options({ limit: 200, offset: 0 }));
+  const versions = useVersions(draft.applicationId);
+  // A new application or version: its newest version and first profile, which the person may change.
+  useEffect(() => {
+    const items = versions.data?.items;
+    if (!items?.length) return;
+    const chosen = items.find((v) => v.version === draft.version) ?? items[0];
+    const profileId = chosen.profiles.some((p) => p.id === draft.profileId) ? draft.profileId : chosen.profiles[0]?.id ?? "";
+    if (chosen.version !== draft.version || profileId !== draft.profileId) update({ version: chosen.version, profileId });
+  }, [versions.data, draft.version]); // eslint-disable-line react-hooks/exhaustive-deps
+  const version = versions.data?.items.find((v) => v.version === draft.version);
+
+  return (
+    <Card title="What to deploy">
+      <div className="stack">
+        <div className="grid grid--2">
+          <Field id="deployment-name" label="Name" error={errors.name}>
+            <input id="deployment-name" className="input" value={draft.name} maxLength={200} onChange={(e) => update({ name: e.target.value })} {...described("deployment-name", errors.name)} />
+          </Field>
+          <Field id="deployment-description" label="Description (optional)">
+            <input id="deployment-description" className="input" value={draft.description} maxLength={1000} onChange={(e) => update({ description: e.target.value })} />
+          </Field>
+        </div>
+        {apps.isPending ? <Loading /> : apps.isError ? <ErrorState error={apps.error} what="the applications" /> : apps.data.items.length === 0 ? (
+          <Empty title="No applications in the catalog">Import applications from a Git or OCI registry first; then deploy them from here.</Empty>
+        ) : (
+          <div className="grid grid--2">
+            <Field id="deployment-application" label="Application" error={errors.application} hint={editing ? "A deployment keeps its application; create another to deploy a different one." : undefined}>
+              <select id="deployment-application" className="select" value={draft.applicationId} disabled={editing}
+                onChange={(e) => update({ applicationId: e.target.value, version: "", profileId: "", parameters: {} })} {...described("deployment-application", errors.application, editing)}>
+                <option value="">Choose an application</option>
+                {apps.data.items.map((a) => <option key={a.id} value={a.id}>{a.name} ({a.latestVersion})</option>)}
+              </select>
+            </Field>
+            {draft.applicationId && (
+              <Field id="deployment-version" label="Version" error={errors.version}>
+                <select id="deployment-version" className="select" value={draft.version} disabled={!versions.data}
+                  onChange={(e) => update({ version: e.target.value })} {...described("deployment-version", errors.version)}>
+                  {!versions.data && <option value="">Loading versions…</option>}
+                  {versions.data?.items.map((v) => <option key={v.id} value={v.version}>{v.version}</option>)}
+                </select>
+              </Field>
+            )}
+          </div>
+        )}
+        {versions.isError && <ErrorBox error={versions.error} />}
+        {version && (
+          <fieldset className="profiles" aria-describedby={errors.profile ? "deployment-profile-error" : undefined}>
+            <legend>Deployment profile</legend>
+            {version.profiles.map((p) => {
+              const supported = p.requiredResources?.cpu?.architectures;
+              const unsupported = supported ? ARCHITECTURES.filter((a) => !supported.includes(a)) : [];
+              return (
+                <label key={p.id} className="profile-option">
+                  <input type="radio" name="profile" value={p.id} checked={draft.profileId === p.id} onChange={() => update({ profileId: p.id })} />
+                  <span className="stack stack--tight">
+                    <strong>{p.id} <span className="badge">{p.type}</span></strong>
+                    {p.description && <span className="muted">{p.description}</span>}
+                    <span className="faint">Components: {p.components.map((c) => c.name).join(", ")}</span>
+                    <span className={unsupported.length ? "profile-arch profile-arch--limited" : "profile-arch"}>
+                      {supported ? <>Runs on {supported.join(", ")}{unsupported.length > 0 && <> · <strong>not on {unsupported.join(", ")}</strong>: such devices are skipped</>}</> : "Runs on every architecture"}
+                    </span>
+                  </span>
+                </label>
+              );
+            })}
+            {errors.profile && <span id="deployment-profile-error" className="field__error">{errors.profile}</span>}
+          </fieldset>
+        )}
+      </div>
+    </Card>
+  );
+}
+
+interface TargetCount {
+  count: number | undefined;
+  byStatus?: Record<string, number>;
+  loading: boolean;
+  error: unknown;
+}
+
+/** How many devices the target matches now (op 12 for a selector), kept current by the realtime channel. */
+function useTargetCount(draft: DeploymentDraft): TargetCount {
+  const settled = useDebounced(draft.selector, 250);
+  const selector = useMemo(() => (draft.targetKind === "selector" && !selectorProblem(settled) ? targetOf({ ...draft, selector: settled }).labelSelector ?? {} : {}), [draft.targetKind, settled]); // eslint-disable-line react-hooks/exhaustive-deps
+  const enabled = draft.targetKind === "selector" && Object.keys(selector).length > 0;
+  const stats = useQuery({ ...q.groups.query.options({ labelSelector: selector }), enabled });
+  if (draft.targetKind === "devices") return { count: draft.deviceIds.length, loading: false, error: null };
+  if (!enabled) return { count: undefined, loading: false, error: null };
+  return { count: stats.data?.total, byStatus: stats.data?.byStatus, loading: stats.isPending, error: stats.error };
+}
+
+function TargetStep({ draft, update, errors, target, profile }: StepProps & { target: TargetCount; profile: Profile | undefined }) {
+  const architectures = profile?.requiredResources?.cpu?.architectures;
+  const slices: Slice[] = DEVICE_STATUSES.map((s) => ({ key: s, label: statusLabel(s), value: target.byStatus?.[s] ?? 0, color: STATUS_COLORS[s] }));
+  return (
+    <Card title="Target">
+      <div className="stack">
+        <div className="segmented" role="group" aria-label="Target by">
+          <button type="button" className="segmented__option" aria-pressed={draft.targetKind === "selector"} onClick={() => update({ targetKind: "selector" })}>Label selector</button>
+          <button type="button" className="segmented__option" aria-pressed={draft.targetKind === "devices"} onClick={() => update({ targetKind: "devices", continuous: false })}>Picked devices</button>
+        </div>
+        {draft.targetKind === "selector" ? (
+          <>
+            <SelectorInput id="deployment-selector" label="Devices whose labels match" value={draft.selector} onChange={(selector) => update({ selector })} />
+            {errors.selector && !selectorProblem(draft.selector) && <span className="field__error" role="alert">{errors.selector}</span>}
+            {target.error ? <ErrorBox error={target.error} /> : target.count === undefined ? (
+              target.loading ? <Loading /> : <p className="muted">Type a selector (key=value, comma-separated) to see the devices it matches.</p>
+            ) : (
+              <div className="selector-result" aria-live="polite">
+                <Donut slices={slices} label="Matching devices by status" center={<><strong className="big-number">{target.count.toLocaleString()}</strong><span className="faint">match</span></>} />
+                <div className="stack">
+                  <p><strong>{target.count.toLocaleString()}</strong> device{target.count === 1 ? "" : "s"} match now.</p>
+                  <Legend slices={slices} />
+                  {architectures && <p className="faint">Devices that are not {architectures.join(", ")} are skipped when it starts.</p>}
+                </div>
+              </div>
+            )}
+            <label className="row">
+              <input type="checkbox" checked={draft.continuous} onChange={(e) => update({ continuous: e.target.checked })} />
+              Continuous: devices that match later get it too
+            </label>
+            {draft.continuous && (
+              <div className="field narrow-field">
+                <label htmlFor="deployment-on-leave">A device that stops matching</label>
+                <select id="deployment-on-leave" className="select" value={draft.onLeave} onChange={(e) => update({ onLeave: e.target.value as DeploymentDraft["onLeave"] })}>
+                  <option value="remove">removes the application</option>
+                  <option value="keep">keeps the application</option>
+                </select>
+              </div>
+            )}
+          </>
+        ) : (
+          <DevicePicker selected={draft.deviceIds} onChange={(deviceIds) => update({ deviceIds })} error={errors.devices} />
+        )}
+      </div>
+    </Card>
+  );
+}
+
+function DevicePicker({ selected, onChange, error }: { selected: string[]; onChange: (ids: string[]) => void; error?: string }) {
+  const [text, setText] = useState("");
+  const search = useDebounced(text, 250);
+  const devices = useQuery(q.devices.list.options({ limit: 20, offset: 0, sort: "name", order: "asc", search: search || undefined }));
+  const toggle = (id: string) => onChange(selected.includes(id) ? selected.filter((d) => d !== id) : [...selected, id]);
+  return (
+    <div className="stack stack--tight">
+      <Field id="deployment-device-search" label="Find devices" hint={`${selected.length} picked`} error={error}>
+        <input id="deployment-device-search" className="input" type="search" value={text} onChange={(e) => setText(e.target.value)} placeholder="Name or reported device id" {...described("deployment-device-search", error, true)} />
+      </Field>
+      {devices.isPending ? <Loading /> : devices.isError ? <ErrorState error={devices.error} what="devices" /> : devices.data.items.length === 0 ? (
+        <p className="muted">No device matches “{search}”.</p>
+      ) : (
+        <ul className="device-picks" aria-label="Devices">
+          {devices.data.items.map((d) => (
+            <li key={d.id}>
+              <label className="row">
+                <input type="checkbox" checked={selected.includes(d.id)} onChange={() => toggle(d.id)} />
+                <span>{d.name}</span> <span className="faint">{d.arch ?? "architecture unknown"} · {d.status}</span>
+              </label>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}
+
+function ParametersStep({ declared, draft, update, errors, stored }: StepProps & { declared: Record<string, ParameterDeclaration>; stored?: { secretNames: string[] } }) {
+  const fields = parameterFields(declared);
+  const setValue = (name: string, value: string) => update({ parameters: { ...draft.parameters, [name]: value } });
+  return (
+    <Card title="Parameters">
+      {fields.length === 0 ? <p className="muted">This version declares no parameters.</p> : (
+        <div className="grid grid--2">
+          {fields.map((f) => <ParameterInput key={f.name} field={f} value={draft.parameters[f.name] ?? ""} onChange={(v) => setValue(f.name, v)} error={errors[f.name]} storedSecret={!!stored?.secretNames.includes(f.name)} />)}
+        </div>
+      )}
+    </Card>
+  );
+}
+
+function fieldHint(f: ParameterField, storedSecret: boolean): string {
+  const parts = [
+    f.description,
+    f.required ? "required" : f.placeholder ? `default ${f.placeholder}` : "optional",
+    f.min !== undefined && f.max !== undefined ? `${f.min} to ${f.max}` : f.min !== undefined ? `at least ${f.min}` : f.max !== undefined ? `at most ${f.max}` : undefined,
+    f.pattern && `matches ${f.pattern}`,
+    f.maxLength !== undefined && `at most ${f.maxLength} characters`,
+    f.secret && (storedSecret ? "secret: stored, never shown; leave empty to keep it" : "secret: stored encrypted, never shown again"),
+  ];
+  return parts.filter(Boolean).join(" · ");
+}
+
+function ParameterInput({ field: f, value, onChange, error, storedSecret }: { field: ParameterField; value: string; onChange: (v: string) => void; error?: string; storedSecret: boolean }) {
+  const id = `parameter-${useId().replace(/:/g, "")}`;
+  const common = { id, ...described(id, error, true), "aria-required": f.required || undefined };
+  return (
+    <Field id={id} label={<span className="mono">{f.name}</span>} hint={fieldHint(f, storedSecret)} error={error}>
+      {f.kind === "select" ? (
+        <select className="select" value={value} onChange={(e) => onChange(e.target.value)} {...common}>
+          <option value="">{f.placeholder ? `Default (${f.placeholder})` : "Not set"}</option>
+          {f.options?.map((o) => <option key={o} value={o}>{o}</option>)}
+        </select>
+      ) : (
+        <input
+          className="input"
+          type={f.kind === "password" ? "password" : f.kind === "text" ? "text" : "number"}
+          step={f.kind === "integer" ? 1 : f.kind === "number" ? "any" : undefined}
+          autoComplete={f.kind === "password" ? "new-password" : "off"}
+          spellCheck={false}
+          placeholder={f.kind === "password" ? (storedSecret ? "unchanged" : "") : f.placeholder}
+          value={value}
+          onChange={(e) => onChange(e.target.value)}
+          {...common}
+        />
+      )}
+    </Field>
+  );
+}
+
+function ShareField({ id, label, value, onChange, error, onRemove }: { id: string; label: string; value: ShareInput; onChange: (v: ShareInput) => void; error?: string; onRemove?: () => void }) {
+  return (
+    <div className="share-field">
+      <Field id={id} label={label} error={error}>
+        <div className="row">
+          <input id={id} className="input share-amount" inputMode="decimal" value={value.amount} onChange={(e) => onChange({ ...value, amount: e.target.value })} {...described(id, error)} />
+          <select className="select" aria-label={`${label}: unit`} value={value.unit} onChange={(e) => onChange({ ...value, unit: e.target.value as ShareInput["unit"] })}>
+            <option value="count">devices</option>
+            <option value="percent">percent</option>
+          </select>
+          {onRemove && <Button size="small" variant="ghost" icon={<Trash2 />} aria-label={`Remove ${label.toLowerCase()}`} onClick={onRemove} />}
+        </div>
+      </Field>
+    </div>
+  );
+}
+
+function StrategyStep({ draft, update, errors, devices }: StepProps & { devices: number | undefined }) {
+  const s = draft.strategy;
+  const setStrategy = (patch: Partial<StrategyInput>) => update({ strategy: { ...s, ...patch } });
+  // Every problem shows once the person typed; the step's own errors (after Next) add the rest.
+  const shown = { ...strategyErrors(s), ...errors };
+  const preview = devices === undefined ? null : previewBatches(s, devices);
+  return (
+    <>
+      <Card title="Strategy">
+        <div className="stack">
+          <div className="segmented" role="group" aria-label="Roll out">
+            <button type="button" className="segmented__option" aria-pressed={s.type === "all-at-once"} onClick={() => setStrategy({ type: "all-at-once" })}>All at once</button>
+            <button type="button" className="segmented__option" aria-pressed={s.type === "staged"} onClick={() => setStrategy({ type: "staged" })}>Staged</button>
+          </div>
+          {s.type === "all-at-once" ? (
+            <p className="muted">Every eligible device gets the application when the deployment starts.</p>
+          ) : (
+            <>
+              <ShareField id="strategy-canary" label="Canary" value={s.canary} onChange={(canary) => setStrategy({ canary })} error={shown.canary} />
+              {s.batches.map((b, i) => (
+                <ShareField key={i} id={`strategy-batch-${i}`} label={`Batch ${i + 1}`} value={b} error={shown[`batches.${i}`]}
+                  onChange={(v) => setStrategy({ batches: s.batches.map((x, j) => (j === i ? v : x)) })}
+                  onRemove={() => setStrategy({ batches: s.batches.filter((_, j) => j !== i) })} />
+              ))}
+              <div>
+                <Button size="small" icon={<Plus />} onClick={() => setStrategy({ batches: [...s.batches, { unit: "percent", amount: "50" }] })}>Add a batch</Button>
+                <p className="field__hint">Batch percents are shares of the devices left after the canary; the last batch takes whatever remains.</p>
+              </div>
+              <div className="grid grid--3">
+                <Field id="strategy-success" label="Success threshold (%)" error={shown.successThreshold} hint="running devices a batch needs to succeed">
+                  <input id="strategy-success" className="input" inputMode="decimal" value={s.successThreshold} onChange={(e) => setStrategy({ successThreshold: e.target.value })} {...described("strategy-success", shown.successThreshold, true)} />
+                </Field>
+                <Field id="strategy-failure" label="Failure threshold (%)" error={shown.failureThreshold} hint="failed devices that pause the rollout">
+                  <input id="strategy-failure" className="input" inputMode="decimal" value={s.failureThreshold} onChange={(e) => setStrategy({ failureThreshold: e.target.value })} {...described("strategy-failure", shown.failureThreshold, true)} />
+                </Field>
+                <Field id="strategy-timeout" label="Batch timeout (minutes)" error={shown.batchTimeoutMinutes} hint="below its success threshold after this: the rollout fails">
+                  <input id="strategy-timeout" className="input" inputMode="decimal" value={s.batchTimeoutMinutes} onChange={(e) => setStrategy({ batchTimeoutMinutes: e.target.value })} {...described("strategy-timeout", shown.batchTimeoutMinutes, true)} />
+                </Field>
+              </div>
+              <label className="row">
+                <input type="checkbox" checked={s.autoAdvance} onChange={(e) => setStrategy({ autoAdvance: e.target.checked })} />
+                Advance automatically: start the next batch as soon as one succeeds, without approval
+              </label>
+              <BatchPreview preview={preview} devices={devices} />
+            </>
+          )}
+        </div>
+      </Card>
+      <OptionsCard draft={draft} update={update} />
+    </>
+  );
+}
+
+function BatchPreview({ preview, devices }: { preview: ReturnType<typeof previewBatches>; devices: number | undefined }) {
+  if (devices === undefined) return <p className="muted">The batch sizes show once the target is known.</p>;
+  if (!preview) return <p className="muted">The batch sizes show once every field above is valid.</p>;
+  return (
+    <section aria-labelledby="batch-preview-title" className="batch-preview">
+      <h3 id="batch-preview-title">Batches over the {devices.toLocaleString()} devices the target matches now</h3>
+      {preview.length === 0 ? <p className="muted">No device matches the target now: there would be no batch.</p> : (
+        <ol aria-label="Planned batches" className="batch-preview__list">
+          {preview.map((b) => (
+            <li key={b.index}>
+              <span className="batch-preview__bar" data-kind={b.kind}><span className="bar-fill" style={{ width: `${Math.max(2, (b.size / devices) * 100)}%` }} /></span>
+              <span>{b.kind === "canary" ? "Canary" : `Batch ${b.index}`}: {b.size.toLocaleString()} device{b.size === 1 ? "" : "s"}</span>
+            </li>
+          ))}
+        </ol>
+      )}
+      <p className="field__hint">Planned by the service's own code when the rollout is initialized; devices it cannot run on are skipped first.</p>
+    </section>
+  );
+}
+
+function OptionsCard({ draft, update }: Omit<StepProps, "errors">) {
+  const r = draft.retry;
+  const b = draft.budget;
+  return (
+    <Card title="Rollout options">
+      <div className="stack">
+        <label className="row">
+          <input type="checkbox" checked={r.enabled} onChange={(e) => update({ retry: { ...r, enabled: e.target.checked } })} />
+          Retry failed installs automatically
+        </label>
+        {r.enabled && (
+          <div className="grid grid--3">
+            <Field id="retry-attempts" label="Attempts in all">
+              <input id="retry-attempts" className="input" inputMode="numeric" value={r.maxAttempts} onChange={(e) => update({ retry: { ...r, maxAttempts: e.target.value } })} />
+            </Field>
+            <Field id="retry-initial" label="First delay (seconds)">
+              <input id="retry-initial" className="input" inputMode="numeric" value={r.initialDelaySeconds} onChange={(e) => update({ retry: { ...r, initialDelaySeconds: e.target.value } })} />
+            </Field>
+            <Field id="retry-max" label="Longest delay (seconds)">
+              <input id="retry-max" className="input" inputMode="numeric" value={r.maxDelaySeconds} onChange={(e) => update({ retry: { ...r, maxDelaySeconds: e.target.value } })} />
+            </Field>
+          </div>
+        )}
+        <label className="row">
+          <input type="checkbox" checked={b.enabled} onChange={(e) => update({ budget: { ...b, enabled: e.target.checked } })} />
+          Limit disruption: how many devices of a group may be updating at once
+        </label>
+        {b.enabled && (
+          <div className="grid grid--3">
+            <Field id="budget-group-by" label="Group by label keys (comma-separated)" hint="none: the whole deployment is one group">
+              <input id="budget-group-by" className="input mono" value={b.groupBy} onChange={(e) => update({ budget: { ...b, groupBy: e.target.value } })} aria-describedby="budget-group-by-hint" />
+            </Field>
+            <ShareField id="budget-max" label="At most unavailable" value={{ unit: b.unit, amount: b.amount }} onChange={(v) => update({ budget: { ...b, unit: v.unit, amount: v.amount } })} />
+          </div>
+        )}
+        <Field id="deployment-start-at" label="Scheduled start (optional)" hint="the deployment starts itself then; empty: start it by hand">
+          <input id="deployment-start-at" className="input narrow-field" type="datetime-local" value={draft.startAt} onChange={(e) => update({ startAt: e.target.value })} aria-describedby="deployment-start-at-hint" />
+        </Field>
+        {draft.maintenanceWindows && (
+          <div className="row">
+            <span>Maintenance windows: {draft.maintenanceWindows.windows.length} in {draft.maintenanceWindows.timeZone} (kept as they are)</span>
+            <Button size="small" variant="ghost" onClick={() => update({ maintenanceWindows: null })}>Remove the maintenance windows</Button>
+          </div>
+        )}
+      </div>
+    </Card>
+  );
+}
+
+function ReviewStep({ draft, version, profile, declared, devices, keptSecrets }: {
+  draft: DeploymentDraft;
+  version: ApplicationVersion | undefined;
+  profile: Profile | undefined;
+  declared: Record<string, ParameterDeclaration>;
+  devices: number | undefined;
+  keptSecrets: string[];
+}) {
+  const s = draft.strategy;
+  const preview = devices === undefined ? null : previewBatches(s, devices);
+  const target = targetOf(draft);
+  return (
+    <Card title="Review">
+      <dl className="facts" aria-label="What will be created">
+        <dt>Name</dt><dd>{draft.name}</dd>
+        {draft.description && <><dt>Description</dt><dd>{draft.description}</dd></>}
+        <dt>Application</dt><dd>{version?.name} <span className="mono">{draft.version}</span></dd>
+        <dt>Profile</dt><dd>{profile?.id} ({profile?.type})</dd>
+        <dt>Target</dt>
+        <dd>
+          {target.labelSelector ? <span className="mono">{Object.entries(target.labelSelector).map(([k, v]) => `${k}=${v}`).join(", ")}</span> : `${draft.deviceIds.length} picked devices`}
+          {devices !== undefined && <> · {devices.toLocaleString()} devices now</>}
+          {draft.targetKind === "selector" && draft.continuous && <> · continuous ({draft.onLeave} on leave)</>}
+        </dd>
+        <dt>Parameters</dt>
+        <dd>
+          {Object.keys(declared).length === 0 ? "none" : (
+            <ul className="plain-list">
+              {Object.keys(declared).map((name) => {
+                const value = draft.parameters[name];
+                const secret = declared[name].secret;
+                const shown = value ? (secret ? "•••••••• (set)" : value) : secret && keptSecrets.includes(name) ? "•••••••• (unchanged)" : `default${declared[name].value !== undefined && !secret ? ` (${String(declared[name].value)})` : ""}`;
+                return <li key={name}><span className="mono">{name}</span>: {shown}</li>;
+              })}
+            </ul>
+          )}
+        </dd>
+        <dt>Strategy</dt>
+        <dd>
+          {s.type === "all-at-once" ? "All at once" : (
+            <>
+              Staged: {preview ? preview.map((b) => `${b.kind === "canary" ? "canary" : `batch ${b.index}`} ${b.size}`).join(", ") : "batches planned when it starts"}; success {s.successThreshold}%, failure {s.failureThreshold}%, timeout {s.batchTimeoutMinutes} min
+              {s.autoAdvance ? ", advancing automatically" : ", each batch approved by hand"}
+            </>
+          )}
+        </dd>
+        <dt>Options</dt>
+        <dd>
+          {[
+            draft.retry.enabled && `retry up to ${draft.retry.maxAttempts} attempts`,
+            draft.budget.enabled && `at most ${draft.budget.amount}${draft.budget.unit === "percent" ? "%" : ""} unavailable${draft.budget.groupBy ? ` per ${draft.budget.groupBy}` : ""}`,
+            draft.startAt && `starts itself at ${new Date(draft.startAt).toLocaleString()}`,
+            draft.maintenanceWindows && `${draft.maintenanceWindows.windows.length} maintenance windows`,
+          ].filter(Boolean).join("; ") || "none"}
+        </dd>
+      </dl>
+    </Card>
+  );
+}

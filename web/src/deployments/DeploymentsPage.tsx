@@ -1,0 +1,175 @@
+// Every deployment at a glance: status, application, version, target, progress and last
+// change; filtered by status and application from the URL, paged by the server, and moving
+// live as devices report (the realtime channel's deployment events).
+import { Link, useNavigate, useSearch } from "@tanstack/react-router";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { Plus, X } from "lucide-react";
+import { q } from "../api/query";
+import { useCan } from "../app/session";
+import { Button } from "../ui/Button";
+import { Card, PageHeader } from "../ui/Card";
+import { Progress } from "../ui/charts";
+import { DataTable, type Column } from "../ui/DataTable";
+import { Pagination } from "../ui/Pagination";
+import { Empty, ErrorBox, Forbidden } from "../ui/states";
+import { RelativeTime } from "../ui/time";
+import { DeploymentLink } from "./DeploymentLink";
+import { useLiveDeployments } from "./live";
+import { progressSegments } from "./progress";
+import { DEPLOYMENT_STATUSES, type DeploymentListSearch } from "./search";
+import { ROLLOUT_TONE, STATUS_TONE, type Deployment } from "./types";
+import "./deployments.css";
+
+const DEFAULT_LIMIT = 25;
+
+export const SEGMENT_COLORS = {
+  running: "var(--status-online)",
+  failed: "var(--status-error)",
+  active: "var(--status-provisioned)",
+  waiting: "var(--status-pending)",
+} as const;
+
+export function DeploymentsPage() {
+  const canRead = useCan("deployments:read");
+  if (!canRead) {
+    return (
+      <>
+        <PageHeader title="Deployments" description="Applications shipped to devices" />
+        <Card><Forbidden what="deployments" /></Card>
+      </>
+    );
+  }
+  return <DeploymentList />;
+}
+
+/** "site=berlin, tier=edge" or "3 devices". */
+export function targetText(target: Deployment["target"]): string {
+  if (target.labelSelector) return Object.entries(target.labelSelector).map(([k, v]) => `${k}=${v}`).join(", ");
+  const n = target.deviceIds?.length ?? 0;
+  return `${n} picked device${n === 1 ? "" : "s"}`;
+}
+
+export function DeploymentProgress({ deployment }: { deployment: Deployment }) {
+  const { segments, total, summary } = progressSegments(deployment.progress);
+  return (
+    <div className="deployment-progress">
+      <Progress
+        value={deployment.progress.running}
+        max={total}
+        label={`Progress of ${deployment.name}: ${summary}`}
+        segments={segments.map((s) => ({ ...s, color: SEGMENT_COLORS[s.key] }))}
+      />
+      <span className="faint num">{total === 0 ? "not started" : `${deployment.progress.running}/${total} running${deployment.progress.failed ? ` · ${deployment.progress.failed} failed` : ""}`}</span>
+    </div>
+  );
+}
+
+function DeploymentList() {
+  const search = useSearch({ from: "/app/deployments" });
+  const navigate = useNavigate({ from: "/deployments" });
+  const canWrite = useCan("deployments:write");
+  const canReadApps = useCan("applications:read");
+  useLiveDeployments();
+
+  const setSearch = (patch: Partial<DeploymentListSearch>, resetPage = true) =>
+    navigate({ search: (prev) => ({ ...prev, ...patch, ...(resetPage ? { offset: undefined } : {}) }), replace: true });
+
+  const limit = search.limit ?? DEFAULT_LIMIT;
+  const offset = search.offset ?? 0;
+  const deployments = useQuery({
+    ...q.deployments.list.options({ limit, offset, status: search.status, applicationId: search.application }),
+    placeholderData: keepPreviousData,
+  });
+  const applications = useQuery({ ...q.applications.list.options({ limit: 200, offset: 0 }), enabled: canReadApps, staleTime: 60_000 });
+  const filtered = !!search.status || !!search.application;
+
+  const columns: Column<Deployment>[] = [
+    {
+      id: "name",
+      header: "Deployment",
+      cell: (d) => (
+        <div className="deployment-name">
+          <DeploymentLink id={d.id}>{d.name}</DeploymentLink>
+          {d.description && <span className="faint">{d.description}</span>}
+        </div>
+      ),
+    },
+    {
+      id: "status",
+      header: "Status",
+      className: "nowrap",
+      cell: (d) => (
+        <div className="badges">
+          <span className={`badge ${STATUS_TONE[d.status]}`}>{d.status}</span>
+          {d.strategy.type === "staged" && d.rolloutState !== "draft" && <span className={`badge ${ROLLOUT_TONE[d.rolloutState]}`}>{d.rolloutState.replace("_", " ")}</span>}
+        </div>
+      ),
+    },
+    { id: "application", header: "Application", cell: (d) => d.applicationName },
+    { id: "version", header: "Version", className: "nowrap", cell: (d) => <span className="mono">{d.version}</span> },
+    { id: "target", header: "Target", cell: (d) => <span className={d.target.labelSelector ? "mono" : undefined}>{targetText(d.target)}</span> },
+    { id: "progress", header: "Progress", className: "col-progress", cell: (d) => <DeploymentProgress deployment={d} /> },
+    { id: "changed", header: "Last change", className: "nowrap", cell: (d) => <RelativeTime value={d.updatedAt} /> },
+  ];
+
+  return (
+    <>
+      <PageHeader
+        title="Deployments"
+        description={deployments.data ? `${deployments.data.total.toLocaleString()} ${filtered ? "matching" : "in this organization"}` : "Applications shipped to devices"}
+        actions={canWrite && <Link to="/deployments/new" className="btn btn--primary"><Plus aria-hidden="true" />New deployment</Link>}
+      />
+      <Card flush>
+        <div className="toolbar">
+          <div className="field">
+            <label htmlFor="deployment-status">Status</label>
+            <select id="deployment-status" className="select" value={search.status ?? ""} onChange={(e) => void setSearch({ status: (e.target.value || undefined) as DeploymentListSearch["status"] })}>
+              <option value="">Any status</option>
+              {DEPLOYMENT_STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+            </select>
+          </div>
+          {canReadApps && (
+            <div className="field">
+              <label htmlFor="deployment-application">Application</label>
+              <select id="deployment-application" className="select" value={search.application ?? ""} onChange={(e) => void setSearch({ application: e.target.value || undefined })}>
+                <option value="">Any application</option>
+                {applications.data?.items.map((a) => <option key={a.id} value={a.id}>{a.name}</option>)}
+              </select>
+            </div>
+          )}
+          {filtered && (
+            <Button size="small" variant="ghost" icon={<X />} onClick={() => void navigate({ search: {}, replace: true })}>
+              Clear filters
+            </Button>
+          )}
+        </div>
+        {deployments.isError && <div className="card__body"><ErrorBox error={deployments.error} /></div>}
+        <DataTable
+          caption="Deployments"
+          columns={columns}
+          rows={deployments.data?.items}
+          rowKey={(d) => d.id}
+          loading={deployments.isPending}
+          empty={
+            filtered ? (
+              <Empty title="No deployment matches these filters" action={<Button onClick={() => void navigate({ search: {}, replace: true })}>Clear filters</Button>} />
+            ) : (
+              <Empty title="No deployments yet" action={canWrite && <Link to="/deployments/new" className="btn btn--primary">Create a deployment</Link>}>
+                A deployment ships one version of an application from the catalog to the devices a label selector matches, all at once or in stages.
+              </Empty>
+            )
+          }
+        />
+        <Pagination
+          label="Deployment pages"
+          offset={offset}
+          limit={limit}
+          total={deployments.data?.total}
+          sizes={[25, 50, 100]}
+          onOffset={(next) => void setSearch({ offset: next || undefined }, false)}
+          onLimit={(next) => void setSearch({ limit: next === DEFAULT_LIMIT ? undefined : (next as DeploymentListSearch["limit"]) })}
+        />
+      </Card>
+    </>
+  );
+}

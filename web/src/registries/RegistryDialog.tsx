@@ -1,0 +1,142 @@
+// Create or edit a registry of any kind (Git, OCI, global OCI). The credential field is a
+// password field that starts empty: the stored credential never comes back, an edit that leaves
+// it empty keeps it.
+import { useEffect, useState, type FormEvent } from "react";
+import { Button } from "../ui/Button";
+import { Dialog } from "../ui/Dialog";
+import { ErrorBox } from "../ui/states";
+import { EMPTY_FORM, formProblems, type RegistryForm, type RegistryKind } from "./forms";
+
+const KIND_NAME: Record<RegistryKind, string> = { git: "Git registry", oci: "OCI registry", global: "global OCI registry" };
+
+export function RegistryDialog({ kind, open, initial, hasCredentials, onClose, onSubmit }: {
+  kind: RegistryKind;
+  open: boolean;
+  /** the registry being edited, as a form; null: a new one */
+  initial: RegistryForm | null;
+  hasCredentials?: boolean;
+  onClose: () => void;
+  onSubmit: (form: RegistryForm) => Promise<void>;
+}) {
+  const editing = initial !== null;
+  const [form, setForm] = useState<RegistryForm>(initial ?? EMPTY_FORM);
+  const [touched, setTouched] = useState<Set<string>>(new Set());
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    if (open) {
+      setForm(initial ?? EMPTY_FORM);
+      setTouched(new Set());
+      setError(null);
+    }
+  }, [open]); // eslint-disable-line react-hooks/exhaustive-deps
+  const problems = formProblems(kind, form, editing);
+  const valid = Object.keys(problems).length === 0;
+  const set = <K extends keyof RegistryForm>(key: K, value: RegistryForm[K]) => {
+    setForm((f) => ({ ...f, [key]: value }));
+    setTouched((t) => new Set(t).add(key));
+  };
+  const id = (field: string) => `${kind}-registry-${field}`;
+  const problem = (field: keyof RegistryForm) => touched.has(field) && problems[field] ? <span className="field__error" id={id(`${field}-error`)}>{problems[field]}</span> : null;
+  const described = (field: keyof RegistryForm) => (touched.has(field) && problems[field] ? { "aria-invalid": true, "aria-describedby": id(`${field}-error`) } : {});
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    if (!valid) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await onSubmit(form);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Dialog open={open} onClose={onClose} title={editing ? `Edit ${KIND_NAME[kind]} “${initial.name}”` : `Add a ${KIND_NAME[kind]}`}>
+      <form className="stack" onSubmit={submit} noValidate>
+        <div className="field">
+          <label htmlFor={id("name")}>Name</label>
+          <input id={id("name")} className="input" value={form.name} maxLength={100} onChange={(e) => set("name", e.target.value)} {...described("name")} />
+          {problem("name")}
+        </div>
+        <div className="field">
+          <label htmlFor={id("url")}>URL</label>
+          <input id={id("url")} className="input mono" value={form.url} placeholder={kind === "git" ? "https://git.example.com/apps.git" : "https://registry.example.com"} onChange={(e) => set("url", e.target.value)} {...described("url")} />
+          {problem("url")}
+        </div>
+        {kind === "git" ? (
+          <div className="grid grid--2">
+            <div className="field">
+              <label htmlFor={id("branch")}>Branch</label>
+              <input id={id("branch")} className="input mono" value={form.branch} onChange={(e) => set("branch", e.target.value)} {...described("branch")} />
+              {problem("branch")}
+            </div>
+            <div className="field">
+              <label htmlFor={id("path")}>Path</label>
+              <input id={id("path")} className="input mono" value={form.path} onChange={(e) => set("path", e.target.value)} />
+              <span className="field__hint">The folder holding the manifests.</span>
+            </div>
+          </div>
+        ) : (
+          <>
+            <div className="field">
+              <label htmlFor={id("description")}>Description <span className="faint">(optional)</span></label>
+              <input id={id("description")} className="input" value={form.description} maxLength={500} onChange={(e) => set("description", e.target.value)} />
+            </div>
+            <div className="field">
+              <label htmlFor={id("repositories")}>Repositories</label>
+              <textarea id={id("repositories")} className="input mono" rows={3} value={form.repositories} placeholder="edge/vision" onChange={(e) => set("repositories", e.target.value)} />
+              <span className="field__hint">One per line{kind === "global" ? "; none: the registry's catalog is listed" : ""}.</span>
+            </div>
+            <label className="row"><input type="checkbox" checked={form.verifyTls} onChange={(e) => set("verifyTls", e.target.checked)} /> Verify TLS certificates</label>
+          </>
+        )}
+        {kind === "global" && (
+          <div className="grid grid--2">
+            <div className="field">
+              <label htmlFor={id("priority")}>Priority</label>
+              <input id={id("priority")} className="input" type="number" min={0} max={1_000_000} value={form.priority} onChange={(e) => set("priority", e.target.value)} {...described("priority")} />
+              <span className="field__hint">Lower comes first in every store's registry list.</span>
+              {problem("priority")}
+            </div>
+            <label className="row"><input type="checkbox" checked={form.mandatory} onChange={(e) => set("mandatory", e.target.checked)} /> Mandatory (synced for every organization)</label>
+          </div>
+        )}
+        <div className="grid grid--2">
+          <div className="field">
+            <label htmlFor={id("auth")}>Authentication</label>
+            <select id={id("auth")} className="select" value={form.authType} onChange={(e) => set("authType", e.target.value as RegistryForm["authType"])}>
+              <option value="NONE">None</option>
+              <option value="BASIC">Username and password</option>
+              <option value="TOKEN">Token</option>
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor={id("interval")}>Sync interval (minutes)</label>
+            <input id={id("interval")} className="input" type="number" min={0} max={10_080} value={form.syncIntervalMinutes} onChange={(e) => set("syncIntervalMinutes", e.target.value)} {...described("syncIntervalMinutes")} />
+            <span className="field__hint">0: manual syncs only.</span>
+            {problem("syncIntervalMinutes")}
+          </div>
+        </div>
+        {form.authType !== "NONE" && (
+          <div className="field">
+            <label htmlFor={id("credential")}>{form.authType === "BASIC" ? "Credential (username:password)" : "Token"}</label>
+            <input id={id("credential")} className="input" type="password" autoComplete="new-password" value={form.credential} onChange={(e) => set("credential", e.target.value)} {...described("credential")} />
+            <span className="field__hint">
+              Stored encrypted and never shown again.{editing && hasCredentials ? " Leave empty to keep the stored one." : ""}
+            </span>
+            {problem("credential")}
+          </div>
+        )}
+        {error != null && <ErrorBox error={error} />}
+        <div className="dialog__footer dialog__footer--inline">
+          <Button onClick={onClose} disabled={busy}>Cancel</Button>
+          <Button type="submit" variant="primary" busy={busy} disabled={!valid}>{editing ? "Save" : `Add ${KIND_NAME[kind]}`}</Button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
