@@ -28,9 +28,8 @@ export interface RolloutPosition {
 
 /** Why `move` is not allowed from `position` (the 409's message), or null when it is. */
 export function moveRefusal(move: RolloutMove, position: RolloutPosition): string | null {
-  if (!MOVES_ALLOWED_FROM[move].includes(position.state)) {
-    return `Cannot ${move} the rollout: it is ${position.state} (allowed from ${MOVES_ALLOWED_FROM[move].join(", ")})`;
-  }
+  const allowed = MOVES_ALLOWED_FROM[move];
+  if (!allowed.includes(position.state)) return `Cannot ${move} the rollout: it is ${position.state} (allowed from ${allowed.join(", ")})`;
   // Promote is the canary's gate; later gates are approvals.
   if (move === "promote" && position.state === "awaiting_approval" && position.currentBatch !== 0) {
     return `Cannot promote the rollout: it is awaiting_approval of batch ${position.currentBatch}, not of the canary; approve it instead`;

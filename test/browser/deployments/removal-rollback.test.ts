@@ -6,15 +6,18 @@
 // * a group rollback by label selector: the dry run's report first (per device: from which
 //   version to which, or why not), equal to the API's dry run and changing nothing, then the
 //   real run after confirmation, whose rollback deployments the API lists;
-// * one device rolled back from its page's Deployments tab.
+// * one device rolled back from its page's Deployments tab;
+// * a role without deployments:read reaching a deployment's page by a link: the forbidden
+//   state, and no deployment asked for.
 //
 // The paint cell (Line Monitor 1.0.0, then 1.1.0 on every device):
 //   row a: a0, a1, a2 ran 1.0.0, a3 failed it  -> a0..a2 back to 1.0.0, a3 has nothing to go back to
 //   row b: b0, b1 ran 1.0.0                    -> b0 rolled back from its device page
 // The pack cell (3 devices) carries the deployments that are deleted and stopped.
+import crypto from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { peerAvailable } from "../../support/peers.js";
-import { ADMIN, type ConsoleService, type SimulatedFleet } from "../../support/console-service.js";
+import { ADMIN, USER_PASSWORD, type ConsoleService, type SimulatedFleet } from "../../support/console-service.js";
 import { consoleSuite, waitForText } from "../../support/browser.js";
 import type { GitServer } from "../../support/git-server/index.js";
 import type { VirtualDevice } from "../../../src/simulator/virtual-device.js";
@@ -193,5 +196,24 @@ describe.skipIf(!peerAvailable("chromium"))("console removal and rollback", () =
     expect(installs.map((d) => d.version)).toEqual(["1.0.0"]);
     // Its neighbour was not touched.
     expect((await heartbeat(rowB, rowB.devices[1])).filter((d) => d.action === "install").map((d) => d.version)).toEqual(["1.1.0"]);
+  });
+  it("shows a role without deployments:read the forbidden state, asking for nothing", async () => {
+    const deployments = await service.call<{ items: { id: string }[] }>("GET", "/api/v1/deployments?limit=1");
+    const role = await service.call<{ id: string }>("POST", "/api/v1/roles", { body: { name: "Device watcher", permissions: ["devices:read", "telemetry:read"] } });
+    const email = `watcher-${crypto.randomBytes(4).toString("hex")}@console.test`;
+    const user = await service.call<{ id: string }>("POST", "/api/v1/users", { body: { email, name: "Device Watcher", password: USER_PASSWORD } });
+    await service.call("POST", `/api/v1/users/${user.id}/organizations`, { body: { organizationId: service.defaultOrg.id, roleId: role.id } });
+    const token = await service.bearer({ email, password: USER_PASSWORD });
+    expect((await service.api("GET", `/api/v1/deployments/${deployments.items[0].id}`, { key: null, token })).status).toBe(403);
+
+    const ui = await suite.open({ user: { email, password: USER_PASSWORD } });
+    const asked: string[] = [];
+    ui.page.on("request", (req) => {
+      if (/\/trpc\/[^?]*(deployments|rollback)\./.test(req.url())) asked.push(req.url());
+    });
+    await ui.goto(`/deployments/${deployments.items[0].id}?state=failed`);
+    await ui.page.getByRole("heading", { name: "You cannot see deployments" }).waitFor();
+    expect(await ui.page.getByRole("group", { name: "Rollout controls" }).count()).toBe(0);
+    expect(asked).toEqual([]);
   });
 });

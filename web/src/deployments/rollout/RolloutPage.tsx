@@ -48,9 +48,8 @@ export function RolloutPage() {
   return <DeploymentView />;
 }
 
-/** The deployment list (its route lives beside this one in app/routes.tsx). */
 function DeploymentsLink() {
-  return <a href="/deployments">Deployments</a>;
+  return <Link to="/deployments">Deployments</Link>;
 }
 
 function DeploymentView() {
@@ -88,7 +87,7 @@ function DeploymentView() {
     return (
       <>
         <PageHeader breadcrumb={<DeploymentsLink />} title="Deployment deleted" />
-        <Empty title="The deployment was deleted" action={<a className="btn" href="/deployments">Back to the deployments</a>}>
+        <Empty title="The deployment was deleted" action={<Link className="btn" to="/deployments">Back to the deployments</Link>}>
           Every device confirmed the removal of the application, or the removal was forced.
         </Empty>
       </>
