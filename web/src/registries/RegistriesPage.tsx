@@ -277,7 +277,7 @@ function OciHistory({ registryId }: { registryId: string }) {
   if (history.data.data.length === 0) return <Empty title="No syncs yet">Sync the registry to see what it imports.</Empty>;
   return (
     <div className="stack">
-      <ol className="version-list">{history.data.data.map((r) => <li key={r.id} className="version"><OciSyncReport record={r} /></li>)}</ol>
+      <ol className="version-list sync-history">{history.data.data.map((r) => <li key={r.id} className="version"><OciSyncReport record={r} /></li>)}</ol>
       <Pagination label="Sync history pages" offset={offset} limit={5} total={history.data.total} onOffset={setOffset} />
     </div>
   );

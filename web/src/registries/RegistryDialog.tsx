@@ -8,6 +8,8 @@ import { ErrorBox } from "../ui/states";
 import { EMPTY_FORM, formProblems, type RegistryForm, type RegistryKind } from "./forms";
 
 const KIND_NAME: Record<RegistryKind, string> = { git: "Git registry", oci: "OCI registry", global: "global OCI registry" };
+/** "a Git registry", "an OCI registry": the article follows the sound. */
+const WITH_ARTICLE: Record<RegistryKind, string> = { git: "a Git registry", oci: "an OCI registry", global: "a global OCI registry" };
 
 export function RegistryDialog({ kind, open, initial, hasCredentials, onClose, onSubmit }: {
   kind: RegistryKind;
@@ -55,7 +57,7 @@ export function RegistryDialog({ kind, open, initial, hasCredentials, onClose, o
   }
 
   return (
-    <Dialog open={open} onClose={onClose} title={editing ? `Edit ${KIND_NAME[kind]} “${initial.name}”` : `Add a ${KIND_NAME[kind]}`}>
+    <Dialog open={open} onClose={onClose} title={editing ? `Edit ${KIND_NAME[kind]} “${initial.name}”` : `Add ${WITH_ARTICLE[kind]}`}>
       <form className="stack" onSubmit={submit} noValidate>
         <div className="field">
           <label htmlFor={id("name")}>Name</label>
