@@ -16,25 +16,12 @@ import { Pagination } from "../../ui/Pagination";
 import { Empty, ErrorState } from "../../ui/states";
 import { formatDateTime, RelativeTime } from "../../ui/time";
 import type { Device } from "../types";
+import { STATE_TONE } from "../../deployments/rollout/labels";
 
 type Entry = RouterOutputs["deployments"]["ofDevice"]["items"][number];
 type HistoryItem = RouterOutputs["rollback"]["history"]["items"][number];
 
 const PAGE = 25;
-
-/** Badge tone of a device's state in a deployment (checked against the API's states). */
-const STATE_TONE: Record<Entry["state"], string> = {
-  pending: "badge--accent",
-  downloading: "badge--accent",
-  installing: "badge--accent",
-  running: "badge--success",
-  failed: "badge--danger",
-  removing: "badge--warning",
-  removed: "",
-  skipped: "",
-  cancelled: "",
-  superseded: "",
-};
 
 export function DeploymentsTab({ device }: { device: Device }) {
   const queryClient = useQueryClient();
