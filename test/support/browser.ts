@@ -170,6 +170,12 @@ export async function openConsole(browser: Browser, service: ConsoleService, opt
 
   const audit = async () => {
     // (The page's globals, typed here by hand: the test code is compiled without the DOM library.)
+    // Colours mid-transition (a button fading in, a hover starting under the pointer) are not
+    // the page's colours: wait until no CSS animation or transition is running (finite ones).
+    await page.waitForFunction(() => {
+      const { document } = globalThis as unknown as { document: { getAnimations(): { playState: string; effect: { getTiming(): { iterations: number } } | null }[] } };
+      return document.getAnimations().every((a) => a.playState !== "running" || a.effect?.getTiming().iterations === Infinity);
+    }, undefined, { timeout: 5_000 }).catch(() => undefined);
     const already = await page.evaluate(() => "axe" in globalThis);
     if (!already) await page.evaluate(AXE_SOURCE);
     const violations = await page.evaluate(async () => {
