@@ -5,16 +5,10 @@
 // oldest devices). Set-based: one statement per step, whatever the fleet size.
 import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
-import { UTC_NOW } from "../devices/sql.js";
+import { NORMALIZED_ARCH, UTC_NOW } from "../devices/sql.js";
 import { targetCondition } from "../groups/service.js";
 import type { DeploymentProfile } from "../applications/manifest/index.js";
 import { planBatches, type PlannedBatch, type StagedStrategy } from "./strategy.js";
-
-/** Architecture names devices report, mapped to the ones manifests use. */
-const NORMALIZED_ARCH = Prisma.raw(`CASE lower(d."arch")
-  WHEN 'x86_64' THEN 'amd64' WHEN 'x64' THEN 'amd64' WHEN 'aarch64' THEN 'arm64' WHEN 'armv8' THEN 'arm64'
-  WHEN 'armv7l' THEN 'arm' WHEN 'armv7' THEN 'arm' WHEN 'armhf' THEN 'arm' WHEN 'armv6l' THEN 'arm'
-  ELSE lower(d."arch") END`);
 
 export interface FrozenTargets {
   eligible: number;

@@ -38,6 +38,16 @@ export const DEVICE_COLUMNS = Prisma.raw(
 
 // Prisma stores DateTime in `timestamp(3)` columns as UTC. `now()` is a timestamptz that
 // PostgreSQL would convert with the session's TimeZone, so raw SQL converts explicitly.
+/**
+ * The architecture a device reported, named as manifests name it (x86_64 -> amd64, aarch64 ->
+ * arm64, armv7l -> arm); NULL when it has not reported one. Deployments decide eligibility
+ * with it and op 12 counts by it, so the console's preview and the service agree.
+ */
+export const NORMALIZED_ARCH = Prisma.raw(`CASE lower(d."arch")
+  WHEN 'x86_64' THEN 'amd64' WHEN 'x64' THEN 'amd64' WHEN 'aarch64' THEN 'arm64' WHEN 'armv8' THEN 'arm64'
+  WHEN 'armv7l' THEN 'arm' WHEN 'armv7' THEN 'arm' WHEN 'armhf' THEN 'arm' WHEN 'armv6l' THEN 'arm'
+  ELSE lower(d."arch") END`);
+
 export const UTC_NOW = Prisma.raw(`(now() AT TIME ZONE 'UTC')`);
 
 export function utc(date: Date): Prisma.Sql {

@@ -20,6 +20,9 @@ export const groupQueryInput = z.object({
 export const groupQueryOutput = z.object({
   total: z.number().int(),
   byStatus: byStatusOutput,
+  byArchitecture: z
+    .record(z.string(), z.number().int())
+    .describe("matching devices by architecture as manifests name it (x86_64 counts as amd64, aarch64 as arm64, armv7l as arm); `unknown`: not reported yet"),
   labelSelector: z.record(z.string(), z.string()).optional().describe("the selector applied"),
 });
 

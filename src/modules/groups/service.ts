@@ -5,24 +5,33 @@
 // (./label-counts.ts).
 import type { DbTx } from "../../db/client.js";
 import type { RawDatabase } from "../../db/adapters.js";
+import { UNKNOWN_ARCHITECTURE } from "./architectures.js";
 import { labelKeyCountSql, labelPairsSql, labelValueCounts } from "./label-counts.js";
 import { Prisma } from "../../generated/prisma/client.js";
 import { byStatusOf, emptyByStatus, type ByStatus } from "../devices/schemas.js";
 import type { Actor } from "../devices/activity.js";
 import { MAX_LABELS_PER_DEVICE, type Labels } from "../devices/labels.js";
-import { and, organizationCondition, selectorCondition, UTC_NOW } from "../devices/sql.js";
+import { and, NORMALIZED_ARCH, organizationCondition, selectorCondition, UTC_NOW } from "../devices/sql.js";
 import { revokeCertificatesOfDevices } from "../devices/certificate-bridge.js";
 
 type StatusCount = { status: string; count: number };
 
-/** Spec op 12 (and the query-parameter form): devices matching every pair, by status. */
+/**
+ * Spec op 12 (and the query-parameter form): devices matching every pair, by status, and (an
+ * addition to the spec's fields) by architecture as manifests name it, so a deployment form
+ * can say how many of them a profile would skip.
+ */
 export async function statsBySelector(db: DbTx, organizationId: string, selector: Labels) {
-  const rows = await db.$queryRaw<StatusCount[]>`
-    SELECT d."status", count(*)::int AS "count" FROM "Device" d
+  const rows = await db.$queryRaw<(StatusCount & { arch: string | null })[]>`
+    SELECT d."status", ${NORMALIZED_ARCH} AS "arch", count(*)::int AS "count" FROM "Device" d
      WHERE ${organizationCondition(organizationId)} AND ${selectorCondition(selector)}
-     GROUP BY d."status"`;
-  const byStatus = byStatusOf(rows);
-  return { total: rows.reduce((sum, r) => sum + Number(r.count), 0), byStatus };
+     GROUP BY 1, 2`;
+  const byArchitecture: Record<string, number> = {};
+  for (const row of rows) {
+    const arch = row.arch ?? UNKNOWN_ARCHITECTURE;
+    byArchitecture[arch] = (byArchitecture[arch] ?? 0) + Number(row.count);
+  }
+  return { total: rows.reduce((sum, r) => sum + Number(r.count), 0), byStatus: byStatusOf(rows), byArchitecture };
 }
 
 /**

@@ -6,7 +6,10 @@
 // * a staged deployment goes through the review page; the API's stored deployment equals what
 //   was entered, and the batch sizes the form previewed are the ones the service plans;
 // * the secret never comes back: not in the page, not in any response the page received;
-// * the same form edits the draft (PATCH), keeping the secret and the options.
+// * the same form edits the draft (PATCH), keeping the secret and the options;
+// * a profile for one architecture: the target step counts the devices it runs on (op 12's
+//   byArchitecture), the batch preview is cut from those, as the service cuts it; maintenance
+//   windows are refused in the API's words when they never open, then stored as entered.
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { peerAvailable } from "../../support/peers.js";
@@ -199,5 +202,90 @@ describe.skipIf(!peerAvailable("chromium"))("console deployment form", () => {
     expect(await page.content()).not.toContain(SECRET);
     expect(received.length).toBeGreaterThan(10);
     expect(received.filter((body) => body.includes(SECRET))).toEqual([]);
+  }, 180_000);
+
+  it("previews batches over the devices the profile runs on, and edits maintenance windows", async () => {
+    const ui = await suite.open({ user: ADMIN });
+    const page = ui.page;
+    await ui.goto("/deployments/new");
+    await page.getByLabel("Name", { exact: true }).fill("arm gateways");
+    await page.getByLabel("Application", { exact: true }).selectOption({ label: "Vision Gateway (1.0.0)" });
+    await page.getByRole("radio", { name: /compose-arm/ }).check();
+    await page.getByRole("button", { name: "Next: Target" }).click();
+
+    // The simulator gives devices different architectures; the page says how many run arm64.
+    await page.getByLabel("Devices whose labels match").fill("site=turin");
+    const matched = await service.call<{ total: number; byArchitecture: Record<string, number> }>("POST", "/api/v1/groups/query", { body: { labelSelector: { site: "turin" } } });
+    const arm = matched.byArchitecture.arm64 ?? 0;
+    expect(Object.values(matched.byArchitecture).reduce((a, b) => a + b, 0)).toBe(matched.total);
+    expect(arm, "the simulated fleet mixes architectures").toBeLessThan(matched.total);
+    const skipped = Object.entries(matched.byArchitecture).filter(([a]) => a !== "arm64");
+    const fit = page.locator(".arch-fit");
+    await waitForText(fit, (t) => t.includes(`${arm} of them can run this profile`));
+    for (const [archName, n] of skipped) expect(await fit.textContent()).toContain(`${n} ${archName}`);
+    await ui.screenshot("deployment-form-architecture-fit");
+    await page.getByRole("button", { name: "Next: Parameters" }).click();
+    await page.getByLabel("siteCode", { exact: true }).fill("TUR-02");
+    await page.getByLabel("apiToken", { exact: true }).fill("t");
+    await page.getByRole("button", { name: "Next: Strategy" }).click();
+
+    // Staged over the eligible devices only.
+    await page.getByRole("button", { name: "Staged" }).click();
+    await page.getByLabel("Canary", { exact: true }).fill("1");
+    const preview = page.getByRole("list", { name: "Planned batches" });
+    await waitForText(preview, (t) => t.includes("Canary"));
+    const sizes = (await preview.getByRole("listitem").allTextContents()).map((t) => Number(/(\d+) devices?$/.exec(t)![1]));
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(arm);
+
+    // Maintenance windows: a window with no day never opens, refused as the API refuses it.
+    await page.getByLabel("Install only in maintenance windows").check();
+    await page.getByLabel("Time zone", { exact: true }).fill("Europe/Rome");
+    const days = page.getByRole("group", { name: "Install window 1 days" });
+    for (const day of ["Mon", "Tue", "Wed", "Thu", "Fri"]) await days.getByLabel(day).uncheck();
+    const refused = await service.api("POST", "/api/v1/deployments", {
+      body: { name: "x", applicationId: catalog.apps["vision-gateway"], version: "1.0.0", profileId: "compose-any", parameters: { siteCode: "TUR-02", apiToken: "t" }, target: { labelSelector: { site: "turin" } },
+        maintenanceWindows: { timeZone: "Europe/Rome", windows: [{ days: [], start: "02:00", end: "04:00" }] } },
+    });
+    expect(refused.status).toBe(400);
+    const windowError = page.locator(".window-row .field__error");
+    await waitForText(windowError, (t) => t.length > 0);
+    expect(refused.text).toContain((await windowError.textContent())!.trim());
+    await page.getByRole("button", { name: "Next: Review" }).click();
+    expect(await page.getByRole("button", { name: "Next: Review" }).isVisible()).toBe(true); // still on this step
+
+    await days.getByLabel("Sat").check();
+    await days.getByLabel("Sun").check();
+    await page.getByLabel("Install window 1 opens at").fill("01:30");
+    await page.getByLabel("Install window 1 closes at").fill("05:00");
+    await page.getByLabel("Device label with its own time zone (optional)").fill("tz");
+    expect(await windowError.count()).toBe(0);
+    await ui.audit();
+    await ui.screenshot("deployment-form-maintenance-windows");
+    await page.getByRole("button", { name: "Next: Review" }).click();
+    const review = page.getByRole("region", { name: "Review" });
+    await waitForText(review, (t) => t.includes("Sat Sun 01:30–05:00 (Europe/Rome, or the device's tz label)"));
+    await page.getByRole("button", { name: "Create deployment" }).click();
+    const landed = await waitForPath(page, (url) => /^\/deployments\/[0-9a-f-]{36}$/.test(url.pathname), "the new deployment's page");
+    const id = landed.pathname.split("/").pop()!;
+    await ui.settled();
+    await ui.audit();
+    const stored = await service.call<{ maintenanceWindows: unknown; profileId: string }>("GET", `/api/v1/deployments/${id}`);
+    expect(stored.profileId).toBe("compose-arm");
+    expect(stored.maintenanceWindows).toEqual({ timeZone: "Europe/Rome", timeZoneLabel: "tz", windows: [{ days: ["sat", "sun"], start: "01:30", end: "05:00" }] });
+
+    // The batches the service plans cover exactly the devices the preview counted.
+    await service.call("POST", `/api/v1/deployments/${id}/rollout/initialize`);
+    const rollout = await service.call<{ batches: { size: number }[] }>("GET", `/api/v1/deployments/${id}/rollout`);
+    expect(rollout.batches.map((b) => b.size)).toEqual(sizes);
+
+    // Editing: the windows come back into the form; removing them clears them (PATCH null).
+    await ui.goto(`/deployments/${id}/edit`);
+    for (const step of ["Next: Target", "Next: Parameters", "Next: Strategy"]) await page.getByRole("button", { name: step }).click();
+    expect(await page.getByLabel("Time zone", { exact: true }).inputValue()).toBe("Europe/Rome");
+    await page.getByLabel("Install only in maintenance windows").uncheck();
+    await page.getByRole("button", { name: "Next: Review" }).click();
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await waitForPath(page, (url) => url.pathname === `/deployments/${id}`, "the deployment's page");
+    expect((await service.call<{ maintenanceWindows: unknown }>("GET", `/api/v1/deployments/${id}`)).maintenanceWindows).toBeNull();
   }, 180_000);
 });

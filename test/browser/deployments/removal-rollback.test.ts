@@ -7,6 +7,7 @@
 //   version to which, or why not), equal to the API's dry run and changing nothing, then the
 //   real run after confirmation, whose rollback deployments the API lists;
 // * one device rolled back from its page's Deployments tab;
+// * a group rolled back from the Groups page, the application chosen in the dialog;
 // * a role without deployments:read reaching a deployment's page by a link: the forbidden
 //   state, and no deployment asked for.
 //
@@ -197,6 +198,32 @@ describe.skipIf(!peerAvailable("chromium"))("console removal and rollback", () =
     // Its neighbour was not touched.
     expect((await heartbeat(rowB, rowB.devices[1])).filter((d) => d.action === "install").map((d) => d.version)).toEqual(["1.1.0"]);
   });
+  it("rolls back a group from the Groups page, the application chosen there", async () => {
+    const ui = await suite.open({ user: ADMIN });
+    await ui.goto("/groups?key=row");
+    await ui.page.getByRole("button", { name: "Roll back devices with row=b" }).click();
+    const dialog = ui.page.getByRole("dialog", { name: "Roll back an application" });
+    expect(await dialog.getByLabel("Devices (label selector)").inputValue()).toBe("row=b");
+    // Nothing can run before an application is chosen.
+    expect(await dialog.getByRole("button", { name: "Dry run" }).isDisabled()).toBe(true);
+    await dialog.getByLabel("Application").selectOption({ label: "Line Monitor" });
+    await dialog.getByRole("button", { name: "Dry run" }).click();
+    const api = await service.call<{ matched: number; rolledBack: number; withoutTarget: number }>(
+      "POST", "/api/v1/groups/rollback", { body: { labelSelector: { row: "b" }, applicationId, dryRun: true } },
+    );
+    expect(api.matched).toBe(2);
+    await waitForText(dialog.getByTestId("rollback-summary"),
+      `Dry run: 2 devices ran it; ${api.rolledBack} would be rolled back, ${api.withoutTarget} without a version to go back to.`);
+    await ui.audit();
+    await ui.screenshot("groups-rollback-dry-run");
+    expect(api.rolledBack).toBeGreaterThan(0);
+    await dialog.getByRole("button", { name: `Roll back ${api.rolledBack} device${api.rolledBack === 1 ? "" : "s"}` }).click();
+    await waitForText(dialog.getByTestId("rollback-summary"), `Done: 2 devices ran it; ${api.rolledBack} were rolled back, ${api.withoutTarget} without a version to go back to.`);
+    await ui.audit();
+    // The device the previous test left on 1.1.0 is now told to install 1.0.0.
+    expect((await heartbeat(rowB, rowB.devices[1])).filter((d) => d.action === "install").map((d) => d.version)).toEqual(["1.0.0"]);
+  });
+
   it("shows a role without deployments:read the forbidden state, asking for nothing", async () => {
     const deployments = await service.call<{ items: { id: string }[] }>("GET", "/api/v1/deployments?limit=1");
     const role = await service.call<{ id: string }>("POST", "/api/v1/roles", { body: { name: "Device watcher", permissions: ["devices:read", "telemetry:read"] } });
@@ -215,5 +242,9 @@ describe.skipIf(!peerAvailable("chromium"))("console removal and rollback", () =
     await ui.page.getByRole("heading", { name: "You cannot see deployments" }).waitFor();
     expect(await ui.page.getByRole("group", { name: "Rollout controls" }).count()).toBe(0);
     expect(asked).toEqual([]);
+    // Groups: the rollback is a deployments:write action, absent for this role.
+    await ui.goto("/groups?key=row");
+    await ui.page.getByRole("table", { name: "Values of row" }).waitFor();
+    expect(await ui.page.getByRole("button", { name: /Roll back/ }).count()).toBe(0);
   });
 });

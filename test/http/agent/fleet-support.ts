@@ -68,6 +68,8 @@ export interface DeviceSpec {
   labels?: Record<string, string>;
   reportedDeviceId?: string | null;
   lastSeenAt?: Date | null;
+  /** the architecture as the agent reports it (x86_64, aarch64, ...); absent: not reported */
+  arch?: string;
 }
 
 /** Inserts devices directly (one statement), for tests that need many of them. */
@@ -82,6 +84,7 @@ export async function insertDevices(h: Harness, organizationId: string, specs: D
       activeClaim: reported,
       status: s.status ?? "online",
       labels: s.labels ?? {},
+      arch: s.arch ?? null,
       lastSeenAt: s.lastSeenAt === undefined ? new Date() : s.lastSeenAt,
     };
   });

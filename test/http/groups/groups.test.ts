@@ -8,11 +8,14 @@ import { createEnrollmentToken, enroll, ensureCa, insertDevices, type DeviceSpec
 const STATUSES = ["online", "offline", "pending", "error", "provisioned"] as const;
 const SITES = ["berlin", "paris", "rome", "oslo"];
 const TIERS = ["core", "edge"];
+// As agents report them; op 12 counts them as manifests name them (undefined: not reported).
+const REPORTED_ARCHS = ["x86_64", "aarch64", "armv7l", "riscv64", undefined] as const;
+const MANIFEST_ARCH: Record<string, string> = { x86_64: "amd64", aarch64: "arm64", armv7l: "arm", riscv64: "riscv64" };
 
 let h: Harness;
 let acme: Tenant;
 let globex: Tenant;
-let fleet: (DeviceSpec & { labels: Record<string, string>; status: string })[];
+let fleet: (DeviceSpec & { labels: Record<string, string>; status: string; arch?: string })[];
 
 // A deterministic pseudo-random fleet: 360 devices; some carry no site, some carry extra keys.
 function buildFleet() {
@@ -24,7 +27,7 @@ function buildFleet() {
     labels.tier = TIERS[Math.floor(rnd() * TIERS.length)];
     if (rnd() < 0.1) labels.maintenance = "yes";
     if (i % 37 === 0) labels["hw/model"] = "pi 5";
-    return { name: `fleet-${i}`, status: STATUSES[Math.floor(rnd() * STATUSES.length)], labels };
+    return { name: `fleet-${i}`, status: STATUSES[Math.floor(rnd() * STATUSES.length)], labels, arch: REPORTED_ARCHS[i % REPORTED_ARCHS.length] };
   });
 }
 
@@ -37,6 +40,17 @@ function expected(filter: (labels: Record<string, string>) => boolean) {
     byStatus[d.status as keyof typeof byStatus]++;
   }
   return { total, byStatus };
+}
+
+/** Op 12's answer: the status breakdown plus the architecture breakdown. */
+function expectedQuery(filter: (labels: Record<string, string>) => boolean) {
+  const byArchitecture: Record<string, number> = {};
+  for (const d of fleet) {
+    if (!filter(d.labels)) continue;
+    const arch = d.arch ? MANIFEST_ARCH[d.arch] : "unknown";
+    byArchitecture[arch] = (byArchitecture[arch] ?? 0) + 1;
+  }
+  return { ...expected(filter), byArchitecture };
 }
 
 const matches = (selector: Record<string, string>) => (labels: Record<string, string>) =>
@@ -59,7 +73,7 @@ describe("spec op 12: POST /groups/query", () => {
     for (const labelSelector of selectors) {
       const res = await h.api("POST", "/api/v1/groups/query", { key: acme.key, body: { labelSelector } });
       expect(res.status, JSON.stringify(labelSelector)).toBe(200);
-      expect(res.body, JSON.stringify(labelSelector)).toEqual({ ...expected(matches(labelSelector)), labelSelector });
+      expect(res.body, JSON.stringify(labelSelector)).toEqual({ ...expectedQuery(matches(labelSelector)), labelSelector });
     }
     const sum = expected(() => true);
     expect(sum.total).toBe(360);
@@ -67,7 +81,7 @@ describe("spec op 12: POST /groups/query", () => {
 
   it("always answers every status key, even for an empty result", async () => {
     const res = await h.api("POST", "/api/v1/groups/query", { key: acme.key, body: { labelSelector: { site: "nowhere" } } });
-    expect(res.body).toEqual({ total: 0, byStatus: { online: 0, offline: 0, pending: 0, error: 0, provisioned: 0 }, labelSelector: { site: "nowhere" } });
+    expect(res.body).toEqual({ total: 0, byStatus: { online: 0, offline: 0, pending: 0, error: 0, provisioned: 0 }, byArchitecture: {}, labelSelector: { site: "nowhere" } });
   });
 
   it("refuses a body that is not a selector", async () => {
@@ -103,7 +117,7 @@ describe("other group statistics", () => {
   it("GET /groups/query takes the selector from the query parameters", async () => {
     const res = await h.api("GET", "/api/v1/groups/query?site=paris&tier=core", { key: acme.key });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ ...expected(matches({ site: "paris", tier: "core" })), labelSelector: { site: "paris", tier: "core" } });
+    expect(res.body).toEqual({ ...expectedQuery(matches({ site: "paris", tier: "core" })), labelSelector: { site: "paris", tier: "core" } });
     const all = await h.api("GET", "/api/v1/groups/query", { key: acme.key });
     expect(all.body.total).toBe(360);
     expect((await h.api("GET", "/api/v1/groups/query?site=a&site=b", { key: acme.key })).status).toBe(400);

@@ -12,15 +12,18 @@ import { useCan } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
 import { Donut, Legend, type Slice } from "../ui/charts";
+import { described, Field } from "../ui/Field";
 import { Empty, ErrorBox, ErrorState, Loading } from "../ui/states";
 import { statusLabel } from "../ui/StatusBadge";
 import { useToast } from "../ui/toast";
 import { useDebounced } from "../ui/useDebounced";
 import { selectorProblem, SelectorInput } from "../devices/SelectorInput";
 import { DEVICE_STATUSES, STATUS_COLORS } from "../devices/types";
+import { eligibleDevices, UNKNOWN_ARCHITECTURE } from "../../../src/modules/groups/architectures";
 import { deploymentHref } from "./DeploymentLink";
 import { createInput, draftOf, EMPTY_DRAFT, targetOf, targetProblems, updateInput, type DeploymentDraft } from "./draft";
 import { inputsFromValues, parameterFields, parameterSubmission, type ParameterDeclaration, type ParameterField } from "./parameter-form";
+import { describeWindows, MaintenanceWindowsEditor, windowProblems } from "./MaintenanceWindowsEditor";
 import { previewBatches, strategyErrors, type ShareInput, type StrategyInput } from "./strategy-form";
 import type { ApplicationVersion, Deployment, Profile } from "./types";
 import "./deployments.css";
@@ -98,7 +101,9 @@ function DeploymentForm({ initial, editing }: { initial: DeploymentDraft; editin
   const declared = (version?.parameters ?? {}) as Record<string, ParameterDeclaration>;
   const stored = editing && editing.version === draft.version ? { values: editing.parameters, secretNames: editing.secretParameterNames } : undefined;
   const parameters = parameterSubmission(declared, draft.parameters, stored);
-  const target = useTargetCount(draft);
+  const target = useTargetCount(draft, profile?.requiredResources?.cpu?.architectures);
+  // Batches are cut from the devices the profile can run on; the others are skipped first.
+  const plannedDevices = target.eligible ?? target.count;
 
   const problems: Record<Step, Record<string, string>> = {
     Application: {
@@ -109,7 +114,7 @@ function DeploymentForm({ initial, editing }: { initial: DeploymentDraft; editin
     },
     Target: targetProblems(draft),
     Parameters: parameters.errors,
-    Strategy: strategyErrors(draft.strategy),
+    Strategy: { ...strategyErrors(draft.strategy), ...windowProblems(draft.maintenanceWindows) },
     Review: {},
   };
   const stepIndex = STEPS.indexOf(step);
@@ -178,8 +183,8 @@ function DeploymentForm({ initial, editing }: { initial: DeploymentDraft; editin
         {step === "Application" && <ApplicationStep draft={draft} update={update} errors={errors} editing={!!editing} />}
         {step === "Target" && <TargetStep draft={draft} update={update} errors={errors} target={target} profile={profile} />}
         {step === "Parameters" && <ParametersStep declared={declared} draft={draft} update={update} errors={errors} stored={stored} />}
-        {step === "Strategy" && <StrategyStep draft={draft} update={update} errors={errors} devices={target.count} />}
-        {step === "Review" && <ReviewStep draft={draft} version={version} profile={profile} declared={declared} devices={target.count} keptSecrets={stored && !parameters.send ? stored.secretNames : []} />}
+        {step === "Strategy" && <StrategyStep draft={draft} update={update} errors={errors} devices={plannedDevices} />}
+        {step === "Review" && <ReviewStep draft={draft} version={version} profile={profile} declared={declared} devices={plannedDevices} keptSecrets={stored && !parameters.send ? stored.secretNames : []} />}
         {submitError ? <ErrorBox error={submitError} /> : null}
         <div className="row form-actions">
           {stepIndex > 0 && (
@@ -199,23 +204,6 @@ function DeploymentForm({ initial, editing }: { initial: DeploymentDraft; editin
 type StepProps = { draft: DeploymentDraft; update: (patch: Partial<DeploymentDraft>) => void; errors: Record<string, string> };
 
 /** A labelled field with its hint and its problem (named next to it, and tied to it for assistive technology). */
-function Field({ id, label, hint, error, children }: { id: string; label: ReactNode; hint?: ReactNode; error?: string; children: ReactNode }) {
-  return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      {children}
-      {hint && <span id={`${id}-hint`} className="field__hint">{hint}</span>}
-      {error && <span id={`${id}-error`} className="field__error">{error}</span>}
-    </div>
-  );
-}
-
-/** aria attributes of an input with a hint and maybe a problem. */
-function described(id: string, error: string | undefined, hint = false) {
-  const ids = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(" ");
-  return { "aria-invalid": error ? true : undefined, "aria-describedby": ids || undefined } as const;
-}
-
 function ApplicationStep({ draft, update, errors, editing }: StepProps & { editing: boolean }) {
   const apps = useQuery(q.applications.list.options({ limit: 200, offset: 0 }));
   const versions = useVersions(draft.applicationId);
@@ -293,20 +281,24 @@ function ApplicationStep({ draft, update, errors, editing }: StepProps & { editi
 
 interface TargetCount {
   count: number | undefined;
+  /** the devices the profile can run on, when the architectures are known (a selector target) */
+  eligible?: number;
   byStatus?: Record<string, number>;
+  byArchitecture?: Record<string, number>;
   loading: boolean;
   error: unknown;
 }
 
 /** How many devices the target matches now (op 12 for a selector), kept current by the realtime channel. */
-function useTargetCount(draft: DeploymentDraft): TargetCount {
+function useTargetCount(draft: DeploymentDraft, architectures: string[] | undefined): TargetCount {
   const settled = useDebounced(draft.selector, 250);
   const selector = useMemo(() => (draft.targetKind === "selector" && !selectorProblem(settled) ? targetOf({ ...draft, selector: settled }).labelSelector ?? {} : {}), [draft.targetKind, settled]); // eslint-disable-line react-hooks/exhaustive-deps
   const enabled = draft.targetKind === "selector" && Object.keys(selector).length > 0;
   const stats = useQuery({ ...q.groups.query.options({ labelSelector: selector }), enabled });
   if (draft.targetKind === "devices") return { count: draft.deviceIds.length, loading: false, error: null };
   if (!enabled) return { count: undefined, loading: false, error: null };
-  return { count: stats.data?.total, byStatus: stats.data?.byStatus, loading: stats.isPending, error: stats.error };
+  const byArchitecture = stats.data?.byArchitecture;
+  return { count: stats.data?.total, eligible: byArchitecture && eligibleDevices(byArchitecture, architectures), byStatus: stats.data?.byStatus, byArchitecture, loading: stats.isPending, error: stats.error };
 }
 
 function TargetStep({ draft, update, errors, target, profile }: StepProps & { target: TargetCount; profile: Profile | undefined }) {
@@ -331,7 +323,7 @@ function TargetStep({ draft, update, errors, target, profile }: StepProps & { ta
                 <div className="stack">
                   <p><strong>{target.count.toLocaleString()}</strong> device{target.count === 1 ? "" : "s"} match now.</p>
                   <Legend slices={slices} />
-                  {architectures && <p className="faint">Devices that are not {architectures.join(", ")} are skipped when it starts.</p>}
+                  {architectures && <ArchitectureFit target={target} architectures={architectures} />}
                 </div>
               </div>
             )}
@@ -354,6 +346,18 @@ function TargetStep({ draft, update, errors, target, profile }: StepProps & { ta
         )}
       </div>
     </Card>
+  );
+}
+
+/** How many of the matching devices the profile runs on, and which architectures it would skip. */
+function ArchitectureFit({ target, architectures }: { target: TargetCount; architectures: string[] }) {
+  if (target.eligible === undefined || target.count === undefined) return <p className="faint">Devices that are not {architectures.join(", ")} are skipped when it starts.</p>;
+  const skipped = Object.entries(target.byArchitecture ?? {}).filter(([arch]) => !architectures.includes(arch));
+  return (
+    <p className={skipped.length ? "arch-fit arch-fit--skips" : "arch-fit"}>
+      <strong>{target.eligible.toLocaleString()}</strong> of them can run this profile ({architectures.join(", ")})
+      {skipped.length > 0 && <>; skipped when it starts: {skipped.map(([arch, n]) => `${n.toLocaleString()} ${arch === UNKNOWN_ARCHITECTURE ? "without a reported architecture" : arch}`).join(", ")}</>}.
+    </p>
   );
 }
 
@@ -459,7 +463,7 @@ function StrategyStep({ draft, update, errors, devices }: StepProps & { devices:
   const s = draft.strategy;
   const setStrategy = (patch: Partial<StrategyInput>) => update({ strategy: { ...s, ...patch } });
   // Every problem shows once the person typed; the step's own errors (after Next) add the rest.
-  const shown = { ...strategyErrors(s), ...errors };
+  const shown = { ...strategyErrors(s), ...windowProblems(draft.maintenanceWindows), ...errors };
   const preview = devices === undefined ? null : previewBatches(s, devices);
   return (
     <>
@@ -503,7 +507,7 @@ function StrategyStep({ draft, update, errors, devices }: StepProps & { devices:
           )}
         </div>
       </Card>
-      <OptionsCard draft={draft} update={update} />
+      <OptionsCard draft={draft} update={update} errors={shown} />
     </>
   );
 }
@@ -513,7 +517,7 @@ function BatchPreview({ preview, devices }: { preview: ReturnType<typeof preview
   if (!preview) return <p className="muted">The batch sizes show once every field above is valid.</p>;
   return (
     <section aria-labelledby="batch-preview-title" className="batch-preview">
-      <h3 id="batch-preview-title">Batches over the {devices.toLocaleString()} devices the target matches now</h3>
+      <h3 id="batch-preview-title">Batches over the {devices.toLocaleString()} devices the target matches now that can run the profile</h3>
       {preview.length === 0 ? <p className="muted">No device matches the target now: there would be no batch.</p> : (
         <ol aria-label="Planned batches" className="batch-preview__list">
           {preview.map((b) => (
@@ -529,7 +533,7 @@ function BatchPreview({ preview, devices }: { preview: ReturnType<typeof preview
   );
 }
 
-function OptionsCard({ draft, update }: Omit<StepProps, "errors">) {
+function OptionsCard({ draft, update, errors }: StepProps) {
   const r = draft.retry;
   const b = draft.budget;
   return (
@@ -567,12 +571,7 @@ function OptionsCard({ draft, update }: Omit<StepProps, "errors">) {
         <Field id="deployment-start-at" label="Scheduled start (optional)" hint="the deployment starts itself then; empty: start it by hand">
           <input id="deployment-start-at" className="input narrow-field" type="datetime-local" value={draft.startAt} onChange={(e) => update({ startAt: e.target.value })} aria-describedby="deployment-start-at-hint" />
         </Field>
-        {draft.maintenanceWindows && (
-          <div className="row">
-            <span>Maintenance windows: {draft.maintenanceWindows.windows.length} in {draft.maintenanceWindows.timeZone} (kept as they are)</span>
-            <Button size="small" variant="ghost" onClick={() => update({ maintenanceWindows: null })}>Remove the maintenance windows</Button>
-          </div>
-        )}
+        <MaintenanceWindowsEditor value={draft.maintenanceWindows} onChange={(maintenanceWindows) => update({ maintenanceWindows })} errors={errors} />
       </div>
     </Card>
   );
@@ -630,7 +629,7 @@ function ReviewStep({ draft, version, profile, declared, devices, keptSecrets }:
             draft.retry.enabled && `retry up to ${draft.retry.maxAttempts} attempts`,
             draft.budget.enabled && `at most ${draft.budget.amount}${draft.budget.unit === "percent" ? "%" : ""} unavailable${draft.budget.groupBy ? ` per ${draft.budget.groupBy}` : ""}`,
             draft.startAt && `starts itself at ${new Date(draft.startAt).toLocaleString()}`,
-            draft.maintenanceWindows && `${draft.maintenanceWindows.windows.length} maintenance windows`,
+            draft.maintenanceWindows && `installs in ${describeWindows(draft.maintenanceWindows)}`,
           ].filter(Boolean).join("; ") || "none"}
         </dd>
       </dl>

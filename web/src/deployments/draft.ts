@@ -1,6 +1,5 @@
-// The deployment form's state, and the create / update input the API gets from it. The
-// options of a stored deployment that the form does not edit field by field (maintenance
-// windows) are kept as they are, so an edit never loses them.
+// The deployment form's state, and the create / update input the API gets from it. An edit
+// sends an option only when the form changed it, so what the form does not show is never lost.
 import { parseSelector, SelectorError } from "../../../src/modules/devices/selector";
 import type { ParameterInputs, ParameterValue } from "./parameter-form";
 import { DEFAULT_STRATEGY, strategyInput, strategyValue, type ShareUnit, type StrategyInput } from "./strategy-form";
@@ -38,7 +37,7 @@ export interface DeploymentDraft {
   continuous: boolean;
   onLeave: "remove" | "keep";
   budget: BudgetInput;
-  /** the stored maintenance windows (edited through the API), kept unless removed */
+  /** the maintenance windows (MaintenanceWindowsEditor checks them with the service's schema) */
   maintenanceWindows: Deployment["maintenanceWindows"];
 }
 
@@ -158,7 +157,7 @@ export function createInput(draft: DeploymentDraft, parameters: Record<string, P
 /**
  * PATCH /deployments/{id}, from the form: every field the form edits (null clears an option),
  * the parameters only when they changed (see parameterSubmission), the start time only when
- * it was changed, the maintenance windows only when they were removed.
+ * it was changed, the maintenance windows only when they changed.
  */
 export function updateInput(id: string, draft: DeploymentDraft, before: Deployment, parameters: Record<string, ParameterValue> | undefined): UpdateDeploymentInput {
   const created = createInput(draft, parameters ?? {});
@@ -173,7 +172,7 @@ export function updateInput(id: string, draft: DeploymentDraft, before: Deployme
     strategy: created.strategy,
     retry: created.retry ?? null,
     ...(draft.startAt !== localDateTime(before.startAt) ? { startAt: created.startAt ?? null } : {}),
-    ...(before.maintenanceWindows && !draft.maintenanceWindows ? { maintenanceWindows: null } : {}),
+    ...(JSON.stringify(before.maintenanceWindows) !== JSON.stringify(draft.maintenanceWindows) ? { maintenanceWindows: draft.maintenanceWindows ?? null } : {}),
     disruptionBudget: created.disruptionBudget ?? null,
     continuous: created.continuous ?? false,
     ...(created.continuous ? { onLeave: created.onLeave } : {}),

@@ -1,10 +1,11 @@
 // Groups are label selectors: pick a label key to see its values with their counts and
 // status breakdowns (op 14), or type any selector to count and break down the devices it
-// matches (op 12), with a link to those devices in the device table.
+// matches (op 12), with a link to those devices in the device table. A group (or any
+// selector) can be rolled back to the last good version of an application from here.
 import { useEffect, useState } from "react";
 import { Link, useNavigate, useSearch } from "@tanstack/react-router";
 import { useQuery } from "@tanstack/react-query";
-import { ArrowRight } from "lucide-react";
+import { ArrowRight, Undo2 } from "lucide-react";
 import { parseSelector } from "../../../src/modules/devices/selector";
 import { q } from "../api/query";
 import { Bars, Donut, Legend, type Slice } from "../ui/charts";
@@ -16,6 +17,9 @@ import { useDebounced } from "../ui/useDebounced";
 import { selectorProblem, SelectorInput } from "../devices/SelectorInput";
 import { DEVICE_STATUSES, STATUS_COLORS } from "../devices/types";
 import type { RouterOutputs } from "../api/client";
+import { useCan } from "../app/session";
+import { Button } from "../ui/Button";
+import { GroupRollbackDialog } from "../rollback/GroupRollbackDialog";
 import "./groups.css";
 
 type Group = RouterOutputs["groups"]["byLabel"]["groups"][number];
@@ -29,6 +33,8 @@ export function GroupsPage() {
   const navigate = useNavigate({ from: "/groups" });
   const keys = useQuery(q.groups.labelKeys.options({ limit: 200, offset: 0 }));
   const key = search.key ?? keys.data?.items[0]?.key;
+  // The selector a rollback is being prepared for (the dialog is open while set).
+  const [rollback, setRollback] = useState<Record<string, string> | null>(null);
 
   return (
     <>
@@ -51,21 +57,30 @@ export function GroupsPage() {
           )}
         </Card>
         <div className="stack">
-          {key && <ValuesCard labelKey={key} />}
-          <SelectorCard initial={search.selector ?? ""} onSettled={(selector) => void navigate({ search: (prev) => ({ ...prev, selector: selector || undefined }), replace: true })} />
+          {key && <ValuesCard labelKey={key} onRollback={setRollback} />}
+          <SelectorCard initial={search.selector ?? ""} onSettled={(selector) => void navigate({ search: (prev) => ({ ...prev, selector: selector || undefined }), replace: true })} onRollback={setRollback} />
         </div>
       </div>
+      {rollback && <GroupRollbackDialog initialTarget={{ labelSelector: rollback }} onClose={() => setRollback(null)} />}
     </>
   );
 }
 
-function ValuesCard({ labelKey }: { labelKey: string }) {
+type OnRollback = (selector: Record<string, string>) => void;
+
+function ValuesCard({ labelKey, onRollback }: { labelKey: string; onRollback: OnRollback }) {
   const groups = useQuery(q.groups.byLabel.options({ key: labelKey }));
+  const canRollBack = useCan("deployments:write");
   const columns: Column<Group>[] = [
     { id: "value", header: "Value", cell: (g) => <span className="mono">{g.value || "(empty)"}</span> },
     { id: "count", header: "Devices", cell: (g) => <span className="num">{g.count.toLocaleString()}</span> },
     ...DEVICE_STATUSES.map((s) => ({ id: s, header: statusLabel(s), className: "num", cell: (g: Group) => g.byStatus[s] || <span className="faint">0</span> })),
     { id: "open", header: "Device table", cell: (g) => <Link to="/devices" search={{ labels: `${labelKey}=${g.value}` }}>Show<span className="visually-hidden"> devices with {labelKey}={g.value}</span></Link> },
+    ...(canRollBack
+      ? [{ id: "rollback", header: "Actions", cell: (g: Group) => (
+          <Button size="small" variant="ghost" icon={<Undo2 />} aria-label={`Roll back devices with ${labelKey}=${g.value}`} onClick={() => onRollback({ [labelKey]: g.value })}>Roll back</Button>
+        ) }]
+      : []),
   ];
   return (
     <Card title={<>Values of <span className="mono">{labelKey}</span></>}>
@@ -83,7 +98,8 @@ function ValuesCard({ labelKey }: { labelKey: string }) {
   );
 }
 
-function SelectorCard({ initial, onSettled }: { initial: string; onSettled: (selector: string) => void }) {
+function SelectorCard({ initial, onSettled, onRollback }: { initial: string; onSettled: (selector: string) => void; onRollback: OnRollback }) {
+  const canRollBack = useCan("deployments:write");
   const [text, setText] = useState(initial);
   const settled = useDebounced(text, 300);
   const valid = selectorProblem(settled) === null;
@@ -104,6 +120,9 @@ function SelectorCard({ initial, onSettled }: { initial: string; onSettled: (sel
               <Link to="/devices" search={{ labels: settled.trim() || undefined }} className="btn">
                 Show these {result.data.total.toLocaleString()} devices <ArrowRight aria-hidden="true" />
               </Link>
+              {canRollBack && Object.keys(selector).length > 0 && (
+                <Button icon={<Undo2 />} onClick={() => onRollback(selector)}>Roll back an application on these devices</Button>
+              )}
             </div>
           </div>
         )}

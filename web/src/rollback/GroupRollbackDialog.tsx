@@ -1,10 +1,11 @@
 // Rolling back a group: every device a label selector (or the deployment's picked devices)
 // matches goes back to the last version of the application that ran successfully on it. The
 // dry run comes first and shows, per device, from which version to which or why not; the
-// real run is one more click on that report, and its result replaces it.
+// real run is one more click on that report, and its result replaces it. Opened from a
+// deployment (its application given) or from the Groups page (the application chosen here).
 import { useState } from "react";
 import { Link } from "@tanstack/react-router";
-import { useQueryClient } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import type { RouterOutputs } from "../api/client";
 import { q } from "../api/query";
 import { SelectorInput, selectorProblem } from "../devices/SelectorInput";
@@ -19,12 +20,15 @@ type Report = RouterOutputs["rollback"]["group"];
 type Outcome = Report["devices"][number];
 type Target = { labelSelector: Record<string, string> } | { deviceIds: string[] };
 
-export function GroupRollbackDialog({ applicationId, applicationName, initialTarget, onClose }: {
-  applicationId: string;
-  applicationName: string;
+export function GroupRollbackDialog({ application, initialTarget, onClose }: {
+  /** the application to roll back; absent: the person chooses it in the dialog */
+  application?: { id: string; name: string };
   initialTarget: Target;
   onClose: () => void;
 }) {
+  const applications = useQuery({ ...q.applications.list.options({ limit: 200, offset: 0 }), enabled: !application });
+  const [chosenId, setChosenId] = useState("");
+  const chosen = application ?? applications.data?.items.map((a) => ({ id: a.id, name: a.name })).find((a) => a.id === chosenId);
   const queryClient = useQueryClient();
   const toast = useToast();
   const picked = "deviceIds" in initialTarget ? initialTarget.deviceIds : null;
@@ -33,7 +37,7 @@ export function GroupRollbackDialog({ applicationId, applicationName, initialTar
   const [done, setDone] = useState<Report | null>(null);
   const [busy, setBusy] = useState<"dry" | "real" | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const problem = picked ? null : selector.trim() === "" ? "Name at least one label" : selectorProblem(selector);
+  const problem = !chosen ? "Choose an application" : picked ? null : selector.trim() === "" ? "Name at least one label" : selectorProblem(selector);
 
   const target = (): Target => (picked ? { deviceIds: picked } : { labelSelector: parseSelector(selector) });
 
@@ -41,7 +45,7 @@ export function GroupRollbackDialog({ applicationId, applicationName, initialTar
     setBusy(dry ? "dry" : "real");
     setError(null);
     try {
-      const report = await q.rollback.group.call({ ...target(), applicationId, dryRun: dry });
+      const report = await q.rollback.group.call({ ...target(), applicationId: chosen!.id, dryRun: dry });
       if (dry) setDryRun(report);
       else {
         setDone(report);
@@ -60,7 +64,7 @@ export function GroupRollbackDialog({ applicationId, applicationName, initialTar
     <Dialog
       open
       onClose={onClose}
-      title={`Roll back ${applicationName}`}
+      title={application ? `Roll back ${application.name}` : "Roll back an application"}
       footer={
         done ? (
           <Button variant="primary" onClick={onClose}>Close</Button>
@@ -78,8 +82,18 @@ export function GroupRollbackDialog({ applicationId, applicationName, initialTar
       }
     >
       <div className="stack">
+        {!application && (
+          <div className="field">
+            <label htmlFor="rollback-application">Application</label>
+            <select id="rollback-application" className="select" value={chosenId} onChange={(e) => { setChosenId(e.target.value); setDryRun(null); }}>
+              <option value="">Choose an application</option>
+              {applications.data?.items.map((a) => <option key={a.id} value={a.id}>{a.name}</option>)}
+            </select>
+            {applications.isError && <ErrorBox error={applications.error} />}
+          </div>
+        )}
         <p>
-          Each matched device that ran {applicationName} goes back to the last version that ran successfully on it: a rollback deployment of that version
+          Each matched device that ran {chosen?.name ?? "the application"} goes back to the last version that ran successfully on it: a rollback deployment of that version
           replaces the one it runs now. The dry run shows what would happen and changes nothing.
         </p>
         {picked ? (

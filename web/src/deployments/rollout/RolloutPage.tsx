@@ -359,8 +359,7 @@ function DeploymentActions({ deployment, onDeleted }: { deployment: Deployment; 
       </ConfirmDialog>
       {rollback && (
         <GroupRollbackDialog
-          applicationId={deployment.applicationId}
-          applicationName={deployment.applicationName}
+          application={{ id: deployment.applicationId, name: deployment.applicationName }}
           initialTarget={target}
           onClose={() => setRollback(false)}
         />
