@@ -26,8 +26,10 @@ const STATE_TONE: Record<CaState, string> = {
 
 type Confirming = { kind: "default" | "retire" | "delete"; ca: CaCertificate };
 
-export function Expiry({ notAfter, now }: { notAfter: string; now: number }) {
-  const expiry = expiryOf(notAfter, now);
+/** Time left before `notAfter`; `quiet`: no warning (a retired CA's end concerns no one). */
+export function Expiry({ notAfter, now, quiet = false }: { notAfter: string; now: number; quiet?: boolean }) {
+  const computed = expiryOf(notAfter, now);
+  const expiry = quiet ? { ...computed, tone: "ok" as const } : computed;
   return (
     <span className={`expiry expiry--${expiry.tone}`}>
       {expiry.tone !== "ok" && <AlertTriangle aria-hidden="true" />}
@@ -70,7 +72,7 @@ export function CaCertificatesCard() {
     },
     { id: "key", header: "Key", cell: (ca) => <span className="nowrap">{ca.keyAlgorithm}</span> },
     { id: "origin", header: "Origin", cell: (ca) => ca.origin },
-    { id: "expires", header: "Expires", cell: (ca) => <Expiry notAfter={ca.notAfter} now={now} /> },
+    { id: "expires", header: "Expires", cell: (ca) => <Expiry notAfter={ca.notAfter} now={now} quiet={ca.retiredAt !== null} /> },
     {
       id: "files",
       header: "Download",
