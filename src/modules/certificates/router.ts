@@ -2,7 +2,7 @@
 // before the list so that trpc-to-openapi's first-match routing stays obvious.
 import { protectedProcedure, router } from "../../trpc/procedures.js";
 import { deviceCertificatePageOutput, toDeviceCertificateDto } from "../devices/certificates/schemas.js";
-import { expiringInput, listCertificatesInput, statsInput, statsOutput } from "./schemas.js";
+import { expiringCertificatePageOutput, expiringInput, listCertificatesInput, statsInput, statsOutput } from "./schemas.js";
 import { certificateStats, listCertificates, listExpiring } from "./service.js";
 
 const TAG = "Certificates";
@@ -13,13 +13,14 @@ export const certificatesRouter = router({
       openapi: {
         method: "GET", path: "/certificates/expiring", tags: [TAG],
         summary: "Valid device certificates expiring within `days` (default 30) that are not renewed yet, soonest first",
+        description: "Each certificate comes with its device's name (`deviceName`).",
       },
     })
     .input(expiringInput)
-    .output(deviceCertificatePageOutput)
+    .output(expiringCertificatePageOutput)
     .query(async ({ ctx, input }) => {
       const page = await listExpiring(ctx.db, ctx.principal.organizationId, input);
-      return { ...page, items: page.items.map((c) => toDeviceCertificateDto(c)) };
+      return { ...page, items: page.items.map((c) => ({ ...toDeviceCertificateDto(c), deviceName: c.deviceName })) };
     }),
 
   stats: protectedProcedure("certificates:read")

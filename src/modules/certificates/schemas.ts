@@ -1,7 +1,7 @@
 // Organization-wide views of device certificates: filters, the expiring window and statistics.
 import { z } from "zod";
-import { pagingInput } from "../../lib/paging.js";
-import { certificateStatusFilter } from "../devices/certificates/schemas.js";
+import { pageOutput, pagingInput } from "../../lib/paging.js";
+import { certificateStatusFilter, deviceCertificateOutput } from "../devices/certificates/schemas.js";
 
 export const DEFAULT_EXPIRING_DAYS = 30;
 const days = z.coerce.number().int().min(1).max(3650).default(DEFAULT_EXPIRING_DAYS);
@@ -17,6 +17,11 @@ export const expiringInput = z.object({
   days: days.describe(`window in days from now (default ${DEFAULT_EXPIRING_DAYS})`),
   ...pagingInput,
 });
+
+/** An expiring certificate names its device, so that a list of them says whom to act on. */
+export const expiringCertificatePageOutput = pageOutput(deviceCertificateOutput.extend({
+  deviceName: z.string().nullable().describe("the device's name; null once the device was deleted"),
+}));
 
 export const statsInput = z.object({
   days: days.describe(`what counts as expiring soon, in days from now (default ${DEFAULT_EXPIRING_DAYS})`),

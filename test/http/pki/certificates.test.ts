@@ -91,6 +91,18 @@ describe("expiring", () => {
     expect(res.status).toBe(200);
     expect(res.body.items.map((c: { id: string }) => c.id)).toEqual([ids.soon, ids.soonB]);
     expect(res.body.total).toBe(2);
+    // Each names its device, so that the list says whom to act on.
+    expect(res.body.items.map((c: { deviceId: string; deviceName: string }) => [c.deviceId, c.deviceName])).toEqual([[device1, "one"], [device2, "two"]]);
+  });
+
+  it("names a deleted device's certificate as without a device (null)", async () => {
+    const t = await h.createTenant();
+    await h.api("POST", "/api/v1/ca-certificates/generate", { key: t.key, body: { name: "T", commonName: "T CA" } });
+    const device = await createDevice(h, t.org.id, "gone");
+    await enrollCertificate(h, t.org.id, device, { validityDays: 5 });
+    await h.services.prisma.device.delete({ where: { id: device } });
+    const res = await h.api("GET", "/api/v1/certificates/expiring", { key: t.key });
+    expect(res.body.items.map((c: { deviceId: string; deviceName: string | null }) => [c.deviceId, c.deviceName])).toEqual([[device, null]]);
   });
 
   it("takes ?days= and leaves out revoked, expired and already renewed certificates", async () => {

@@ -10,6 +10,7 @@ import { groupsSearch } from "../groups/search";
 import { rolloutSearch } from "../deployments/rollout/search";
 import { applicationsSearch } from "../applications/search";
 import { deploymentListSearch, deploymentNewSearch } from "../deployments/search";
+import { certificatesSearch } from "../certificates/search";
 import { queryClient, setSessionEndedHandler } from "./query-client";
 import { sessionQuery } from "./session";
 import { Shell } from "./Shell";
@@ -143,6 +144,13 @@ const editDeploymentRoute = createRoute({
   component: lazyRouteComponent(() => import("../deployments/DeploymentFormPage"), "EditDeploymentPage"),
 });
 
+const certificatesRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/certificates",
+  validateSearch: certificatesSearch,
+  component: lazyRouteComponent(() => import("../certificates/CertificatesPage"), "CertificatesPage"),
+});
+
 const profileRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/profile",
@@ -155,6 +163,7 @@ const routeTree = rootRoute.addChildren([
     overviewRoute, devicesRoute, deviceRoute, groupsRoute, enrollmentRoute,
     applicationsRoute, applicationRoute, registriesRoute, marketplaceRoute,
     deploymentsRoute, newDeploymentRoute, editDeploymentRoute, deploymentRoute, profileRoute,
+    certificatesRoute,
   ]),
 ]);
 
