@@ -8,7 +8,7 @@ import type { Permission } from "./session";
 export interface NavArea {
   label: string;
   /** the console path; absent: coming in a later part */
-  to?: "/" | "/devices" | "/groups" | "/enrollment-tokens" | "/applications" | "/registries" | "/marketplace" | "/deployments";
+  to?: "/" | "/devices" | "/groups" | "/enrollment-tokens" | "/applications" | "/registries" | "/marketplace" | "/deployments" | "/alerts";
   needs?: Permission;
   icon: LucideIcon;
 }
@@ -40,7 +40,7 @@ export const NAV: NavSection[] = [
   {
     label: "Governance",
     areas: [
-      { label: "Alerts", needs: "alerts:read", icon: Bell },
+      { label: "Alerts", to: "/alerts", needs: "alerts:read", icon: Bell },
       { label: "Certificates", needs: "certificates:read", icon: ShieldCheck },
       { label: "Audit log", needs: "audit:read", icon: ScrollText },
       { label: "Members & roles", needs: "members:read", icon: Users },

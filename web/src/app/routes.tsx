@@ -10,6 +10,7 @@ import { groupsSearch } from "../groups/search";
 import { rolloutSearch } from "../deployments/rollout/search";
 import { applicationsSearch } from "../applications/search";
 import { deploymentListSearch, deploymentNewSearch } from "../deployments/search";
+import { alertListSearch } from "../alerts/search";
 import { queryClient, setSessionEndedHandler } from "./query-client";
 import { sessionQuery } from "./session";
 import { Shell } from "./Shell";
@@ -143,6 +144,38 @@ const editDeploymentRoute = createRoute({
   component: lazyRouteComponent(() => import("../deployments/DeploymentFormPage"), "EditDeploymentPage"),
 });
 
+// Alerts (alerts/): what fires and what resolved, the rules, and where notifications go.
+const alertsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/alerts",
+  validateSearch: alertListSearch,
+  component: lazyRouteComponent(() => import("../alerts/AlertsPage"), "AlertsPage"),
+});
+
+const alertRulesRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/alerts/rules",
+  component: lazyRouteComponent(() => import("../alerts/RulesPage"), "RulesPage"),
+});
+
+const newAlertRuleRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/alerts/rules/new",
+  component: lazyRouteComponent(() => import("../alerts/RuleFormPage"), "NewRulePage"),
+});
+
+const editAlertRuleRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/alerts/rules/$ruleId/edit",
+  component: lazyRouteComponent(() => import("../alerts/RuleFormPage"), "EditRulePage"),
+});
+
+const notificationTargetsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/notification-targets",
+  component: lazyRouteComponent(() => import("../notification-targets/TargetsPage"), "TargetsPage"),
+});
+
 const profileRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/profile",
@@ -155,6 +188,7 @@ const routeTree = rootRoute.addChildren([
     overviewRoute, devicesRoute, deviceRoute, groupsRoute, enrollmentRoute,
     applicationsRoute, applicationRoute, registriesRoute, marketplaceRoute,
     deploymentsRoute, newDeploymentRoute, editDeploymentRoute, deploymentRoute, profileRoute,
+    alertsRoute, alertRulesRoute, newAlertRuleRoute, editAlertRuleRoute, notificationTargetsRoute,
   ]),
 ]);
 
