@@ -65,7 +65,8 @@ async function evaluateRule(services: Services, rule: RuleWithTargets, now: Date
       SELECT ${rule.id}::uuid, m."deviceId", ${rule.organizationId}::uuid, 'firing', m."value", ${at}::timestamptz, ${at}::timestamptz
         FROM unnest(${ids}::uuid[], ${values}::float8[]) AS m("deviceId", "value")
       ON CONFLICT ("ruleId", "deviceId") DO UPDATE
-        SET "state" = 'firing', "value" = excluded."value", "firingSince" = excluded."firingSince", "resolvedAt" = NULL, "updatedAt" = excluded."updatedAt"
+        SET "state" = 'firing', "value" = excluded."value", "firingSince" = excluded."firingSince", "resolvedAt" = NULL, "updatedAt" = excluded."updatedAt",
+            "acknowledgedAt" = NULL, "acknowledgedBy" = NULL, "resolvedBy" = NULL
         WHERE "AlertState"."state" <> 'firing'
       RETURNING "deviceId", "value", "firingSince", "lastNotifiedAt"`;
     const resolved = await tx.$queryRaw<Transition[]>`

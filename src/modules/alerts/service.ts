@@ -4,7 +4,7 @@ import type { DbTx } from "../../db/client.js";
 import type { Config } from "../../config.js";
 import { badRequest, conflict, notFound } from "../../trpc/errors.js";
 import { withUniqueName } from "./unique-name.js";
-import { enqueueNotification } from "../notification-targets/deliveries.js";
+import { enqueueNotification, listDeliveryPage } from "../notification-targets/deliveries.js";
 import { summarize, type Condition } from "./conditions.js";
 import { toRuleDto, type CreateRuleInput, type Severity, type UpdateRuleInput } from "./schemas.js";
 
@@ -103,43 +103,7 @@ export async function deleteRule(db: DbTx, organizationId: string, id: string) {
 
 export async function listDeliveries(db: DbTx, organizationId: string, input: { id: string; status?: string; limit: number; offset: number }) {
   const rule = await findRule(db, organizationId, input.id);
-  const where = { ruleId: rule.id, organizationId, ...(input.status ? { status: input.status } : {}) };
-  const [rows, total] = await Promise.all([
-    db.notificationDelivery.findMany({
-      where,
-      include: { attemptsList: { orderBy: { attempt: "asc" } } },
-      orderBy: [{ createdAt: "desc" }, { id: "asc" }],
-      take: input.limit,
-      skip: input.offset,
-    }),
-    db.notificationDelivery.count({ where }),
-  ]);
-  const iso = (d: Date | null) => d?.toISOString() ?? null;
-  return {
-    items: rows.map((d) => ({
-      id: d.id,
-      ruleId: d.ruleId,
-      targetId: d.targetId,
-      targetName: d.targetName,
-      targetType: d.targetType,
-      deviceId: d.deviceId,
-      event: d.event as "firing" | "resolved" | "test",
-      status: d.status as "pending" | "delivering" | "delivered" | "failed",
-      attempts: d.attempts,
-      maxAttempts: d.maxAttempts,
-      nextAttemptAt: iso(d.nextAttemptAt),
-      lastStatusCode: d.lastStatusCode,
-      lastError: d.lastError,
-      deliveredAt: iso(d.deliveredAt),
-      createdAt: d.createdAt.toISOString(),
-      payload: d.payload as Record<string, unknown>,
-      attemptLog: d.attemptsList.map((a) => ({
-        attempt: a.attempt, startedAt: a.startedAt.toISOString(), durationMs: a.durationMs, statusCode: a.statusCode, error: a.error, success: a.success,
-      })),
-    })),
-    total,
-    hasMore: input.offset + rows.length < total,
-  };
+  return listDeliveryPage(db, { organizationId, ruleId: rule.id, status: input.status }, input);
 }
 
 /** Sends a test notification to every enabled target of the rule, through the normal deliveries. */

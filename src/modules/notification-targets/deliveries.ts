@@ -18,7 +18,8 @@ export const MAX_LISTED_DEVICES = 100;
 
 export interface NotificationRequest {
   organizationId: string;
-  ruleId: string;
+  /** null for a target's own test notification */
+  ruleId: string | null;
   event: "firing" | "resolved" | "test";
   rule: NotificationPayload["rule"];
   devices: NotificationPayload["devices"];
@@ -61,6 +62,59 @@ export async function enqueueNotification(db: DbTx, config: Pick<Config, "NOTIFI
     await enqueueJob(db, { type: DELIVER_JOB, payload: { deliveryId: row.id }, uniqueKey: `${DELIVER_JOB}:${row.id}`, maxAttempts: row.maxAttempts + 1 });
   }
   return rows.map((r) => r.id);
+}
+
+/**
+ * A page of deliveries, newest first, each with every attempt (one query for the page's
+ * attempts). `where` picks a rule's or a target's history.
+ */
+export async function listDeliveryPage(
+  db: DbTx,
+  where: { organizationId: string; ruleId?: string; targetId?: string; status?: string },
+  page: { limit: number; offset: number },
+) {
+  const filter = {
+    organizationId: where.organizationId,
+    ...(where.ruleId ? { ruleId: where.ruleId } : {}),
+    ...(where.targetId ? { targetId: where.targetId } : {}),
+    ...(where.status ? { status: where.status } : {}),
+  };
+  const [rows, total] = await Promise.all([
+    db.notificationDelivery.findMany({
+      where: filter,
+      include: { attemptsList: { orderBy: { attempt: "asc" } } },
+      orderBy: [{ createdAt: "desc" }, { id: "asc" }],
+      take: page.limit,
+      skip: page.offset,
+    }),
+    db.notificationDelivery.count({ where: filter }),
+  ]);
+  const iso = (d: Date | null) => d?.toISOString() ?? null;
+  return {
+    items: rows.map((d) => ({
+      id: d.id,
+      ruleId: d.ruleId,
+      targetId: d.targetId,
+      targetName: d.targetName,
+      targetType: d.targetType,
+      deviceId: d.deviceId,
+      event: d.event as "firing" | "resolved" | "test",
+      status: d.status as "pending" | "delivering" | "delivered" | "failed",
+      attempts: d.attempts,
+      maxAttempts: d.maxAttempts,
+      nextAttemptAt: iso(d.nextAttemptAt),
+      lastStatusCode: d.lastStatusCode,
+      lastError: d.lastError,
+      deliveredAt: iso(d.deliveredAt),
+      createdAt: d.createdAt.toISOString(),
+      payload: d.payload as Record<string, unknown>,
+      attemptLog: d.attemptsList.map((a) => ({
+        attempt: a.attempt, startedAt: a.startedAt.toISOString(), durationMs: a.durationMs, statusCode: a.statusCode, error: a.error, success: a.success,
+      })),
+    })),
+    total,
+    hasMore: page.offset + rows.length < total,
+  };
 }
 
 async function finish(services: Services, id: string, status: "delivered" | "failed", error: string | null, statusCode: number | null) {

@@ -4,7 +4,8 @@ import { protectedProcedure, router, type AuthedContext } from "../../trpc/proce
 import { writeAudit } from "../../trpc/audit.js";
 import type { DbTx } from "../../db/client.js";
 import { createdTargetOutput, createTargetInput, listTargetsInput, targetOutput, targetPageOutput, updateTargetInput } from "./schemas.js";
-import { checkTargetUrl, createTarget, deleteTarget, findTarget, listTargets, toDto, updateTarget } from "./service.js";
+import { deliveryPageOutput, listDeliveriesInput } from "../alerts/schemas.js";
+import { checkTargetUrl, createTarget, deleteTarget, findTarget, listTargetDeliveries, listTargets, testTarget, toDto, updateTarget } from "./service.js";
 
 const TAG = "Notification targets";
 const audit = { entity: "notification_target" };
@@ -77,6 +78,32 @@ export const notificationTargetsRouter = router({
       if (input.url) await checkTargetUrl(ctx.services, input.url); // before the transaction: it may wait for DNS
       return auditedWithMaskedUrl(ctx, "notificationTargets.update", input, (db) => updateTarget(db, ctx.services, ctx.principal.organizationId, input));
     }),
+
+  deliveries: protectedProcedure("alerts:read")
+    .meta({
+      openapi: {
+        method: "GET", path: "/notification-targets/{id}/deliveries", tags: [TAG],
+        summary: "The target's notification deliveries (alerts and tests), newest first, with every attempt",
+        description: "Each delivery lists its attempts (status code, duration, error). status filters pending, delivering, delivered or failed.",
+      },
+    })
+    .input(listDeliveriesInput)
+    .output(deliveryPageOutput)
+    .query(({ ctx, input }) => listTargetDeliveries(ctx.db, ctx.principal.organizationId, input)),
+
+  test: protectedProcedure("alerts:write")
+    .meta({
+      openapi: {
+        method: "POST", path: "/notification-targets/{id}/test", tags: [TAG],
+        summary: "Send a test notification to this target",
+        description: "Queues one delivery (event alert.test, rule.id null) (202); follow it in the target's delivery history. 409 when the target is disabled.",
+      },
+      successStatus: 202,
+      audit,
+    })
+    .input(idInput)
+    .output(z.object({ id: z.string(), targetId: z.string(), targetName: z.string(), targetType: z.string(), status: z.string() }))
+    .mutation(({ ctx, input }) => testTarget(ctx.db, ctx.services.config, ctx.principal.organizationId, input.id)),
 
   delete: protectedProcedure("alerts:write")
     .meta({

@@ -16,7 +16,8 @@ export interface NotificationPayload {
   deliveryId: string;
   organizationId: string;
   createdAt: string;
-  rule: { id: string; name: string; severity: string; summary: string; condition: unknown };
+  /** id null for a target's own test notification (no rule sent it) */
+  rule: { id: string | null; name: string; severity: string; summary: string; condition: unknown };
   /** the devices of this transition (at most 100 listed; deviceCount has them all) */
   devices: Array<{ id: string; name: string | null; value: number | null }>;
   deviceCount: number;

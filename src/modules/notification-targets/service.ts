@@ -4,9 +4,11 @@
 // resolves to, each time a notification is sent.
 import crypto from "node:crypto";
 import type { DbTx } from "../../db/client.js";
+import type { Config } from "../../config.js";
 import type { Services } from "../../services.js";
 import { assertUrlAllowed, OutboundRefused, outboundPolicyOf, resolveAllowed } from "../../lib/outbound.js";
-import { badRequest, notFound } from "../../trpc/errors.js";
+import { badRequest, conflict, notFound } from "../../trpc/errors.js";
+import { enqueueNotification, listDeliveryPage } from "./deliveries.js";
 import { withUniqueName } from "../alerts/unique-name.js";
 import { toTargetDto, type CreateTargetInput, type TargetRow, type TargetType, type UpdateTargetInput } from "./schemas.js";
 
@@ -103,4 +105,28 @@ export async function deleteTarget(db: DbTx, organizationId: string, id: string)
   const current = await findTarget(db, organizationId, id);
   await db.notificationTarget.delete({ where: { id: current.id } });
   return { id: current.id, deleted: true as const };
+}
+
+/** The target's delivery history (alerts and tests), newest first, with every attempt. */
+export async function listTargetDeliveries(db: DbTx, organizationId: string, input: { id: string; status?: string; limit: number; offset: number }) {
+  const target = await findTarget(db, organizationId, input.id);
+  return listDeliveryPage(db, { organizationId, targetId: target.id, status: input.status }, input);
+}
+
+/** Queues one test notification to this target alone, through the normal deliveries. */
+export async function testTarget(db: DbTx, config: Config, organizationId: string, id: string) {
+  const target = await findTarget(db, organizationId, id);
+  if (!target.enabled) throw conflict("The notification target is disabled; enable it to send a test");
+  const summary = "test notification";
+  const [deliveryId] = await enqueueNotification(db, config, {
+    organizationId,
+    ruleId: null,
+    event: "test",
+    rule: { id: null, name: `Test of ${target.name}`, severity: "info", summary, condition: null },
+    devices: [],
+    deviceCount: 0,
+    message: `[info] Test notification to ${target.name}: if you read this, alerts reach this target`,
+    targets: [target],
+  });
+  return { id: deliveryId, targetId: target.id, targetName: target.name, targetType: target.type, status: "pending" };
 }

@@ -74,6 +74,7 @@ function Navigation({ session }: { session: Session }) {
                     >
                       <Icon aria-hidden="true" />
                       {label}
+                      {to === "/alerts" && <FiringCount />}
                     </Link>
                   ) : (
                     <span className="nav-link nav-link--coming" aria-disabled="true">
@@ -90,6 +91,17 @@ function Navigation({ session }: { session: Session }) {
       })}
     </nav>
   );
+}
+
+/**
+ * How many alerts fire now, beside "Alerts": an alerts query, so the realtime channel's alert
+ * events refresh it like every other view of alerts (STALE_AFTER in realtime.tsx).
+ */
+function FiringCount() {
+  const firing = useQuery({ ...q.alerts.list.options({ state: "firing", limit: 1, offset: 0 }) });
+  const total = firing.data?.total ?? 0;
+  if (total === 0) return null;
+  return <span className="nav-count">{total.toLocaleString()}<span className="visually-hidden"> firing</span></span>;
 }
 
 /** A button that opens a small menu below it; Escape or a click elsewhere closes it. */

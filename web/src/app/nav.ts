@@ -9,7 +9,7 @@ export interface NavArea {
   label: string;
   /** the console path; absent: coming in a later part */
   to?: "/" | "/devices" | "/groups" | "/enrollment-tokens" | "/applications" | "/registries" | "/marketplace" | "/deployments"
-    | "/certificates";
+    | "/certificates" | "/alerts";
   needs?: Permission;
   icon: LucideIcon;
 }
@@ -41,7 +41,7 @@ export const NAV: NavSection[] = [
   {
     label: "Governance",
     areas: [
-      { label: "Alerts", needs: "alerts:read", icon: Bell },
+      { label: "Alerts", to: "/alerts", needs: "alerts:read", icon: Bell },
       { label: "Certificates", to: "/certificates", needs: "certificates:read", icon: ShieldCheck },
       { label: "Audit log", needs: "audit:read", icon: ScrollText },
       { label: "Members & roles", needs: "members:read", icon: Users },

@@ -31,17 +31,19 @@ const INVALIDATE_EVERY_MS = 2_000;
 
 const fleetKeys = (): QueryKey[] => [q.devices.key(), q.groups.key(), q.fleet.key(), q.alerts.key()];
 const deploymentKeys = (): QueryKey[] => [q.deployments.key()];
+const alertKeys = (): QueryKey[] => [...fleetKeys(), q.alertRules.key()];
 
 /**
  * The reads an event makes stale. A status change moves the fleet's numbers; an alert that fires
- * or resolves moves the active alerts and the health summary's count of them; a deployment's
+ * or resolves moves the active alerts, the health summary's count of them and the rules' firing
+ * counts (the navigation's count of firing alerts is an alerts query too); a deployment's
  * status, progress or rollout state moves every view of deployments (the overview's
  * "Deployments in progress", the list, a rollout page).
  */
 export const STALE_AFTER: Readonly<Record<string, () => QueryKey[]>> = {
   "device.status_changed": fleetKeys,
-  "alert.firing": fleetKeys,
-  "alert.resolved": fleetKeys,
+  "alert.firing": alertKeys,
+  "alert.resolved": alertKeys,
   "deployment.status_changed": deploymentKeys,
   "deployment.progress": deploymentKeys,
   "rollout.state_changed": deploymentKeys,

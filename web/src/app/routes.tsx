@@ -11,6 +11,7 @@ import { rolloutSearch } from "../deployments/rollout/search";
 import { applicationsSearch } from "../applications/search";
 import { deploymentListSearch, deploymentNewSearch } from "../deployments/search";
 import { certificatesSearch } from "../certificates/search";
+import { alertListSearch } from "../alerts/search";
 import { queryClient, setSessionEndedHandler } from "./query-client";
 import { sessionQuery } from "./session";
 import { Shell } from "./Shell";
@@ -149,6 +150,36 @@ const certificatesRoute = createRoute({
   path: "/certificates",
   validateSearch: certificatesSearch,
   component: lazyRouteComponent(() => import("../certificates/CertificatesPage"), "CertificatesPage"),
+// Alerts (alerts/): what fires and what resolved, the rules, and where notifications go.
+const alertsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/alerts",
+  validateSearch: alertListSearch,
+  component: lazyRouteComponent(() => import("../alerts/AlertsPage"), "AlertsPage"),
+});
+
+const alertRulesRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/alerts/rules",
+  component: lazyRouteComponent(() => import("../alerts/RulesPage"), "RulesPage"),
+});
+
+const newAlertRuleRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/alerts/rules/new",
+  component: lazyRouteComponent(() => import("../alerts/RuleFormPage"), "NewRulePage"),
+});
+
+const editAlertRuleRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/alerts/rules/$ruleId/edit",
+  component: lazyRouteComponent(() => import("../alerts/RuleFormPage"), "EditRulePage"),
+});
+
+const notificationTargetsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/notification-targets",
+  component: lazyRouteComponent(() => import("../notification-targets/TargetsPage"), "TargetsPage"),
 });
 
 const profileRoute = createRoute({
@@ -164,6 +195,7 @@ const routeTree = rootRoute.addChildren([
     applicationsRoute, applicationRoute, registriesRoute, marketplaceRoute,
     deploymentsRoute, newDeploymentRoute, editDeploymentRoute, deploymentRoute, profileRoute,
     certificatesRoute,
+    alertsRoute, alertRulesRoute, newAlertRuleRoute, editAlertRuleRoute, notificationTargetsRoute,
   ]),
 ]);
 

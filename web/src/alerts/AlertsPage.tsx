@@ -1,0 +1,201 @@
+// Alerts (one rule firing for one device): what fires now and what resolved, filtered by
+// severity, state and device from the URL, paged by the server and moving live (the realtime
+// channel's alert events mark these queries stale, app/realtime.tsx). Someone with
+// alerts:write acknowledges (takes it on) or resolves it by hand.
+import { useState } from "react";
+import { Link, useNavigate, useSearch } from "@tanstack/react-router";
+import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { X } from "lucide-react";
+import { q } from "../api/query";
+import { useCan } from "../app/session";
+import { Button } from "../ui/Button";
+import { Card, PageHeader } from "../ui/Card";
+import { DataTable, type Column } from "../ui/DataTable";
+import { ConfirmDialog } from "../ui/Dialog";
+import { Pagination } from "../ui/Pagination";
+import { Empty, ErrorBox, Forbidden } from "../ui/states";
+import { RelativeTime } from "../ui/time";
+import { useToast } from "../ui/toast";
+import { AlertsAreaNav } from "./AreaNav";
+import type { AlertListSearch } from "./search";
+import { CONDITION_LABEL, SEVERITY_ORDER, SEVERITY_TONE, type Alert, type ConditionType } from "./types";
+
+const DEFAULT_LIMIT = 25;
+
+export function AlertsPage() {
+  if (!useCan("alerts:read")) {
+    return (
+      <>
+        <PageHeader title="Alerts" description="What the alert rules raised" />
+        <Card><Forbidden what="alerts" /></Card>
+      </>
+    );
+  }
+  return <AlertList />;
+}
+
+const alertName = (a: Alert) => `${a.ruleName} on ${a.deviceName ?? "a deleted device"}`;
+
+function AlertList() {
+  const search = useSearch({ from: "/app/alerts" });
+  const navigate = useNavigate({ from: "/alerts" });
+  const canWrite = useCan("alerts:write");
+  const queryClient = useQueryClient();
+  const toast = useToast();
+  const [resolving, setResolving] = useState<Alert | null>(null);
+  const [acknowledging, setAcknowledging] = useState<string | null>(null);
+
+  const setSearch = (patch: Partial<AlertListSearch>, resetPage = true) =>
+    navigate({ search: (prev) => ({ ...prev, ...patch, ...(resetPage ? { offset: undefined } : {}) }), replace: true });
+
+  const state = search.state ?? "firing";
+  const limit = search.limit ?? DEFAULT_LIMIT;
+  const offset = search.offset ?? 0;
+  const alerts = useQuery({
+    ...q.alerts.list.options({ state, severity: search.severity, deviceId: search.device, limit, offset }),
+    placeholderData: keepPreviousData,
+  });
+  const canReadDevices = useCan("devices:read");
+  const device = useQuery({ ...q.devices.get.options({ id: search.device ?? "" }), enabled: !!search.device && canReadDevices });
+  const filtered = !!search.severity || !!search.device;
+  const keyOf = (a: Alert) => `${a.ruleId}:${a.deviceId}`;
+
+  async function acknowledge(a: Alert) {
+    setAcknowledging(keyOf(a));
+    try {
+      await q.alerts.acknowledge.call({ ruleId: a.ruleId, deviceId: a.deviceId });
+      toast.success(`Acknowledged ${alertName(a)}`);
+    } catch (err) {
+      toast.error(err, "Could not acknowledge");
+    } finally {
+      setAcknowledging(null);
+      await queryClient.invalidateQueries({ queryKey: q.alerts.key() });
+    }
+  }
+
+  async function resolve(a: Alert) {
+    await q.alerts.resolve.call({ ruleId: a.ruleId, deviceId: a.deviceId });
+    toast.success(`Resolved ${alertName(a)}`);
+    await Promise.all([q.alerts.key(), q.alertRules.key(), q.fleet.key()].map((queryKey) => queryClient.invalidateQueries({ queryKey })));
+  }
+
+  const columns: Column<Alert>[] = [
+    { id: "severity", header: "Severity", className: "nowrap", cell: (a) => <span className={`badge ${SEVERITY_TONE[a.severity]}`}>{a.severity}</span> },
+    {
+      id: "rule",
+      header: "Rule",
+      cell: (a) => (
+        <div className="alert-stacked">
+          {canWrite ? <Link to="/alerts/rules/$ruleId/edit" params={{ ruleId: a.ruleId }}>{a.ruleName}</Link> : <strong>{a.ruleName}</strong>}
+          <span className="faint">{CONDITION_LABEL[a.conditionType as ConditionType] ?? a.conditionType}</span>
+        </div>
+      ),
+    },
+    {
+      id: "device",
+      header: "Device",
+      cell: (a) => a.deviceName ? (
+        <div className="row">
+          <Link to="/devices/$deviceId" params={{ deviceId: a.deviceId }}>{a.deviceName}</Link>
+          {search.device !== a.deviceId && (
+            <Button size="small" variant="ghost" onClick={() => void setSearch({ device: a.deviceId })} aria-label={`Only this device: ${a.deviceName}`}>Only this device</Button>
+          )}
+        </div>
+      ) : <span className="faint">deleted device</span>,
+    },
+    { id: "value", header: "Value", className: "nowrap num", cell: (a) => (a.value == null ? "—" : Number.isInteger(a.value) ? a.value : a.value.toFixed(2)) },
+    { id: "since", header: "Firing since", className: "nowrap", cell: (a) => <RelativeTime value={a.firingSince} /> },
+    state === "firing"
+      ? { id: "ack", header: "Acknowledged", cell: (a) => (a.acknowledgedAt ? <span>{a.acknowledgedBy} · <RelativeTime value={a.acknowledgedAt} /></span> : <span className="faint">no</span>) }
+      : { id: "resolved", header: "Resolved", cell: (a) => <span><RelativeTime value={a.resolvedAt} />{a.resolvedBy ? ` by ${a.resolvedBy}` : " (condition ended)"}</span> },
+    ...(canWrite && state === "firing"
+      ? [{
+          id: "actions",
+          header: "Actions",
+          cell: (a: Alert) => (
+            <div className="alert-actions">
+              {!a.acknowledgedAt && (
+                <Button size="small" busy={acknowledging === keyOf(a)} onClick={() => void acknowledge(a)} aria-label={`Acknowledge ${alertName(a)}`}>Acknowledge</Button>
+              )}
+              <Button size="small" onClick={() => setResolving(a)} aria-label={`Resolve ${alertName(a)}`}>Resolve</Button>
+            </div>
+          ),
+        }]
+      : []),
+  ];
+
+  return (
+    <>
+      <PageHeader
+        title="Alerts"
+        description={alerts.data ? `${alerts.data.total.toLocaleString()} ${state === "firing" ? "firing now" : "resolved"}${filtered ? " matching the filters" : ""}` : "What the alert rules raised"}
+      />
+      <AlertsAreaNav />
+      <Card flush>
+        <div className="toolbar">
+          <div className="field">
+            <label htmlFor="alert-state">State</label>
+            <select id="alert-state" className="select" value={state} onChange={(e) => void setSearch({ state: e.target.value === "resolved" ? "resolved" : undefined })}>
+              <option value="firing">Firing now</option>
+              <option value="resolved">Resolved (history)</option>
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor="alert-severity">Severity</label>
+            <select id="alert-severity" className="select" value={search.severity ?? ""} onChange={(e) => void setSearch({ severity: (e.target.value || undefined) as AlertListSearch["severity"] })}>
+              <option value="">Any severity</option>
+              {SEVERITY_ORDER.map((s) => <option key={s} value={s}>{s}</option>)}
+            </select>
+          </div>
+          {search.device && (
+            <span className="alert-filter-chip badge">
+              Device: {device.data?.name ?? search.device.slice(0, 8)}
+              <Button size="small" variant="ghost" icon={<X />} aria-label="Any device" onClick={() => void setSearch({ device: undefined })} />
+            </span>
+          )}
+          {filtered && (
+            <Button size="small" variant="ghost" icon={<X />} onClick={() => void setSearch({ severity: undefined, device: undefined })}>Clear filters</Button>
+          )}
+        </div>
+        {alerts.isError && <div className="card__body"><ErrorBox error={alerts.error} /></div>}
+        <DataTable
+          caption={state === "firing" ? "Firing alerts" : "Resolved alerts"}
+          columns={columns}
+          rows={alerts.data?.items}
+          rowKey={keyOf}
+          loading={alerts.isPending}
+          empty={
+            filtered ? (
+              <Empty title="No alert matches these filters" action={<Button onClick={() => void setSearch({ severity: undefined, device: undefined })}>Clear filters</Button>} />
+            ) : state === "firing" ? (
+              <Empty title="Nothing is firing" action={<Link to="/alerts/rules">See the alert rules</Link>}>
+                An alert fires when a rule's condition holds for a device in its scope.
+              </Empty>
+            ) : (
+              <Empty title="No resolved alert yet" />
+            )
+          }
+        />
+        <Pagination
+          label="Alert pages"
+          offset={offset}
+          limit={limit}
+          total={alerts.data?.total}
+          sizes={[25, 50, 100]}
+          onOffset={(next) => void setSearch({ offset: next || undefined }, false)}
+          onLimit={(next) => void setSearch({ limit: next === DEFAULT_LIMIT ? undefined : (next as AlertListSearch["limit"]) })}
+        />
+      </Card>
+      <ConfirmDialog
+        open={resolving !== null}
+        onClose={() => setResolving(null)}
+        title={resolving ? `Resolve ${alertName(resolving)}?` : "Resolve"}
+        confirmLabel="Resolve alert"
+        danger={false}
+        onConfirm={() => resolving && resolve(resolving)}
+      >
+        <p>The alert moves to the history now, without a notification. If its condition still holds at the next evaluation, the rule fires again.</p>
+      </ConfirmDialog>
+    </>
+  );
+}

@@ -1,0 +1,248 @@
+// Create or edit an alert rule. The condition's fields follow its type (rule-form.ts), the scope
+// is a label selector with the live count of the devices it matches now (op 12, POST
+// /groups/query, as the deployment form does), then severity, cooldown and the notification
+// targets. Problems are named next to their field as the user types, in the API's words.
+import { useEffect, useMemo, useState, type FormEvent } from "react";
+import { Link, useNavigate, useParams } from "@tanstack/react-router";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { parseSelector } from "../../../src/modules/devices/selector";
+import { q } from "../api/query";
+import { useCan } from "../app/session";
+import { Button } from "../ui/Button";
+import { Card, PageHeader } from "../ui/Card";
+import { Empty, ErrorBox, ErrorState, Loading } from "../ui/states";
+import { useToast } from "../ui/toast";
+import { useDebounced } from "../ui/useDebounced";
+import { SelectorInput } from "../devices/SelectorInput";
+import { AlertsAreaNav } from "./AreaNav";
+import { EMPTY_RULE, formOfRule, ruleBody, ruleProblems, type RuleForm } from "./rule-form";
+import { CONDITION_LABEL, METRIC_LABEL, OPERATOR_LABEL, SEVERITY_ORDER, type ConditionType, type MetricName, type Operator, type Severity } from "./types";
+import "./alerts.css";
+
+function NotYours({ title }: { title: string }) {
+  return (
+    <>
+      <PageHeader title={title} />
+      <Card>
+        <Empty title="Changing alert rules is not part of your role" action={<Link to="/alerts/rules">Back to the alert rules</Link>}>
+          Your role can read the alert rules; someone with the permission to change them can create or edit one.
+        </Empty>
+      </Card>
+    </>
+  );
+}
+
+export function NewRulePage() {
+  if (!useCan("alerts:write")) return <NotYours title="New alert rule" />;
+  return <RuleFormView title="New alert rule" initial={EMPTY_RULE} ruleId={null} />;
+}
+
+export function EditRulePage() {
+  const { ruleId } = useParams({ from: "/app/alerts/rules/$ruleId/edit" });
+  const canWrite = useCan("alerts:write");
+  const rule = useQuery({ ...q.alertRules.get.options({ id: ruleId }), enabled: canWrite });
+  if (!canWrite) return <NotYours title="Edit alert rule" />;
+  if (rule.isPending) return <Loading />;
+  if (rule.isError) return <><PageHeader title="Edit alert rule" /><Card><ErrorState error={rule.error} what="the alert rule" retry={() => void rule.refetch()} /></Card></>;
+  return <RuleFormView title={`Edit ${rule.data.name}`} initial={formOfRule(rule.data)} ruleId={rule.data.id} />;
+}
+
+/** How many devices the selector matches now; {} is every device of the organization. */
+function useScopeCount(selector: string) {
+  const settled = useDebounced(selector, 250);
+  const labelSelector = useMemo(() => {
+    try {
+      return parseSelector(settled);
+    } catch {
+      return null;
+    }
+  }, [settled]);
+  const stats = useQuery({ ...q.groups.query.options({ labelSelector: labelSelector ?? {} }), enabled: labelSelector !== null });
+  return { count: labelSelector === null ? undefined : stats.data?.total, loading: stats.isPending, error: stats.error, every: labelSelector !== null && Object.keys(labelSelector).length === 0 };
+}
+
+function RuleFormView({ title, initial, ruleId }: { title: string; initial: RuleForm; ruleId: string | null }) {
+  const [form, setForm] = useState<RuleForm>(initial);
+  const [touched, setTouched] = useState<Set<string>>(new Set());
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const toast = useToast();
+  const canReadDevices = useCan("devices:read");
+  const targets = useQuery(q.notificationTargets.list.options({ limit: 100, offset: 0 }));
+  const scope = useScopeCount(form.selector);
+  const problems = ruleProblems(form);
+  const valid = Object.keys(problems).length === 0;
+
+  useEffect(() => setForm(initial), [ruleId]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  const set = <K extends keyof RuleForm>(key: K, value: RuleForm[K]) => {
+    setForm((f) => ({ ...f, [key]: value }));
+    setTouched((t) => new Set(t).add(key));
+  };
+  const id = (field: string) => `rule-${field}`;
+  const shown = (field: keyof RuleForm) => (touched.has(field) || touched.has("submit")) && problems[field];
+  const problem = (field: keyof RuleForm) => shown(field) ? <span className="field__error" id={id(`${field}-error`)}>{problems[field]}</span> : null;
+  const described = (field: keyof RuleForm) => (shown(field) ? { "aria-invalid": true, "aria-describedby": id(`${field}-error`) } : {});
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    if (!valid) {
+      setTouched((t) => new Set(t).add("submit"));
+      requestAnimationFrame(() => document.querySelector<HTMLElement>(".rule-form [aria-invalid='true']")?.focus());
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      const body = ruleBody(form);
+      if (ruleId) await q.alertRules.update.call({ ...body, id: ruleId, description: body.description ?? null });
+      else await q.alertRules.create.call(body);
+      toast.success(ruleId ? `Rule “${body.name}” saved` : `Rule “${body.name}” created`);
+      await Promise.all([q.alertRules.key(), q.alerts.key()].map((queryKey) => queryClient.invalidateQueries({ queryKey })));
+      await navigate({ to: "/alerts/rules" });
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const durationField = (label: string, hint: string) => (
+    <div className="field">
+      <label htmlFor={id("duration")}>{label}</label>
+      <input id={id("duration")} className="input" type="number" min={0} step={1} value={form.durationSeconds} onChange={(e) => set("durationSeconds", e.target.value)} {...described("durationSeconds")} />
+      <span className="field__hint">{hint}</span>
+      {problem("durationSeconds")}
+    </div>
+  );
+
+  return (
+    <>
+      <PageHeader title={title} breadcrumb={<Link to="/alerts/rules">Alert rules</Link>} />
+      <AlertsAreaNav />
+      <form className="stack rule-form" onSubmit={submit} noValidate>
+        <Card title="Rule">
+          <div className="stack">
+            <div className="field">
+              <label htmlFor={id("name")}>Name</label>
+              <input id={id("name")} className="input" value={form.name} maxLength={120} onChange={(e) => set("name", e.target.value)} {...described("name")} />
+              {problem("name")}
+            </div>
+            <div className="field">
+              <label htmlFor={id("description")}>Description <span className="faint">(optional)</span></label>
+              <input id={id("description")} className="input" value={form.description} onChange={(e) => set("description", e.target.value)} {...described("description")} />
+              {problem("description")}
+            </div>
+          </div>
+        </Card>
+
+        <Card title="Condition">
+          <div className="stack">
+            <div className="field narrow-field">
+              <label htmlFor={id("type")}>Condition type</label>
+              <select id={id("type")} className="select" value={form.type} onChange={(e) => {
+                const type = e.target.value as ConditionType;
+                // Each type's own default duration (the API's): 0 for a threshold's latest reading is a choice, 5 minutes offline.
+                set("type", type);
+                if (type === "device_offline" && form.type !== "device_offline") set("durationSeconds", "300");
+              }}>
+                {(Object.keys(CONDITION_LABEL) as ConditionType[]).map((t) => <option key={t} value={t}>{CONDITION_LABEL[t]}</option>)}
+              </select>
+            </div>
+            {form.type === "metric_threshold" && (
+              <>
+                <div className="grid grid--3">
+                  <div className="field">
+                    <label htmlFor={id("metric")}>Metric</label>
+                    <select id={id("metric")} className="select" value={form.metric} onChange={(e) => set("metric", e.target.value as MetricName)}>
+                      {(Object.keys(METRIC_LABEL) as MetricName[]).map((m) => <option key={m} value={m}>{METRIC_LABEL[m]}</option>)}
+                    </select>
+                  </div>
+                  <div className="field">
+                    <label htmlFor={id("operator")}>Fires when it is</label>
+                    <select id={id("operator")} className="select" value={form.operator} onChange={(e) => set("operator", e.target.value as Operator)}>
+                      {(Object.keys(OPERATOR_LABEL) as Operator[]).map((o) => <option key={o} value={o}>{OPERATOR_LABEL[o]} ({o})</option>)}
+                    </select>
+                  </div>
+                  <div className="field">
+                    <label htmlFor={id("threshold")}>Threshold</label>
+                    <input id={id("threshold")} className="input" type="number" step="any" value={form.threshold} onChange={(e) => set("threshold", e.target.value)} {...described("threshold")} />
+                    {problem("threshold")}
+                  </div>
+                </div>
+                {durationField("For at least (seconds)", "Every reading of this long must meet it; 0: the latest reading alone.")}
+              </>
+            )}
+            {form.type === "device_offline" && durationField("Offline for at least (seconds)", "Counted from the last time the device was seen.")}
+            {form.type === "certificate_expiring" && (
+              <div className="field narrow-field">
+                <label htmlFor={id("within-days")}>Expires within (days)</label>
+                <input id={id("within-days")} className="input" type="number" min={1} max={3650} step={1} value={form.withinDays} onChange={(e) => set("withinDays", e.target.value)} {...described("withinDays")} />
+                <span className="field__hint">The device's newest valid certificate; an expired one fires too.</span>
+                {problem("withinDays")}
+              </div>
+            )}
+            {form.type === "deployment_failed" && <p className="muted">Fires for a device that reports a deployment failed (after its automatic retries), and resolves when it recovers, is rolled back or the deployment is removed.</p>}
+          </div>
+        </Card>
+
+        <Card title="Scope">
+          <div className="stack">
+            <SelectorInput id={id("selector")} label="Devices whose labels match" value={form.selector} onChange={(selector) => set("selector", selector)} />
+            {canReadDevices && (
+              scope.error ? <ErrorBox error={scope.error} /> : scope.count === undefined ? (scope.loading && !problems.selector ? <Loading /> : null) : (
+                <p aria-live="polite" className="scope-count">
+                  {scope.every ? "No selector: every device, " : ""}<strong>{scope.count.toLocaleString()}</strong> device{scope.count === 1 ? "" : "s"} match now.
+                </p>
+              )
+            )}
+          </div>
+        </Card>
+
+        <Card title="Notification">
+          <div className="stack">
+            <div className="grid grid--2">
+              <div className="field">
+                <label htmlFor={id("severity")}>Severity</label>
+                <select id={id("severity")} className="select" value={form.severity} onChange={(e) => set("severity", e.target.value as Severity)}>
+                  {SEVERITY_ORDER.map((s) => <option key={s} value={s}>{s}</option>)}
+                </select>
+              </div>
+              <div className="field">
+                <label htmlFor={id("cooldown")}>Cooldown (seconds)</label>
+                <input id={id("cooldown")} className="input" type="number" min={0} step={1} value={form.cooldownSeconds} onChange={(e) => set("cooldownSeconds", e.target.value)} {...described("cooldownSeconds")} />
+                <span className="field__hint">The least time between two firing notifications for one device.</span>
+                {problem("cooldownSeconds")}
+              </div>
+            </div>
+            <fieldset className="target-checks">
+              <legend>Notification targets</legend>
+              {targets.isPending ? <Loading /> : targets.isError ? <ErrorBox error={targets.error} /> : targets.data.items.length === 0 ? (
+                <p className="muted">No notification target yet: <Link to="/notification-targets">add a webhook or an e-mail target</Link>; the rule still raises alerts without one.</p>
+              ) : targets.data.items.map((t) => (
+                <label key={t.id} className="row">
+                  <input
+                    type="checkbox"
+                    checked={form.targetIds.includes(t.id)}
+                    onChange={(e) => set("targetIds", e.target.checked ? [...form.targetIds, t.id] : form.targetIds.filter((x) => x !== t.id))}
+                  />
+                  {t.name} <span className="faint">({t.type}{t.enabled ? "" : ", disabled"})</span>
+                </label>
+              ))}
+              {problem("targetIds")}
+            </fieldset>
+            <label className="row"><input type="checkbox" checked={form.enabled} onChange={(e) => set("enabled", e.target.checked)} /> Enabled (evaluated on the schedule)</label>
+          </div>
+        </Card>
+
+        {error != null && <ErrorBox error={error} />}
+        <div className="row">
+          <Link to="/alerts/rules" className="btn">Cancel</Link>
+          <Button type="submit" variant="primary" busy={busy}>{ruleId ? "Save changes" : "Create rule"}</Button>
+        </div>
+      </form>
+    </>
+  );
+}

@@ -1,0 +1,327 @@
+// Notification targets: where alert notifications go (webhook, Slack-compatible webhook,
+// e-mail). Create and edit (a URL and a secret are never shown again: the fields start empty
+// and empty keeps them; a generated webhook secret is shown once), send a test, the delivery
+// history with every attempt, enable/disable and delete, for someone with alerts:write.
+import { useEffect, useState, type FormEvent } from "react";
+import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { AlertTriangle, History, Pencil, Plus, Power, PowerOff, Send, Trash2 } from "lucide-react";
+import { q } from "../api/query";
+import { useCan } from "../app/session";
+import { AlertsAreaNav } from "../alerts/AreaNav";
+import type { Delivery } from "../alerts/types";
+import { Button } from "../ui/Button";
+import { Card, PageHeader } from "../ui/Card";
+import { CopyButton } from "../ui/CopyButton";
+import { DataTable, type Column } from "../ui/DataTable";
+import { ConfirmDialog, Dialog } from "../ui/Dialog";
+import { Pagination } from "../ui/Pagination";
+import { Empty, ErrorBox, ErrorState, Forbidden } from "../ui/states";
+import { formatDateTime, RelativeTime } from "../ui/time";
+import { useToast } from "../ui/toast";
+import { createBody, EMPTY_TARGET, formOfTarget, targetProblems, TYPE_LABEL, updateBody, type Target, type TargetForm, type TargetType } from "./target-form";
+import "../alerts/alerts.css";
+
+const PAGE = 25;
+
+export function TargetsPage() {
+  const canRead = useCan("alerts:read");
+  return (
+    <>
+      <PageHeader title="Notification targets" description="Where alert notifications go: webhooks (signed with HMAC-SHA256), Slack-compatible webhooks and e-mail." />
+      <AlertsAreaNav />
+      {canRead ? <TargetList /> : <Card><Forbidden what="the notification targets" /></Card>}
+    </>
+  );
+}
+
+function TargetList() {
+  const canWrite = useCan("alerts:write");
+  const queryClient = useQueryClient();
+  const toast = useToast();
+  const [offset, setOffset] = useState(0);
+  const [editing, setEditing] = useState<Target | "new" | null>(null);
+  const [deleting, setDeleting] = useState<Target | null>(null);
+  const [history, setHistory] = useState<Target | null>(null);
+  const [created, setCreated] = useState<{ name: string; secret: string } | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  const list = useQuery({ ...q.notificationTargets.list.options({ limit: PAGE, offset }), placeholderData: keepPreviousData });
+  const refresh = () => queryClient.invalidateQueries({ queryKey: q.notificationTargets.key() });
+
+  const run = (key: string, action: () => Promise<void>) => async () => {
+    setBusy(key);
+    try {
+      await action();
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const columns: Column<Target>[] = [
+    { id: "name", header: "Name", cell: (t) => <strong>{t.name}</strong> },
+    { id: "type", header: "Type", cell: (t) => TYPE_LABEL[t.type] },
+    {
+      id: "where",
+      header: "Destination",
+      cell: (t) => (
+        <div className="alert-stacked">
+          {t.type === "email" ? <span>{t.recipients.join(", ")}</span> : <span className="mono">{t.url}</span>}
+          {t.type === "webhook" && <span className="faint">{t.hasSecret ? "signed (secret stored)" : "unsigned"}</span>}
+        </div>
+      ),
+    },
+    { id: "state", header: "State", cell: (t) => <span className={`badge badge--${t.enabled ? "success" : "offline"}`}>{t.enabled ? "enabled" : "disabled"}</span> },
+    { id: "created", header: "Created", className: "nowrap", cell: (t) => <RelativeTime value={t.createdAt} /> },
+    {
+      id: "actions",
+      header: "Actions",
+      cell: (t) => (
+        <div className="alert-actions">
+          <Button size="small" icon={<History />} onClick={() => setHistory(t)} aria-label={`Deliveries of ${t.name}`}>Deliveries</Button>
+          {canWrite && (
+            <>
+              <Button
+                size="small"
+                icon={<Send />}
+                busy={busy === `test:${t.id}`}
+                disabled={!t.enabled}
+                title={t.enabled ? undefined : "Enable the target to send a test"}
+                onClick={run(`test:${t.id}`, async () => {
+                  try {
+                    await q.notificationTargets.test.call({ id: t.id });
+                    toast.success(`Test notification queued for ${t.name}: follow it in its deliveries`);
+                    await queryClient.invalidateQueries({ queryKey: q.notificationTargets.deliveries.key() });
+                  } catch (err) {
+                    toast.error(err, `Could not send a test to ${t.name}`);
+                  }
+                })}
+              >
+                Send test<span className="visually-hidden"> to {t.name}</span>
+              </Button>
+              <Button size="small" icon={<Pencil />} onClick={() => setEditing(t)} aria-label={`Edit ${t.name}`} />
+              <Button
+                size="small"
+                icon={t.enabled ? <PowerOff /> : <Power />}
+                busy={busy === `toggle:${t.id}`}
+                aria-label={`${t.enabled ? "Disable" : "Enable"} ${t.name}`}
+                onClick={run(`toggle:${t.id}`, async () => {
+                  try {
+                    await q.notificationTargets.update.call({ id: t.id, enabled: !t.enabled });
+                    toast.success(`${t.name} ${t.enabled ? "disabled" : "enabled"}`);
+                    await refresh();
+                  } catch (err) {
+                    toast.error(err, `Could not ${t.enabled ? "disable" : "enable"} ${t.name}`);
+                  }
+                })}
+              />
+              <Button size="small" variant="danger" icon={<Trash2 />} onClick={() => setDeleting(t)} aria-label={`Delete ${t.name}`} />
+            </>
+          )}
+        </div>
+      ),
+    },
+  ];
+
+  return (
+    <div className="stack">
+      {created && (
+        <section className="card" aria-labelledby="new-secret-title">
+          <div className="card__header">
+            <h2 id="new-secret-title">Signing secret of “{created.name}”</h2>
+            <Button size="small" variant="ghost" onClick={() => setCreated(null)}>Done</Button>
+          </div>
+          <div className="card__body stack">
+            <div className="alert-box alert-box--warning" role="note">
+              <AlertTriangle aria-hidden="true" />
+              <p>Copy the secret now: it is shown only this once. The receiver checks each request's X-Signature (sha256=HMAC-SHA256 of the body) with it.</p>
+            </div>
+            <div className="secret-box">
+              <code data-testid="new-secret">{created.secret}</code>
+              <CopyButton value={created.secret} label="Copy secret" />
+            </div>
+          </div>
+        </section>
+      )}
+      <Card flush title="Targets" actions={canWrite && <Button variant="primary" icon={<Plus />} onClick={() => setEditing("new")}>Add notification target</Button>}>
+        {list.isError ? <ErrorState error={list.error} what="the notification targets" retry={() => list.refetch()} /> : (
+          <>
+            <DataTable
+              caption="Notification targets"
+              columns={columns}
+              rows={list.data?.items}
+              rowKey={(t) => t.id}
+              loading={list.isPending}
+              empty={<Empty title="No notification targets yet">Add a webhook or an e-mail target, then pick it in an alert rule.</Empty>}
+            />
+            <Pagination label="Notification target pages" offset={offset} limit={PAGE} total={list.data?.total} onOffset={setOffset} />
+          </>
+        )}
+      </Card>
+      <TargetDialog
+        open={editing !== null}
+        target={editing === "new" ? null : editing}
+        onClose={() => setEditing(null)}
+        onSubmit={async (form) => {
+          if (editing === "new") {
+            const answer = await q.notificationTargets.create.call(createBody(form));
+            if (answer.secret) setCreated({ name: answer.name, secret: answer.secret });
+            toast.success(`Notification target “${answer.name}” added`);
+          } else if (editing) {
+            await q.notificationTargets.update.call(updateBody(editing.id, form));
+            toast.success(`Notification target “${form.name.trim()}” saved`);
+          }
+          setEditing(null);
+          await refresh();
+        }}
+      />
+      <ConfirmDialog
+        open={deleting !== null}
+        onClose={() => setDeleting(null)}
+        title={`Delete the target “${deleting?.name ?? ""}”?`}
+        confirmLabel="Delete target"
+        onConfirm={async () => {
+          if (!deleting) return;
+          await q.notificationTargets.delete.call({ id: deleting.id });
+          toast.success(`Notification target “${deleting.name}” deleted`);
+          await Promise.all([refresh(), queryClient.invalidateQueries({ queryKey: q.alertRules.key() })]);
+        }}
+      >
+        <p>Rules stop notifying it; its past deliveries stay in the rules' history under its name.</p>
+      </ConfirmDialog>
+      <Dialog open={history !== null} onClose={() => setHistory(null)} title={`Deliveries of “${history?.name ?? ""}”`} footer={<Button onClick={() => setHistory(null)}>Close</Button>}>
+        {history && <DeliveryHistory targetId={history.id} />}
+      </Dialog>
+    </div>
+  );
+}
+
+const STATUS_TONE: Record<Delivery["status"], string> = { pending: "badge--pending", delivering: "badge--accent", delivered: "badge--success", failed: "badge--danger" };
+
+/** A target's deliveries, newest first, each with its attempts (status code, duration, error). */
+function DeliveryHistory({ targetId }: { targetId: string }) {
+  const [offset, setOffset] = useState(0);
+  const deliveries = useQuery({
+    ...q.notificationTargets.deliveries.options({ id: targetId, limit: 10, offset }),
+    placeholderData: keepPreviousData,
+    // A delivery still in flight moves on its own (the job runner's retries): follow it while the dialog is open.
+    refetchInterval: (query) => (query.state.data?.items.some((d) => d.status === "pending" || d.status === "delivering") ? 2_000 : false),
+  });
+  if (deliveries.isError) return <ErrorState error={deliveries.error} what="the deliveries" />;
+  const columns: Column<Delivery>[] = [
+    { id: "when", header: "Created", className: "nowrap", cell: (d) => <RelativeTime value={d.createdAt} /> },
+    { id: "event", header: "Event", cell: (d) => d.event },
+    { id: "status", header: "Status", cell: (d) => <span className={`badge ${STATUS_TONE[d.status]}`}>{d.status}</span> },
+    {
+      id: "attempts",
+      header: "Attempts",
+      cell: (d) => (
+        <div>
+          <span>{d.attempts} of {d.maxAttempts}{d.lastError ? ` · ${d.lastError}` : ""}</span>
+          {d.attemptLog.length > 0 && (
+            <ol className="delivery-attempts" aria-label={`Attempts of the ${d.event} delivery`}>
+              {d.attemptLog.map((a) => (
+                <li key={a.attempt}>
+                  {formatDateTime(a.startedAt)}: {a.success ? "delivered" : "failed"}{a.statusCode != null ? ` (HTTP ${a.statusCode})` : ""} in {a.durationMs} ms{a.error ? ` · ${a.error}` : ""}
+                </li>
+              ))}
+            </ol>
+          )}
+        </div>
+      ),
+    },
+  ];
+  return (
+    <>
+      <DataTable caption="Deliveries" columns={columns} rows={deliveries.data?.items} rowKey={(d) => d.id} loading={deliveries.isPending} empty={<Empty title="Nothing sent to this target yet" />} />
+      <Pagination label="Delivery pages" offset={offset} limit={10} total={deliveries.data?.total} onOffset={setOffset} />
+    </>
+  );
+}
+
+function TargetDialog({ open, target, onClose, onSubmit }: { open: boolean; target: Target | null; onClose: () => void; onSubmit: (form: TargetForm) => Promise<void> }) {
+  const editing = target !== null;
+  const [form, setForm] = useState<TargetForm>(EMPTY_TARGET);
+  const [touched, setTouched] = useState<Set<string>>(new Set());
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    if (open) {
+      setForm(target ? formOfTarget(target) : EMPTY_TARGET);
+      setTouched(new Set());
+      setError(null);
+    }
+  }, [open]); // eslint-disable-line react-hooks/exhaustive-deps
+  const problems = targetProblems(form, editing);
+  const valid = Object.keys(problems).length === 0;
+  const set = <K extends keyof TargetForm>(key: K, value: TargetForm[K]) => {
+    setForm((f) => ({ ...f, [key]: value }));
+    setTouched((t) => new Set(t).add(key));
+  };
+  const id = (field: string) => `target-${field}`;
+  const problem = (field: keyof TargetForm) => touched.has(field) && problems[field] ? <span className="field__error" id={id(`${field}-error`)}>{problems[field]}</span> : null;
+  const described = (field: keyof TargetForm) => (touched.has(field) && problems[field] ? { "aria-invalid": true, "aria-describedby": id(`${field}-error`) } : {});
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    if (!valid) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await onSubmit(form);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Dialog open={open} onClose={onClose} title={editing ? `Edit notification target “${target.name}”` : "Add a notification target"}>
+      <form className="stack" onSubmit={submit} noValidate>
+        <div className="field">
+          <label htmlFor={id("name")}>Name</label>
+          <input id={id("name")} className="input" value={form.name} maxLength={120} onChange={(e) => set("name", e.target.value)} {...described("name")} />
+          {problem("name")}
+        </div>
+        <div className="field">
+          <label htmlFor={id("type")}>Type</label>
+          <select id={id("type")} className="select" value={form.type} disabled={editing} onChange={(e) => set("type", e.target.value as TargetType)}>
+            {(Object.keys(TYPE_LABEL) as TargetType[]).map((t) => <option key={t} value={t}>{TYPE_LABEL[t]}</option>)}
+          </select>
+          {editing && <span className="field__hint">The type of a target cannot change.</span>}
+        </div>
+        {form.type !== "email" && (
+          <div className="field">
+            <label htmlFor={id("url")}>URL</label>
+            <input id={id("url")} className="input mono" type="url" value={form.url} placeholder={editing ? target.url ?? "" : "https://hooks.example.com/alerts"} onChange={(e) => set("url", e.target.value)} {...described("url")} />
+            <span className="field__hint">{editing ? "Stored encrypted and shown masked; leave empty to keep it." : "Stored encrypted; reads show it masked."}</span>
+            {problem("url")}
+          </div>
+        )}
+        {form.type === "webhook" && (
+          <div className="field">
+            <label htmlFor={id("secret")}>Signing secret <span className="faint">(optional)</span></label>
+            <input id={id("secret")} className="input" type="password" autoComplete="new-password" value={form.secret} onChange={(e) => set("secret", e.target.value)} {...described("secret")} />
+            <span className="field__hint">
+              {editing ? "Never shown again; leave empty to keep the stored one, or type a new one to rotate it." : "16 to 256 characters; left empty, one is generated and shown once."}
+            </span>
+            {problem("secret")}
+          </div>
+        )}
+        {form.type === "email" && (
+          <div className="field">
+            <label htmlFor={id("recipients")}>Recipients</label>
+            <textarea id={id("recipients")} className="input" rows={3} value={form.recipients} placeholder="oncall@example.com" onChange={(e) => set("recipients", e.target.value)} {...described("recipients")} />
+            <span className="field__hint">One address per line (up to 20). E-mail needs the service's SMTP server (SMTP_URL).</span>
+            {problem("recipients")}
+          </div>
+        )}
+        <label className="row"><input type="checkbox" checked={form.enabled} onChange={(e) => set("enabled", e.target.checked)} /> Enabled</label>
+        {error != null && <ErrorBox error={error} />}
+        <div className="dialog__footer dialog__footer--inline">
+          <Button onClick={onClose} disabled={busy}>Cancel</Button>
+          <Button type="submit" variant="primary" busy={busy} disabled={!valid}>{editing ? "Save" : "Add target"}</Button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
