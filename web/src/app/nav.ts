@@ -8,7 +8,8 @@ import type { Permission } from "./session";
 export interface NavArea {
   label: string;
   /** the console path; absent: coming in a later part */
-  to?: "/" | "/devices" | "/groups" | "/enrollment-tokens" | "/applications" | "/registries" | "/marketplace" | "/deployments";
+  to?: "/" | "/devices" | "/groups" | "/enrollment-tokens" | "/applications" | "/registries" | "/marketplace" | "/deployments"
+    | "/audit";
   needs?: Permission;
   icon: LucideIcon;
 }
@@ -42,7 +43,7 @@ export const NAV: NavSection[] = [
     areas: [
       { label: "Alerts", needs: "alerts:read", icon: Bell },
       { label: "Certificates", needs: "certificates:read", icon: ShieldCheck },
-      { label: "Audit log", needs: "audit:read", icon: ScrollText },
+      { label: "Audit log", to: "/audit", needs: "audit:read", icon: ScrollText },
       { label: "Members & roles", needs: "members:read", icon: Users },
       { label: "API keys", needs: "api-keys:read", icon: Key },
     ],

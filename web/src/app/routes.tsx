@@ -10,6 +10,8 @@ import { groupsSearch } from "../groups/search";
 import { rolloutSearch } from "../deployments/rollout/search";
 import { applicationsSearch } from "../applications/search";
 import { deploymentListSearch, deploymentNewSearch } from "../deployments/search";
+import { auditSearch } from "../audit/search";
+import { activitySearch } from "../activity/search";
 import { queryClient, setSessionEndedHandler } from "./query-client";
 import { sessionQuery } from "./session";
 import { Shell } from "./Shell";
@@ -149,12 +151,28 @@ const profileRoute = createRoute({
   component: lazyRouteComponent(() => import("../profile/ProfilePage"), "ProfilePage"),
 });
 
+const auditRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/audit",
+  validateSearch: auditSearch,
+  component: lazyRouteComponent(() => import("../audit/AuditPage"), "AuditPage"),
+});
+
+// The platform's activity across organizations: Super Admins only (the page says so to others).
+const activityRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/activity",
+  validateSearch: activitySearch,
+  component: lazyRouteComponent(() => import("../activity/ActivityPage"), "ActivityPage"),
+});
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   appRoute.addChildren([
     overviewRoute, devicesRoute, deviceRoute, groupsRoute, enrollmentRoute,
     applicationsRoute, applicationRoute, registriesRoute, marketplaceRoute,
     deploymentsRoute, newDeploymentRoute, editDeploymentRoute, deploymentRoute, profileRoute,
+    auditRoute, activityRoute,
   ]),
 ]);
 
