@@ -6,8 +6,8 @@ import { Prisma, type AuditEntry } from "../../generated/prisma/client.js";
 import type { Principal } from "../../trpc/principal.js";
 import { notFound } from "../../trpc/errors.js";
 import { pageOf } from "../../lib/paging.js";
-import { NEWEST_FIRST, timeRange, visibleEntries } from "../audit/service.js";
-import { toActivityItem, type UserNames } from "./schemas.js";
+import { NEWEST_FIRST, timeRange, userNamesOf, visibleEntries } from "../audit/service.js";
+import { toActivityItem } from "./schemas.js";
 import { ACTIVITY_TYPES, activityWhere, activityWhereOf, type ActivityType } from "./types.js";
 
 export interface ActivityFilter {
@@ -27,13 +27,6 @@ export function activityFilterWhere(principal: Principal, f: ActivityFilter): Pr
       f.from || f.to ? { createdAt: timeRange(f.from, f.to) } : {},
     ],
   };
-}
-
-export async function userNamesOf(db: DbTx, entries: Pick<AuditEntry, "userId">[]): Promise<UserNames> {
-  const ids = [...new Set(entries.map((e) => e.userId).filter((id): id is string => !!id))];
-  if (ids.length === 0) return new Map();
-  const users = await db.user.findMany({ where: { id: { in: ids } }, select: { id: true, email: true, name: true } });
-  return new Map(users.map((u) => [u.id, { email: u.email, name: u.name }]));
 }
 
 export async function listActivity(db: DbTx, principal: Principal, f: ActivityFilter & { limit: number; offset: number }) {

@@ -19,6 +19,8 @@ export const auditFilterFields = {
   entityId: z.string().min(1).max(200).optional(),
   outcome: z.enum(OUTCOMES).optional(),
   requestId: z.string().min(1).max(100).optional().describe("the X-Request-Id of the call that wrote the entry"),
+  search: z.string().trim().min(1).max(200).optional()
+    .describe("text anywhere in the action, entity type or id, actor id, request id or message (case-insensitive substring)"),
   from: isoInstant.optional().describe("inclusive start (ISO 8601)"),
   to: isoInstant.optional().describe("exclusive end (ISO 8601); a plain date includes that whole day"),
 };
@@ -41,6 +43,8 @@ export const auditEntryOutput = z.object({
   userAgent: z.string().nullable(),
   requestId: z.string().nullable(),
   createdAt: z.string().datetime(),
+  user: z.object({ email: z.string(), name: z.string() }).nullable().optional()
+    .describe("the person behind the action (userId), in lists; null when there is none or the account is gone"),
 });
 export type AuditEntryDto = z.infer<typeof auditEntryOutput>;
 

@@ -12,7 +12,7 @@ import { hashPassword, verifyPassword } from "../../lib/crypto.js";
 import { pageOf } from "../../lib/paging.js";
 import { NEWEST_FIRST, timeRange } from "../audit/service.js";
 import { toActivityItem } from "../activity/schemas.js";
-import { userNamesOf } from "../activity/service.js";
+import { userNamesOf } from "../audit/service.js";
 import { activityWhere, type ActivityType } from "../activity/types.js";
 import { describeDevice, notificationPreferences, type NotificationPreferences } from "./schemas.js";
 

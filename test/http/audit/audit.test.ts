@@ -137,6 +137,26 @@ describe("search", () => {
     expect(await q(`from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`)).toBe(10);
   });
 
+  it("searches text in the action, entity, actor, request id and message, case-insensitively", async () => {
+    const q = (s: string) => h.api("GET", `/api/v1/audit?entityType=widget&search=${encodeURIComponent(s)}`, { key: acme.key }).then((r) => r.body.total);
+    expect(await q("WIDGETS.CREATE")).toBe(15);
+    expect(await q("w-0")).toBe(6);
+    expect(await q("key-1")).toBe(10);
+    expect(await q("nothing like it")).toBe(0);
+    // % and _ are plain characters, not patterns
+    expect(await q("%")).toBe(0);
+    expect(await q("_")).toBe(0);
+    expect((await h.api("GET", `/api/v1/audit?search=${"x".repeat(201)}`, { key: acme.key })).status).toBe(400);
+    // another tenant's entries never match
+    expect((await h.api("GET", "/api/v1/audit?search=widgets", { key: globex.key })).body.total).toBe(0);
+  });
+
+  it("names the person behind each listed entry", async () => {
+    const res = await h.api("GET", "/api/v1/audit?entityType=widget&limit=3", { key: acme.key });
+    const user = await h.services.prisma.user.findUniqueOrThrow({ where: { id: acme.user.id } });
+    for (const e of res.body.items) expect(e.user).toEqual({ email: user.email, name: user.name });
+  });
+
   it("rejects invalid filters with 400", async () => {
     expect((await h.api("GET", "/api/v1/audit?outcome=maybe", { key: acme.key })).status).toBe(400);
     expect((await h.api("GET", "/api/v1/audit?from=yesterday", { key: acme.key })).status).toBe(400);

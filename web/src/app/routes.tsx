@@ -12,6 +12,8 @@ import { applicationsSearch } from "../applications/search";
 import { deploymentListSearch, deploymentNewSearch } from "../deployments/search";
 import { certificatesSearch } from "../certificates/search";
 import { alertListSearch } from "../alerts/search";
+import { auditSearch } from "../audit/search";
+import { activitySearch } from "../activity/search";
 import { queryClient, setSessionEndedHandler } from "./query-client";
 import { sessionQuery } from "./session";
 import { Shell } from "./Shell";
@@ -188,6 +190,21 @@ const profileRoute = createRoute({
   component: lazyRouteComponent(() => import("../profile/ProfilePage"), "ProfilePage"),
 });
 
+const auditRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/audit",
+  validateSearch: auditSearch,
+  component: lazyRouteComponent(() => import("../audit/AuditPage"), "AuditPage"),
+});
+
+// The platform's activity across organizations: Super Admins only (the page says so to others).
+const activityRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/activity",
+  validateSearch: activitySearch,
+  component: lazyRouteComponent(() => import("../activity/ActivityPage"), "ActivityPage"),
+});
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   appRoute.addChildren([
@@ -196,6 +213,7 @@ const routeTree = rootRoute.addChildren([
     deploymentsRoute, newDeploymentRoute, editDeploymentRoute, deploymentRoute, profileRoute,
     certificatesRoute,
     alertsRoute, alertRulesRoute, newAlertRuleRoute, editAlertRuleRoute, notificationTargetsRoute,
+    auditRoute, activityRoute,
   ]),
 ]);
 

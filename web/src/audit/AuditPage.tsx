@@ -1,0 +1,268 @@
+// The audit log: who did what to which entity, with what outcome. Filters (actor, action,
+// entity, outcome, time range) and text search live in the URL (audit/search.ts), the server
+// pages, each entry opens to its changed fields and request facts, and the current filters
+// export as CSV or JSON, downloaded as a file with its progress. Read-only: the audit trail
+// has no write operation, so no role sees a write control here.
+import { Fragment, useEffect, useState } from "react";
+import { Link, useNavigate, useSearch } from "@tanstack/react-router";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { Activity, ChevronDown, ChevronRight, X } from "lucide-react";
+import { q } from "../api/query";
+import type { RouterOutputs } from "../api/client";
+import { useCan } from "../app/session";
+import { Button } from "../ui/Button";
+import { Card, PageHeader } from "../ui/Card";
+import { Pagination } from "../ui/Pagination";
+import { Empty, ErrorBox, Forbidden } from "../ui/states";
+import { formatDateTime, RelativeTime } from "../ui/time";
+import { useDebounced } from "../ui/useDebounced";
+import { changeRows } from "./changes";
+import { ExportButtons, ExportStatus } from "./ExportControls";
+import { ACTOR_TYPES, auditFilters, instantOf, localInputOf, OUTCOMES, type AuditSearch } from "./search";
+import { useExportDownload } from "./useExportDownload";
+import "./audit.css";
+
+type Entry = RouterOutputs["audit"]["search"]["items"][number];
+
+const DEFAULT_LIMIT = 25;
+/** what one export may hold at most (the API's default cap) */
+const EXPORT_MAX = 100_000;
+
+export const OUTCOME_TONE: Record<Entry["outcome"], string> = {
+  success: "badge--success",
+  failure: "badge--danger",
+  denied: "badge--warning",
+};
+
+const ACTOR_TYPE_LABEL: Record<Entry["actorType"], string> = { user: "Person", api_key: "API key", device: "Device", system: "System" };
+
+export function AuditPage() {
+  if (!useCan("audit:read")) {
+    return (
+      <>
+        <PageHeader title="Audit log" description="Who did what, and when" />
+        <Card><Forbidden what="the audit log" /></Card>
+      </>
+    );
+  }
+  return <AuditLog />;
+}
+
+/** A text filter typed freely, written to the URL once typing pauses. */
+function TextFilter({ id, label, value, placeholder, onChange }: { id: string; label: string; value: string | undefined; placeholder?: string; onChange: (v: string | undefined) => void }) {
+  const [draft, setDraft] = useState(value ?? "");
+  const settled = useDebounced(draft);
+  useEffect(() => setDraft(value ?? ""), [value]);
+  useEffect(() => {
+    if ((settled.trim() || undefined) !== value) onChange(settled.trim() || undefined);
+  }, [settled]); // eslint-disable-line react-hooks/exhaustive-deps
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <input id={id} className="input" type="search" value={draft} placeholder={placeholder} onChange={(e) => setDraft(e.target.value)} />
+    </div>
+  );
+}
+
+/** "Ann Admin" (the person), or the key's / device's id. */
+export function actorText(e: Pick<Entry, "actorType" | "actorId" | "user">): string {
+  if (e.actorType === "user") return e.user?.name ?? e.actorId ?? "unknown person";
+  if (e.actorType === "api_key") return `API key ${e.actorId?.slice(0, 8) ?? ""}${e.user ? ` of ${e.user.name}` : ""}`;
+  if (e.actorType === "device") return `Device ${e.actorId ?? ""}`;
+  return "System";
+}
+
+function AuditLog() {
+  const search = useSearch({ from: "/app/audit" });
+  const navigate = useNavigate({ from: "/audit" });
+  const canReadMembers = useCan("members:read");
+  const isSuperAdmin = useCan("platform:admin");
+  const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
+  const exporter = useExportDownload("/api/v1/audit/export");
+
+  const setSearch = (patch: Partial<AuditSearch>, resetPage = true) =>
+    navigate({ search: (prev) => ({ ...prev, ...patch, ...(resetPage ? { offset: undefined } : {}) }), replace: true });
+
+  const limit = search.limit ?? DEFAULT_LIMIT;
+  const offset = search.offset ?? 0;
+  const filters = auditFilters(search);
+  const entries = useQuery({ ...q.audit.search.options({ ...filters, limit, offset }), placeholderData: keepPreviousData });
+  const members = useQuery({ ...q.tenant.members.options({ limit: 200, offset: 0 }), enabled: canReadMembers, staleTime: 60_000 });
+  const filtered = Object.values(filters).some((v) => v !== undefined);
+  const clear = () => void navigate({ search: {}, replace: true });
+
+  const toggle = (id: string) => setOpen((prev) => {
+    const next = new Set(prev);
+    next.has(id) ? next.delete(id) : next.add(id);
+    return next;
+  });
+
+  const total = entries.data?.total;
+  const startExport = (format: "csv" | "json") =>
+    void exporter.start(format, { ...filters, maxRecords: EXPORT_MAX }, total === undefined ? undefined : Math.min(total, EXPORT_MAX));
+
+  return (
+    <>
+      <PageHeader
+        title="Audit log"
+        description={total !== undefined ? `${total.toLocaleString()} ${filtered ? "matching entries" : "entries in this organization"}, newest first` : "Who did what, and when"}
+        actions={
+          <>
+            {isSuperAdmin && <Link to="/activity" className="btn"><Activity aria-hidden="true" />Platform activity</Link>}
+            <ExportButtons what="audit log" exporter={exporter} onExport={startExport} />
+          </>
+        }
+      />
+      <ExportStatus what="audit log" exporter={exporter} />
+      <Card flush>
+        <form className="toolbar audit-filters" role="search" aria-label="Audit log filters" onSubmit={(e) => e.preventDefault()}>
+          <TextFilter id="audit-q" label="Search" value={search.q} placeholder="action, entity, id, message" onChange={(v) => void setSearch({ q: v })} />
+          {canReadMembers && (
+            <div className="field">
+              <label htmlFor="audit-user">Person</label>
+              <select id="audit-user" className="select" value={search.user ?? ""} onChange={(e) => void setSearch({ user: e.target.value || undefined })}>
+                <option value="">Anyone</option>
+                {members.data?.items.map((m) => <option key={m.userId} value={m.userId}>{m.name} ({m.email})</option>)}
+              </select>
+            </div>
+          )}
+          <div className="field">
+            <label htmlFor="audit-actor-type">Actor type</label>
+            <select id="audit-actor-type" className="select" value={search.actorType ?? ""} onChange={(e) => void setSearch({ actorType: (e.target.value || undefined) as AuditSearch["actorType"] })}>
+              <option value="">Any actor</option>
+              {ACTOR_TYPES.map((t) => <option key={t} value={t}>{ACTOR_TYPE_LABEL[t]}</option>)}
+            </select>
+          </div>
+          <TextFilter id="audit-action" label="Action" value={search.action} placeholder="devices.update or devices.*" onChange={(v) => void setSearch({ action: v })} />
+          <TextFilter id="audit-entity-type" label="Entity type" value={search.entityType} placeholder="device" onChange={(v) => void setSearch({ entityType: v })} />
+          <TextFilter id="audit-entity-id" label="Entity id" value={search.entityId} onChange={(v) => void setSearch({ entityId: v })} />
+          <div className="field">
+            <label htmlFor="audit-outcome">Outcome</label>
+            <select id="audit-outcome" className="select" value={search.outcome ?? ""} onChange={(e) => void setSearch({ outcome: (e.target.value || undefined) as AuditSearch["outcome"] })}>
+              <option value="">Any outcome</option>
+              {OUTCOMES.map((o) => <option key={o} value={o}>{o}</option>)}
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor="audit-from">From</label>
+            <input id="audit-from" className="input" type="datetime-local" value={localInputOf(search.from)} onChange={(e) => void setSearch({ from: instantOf(e.target.value) })} />
+          </div>
+          <div className="field">
+            <label htmlFor="audit-to">Until</label>
+            <input id="audit-to" className="input" type="datetime-local" value={localInputOf(search.to)} onChange={(e) => void setSearch({ to: instantOf(e.target.value) })} />
+          </div>
+          {filtered && <Button size="small" variant="ghost" icon={<X />} onClick={clear}>Clear filters</Button>}
+        </form>
+        {entries.isError && <div className="card__body"><ErrorBox error={entries.error} /></div>}
+        <div className="table-wrap">
+          <table className="table audit-table" aria-busy={entries.isPending || undefined}>
+            <caption className="visually-hidden">Audit entries</caption>
+            <thead>
+              <tr>
+                <th scope="col" className="col-check"><span className="visually-hidden">Details</span></th>
+                <th scope="col">When</th>
+                <th scope="col">Actor</th>
+                <th scope="col">Action</th>
+                <th scope="col">Entity</th>
+                <th scope="col">Outcome</th>
+              </tr>
+            </thead>
+            <tbody>
+              {entries.isPending && Array.from({ length: 6 }, (_, i) => (
+                <tr key={`loading-${i}`} aria-hidden="true">{Array.from({ length: 6 }, (_, j) => <td key={j}><span className="skeleton" /></td>)}</tr>
+              ))}
+              {entries.data?.items.length === 0 && (
+                <tr>
+                  <td colSpan={6}>
+                    {filtered
+                      ? <Empty title="No entry matches these filters" action={<Button onClick={clear}>Clear filters</Button>} />
+                      : <Empty title="Nothing recorded yet">Every change made through the API or this console is recorded here, with who made it.</Empty>}
+                  </td>
+                </tr>
+              )}
+              {entries.data?.items.map((e) => {
+                const expanded = open.has(e.id);
+                return (
+                  <Fragment key={e.id}>
+                    <tr>
+                      <td className="col-check">
+                        <Button size="small" variant="ghost" icon={expanded ? <ChevronDown /> : <ChevronRight />}
+                          aria-expanded={expanded} aria-controls={`audit-${e.id}`} aria-label={`Details of ${e.action} at ${formatDateTime(e.createdAt)}`} onClick={() => toggle(e.id)} />
+                      </td>
+                      <td className="nowrap"><RelativeTime value={e.createdAt} /></td>
+                      <td>
+                        <div className="audit-actor">
+                          <span>{actorText(e)}</span>
+                          {e.user && <span className="faint">{e.user.email}</span>}
+                        </div>
+                      </td>
+                      <td><span className="mono">{e.action}</span></td>
+                      <td>{e.entityType ? <span>{e.entityType} {e.entityId && <span className="mono faint">{e.entityId}</span>}</span> : <span className="faint">—</span>}</td>
+                      <td><span className={`badge ${OUTCOME_TONE[e.outcome]}`}>{e.outcome}</span></td>
+                    </tr>
+                    {expanded && (
+                      <tr id={`audit-${e.id}`} className="audit-details-row">
+                        <td colSpan={6}><EntryDetails entry={e} /></td>
+                      </tr>
+                    )}
+                  </Fragment>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+        <Pagination
+          label="Audit log pages"
+          offset={offset}
+          limit={limit}
+          total={total}
+          sizes={[25, 50, 100]}
+          onOffset={(next) => void setSearch({ offset: next || undefined }, false)}
+          onLimit={(next) => void setSearch({ limit: next === DEFAULT_LIMIT ? undefined : (next as AuditSearch["limit"]) })}
+        />
+      </Card>
+    </>
+  );
+}
+
+function EntryDetails({ entry }: { entry: Entry }) {
+  const rows = changeRows(entry.changes);
+  const isDiff = rows.some((r) => r.from !== undefined);
+  return (
+    <div className="audit-details">
+      {rows.length === 0 ? (
+        <p className="muted">No changed fields recorded.</p>
+      ) : (
+        <table className="table audit-changes">
+          <caption className="visually-hidden">Changed fields of {entry.action}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Field</th>
+              {isDiff && <th scope="col">Before</th>}
+              <th scope="col">{isDiff ? "After" : "Value"}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r) => (
+              <tr key={r.field}>
+                <th scope="row" className="mono">{r.field}</th>
+                {isDiff && <td className="mono">{r.from ?? "—"}</td>}
+                <td className="mono">{r.to}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <dl className="facts">
+        <dt>Time</dt>
+        <dd>{formatDateTime(entry.createdAt)}</dd>
+        {entry.message && (<><dt>Message</dt><dd>{entry.message}</dd></>)}
+        <dt>Actor</dt>
+        <dd>{ACTOR_TYPE_LABEL[entry.actorType]} <span className="mono faint">{entry.actorId ?? "—"}</span></dd>
+        {entry.requestId && (<><dt>Request id</dt><dd className="mono">{entry.requestId}</dd></>)}
+        {entry.sourceIp && (<><dt>Source IP</dt><dd className="mono">{entry.sourceIp}</dd></>)}
+        {entry.userAgent && (<><dt>User agent</dt><dd className="mono">{entry.userAgent}</dd></>)}
+      </dl>
+    </div>
+  );
+}
