@@ -152,6 +152,8 @@ const certificatesRoute = createRoute({
   path: "/certificates",
   validateSearch: certificatesSearch,
   component: lazyRouteComponent(() => import("../certificates/CertificatesPage"), "CertificatesPage"),
+});
+
 // Alerts (alerts/): what fires and what resolved, the rules, and where notifications go.
 const alertsRoute = createRoute({
   getParentRoute: () => appRoute,
