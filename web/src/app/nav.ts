@@ -8,7 +8,8 @@ import type { Permission } from "./session";
 export interface NavArea {
   label: string;
   /** the console path; absent: coming in a later part */
-  to?: "/" | "/devices" | "/groups" | "/enrollment-tokens" | "/applications" | "/registries" | "/marketplace" | "/deployments";
+  to?: "/" | "/devices" | "/groups" | "/enrollment-tokens" | "/applications" | "/registries" | "/marketplace" | "/deployments"
+    | "/members" | "/api-keys";
   needs?: Permission;
   icon: LucideIcon;
 }
@@ -43,8 +44,8 @@ export const NAV: NavSection[] = [
       { label: "Alerts", needs: "alerts:read", icon: Bell },
       { label: "Certificates", needs: "certificates:read", icon: ShieldCheck },
       { label: "Audit log", needs: "audit:read", icon: ScrollText },
-      { label: "Members & roles", needs: "members:read", icon: Users },
-      { label: "API keys", needs: "api-keys:read", icon: Key },
+      { label: "Members & roles", to: "/members", needs: "members:read", icon: Users },
+      { label: "API keys", to: "/api-keys", needs: "api-keys:read", icon: Key },
     ],
   },
 ];
