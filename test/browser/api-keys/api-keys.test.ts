@@ -112,5 +112,5 @@ describe.skipIf(!peerAvailable("chromium"))("console API keys", () => {
     await ui.page.getByRole("table", { name: "API keys" }).getByRole("row").filter({ hasText: "CI reader" }).waitFor({ state: "detached" });
     expect(await withKey(newKey, "/api/v1/devices")).toBe(401);
     expect((await service.call("GET", keysPath)).items.map((k: { id: string }) => k.id)).toEqual(before.map((b) => b.id));
-  });
+  }, 180_000);
 });

@@ -95,7 +95,7 @@ describe.skipIf(!peerAvailable("chromium"))("console invitations and members", (
     await later.settled();
     await later.audit();
     expect(await later.page.getByRole("button", { name: /^(Change role|Remove)/ }).count()).toBe(0);
-  });
+  }, 180_000);
 
   it("resend replaces the link, revoke ends it; the public page says the old link is no longer valid", async () => {
     const admin = await suite.open({ user: ADMIN });
@@ -132,7 +132,7 @@ describe.skipIf(!peerAvailable("chromium"))("console invitations and members", (
     await waitForText(row, (t) => t.includes("revoked"));
     expect((await service.call("GET", `/api/v1/invitations/${stored.id}`)).status).toBe("revoked");
     expect((await service.api("GET", `/api/v1/public/invitations/${secondPath.split("/").pop()}`, { key: null })).status).toBe(404);
-  });
+  }, 180_000);
 
   it("changes a member's role; the last owner's removal is refused with the API's reason", async () => {
     const person = await service.createUser("viewer", { name: "Carl Changed" });
@@ -171,5 +171,5 @@ describe.skipIf(!peerAvailable("chromium"))("console invitations and members", (
     await table.getByRole("row").filter({ hasText: person.email }).waitFor({ state: "detached" });
     expect((await service.api("GET", `/api/v1/organizations/${service.defaultOrg.id}/members/${person.id}`)).status).toBe(404);
     await admin.screenshot("members-list");
-  });
+  }, 180_000);
 });

@@ -65,7 +65,7 @@ export function ApiKeysPage() {
       id: "actions",
       header: "Actions",
       cell: (k: ApiKey) => (
-        <div className="row">
+        <div className="row row--nowrap">
           {!isExpired(k) && <Button size="small" icon={<RefreshCw />} onClick={() => setRotating(k)} aria-label={`Rotate ${k.name}`}>Rotate</Button>}
           <Button size="small" icon={<Ban />} onClick={() => setRevoking(k)} aria-label={`Revoke ${k.name}`}>Revoke</Button>
         </div>
@@ -202,7 +202,7 @@ function CreateKeyDialog({ orgId, onClose, onCreated }: { orgId: string; onClose
   }
 
   return (
-    <Dialog open onClose={onClose} title="Create an API key">
+    <Dialog open wide onClose={onClose} title="Create an API key">
       <form className="stack" onSubmit={submit}>
         <div className="grid grid--2">
           <div className="field">

@@ -62,7 +62,7 @@ export function InvitationsPage() {
       id: "actions",
       header: "Actions",
       cell: (i: Invitation) => open(i) && (
-        <div className="row">
+        <div className="row row--nowrap">
           <Button size="small" icon={<Send />} onClick={() => setResending(i)} aria-label={`Resend the invitation of ${i.email}`}>Resend</Button>
           <Button size="small" icon={<Ban />} onClick={() => setRevoking(i)} aria-label={`Revoke the invitation of ${i.email}`}>Revoke</Button>
         </div>

@@ -62,7 +62,7 @@ export function MembersPage() {
       id: "actions",
       header: "Actions",
       cell: (m: Member) => (
-        <div className="row">
+        <div className="row row--nowrap">
           {canReadRoles && <Button size="small" icon={<UserCog />} onClick={() => setChanging(m)} aria-label={`Change role of ${m.name}`}>Change role</Button>}
           <Button size="small" icon={<UserMinus />} onClick={() => setRemoving(m)} aria-label={`Remove ${m.name}`}>Remove</Button>
         </div>

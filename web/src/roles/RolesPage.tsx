@@ -51,7 +51,7 @@ export function RolesPage() {
       id: "actions",
       header: "Actions",
       cell: (r: Role) => !r.system && (
-        <div className="row">
+        <div className="row row--nowrap">
           <Button size="small" icon={<Pencil />} onClick={() => setEditing(r)} aria-label={`Edit role ${r.name}`}>Edit</Button>
           <Button size="small" icon={<Trash2 />} onClick={() => setDeleting(r)} aria-label={`Delete role ${r.name}`}>Delete</Button>
         </div>
@@ -128,7 +128,7 @@ function RoleDialog({ role, onClose }: { role: Role | null; onClose: () => void 
   }
 
   return (
-    <Dialog open onClose={onClose} title={role ? `Edit role “${role.name}”` : "Create a role"}>
+    <Dialog open wide onClose={onClose} title={role ? `Edit role “${role.name}”` : "Create a role"}>
       <form className="stack" onSubmit={submit}>
         <div className="grid grid--2">
           <div className="field">
