@@ -5,8 +5,8 @@ import { z } from "zod";
 import { protectedProcedure, router } from "../../trpc/procedures.js";
 import { pageOf, pageOutput, pagingInput } from "../../lib/paging.js";
 import { organizationOfPath } from "../members/organization-scope.js";
-import { apiKeyOutput, createApiKeyInput, createdApiKeyOutput, toApiKeyDto, updateApiKeyInput } from "./schemas.js";
-import { createApiKey, getApiKey, listApiKeys, revokeApiKey, updateApiKey } from "./service.js";
+import { apiKeyListItemOutput, apiKeyOutput, createApiKeyInput, createdApiKeyOutput, toApiKeyDto, updateApiKeyInput } from "./schemas.js";
+import { createApiKey, creatorsOf, getApiKey, listApiKeys, revokeApiKey, updateApiKey } from "./service.js";
 
 const TAG = "API keys";
 const orgPath = z.object({ orgId: z.string().uuid() });
@@ -16,11 +16,16 @@ export const apiKeysRouter = router({
   list: protectedProcedure("api-keys:read")
     .meta({ openapi: { method: "GET", path: "/organizations/{orgId}/api-keys", tags: [TAG], summary: "List API keys (never the keys themselves)" } })
     .input(orgPath.extend(pagingInput))
-    .output(pageOutput(apiKeyOutput))
+    .output(pageOutput(apiKeyListItemOutput))
     .query(async ({ ctx, input }) => {
       const org = await organizationOfPath(ctx.db, ctx.principal, input.orgId);
       const { items, total } = await listApiKeys(ctx.db, org.id, input);
-      return pageOf(items.map(toApiKeyDto), total, input.offset);
+      const creators = await creatorsOf(ctx.db, items);
+      const withCreator = items.map((row) => {
+        const creator = row.createdById ? creators.get(row.createdById) : undefined;
+        return { ...toApiKeyDto(row), ...(creator ? { creator } : {}) };
+      });
+      return pageOf(withCreator, total, input.offset);
     }),
 
   create: protectedProcedure("api-keys:write")

@@ -52,6 +52,12 @@ export const apiKeyOutput = z.object({
 });
 export type ApiKeyDto = z.infer<typeof apiKeyOutput>;
 
+/** A list entry also names its creator (a member's name and e-mail), so nobody has to look up the id. */
+export const apiKeyListItemOutput = apiKeyOutput.extend({
+  creator: z.object({ id: z.string().uuid(), name: z.string(), email: z.string() }).optional()
+    .describe("the creating user's name and e-mail; absent when the key has no creator or the account is gone"),
+});
+
 export const createdApiKeyOutput = apiKeyOutput.extend({
   key: z.string().describe("the full key: returned once, never retrievable again"),
 });

@@ -63,6 +63,13 @@ export async function listApiKeys(db: DbTx, organizationId: string, page: { limi
   return { items, total };
 }
 
+/** The creators of `rows`, by id, in one query (the list names them). */
+export async function creatorsOf(db: DbTx, rows: readonly { createdById: string | null }[]) {
+  const ids = [...new Set(rows.flatMap((r) => (r.createdById ? [r.createdById] : [])))];
+  const users = ids.length ? await db.user.findMany({ where: { id: { in: ids } }, select: { id: true, name: true, email: true } }) : [];
+  return new Map(users.map((u) => [u.id, u]));
+}
+
 export async function getApiKey(db: DbTx, organizationId: string, id: string) {
   const row = await db.apiKey.findFirst({ where: { id, ...live(organizationId) } });
   if (!row) throw notFound("API key");

@@ -184,7 +184,9 @@ describe("GET /organizations/{orgId}/api-keys/{id} (op 15) and the list", () => 
     expect(list.body.total).toBe(await h.services.prisma.apiKey.count({ where: { organizationId: acme.org.id, revokedAt: null } }));
     expect(list.body.hasMore).toBe(false);
     const item = list.body.items.find((k: { id: string }) => k.id === made.body.id);
-    expect(item).toEqual(rest);
+    // The list also names the creator (the console's "Created by" column), from the user row.
+    const owner = await h.services.prisma.user.findUniqueOrThrow({ where: { id: acme.user.id } });
+    expect(item).toEqual({ ...rest, creator: { id: acme.user.id, name: owner.name, email: acme.user.email } });
     for (const k of list.body.items) expect(k.key).toBeUndefined();
     for (const k of created) expect(list.text).not.toContain(k);
   });

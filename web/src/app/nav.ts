@@ -9,7 +9,7 @@ export interface NavArea {
   label: string;
   /** the console path; absent: coming in a later part */
   to?: "/" | "/devices" | "/groups" | "/enrollment-tokens" | "/applications" | "/registries" | "/marketplace" | "/deployments"
-    | "/certificates" | "/alerts" | "/audit";
+    | "/certificates" | "/alerts" | "/audit" | "/members" | "/api-keys";
   needs?: Permission;
   icon: LucideIcon;
 }
@@ -44,8 +44,8 @@ export const NAV: NavSection[] = [
       { label: "Alerts", to: "/alerts", needs: "alerts:read", icon: Bell },
       { label: "Certificates", to: "/certificates", needs: "certificates:read", icon: ShieldCheck },
       { label: "Audit log", to: "/audit", needs: "audit:read", icon: ScrollText },
-      { label: "Members & roles", needs: "members:read", icon: Users },
-      { label: "API keys", needs: "api-keys:read", icon: Key },
+      { label: "Members & roles", to: "/members", needs: "members:read", icon: Users },
+      { label: "API keys", to: "/api-keys", needs: "api-keys:read", icon: Key },
     ],
   },
 ];

@@ -41,6 +41,14 @@ const signInRoute = createRoute({
   component: lazyRouteComponent(() => import("../auth/SignInPage"), "SignInPage"),
 });
 
+// The page an invitation link opens (invitations/InvitationsPage.tsx builds it): public, since
+// the person invited has no account yet; accepting signs them in.
+const acceptInvitationRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/invitations/$token",
+  component: lazyRouteComponent(() => import("../invitations/AcceptInvitationPage"), "AcceptInvitationPage"),
+});
+
 const appRoute = createRoute({
   getParentRoute: () => rootRoute,
   id: "app",
@@ -207,8 +215,34 @@ const activityRoute = createRoute({
   component: lazyRouteComponent(() => import("../activity/ActivityPage"), "ActivityPage"),
 });
 
+// Members & roles: three pages under /members (members/MembersTabs.tsx), and API keys.
+const membersRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/members",
+  component: lazyRouteComponent(() => import("../members/MembersPage"), "MembersPage"),
+});
+
+const invitationsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/members/invitations",
+  component: lazyRouteComponent(() => import("../invitations/InvitationsPage"), "InvitationsPage"),
+});
+
+const rolesRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/members/roles",
+  component: lazyRouteComponent(() => import("../roles/RolesPage"), "RolesPage"),
+});
+
+const apiKeysRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/api-keys",
+  component: lazyRouteComponent(() => import("../api-keys/ApiKeysPage"), "ApiKeysPage"),
+});
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
+  acceptInvitationRoute,
   appRoute.addChildren([
     overviewRoute, devicesRoute, deviceRoute, groupsRoute, enrollmentRoute,
     applicationsRoute, applicationRoute, registriesRoute, marketplaceRoute,
@@ -216,6 +250,7 @@ const routeTree = rootRoute.addChildren([
     certificatesRoute,
     alertsRoute, alertRulesRoute, newAlertRuleRoute, editAlertRuleRoute, notificationTargetsRoute,
     auditRoute, activityRoute,
+    membersRoute, invitationsRoute, rolesRoute, apiKeysRoute,
   ]),
 ]);
 

@@ -4,12 +4,14 @@ import { useEffect, useId, useRef, useState, type ReactNode } from "react";
 import { Button } from "./Button";
 import { ErrorBox } from "./states";
 
-export function Dialog({ open, onClose, title, children, footer }: {
+export function Dialog({ open, onClose, title, children, footer, wide }: {
   open: boolean;
   onClose: () => void;
   title: string;
   children: ReactNode;
   footer?: ReactNode;
+  /** room for a form with many choices (the permission picker) */
+  wide?: boolean;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const titleId = useId();
@@ -20,7 +22,7 @@ export function Dialog({ open, onClose, title, children, footer }: {
     if (!open && dialog.open) dialog.close();
   }, [open]);
   return (
-    <dialog ref={ref} className="dialog" aria-labelledby={titleId} onClose={onClose} onCancel={onClose}>
+    <dialog ref={ref} className={wide ? "dialog dialog--wide" : "dialog"} aria-labelledby={titleId} onClose={onClose} onCancel={onClose}>
       {open && (
         <>
           <div className="dialog__header">

@@ -1,0 +1,230 @@
+// API keys of the organization: prefix, permissions, creator, last use and expiry; create
+// with the permission picker (offering only what the creator holds, as the API demands), the
+// key shown once with a copy button and a warning; rotate or revoke after a confirmation.
+// Rotation is the API's two operations in a row: a new key like the old one (name,
+// description, permissions, expiry) is created first, then the old one revoked, so a refusal
+// of the first leaves the old key working.
+import { useState, type FormEvent } from "react";
+import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { AlertTriangle, Ban, Plus, RefreshCw } from "lucide-react";
+import type { RouterOutputs } from "../api/client";
+import { q } from "../api/query";
+import { useCan, useSession } from "../app/session";
+import { Button } from "../ui/Button";
+import { Card, PageHeader } from "../ui/Card";
+import { CopyButton } from "../ui/CopyButton";
+import { DataTable, type Column } from "../ui/DataTable";
+import { ConfirmDialog, Dialog } from "../ui/Dialog";
+import { Pagination } from "../ui/Pagination";
+import { Empty, ErrorBox, ErrorState, Forbidden } from "../ui/states";
+import { RelativeTime } from "../ui/time";
+import { useToast } from "../ui/toast";
+import { PermissionChips } from "../roles/PermissionChips";
+import { PermissionPicker } from "../roles/PermissionPicker";
+
+type ApiKey = RouterOutputs["apiKeys"]["list"]["items"][number];
+type CreatedKey = RouterOutputs["apiKeys"]["create"];
+
+const PAGE = 50;
+
+const isExpired = (k: ApiKey) => k.expiresAt !== undefined && Date.parse(k.expiresAt) <= Date.now();
+
+export function ApiKeysPage() {
+  const session = useSession();
+  const canRead = useCan("api-keys:read");
+  const canWrite = useCan("api-keys:write");
+  const orgId = session.organization.id;
+  const queryClient = useQueryClient();
+  const toast = useToast();
+  const [offset, setOffset] = useState(0);
+  const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<{ key: CreatedKey; replaced?: string } | null>(null);
+  const [rotating, setRotating] = useState<ApiKey | null>(null);
+  const [revoking, setRevoking] = useState<ApiKey | null>(null);
+  const keys = useQuery({ ...q.apiKeys.list.options({ orgId, limit: PAGE, offset }), enabled: canRead, placeholderData: keepPreviousData });
+  const refresh = () => queryClient.invalidateQueries({ queryKey: q.apiKeys.key() });
+
+  const columns: Column<ApiKey>[] = [
+    { id: "name", header: "Name", cell: (k) => <div className="stacked-cell"><strong>{k.name}</strong>{k.description && <span className="faint">{k.description}</span>}</div> },
+    { id: "prefix", header: "Key", cell: (k) => <code>{k.keyPrefix}…</code> },
+    { id: "permissions", header: "Permissions", cell: (k) => <PermissionChips permissions={k.permissions} max={3} /> },
+    {
+      id: "creator",
+      header: "Created by",
+      cell: (k) => k.creator
+        ? <div className="stacked-cell"><span>{k.creator.name}{k.creator.id === session.userId && <span className="faint"> (you)</span>}</span><span className="faint"><RelativeTime value={k.createdAt} /></span></div>
+        : <span className="faint">unknown</span>,
+    },
+    { id: "lastUsed", header: "Last used", cell: (k) => <RelativeTime value={k.lastUsedAt} /> },
+    {
+      id: "expires",
+      header: "Expires",
+      cell: (k) => isExpired(k) ? <span className="badge badge--warning">expired</span> : <RelativeTime value={k.expiresAt} never="never" />,
+    },
+    ...(canWrite ? [{
+      id: "actions",
+      header: "Actions",
+      cell: (k: ApiKey) => (
+        <div className="row row--nowrap">
+          {!isExpired(k) && <Button size="small" icon={<RefreshCw />} onClick={() => setRotating(k)} aria-label={`Rotate ${k.name}`}>Rotate</Button>}
+          <Button size="small" icon={<Ban />} onClick={() => setRevoking(k)} aria-label={`Revoke ${k.name}`}>Revoke</Button>
+        </div>
+      ),
+    }] : []),
+  ];
+
+  const createButton = canWrite && <Button variant="primary" icon={<Plus />} onClick={() => setCreating(true)}>Create API key</Button>;
+  if (!canRead) return <><PageHeader title="API keys" /><Forbidden what="the API keys" /></>;
+
+  return (
+    <>
+      <PageHeader
+        title="API keys"
+        description="Keys let scripts and pipelines call the API of this organization (header X-API-Key). A key never does more than its permissions, nor more than its creator may do now."
+        actions={createButton}
+      />
+      {created && <NewKeyCard created={created.key} replaced={created.replaced} onDismiss={() => setCreated(null)} />}
+      <Card title="Keys" flush>
+        {keys.isError ? <ErrorState error={keys.error} what="the API keys" retry={() => keys.refetch()} /> : (
+          <>
+            <DataTable
+              caption="API keys"
+              columns={columns}
+              rows={keys.data?.items}
+              rowKey={(k) => k.id}
+              loading={keys.isFetching}
+              empty={<Empty title="No API keys yet" action={createButton}>Create a key for a script or a pipeline, with only the permissions it needs.</Empty>}
+            />
+            <Pagination label="API key pages" offset={offset} limit={PAGE} total={keys.data?.total} onOffset={setOffset} />
+          </>
+        )}
+      </Card>
+      {creating && (
+        <CreateKeyDialog
+          orgId={orgId}
+          onClose={() => setCreating(false)}
+          onCreated={async (key) => { setCreated({ key }); setCreating(false); await refresh(); }}
+        />
+      )}
+      <ConfirmDialog
+        open={rotating !== null}
+        onClose={() => setRotating(null)}
+        title={`Rotate “${rotating?.name ?? ""}”?`}
+        confirmLabel="Rotate key"
+        onConfirm={async () => {
+          const old = rotating!;
+          const key = await q.apiKeys.create.call({
+            orgId, name: old.name, description: old.description, permissions: old.permissions, expiresAt: old.expiresAt,
+          });
+          setCreated({ key, replaced: old.keyPrefix });
+          await q.apiKeys.revoke.call({ orgId, id: old.id }).finally(refresh);
+          toast.success(`Key “${old.name}” rotated`);
+        }}
+      >
+        <p>A new key with the same name, permissions and expiry is created, and the key starting <code>{rotating?.keyPrefix}</code> is revoked at once: whatever uses it gets 401 until it is given the new key.</p>
+      </ConfirmDialog>
+      <ConfirmDialog
+        open={revoking !== null}
+        onClose={() => setRevoking(null)}
+        title={`Revoke “${revoking?.name ?? ""}”?`}
+        confirmLabel="Revoke key"
+        onConfirm={async () => {
+          await q.apiKeys.revoke.call({ orgId, id: revoking!.id });
+          toast.success(`Key “${revoking!.name}” revoked`);
+          await refresh();
+        }}
+      >
+        <p>The key starting <code>{revoking?.keyPrefix}</code> stops working at once (401 on its next request). This cannot be undone.</p>
+      </ConfirmDialog>
+    </>
+  );
+}
+
+function NewKeyCard({ created, replaced, onDismiss }: { created: CreatedKey; replaced?: string; onDismiss: () => void }) {
+  const example = `curl -H "X-API-Key: ${created.key}" ${location.origin}/api/v1/devices`;
+  return (
+    <section className="card new-secret" aria-labelledby="new-key-title">
+      <div className="card__header">
+        <h2 id="new-key-title">Key “{created.name}” {replaced ? "rotated" : "created"}</h2>
+        <Button size="small" variant="ghost" onClick={onDismiss}>Done</Button>
+      </div>
+      <div className="card__body stack">
+        <div className="alert-box alert-box--warning" role="note">
+          <AlertTriangle aria-hidden="true" />
+          <p>
+            Copy the key now: it is shown only this once and cannot be retrieved later. Anyone holding it can act with its permissions.
+            {replaced && <> The key starting <code>{replaced}</code> no longer works.</>}
+          </p>
+        </div>
+        <div className="field">
+          <span className="field__label">API key</span>
+          <div className="secret-box">
+            <code data-testid="new-api-key">{created.key}</code>
+            <CopyButton value={created.key} label="Copy key" />
+          </div>
+        </div>
+        <div className="field">
+          <span className="field__label">Try it</span>
+          <pre className="command">{example}</pre>
+        </div>
+      </div>
+    </section>
+  );
+}
+
+function CreateKeyDialog({ orgId, onClose, onCreated }: { orgId: string; onClose: () => void; onCreated: (key: CreatedKey) => Promise<void> }) {
+  const session = useSession();
+  const [name, setName] = useState("");
+  const [description, setDescription] = useState("");
+  const [expiresInDays, setExpiresInDays] = useState("");
+  const [permissions, setPermissions] = useState<Set<string>>(new Set());
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const held = new Set(session.permissions);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await onCreated(await q.apiKeys.create.call({
+        orgId,
+        name: name.trim(),
+        description: description.trim() || undefined,
+        permissions: [...permissions],
+        expiresAt: expiresInDays ? new Date(Date.now() + Number(expiresInDays) * 86_400_000).toISOString() : undefined,
+      }));
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Dialog open wide onClose={onClose} title="Create an API key">
+      <form className="stack" onSubmit={submit}>
+        <div className="grid grid--2">
+          <div className="field">
+            <label htmlFor="key-name">Name</label>
+            <input id="key-name" className="input" required minLength={2} maxLength={100} value={name} onChange={(e) => setName(e.target.value)} placeholder="CI pipeline" />
+          </div>
+          <div className="field">
+            <label htmlFor="key-expiry">Expires in (days)</label>
+            <input id="key-expiry" className="input" type="number" min={1} max={3650} value={expiresInDays} onChange={(e) => setExpiresInDays(e.target.value)} placeholder="never" />
+          </div>
+        </div>
+        <div className="field">
+          <label htmlFor="key-description">Description <span className="faint">(optional)</span></label>
+          <input id="key-description" className="input" maxLength={500} value={description} onChange={(e) => setDescription(e.target.value)} />
+        </div>
+        <PermissionPicker idPrefix="key-permission" legend="Permissions (only those you hold)" value={permissions} onChange={setPermissions} offered={(key) => held.has(key)} />
+        {error != null && <ErrorBox error={error} />}
+        <div className="dialog__footer dialog__footer--inline">
+          <Button onClick={onClose}>Cancel</Button>
+          <Button type="submit" variant="primary" busy={busy} disabled={name.trim().length < 2}>Create key</Button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
