@@ -2,13 +2,14 @@
 // not landed yet is listed as "coming" (not a link, so never a dead one). `needs` is the
 // permission the area's main list requires, the same key the API checks: without it the
 // entry is not shown.
-import { Bell, Cpu, Gauge, GitBranch, Key, KeyRound, Package, Rocket, ScrollText, ShieldCheck, Store, Tags, Users, type LucideIcon } from "lucide-react";
+import { Bell, Building2, Cpu, Gauge, GitBranch, Key, KeyRound, Package, Rocket, ScrollText, ShieldCheck, Store, Tags, Users, type LucideIcon } from "lucide-react";
 import type { Permission } from "./session";
 
 export interface NavArea {
   label: string;
   /** the console path; absent: coming in a later part */
-  to?: "/" | "/devices" | "/groups" | "/enrollment-tokens" | "/applications" | "/registries" | "/marketplace" | "/deployments";
+  to?: "/" | "/devices" | "/groups" | "/enrollment-tokens" | "/applications" | "/registries" | "/marketplace" | "/deployments"
+    | "/organization";
   needs?: Permission;
   icon: LucideIcon;
 }
@@ -45,6 +46,7 @@ export const NAV: NavSection[] = [
       { label: "Audit log", needs: "audit:read", icon: ScrollText },
       { label: "Members & roles", needs: "members:read", icon: Users },
       { label: "API keys", needs: "api-keys:read", icon: Key },
+      { label: "Organization", to: "/organization", needs: "organizations:read", icon: Building2 },
     ],
   },
 ];

@@ -149,12 +149,20 @@ const profileRoute = createRoute({
   component: lazyRouteComponent(() => import("../profile/ProfilePage"), "ProfilePage"),
 });
 
+// The organization acted in: details and branding (organizations/).
+const organizationSettingsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/organization",
+  component: lazyRouteComponent(() => import("../organizations/OrganizationSettingsPage"), "OrganizationSettingsPage"),
+});
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   appRoute.addChildren([
     overviewRoute, devicesRoute, deviceRoute, groupsRoute, enrollmentRoute,
     applicationsRoute, applicationRoute, registriesRoute, marketplaceRoute,
     deploymentsRoute, newDeploymentRoute, editDeploymentRoute, deploymentRoute, profileRoute,
+    organizationSettingsRoute,
   ]),
 ]);
 
