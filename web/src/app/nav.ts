@@ -2,14 +2,14 @@
 // not landed yet is listed as "coming" (not a link, so never a dead one). `needs` is the
 // permission the area's main list requires, the same key the API checks: without it the
 // entry is not shown.
-import { Bell, Building2, Cpu, Gauge, GitBranch, Key, KeyRound, Package, Rocket, ScrollText, ShieldCheck, Store, Tags, Users, type LucideIcon } from "lucide-react";
+import { ArrowLeftRight, Bell, Building, Building2, Cpu, Gauge, GitBranch, Key, KeyRound, Package, Rocket, ScrollText, ShieldCheck, Store, Tags, UserCog, Users, type LucideIcon } from "lucide-react";
 import type { Permission } from "./session";
 
 export interface NavArea {
   label: string;
   /** the console path; absent: coming in a later part */
   to?: "/" | "/devices" | "/groups" | "/enrollment-tokens" | "/applications" | "/registries" | "/marketplace" | "/deployments"
-    | "/organization";
+    | "/organization" | "/platform/users" | "/platform/organizations" | "/platform/tenant-switches";
   needs?: Permission;
   icon: LucideIcon;
 }
@@ -47,6 +47,15 @@ export const NAV: NavSection[] = [
       { label: "Members & roles", needs: "members:read", icon: Users },
       { label: "API keys", needs: "api-keys:read", icon: Key },
       { label: "Organization", to: "/organization", needs: "organizations:read", icon: Building2 },
+    ],
+  },
+  {
+    // Super Admins only: platform:admin is in a session's permissions only for them.
+    label: "Platform",
+    areas: [
+      { label: "Users", to: "/platform/users", needs: "platform:admin", icon: UserCog },
+      { label: "Organizations", to: "/platform/organizations", needs: "platform:admin", icon: Building },
+      { label: "Tenant switches", to: "/platform/tenant-switches", needs: "platform:admin", icon: ArrowLeftRight },
     ],
   },
 ];

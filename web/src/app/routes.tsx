@@ -10,6 +10,8 @@ import { groupsSearch } from "../groups/search";
 import { rolloutSearch } from "../deployments/rollout/search";
 import { applicationsSearch } from "../applications/search";
 import { deploymentListSearch, deploymentNewSearch } from "../deployments/search";
+import { usersSearch } from "../users/search";
+import { organizationsSearch } from "../organizations/search";
 import { queryClient, setSessionEndedHandler } from "./query-client";
 import { sessionQuery } from "./session";
 import { Shell } from "./Shell";
@@ -156,13 +158,34 @@ const organizationSettingsRoute = createRoute({
   component: lazyRouteComponent(() => import("../organizations/OrganizationSettingsPage"), "OrganizationSettingsPage"),
 });
 
+// The platform, for Super Admins (each page renders Forbidden for anyone else).
+const platformUsersRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/platform/users",
+  validateSearch: usersSearch,
+  component: lazyRouteComponent(() => import("../users/UsersPage"), "UsersPage"),
+});
+
+const platformOrganizationsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/platform/organizations",
+  validateSearch: organizationsSearch,
+  component: lazyRouteComponent(() => import("../organizations/OrganizationsPage"), "OrganizationsPage"),
+});
+
+const tenantSwitchesRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/platform/tenant-switches",
+  component: lazyRouteComponent(() => import("../tenant/TenantSwitchesPage"), "TenantSwitchesPage"),
+});
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   appRoute.addChildren([
     overviewRoute, devicesRoute, deviceRoute, groupsRoute, enrollmentRoute,
     applicationsRoute, applicationRoute, registriesRoute, marketplaceRoute,
     deploymentsRoute, newDeploymentRoute, editDeploymentRoute, deploymentRoute, profileRoute,
-    organizationSettingsRoute,
+    organizationSettingsRoute, platformUsersRoute, platformOrganizationsRoute, tenantSwitchesRoute,
   ]),
 ]);
 
