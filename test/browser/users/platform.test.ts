@@ -194,6 +194,9 @@ describe.skipIf(!peerAvailable("chromium"))("platform pages for Super Admins", (
     const active = ui.page.getByRole("table", { name: "Active switches" });
     const row = active.getByRole("row").filter({ hasText: "Crane 7 support call" });
     await waitForText(row, (t) => t.includes("you") && t.includes("Harbour Cranes"));
+    // Switched in, the only organization left to enter is none: the page says a new switch replaces this one.
+    await ui.page.getByText("Switching again replaces the active switch; your home organization stays Default.").waitFor();
+    expect(await ui.page.getByText("You are a member of every organization").count()).toBe(0);
     const listed = await service.call<{ items: { toOrgId: string; reason?: string }[] }>("GET", "/api/v1/tenant/switches/active");
     expect(listed.items).toEqual([expect.objectContaining({ toOrgId: fleetOrg.id, reason: "Crane 7 support call" })]);
     await ui.settled();

@@ -38,7 +38,8 @@ function TenantSwitches() {
   const [historyOffset, setHistoryOffset] = useState(0);
   // Organizations the Super Admin is not a member of: entering those is a switch (members act in theirs from the header).
   const accessible = useQuery(q.tenant.accessible.options({ limit: 100, offset: 0 }));
-  const enterable = (accessible.data?.items ?? []).filter((o) => o.role === null && !o.isCurrent);
+  const nonMember = (accessible.data?.items ?? []).filter((o) => o.role === null);
+  const enterable = nonMember.filter((o) => !o.isCurrent);
   const active = useQuery({ ...q.tenant.activeSwitches.options({ limit: PAGE, offset: activeOffset }), placeholderData: keepPreviousData });
   const history = useQuery({ ...q.tenant.history.options({ limit: PAGE, offset: historyOffset }), placeholderData: keepPreviousData });
 
@@ -93,7 +94,8 @@ function TenantSwitches() {
             </div>
             <Button type="submit" variant="primary" icon={<LogIn />} disabled={!chosen}>Switch into…</Button>
           </form>
-          {accessible.data && enterable.length === 0 && <p className="faint">You are a member of every organization: act in one from the organization menu in the header.</p>}
+          {accessible.data && nonMember.length === 0 && <p className="faint">You are a member of every organization: act in one from the organization menu in the header.</p>}
+          {session.activeSwitch && <p className="faint">Switching again replaces the active switch; your home organization stays {session.homeOrganization?.name ?? "the same"}.</p>}
         </Card>
         <Card title="Active switches" flush>
           {active.isError ? <ErrorState error={active.error} what="tenant switches" retry={() => active.refetch()} /> : (
