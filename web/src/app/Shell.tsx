@@ -13,20 +13,24 @@ import { useToast } from "../ui/toast";
 import { NAV } from "./nav";
 import { canGoLive, RealtimeProvider, useRealtimeState } from "./realtime";
 import { useOrganizationChanged, useSession, type Session } from "./session";
-import { setThemeChoice, useTheme, type ThemeChoice } from "./theme";
+import { setBrandColor, setThemeChoice, useTheme, type ThemeChoice } from "./theme";
+import { brandingOf } from "../organizations/branding";
 import { TenantSwitchBanner, TenantSwitchDialog } from "./tenant-switch";
 import { PageErrorBoundary } from "./PageErrorBoundary";
 import "./shell.css";
 
 export function Shell() {
   const session = useSession();
+  const logo = useOrganizationBranding(session);
   return (
     <RealtimeProvider organizationId={session.organization.id} enabled={canGoLive(session.permissions)}>
       <a className="skip-link" href="#main">Skip to content</a>
       <div className="shell">
         <aside className="shell__sidebar">
           <div className="brand">
-            <img src="/favicon.svg" alt="" width={26} height={26} />
+            {logo
+              ? <img className="brand__logo" src={logo} alt={`${session.organization.name} logo`} height={26} />
+              : <img src="/favicon.svg" alt="" width={26} height={26} />}
             <span>Fleet Manager</span>
           </div>
           <Navigation session={session} />
@@ -53,6 +57,21 @@ export function Shell() {
   );
 }
 
+/**
+ * The organization's colour painted over the theme and its logo (answered) in the sidebar, as
+ * its settings store them (organizations/OrganizationSettingsPage.tsx). Read with the same
+ * query as that page, so a saved change shows at once; without organizations:read (a custom
+ * role) the console keeps its own look rather than ask for what the role may not read.
+ */
+function useOrganizationBranding(session: Session): string | undefined {
+  const canRead = session.permissions.includes("organizations:read");
+  const org = useQuery({ ...q.organizations.get.options({ id: session.organization.id }), enabled: canRead });
+  const branding = brandingOf(org.data?.branding);
+  useEffect(() => setBrandColor(branding.primaryColor ?? null), [branding.primaryColor]);
+  useEffect(() => () => setBrandColor(null), []);
+  return branding.logo;
+}
+
 function Navigation({ session }: { session: Session }) {
   const pathname = useRouterState({ select: (s) => s.location.pathname });
   return (
@@ -66,23 +85,15 @@ function Navigation({ session }: { session: Session }) {
             <ul>
               {areas.map(({ label, to, icon: Icon }) => (
                 <li key={label}>
-                  {to ? (
-                    <Link
-                      to={to}
-                      className="nav-link"
-                      aria-current={(to === "/" ? pathname === "/" : pathname.startsWith(to)) ? "page" : undefined}
-                    >
-                      <Icon aria-hidden="true" />
-                      {label}
-                      {to === "/alerts" && <FiringCount />}
-                    </Link>
-                  ) : (
-                    <span className="nav-link nav-link--coming" aria-disabled="true">
-                      <Icon aria-hidden="true" />
-                      {label}
-                      <span className="nav-coming">coming</span>
-                    </span>
-                  )}
+                  <Link
+                    to={to}
+                    className="nav-link"
+                    aria-current={(to === "/" ? pathname === "/" : pathname.startsWith(to)) ? "page" : undefined}
+                  >
+                    <Icon aria-hidden="true" />
+                    {label}
+                    {to === "/alerts" && <FiringCount />}
+                  </Link>
                 </li>
               ))}
             </ul>

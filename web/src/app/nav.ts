@@ -1,15 +1,15 @@
-// Every area of the service, in the order the sidebar shows them. An area whose pages have
-// not landed yet is listed as "coming" (not a link, so never a dead one). `needs` is the
+// Every area of the service, in the order the sidebar shows them. `needs` is the
 // permission the area's main list requires, the same key the API checks: without it the
 // entry is not shown.
-import { Bell, Cpu, Gauge, GitBranch, Key, KeyRound, Package, Rocket, ScrollText, ShieldCheck, Store, Tags, Users, type LucideIcon } from "lucide-react";
+import { ArrowLeftRight, Bell, Building, Building2, Cpu, Gauge, GitBranch, Key, KeyRound, Package, Rocket, ScrollText, ShieldCheck, Store, Tags, UserCog, Users, type LucideIcon } from "lucide-react";
 import type { Permission } from "./session";
 
 export interface NavArea {
   label: string;
-  /** the console path; absent: coming in a later part */
-  to?: "/" | "/devices" | "/groups" | "/enrollment-tokens" | "/applications" | "/registries" | "/marketplace" | "/deployments"
-    | "/certificates" | "/alerts" | "/audit" | "/members" | "/api-keys";
+  /** the console path */
+  to: "/" | "/devices" | "/groups" | "/enrollment-tokens" | "/applications" | "/registries" | "/marketplace" | "/deployments"
+    | "/certificates" | "/alerts" | "/audit" | "/members" | "/api-keys"
+    | "/organization" | "/platform/users" | "/platform/organizations" | "/platform/tenant-switches";
   needs?: Permission;
   icon: LucideIcon;
 }
@@ -46,6 +46,16 @@ export const NAV: NavSection[] = [
       { label: "Audit log", to: "/audit", needs: "audit:read", icon: ScrollText },
       { label: "Members & roles", to: "/members", needs: "members:read", icon: Users },
       { label: "API keys", to: "/api-keys", needs: "api-keys:read", icon: Key },
+      { label: "Organization", to: "/organization", needs: "organizations:read", icon: Building2 },
+    ],
+  },
+  {
+    // Super Admins only: platform:admin is in a session's permissions only for them.
+    label: "Platform",
+    areas: [
+      { label: "Users", to: "/platform/users", needs: "platform:admin", icon: UserCog },
+      { label: "Organizations", to: "/platform/organizations", needs: "platform:admin", icon: Building },
+      { label: "Tenant switches", to: "/platform/tenant-switches", needs: "platform:admin", icon: ArrowLeftRight },
     ],
   },
 ];

@@ -14,6 +14,8 @@ import { certificatesSearch } from "../certificates/search";
 import { alertListSearch } from "../alerts/search";
 import { auditSearch } from "../audit/search";
 import { activitySearch } from "../activity/search";
+import { usersSearch } from "../users/search";
+import { organizationsSearch } from "../organizations/search";
 import { queryClient, setSessionEndedHandler } from "./query-client";
 import { sessionQuery } from "./session";
 import { Shell } from "./Shell";
@@ -240,6 +242,34 @@ const apiKeysRoute = createRoute({
   component: lazyRouteComponent(() => import("../api-keys/ApiKeysPage"), "ApiKeysPage"),
 });
 
+// The organization acted in: details and branding (organizations/).
+const organizationSettingsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/organization",
+  component: lazyRouteComponent(() => import("../organizations/OrganizationSettingsPage"), "OrganizationSettingsPage"),
+});
+
+// The platform, for Super Admins (each page renders Forbidden for anyone else).
+const platformUsersRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/platform/users",
+  validateSearch: usersSearch,
+  component: lazyRouteComponent(() => import("../users/UsersPage"), "UsersPage"),
+});
+
+const platformOrganizationsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/platform/organizations",
+  validateSearch: organizationsSearch,
+  component: lazyRouteComponent(() => import("../organizations/OrganizationsPage"), "OrganizationsPage"),
+});
+
+const tenantSwitchesRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/platform/tenant-switches",
+  component: lazyRouteComponent(() => import("../tenant/TenantSwitchesPage"), "TenantSwitchesPage"),
+});
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   acceptInvitationRoute,
@@ -251,6 +281,7 @@ const routeTree = rootRoute.addChildren([
     alertsRoute, alertRulesRoute, newAlertRuleRoute, editAlertRuleRoute, notificationTargetsRoute,
     auditRoute, activityRoute,
     membersRoute, invitationsRoute, rolesRoute, apiKeysRoute,
+    organizationSettingsRoute, platformUsersRoute, platformOrganizationsRoute, tenantSwitchesRoute,
   ]),
 ]);
 

@@ -1,5 +1,8 @@
-// Light, dark, or as the system says; remembered in this browser.
+// Light, dark, or as the system says; remembered in this browser. On top of either, the
+// organization's brand colour (organizations/branding.ts), set as the accent variables of the
+// theme shown, so a theme change repaints it too.
 import { useSyncExternalStore } from "react";
+import { cssVariables, paletteFor } from "../organizations/branding";
 
 export type ThemeChoice = "light" | "dark" | "system";
 const STORAGE_KEY = "fleet-console-theme";
@@ -11,9 +14,26 @@ export function themeChoice(): ThemeChoice {
   return stored === "light" || stored === "dark" ? stored : "system";
 }
 
+let brandColor: string | null = null;
+
 export function applyTheme() {
   const choice = themeChoice();
-  document.documentElement.dataset.theme = choice === "system" ? (systemDark() ? "dark" : "light") : choice;
+  const theme = choice === "system" ? (systemDark() ? "dark" : "light") : choice;
+  const root = document.documentElement;
+  root.dataset.theme = theme;
+  // Inline custom properties on <html> win over the theme's; none: the theme's own accent.
+  const variables = cssVariables(paletteFor(brandColor ?? "#000000", theme));
+  for (const [name, value] of Object.entries(variables)) {
+    if (brandColor) root.style.setProperty(name, value);
+    else root.style.removeProperty(name);
+  }
+}
+
+/** The organization's colour ("#rrggbb"), or null for the console's own. */
+export function setBrandColor(color: string | null) {
+  if (color === brandColor) return;
+  brandColor = color;
+  applyTheme();
 }
 
 export function setThemeChoice(choice: ThemeChoice) {

@@ -1,0 +1,236 @@
+// Every account of the platform, for Super Admins (/users is theirs to change: one account may
+// belong to several organizations). List with search and status filter (in the URL), create,
+// disable and enable (a disabled user's sessions and keys stop at once), mail a password reset
+// link, and export what the filters show as CSV (POST /api/v1/users/export).
+import { useEffect, useState, type FormEvent } from "react";
+import { useNavigate, useSearch } from "@tanstack/react-router";
+import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { Ban, CheckCircle2, Download, KeyRound, Plus } from "lucide-react";
+import type { RouterOutputs } from "../api/client";
+import { q } from "../api/query";
+import { useCan, useSession } from "../app/session";
+import { Button } from "../ui/Button";
+import { Card, PageHeader } from "../ui/Card";
+import { DataTable, type Column } from "../ui/DataTable";
+import { ConfirmDialog, Dialog } from "../ui/Dialog";
+import { Pagination } from "../ui/Pagination";
+import { Empty, ErrorBox, ErrorState, Forbidden } from "../ui/states";
+import { formatDateTime, RelativeTime } from "../ui/time";
+import { useToast } from "../ui/toast";
+import { useDebounced } from "../ui/useDebounced";
+import { downloadExport } from "./export";
+import type { UsersSearch } from "./search";
+import "./platform.css";
+
+type User = RouterOutputs["users"]["list"]["items"][number];
+type Action = { kind: "disable" | "enable" | "reset"; user: User };
+
+const PAGE = 50;
+export const PASSWORD_MIN_LENGTH = 12; // the API's rule (src/modules/users/schemas.ts), named next to the field
+
+export function UsersPage() {
+  const isSuperAdmin = useCan("platform:admin");
+  if (!isSuperAdmin) return <><PageHeader title="Users" /><Forbidden what="the platform's users" /></>;
+  return <UserList />;
+}
+
+function UserList() {
+  const session = useSession();
+  const search = useSearch({ from: "/app/platform/users" });
+  const navigate = useNavigate({ from: "/platform/users" });
+  const queryClient = useQueryClient();
+  const toast = useToast();
+  const [text, setText] = useState(search.search ?? "");
+  const typed = useDebounced(text.trim());
+  const [creating, setCreating] = useState(false);
+  const [action, setAction] = useState<Action | null>(null);
+  const [exporting, setExporting] = useState(false);
+
+  const setSearch = (patch: Partial<UsersSearch>) =>
+    navigate({ search: (prev) => ({ ...prev, ...patch, offset: "offset" in patch ? patch.offset : undefined }), replace: true });
+  useEffect(() => {
+    if ((search.search ?? "") !== typed) void setSearch({ search: typed || undefined });
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [typed]);
+
+  const offset = search.offset ?? 0;
+  const filters = { search: search.search, status: search.status };
+  const users = useQuery({ ...q.users.list.options({ limit: PAGE, offset, ...filters }), placeholderData: keepPreviousData });
+  const stats = useQuery(q.users.stats.options({}));
+  const refresh = () => queryClient.invalidateQueries({ queryKey: q.users.key() });
+
+  async function exportCsv() {
+    setExporting(true);
+    try {
+      const count = await downloadExport(filters);
+      toast.success(`Exported ${count} user${count === 1 ? "" : "s"} as CSV`);
+    } catch (err) {
+      toast.error(err, "Could not export the users");
+    } finally {
+      setExporting(false);
+    }
+  }
+
+  const columns: Column<User>[] = [
+    {
+      id: "name",
+      header: "User",
+      cell: (u) => (
+        <div className="who">
+          <strong>{u.name}</strong>
+          <span className="faint">{u.email}</span>
+        </div>
+      ),
+    },
+    {
+      id: "status",
+      header: "Status",
+      cell: (u) => (
+        <div className="badge-row">
+          <span className={`badge badge--${u.status === "active" ? "success" : "danger"}`}>{u.status}</span>
+          {u.isSuperAdmin && <span className="badge badge--accent">Super Admin</span>}
+        </div>
+      ),
+    },
+    { id: "orgs", header: "Organizations", cell: (u) => u.organizations.length ? u.organizations.map((m) => `${m.organizationName} (${m.roleName})`).join(", ") : <span className="faint">none</span> },
+    { id: "login", header: "Last sign-in", cell: (u) => <RelativeTime value={u.lastLoginAt} /> },
+    { id: "created", header: "Created", cell: (u) => <time dateTime={u.createdAt} title={formatDateTime(u.createdAt)}>{new Date(u.createdAt).toLocaleDateString()}</time> },
+    {
+      id: "actions",
+      header: "Actions",
+      cell: (u) => u.id === session.userId ? <span className="faint">you</span> : (
+        <div className="row">
+          {u.status === "active"
+            ? <Button size="small" icon={<Ban />} aria-label={`Disable ${u.email}`} onClick={() => setAction({ kind: "disable", user: u })}>Disable</Button>
+            : <Button size="small" icon={<CheckCircle2 />} aria-label={`Enable ${u.email}`} onClick={() => setAction({ kind: "enable", user: u })}>Enable</Button>}
+          {u.status === "active" && <Button size="small" icon={<KeyRound />} aria-label={`Reset password of ${u.email}`} onClick={() => setAction({ kind: "reset", user: u })}>Reset password</Button>}
+        </div>
+      ),
+    },
+  ];
+
+  const filtered = !!search.search || !!search.status;
+  return (
+    <>
+      <PageHeader
+        title="Users"
+        description={stats.data ? `${stats.data.total} accounts on the platform: ${stats.data.active} active, ${stats.data.disabled} disabled, ${stats.data.superAdmins} Super Admin${stats.data.superAdmins === 1 ? "" : "s"}.` : "Every account on the platform."}
+        actions={
+          <>
+            <Button icon={<Download />} busy={exporting} onClick={exportCsv}>Export CSV</Button>
+            <Button variant="primary" icon={<Plus />} onClick={() => setCreating(true)}>Create user</Button>
+          </>
+        }
+      />
+      <Card flush>
+        <div className="toolbar">
+          <div className="field platform-search">
+            <label htmlFor="user-search">Search</label>
+            <input id="user-search" className="input" type="search" maxLength={100} value={text} onChange={(e) => setText(e.target.value)} placeholder="Name or e-mail" />
+          </div>
+          <div className="field">
+            <label htmlFor="user-status">Status</label>
+            <select id="user-status" className="select" value={search.status ?? ""} onChange={(e) => void setSearch({ status: (e.target.value || undefined) as UsersSearch["status"] })}>
+              <option value="">Any status</option>
+              <option value="active">active</option>
+              <option value="disabled">disabled</option>
+            </select>
+          </div>
+        </div>
+        {users.isError ? <ErrorState error={users.error} what="the platform's users" retry={() => users.refetch()} /> : (
+          <>
+            <DataTable
+              caption="Users"
+              columns={columns}
+              rows={users.data?.items}
+              rowKey={(u) => u.id}
+              loading={users.isFetching}
+              empty={filtered
+                ? <Empty title="No user matches these filters" action={<Button onClick={() => { setText(""); void navigate({ search: {}, replace: true }); }}>Clear filters</Button>} />
+                : <Empty title="No users yet" action={<Button variant="primary" icon={<Plus />} onClick={() => setCreating(true)}>Create user</Button>} />}
+            />
+            <Pagination label="User pages" offset={offset} limit={PAGE} total={users.data?.total} onOffset={(o) => void setSearch({ offset: o })} />
+          </>
+        )}
+      </Card>
+      <CreateUserDialog open={creating} onClose={() => setCreating(false)} onCreated={async (u) => { setCreating(false); toast.success(`User ${u.email} created`); await refresh(); }} />
+      <ConfirmDialog
+        open={action !== null}
+        onClose={() => setAction(null)}
+        danger={action?.kind === "disable"}
+        title={action?.kind === "disable" ? `Disable ${action.user.email}?` : action?.kind === "enable" ? `Enable ${action.user.email}?` : `Reset the password of ${action?.user.email ?? ""}?`}
+        confirmLabel={action?.kind === "disable" ? "Disable user" : action?.kind === "enable" ? "Enable user" : "Send reset link"}
+        onConfirm={async () => {
+          const { kind, user } = action!;
+          if (kind === "disable") await q.users.disable.call({ id: user.id });
+          else if (kind === "enable") await q.users.enable.call({ id: user.id });
+          else {
+            const sent = await q.users.resetPassword.call({ id: user.id });
+            toast.success(`Reset link mailed to ${user.email}, valid until ${formatDateTime(sent.expiresAt)}`);
+          }
+          if (kind !== "reset") toast.success(`${user.email} ${kind}d`);
+          await refresh();
+        }}
+      >
+        {action?.kind === "disable" && <p>{action.user.name} can no longer sign in; their sessions and API keys stop at once. Nothing of theirs is deleted, and enabling them brings it back.</p>}
+        {action?.kind === "enable" && <p>{action.user.name} can sign in again with their password or identity provider.</p>}
+        {action?.kind === "reset" && <p>{action.user.name} receives an e-mail with a one-time link to choose a new password. Their current password keeps working until then.</p>}
+      </ConfirmDialog>
+    </>
+  );
+}
+
+function CreateUserDialog({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: (u: User) => Promise<void> }) {
+  const [email, setEmail] = useState("");
+  const [name, setName] = useState("");
+  const [password, setPassword] = useState("");
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const passwordProblem = password && password.length < PASSWORD_MIN_LENGTH ? `At least ${PASSWORD_MIN_LENGTH} characters (${password.length} so far)` : undefined;
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    if (passwordProblem) return;
+    setBusy(true);
+    setError(null);
+    try {
+      const user = await q.users.create.call({ email: email.trim(), name: name.trim(), password: password || undefined });
+      setEmail("");
+      setName("");
+      setPassword("");
+      await onCreated(user);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <Dialog open={open} onClose={onClose} title="Create a user">
+      <form className="stack" onSubmit={submit}>
+        <div className="field">
+          <label htmlFor="new-user-email">E-mail</label>
+          <input id="new-user-email" className="input" type="email" required maxLength={320} value={email} onChange={(e) => setEmail(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor="new-user-name">Name</label>
+          <input id="new-user-name" className="input" required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor="new-user-password">Password <span className="faint">(optional)</span></label>
+          <input id="new-user-password" className="input" type="password" autoComplete="new-password" maxLength={1024} value={password} onChange={(e) => setPassword(e.target.value)} aria-invalid={!!passwordProblem} aria-describedby="new-user-password-hint" />
+          <span id="new-user-password-hint" className={passwordProblem ? "field__error" : "field__hint"}>
+            {passwordProblem ?? `At least ${PASSWORD_MIN_LENGTH} characters. Leave empty to mail them a link to choose one.`}
+          </span>
+        </div>
+        <p className="field__hint">The account belongs to no organization yet: invite or add it where it should work.</p>
+        {error != null && <ErrorBox error={error} />}
+        <div className="dialog__footer dialog__footer--inline">
+          <Button onClick={onClose}>Cancel</Button>
+          <Button type="submit" variant="primary" busy={busy} disabled={!email.trim() || !name.trim() || !!passwordProblem}>Create user</Button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
