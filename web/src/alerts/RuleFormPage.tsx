@@ -13,6 +13,7 @@ import { Card, PageHeader } from "../ui/Card";
 import { Empty, ErrorBox, ErrorState, Loading } from "../ui/states";
 import { useToast } from "../ui/toast";
 import { useDebounced } from "../ui/useDebounced";
+import { useFormFields } from "../ui/useFormFields";
 import { SelectorInput } from "../devices/SelectorInput";
 import { AlertsAreaNav } from "./AreaNav";
 import { EMPTY_RULE, formOfRule, ruleBody, ruleProblems, type RuleForm } from "./rule-form";
@@ -62,8 +63,7 @@ function useScopeCount(selector: string) {
 }
 
 function RuleFormView({ title, initial, ruleId }: { title: string; initial: RuleForm; ruleId: string | null }) {
-  const [form, setForm] = useState<RuleForm>(initial);
-  const [touched, setTouched] = useState<Set<string>>(new Set());
+  const { form, set, reset, problems, valid, id, problem, described, showProblems } = useFormFields<RuleForm>(initial, "rule", ruleProblems);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const queryClient = useQueryClient();
@@ -72,24 +72,13 @@ function RuleFormView({ title, initial, ruleId }: { title: string; initial: Rule
   const canReadDevices = useCan("devices:read");
   const targets = useQuery(q.notificationTargets.list.options({ limit: 100, offset: 0 }));
   const scope = useScopeCount(form.selector);
-  const problems = ruleProblems(form);
-  const valid = Object.keys(problems).length === 0;
 
-  useEffect(() => setForm(initial), [ruleId]); // eslint-disable-line react-hooks/exhaustive-deps
-
-  const set = <K extends keyof RuleForm>(key: K, value: RuleForm[K]) => {
-    setForm((f) => ({ ...f, [key]: value }));
-    setTouched((t) => new Set(t).add(key));
-  };
-  const id = (field: string) => `rule-${field}`;
-  const shown = (field: keyof RuleForm) => (touched.has(field) || touched.has("submit")) && problems[field];
-  const problem = (field: keyof RuleForm) => shown(field) ? <span className="field__error" id={id(`${field}-error`)}>{problems[field]}</span> : null;
-  const described = (field: keyof RuleForm) => (shown(field) ? { "aria-invalid": true, "aria-describedby": id(`${field}-error`) } : {});
+  useEffect(() => reset(initial), [ruleId]); // eslint-disable-line react-hooks/exhaustive-deps
 
   async function submit(event: FormEvent) {
     event.preventDefault();
     if (!valid) {
-      setTouched((t) => new Set(t).add("submit"));
+      showProblems();
       requestAnimationFrame(() => document.querySelector<HTMLElement>(".rule-form [aria-invalid='true']")?.focus());
       return;
     }

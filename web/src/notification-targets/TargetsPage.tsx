@@ -18,6 +18,7 @@ import { Pagination } from "../ui/Pagination";
 import { Empty, ErrorBox, ErrorState, Forbidden } from "../ui/states";
 import { formatDateTime, RelativeTime } from "../ui/time";
 import { useToast } from "../ui/toast";
+import { useFormFields } from "../ui/useFormFields";
 import { createBody, EMPTY_TARGET, formOfTarget, targetProblems, TYPE_LABEL, updateBody, type Target, type TargetForm, type TargetType } from "./target-form";
 import "../alerts/alerts.css";
 
@@ -239,26 +240,15 @@ function DeliveryHistory({ targetId }: { targetId: string }) {
 
 function TargetDialog({ open, target, onClose, onSubmit }: { open: boolean; target: Target | null; onClose: () => void; onSubmit: (form: TargetForm) => Promise<void> }) {
   const editing = target !== null;
-  const [form, setForm] = useState<TargetForm>(EMPTY_TARGET);
-  const [touched, setTouched] = useState<Set<string>>(new Set());
+  const { form, set, reset, valid, id, problem, described } = useFormFields<TargetForm>(EMPTY_TARGET, "target", (f) => targetProblems(f, editing));
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   useEffect(() => {
     if (open) {
-      setForm(target ? formOfTarget(target) : EMPTY_TARGET);
-      setTouched(new Set());
+      reset(target ? formOfTarget(target) : EMPTY_TARGET);
       setError(null);
     }
   }, [open]); // eslint-disable-line react-hooks/exhaustive-deps
-  const problems = targetProblems(form, editing);
-  const valid = Object.keys(problems).length === 0;
-  const set = <K extends keyof TargetForm>(key: K, value: TargetForm[K]) => {
-    setForm((f) => ({ ...f, [key]: value }));
-    setTouched((t) => new Set(t).add(key));
-  };
-  const id = (field: string) => `target-${field}`;
-  const problem = (field: keyof TargetForm) => touched.has(field) && problems[field] ? <span className="field__error" id={id(`${field}-error`)}>{problems[field]}</span> : null;
-  const described = (field: keyof TargetForm) => (touched.has(field) && problems[field] ? { "aria-invalid": true, "aria-describedby": id(`${field}-error`) } : {});
 
   async function submit(event: FormEvent) {
     event.preventDefault();
