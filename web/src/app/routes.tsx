@@ -300,8 +300,10 @@ setSessionEndedHandler(() => {
   // No session known to this page yet: the 401 is the signed-in area's own first check, which
   // leads to sign-in by itself. Nothing ended, so the sign-in page must not say it did.
   if (queryClient.getQueryData(sessionQuery().queryKey) === undefined) return;
-  queryClient.clear();
-  void router.navigate({ to: "/sign-in", search: { next: href, reason: "expired" } });
+  // Leave the signed-in area first, then drop what it could see: cleared while the shell is
+  // still mounted, the session it reads would be asked for again during a render, and that
+  // 401 thrown from the render (a console error) before the sign-in page shows.
+  void router.navigate({ to: "/sign-in", search: { next: href, reason: "expired" } }).then(() => queryClient.clear());
 });
 
 declare module "@tanstack/react-router" {
