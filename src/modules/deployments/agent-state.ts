@@ -15,7 +15,8 @@ import { openSecrets, renderParameters } from "./parameters.js";
 import { evaluateDeployment } from "./service.js";
 import { mayChangeVerdict } from "./verdict-precheck.js";
 import { dispatchDueRetries } from "./dispatch.js";
-import { isTimeZone, type MaintenanceWindows, type RetryOptions } from "./options.js";
+import type { MaintenanceWindows, RetryOptions } from "./options.js";
+import { isTimeZone } from "./window-rules.js";
 import { timeZoneFor, windowPhase } from "./windows.js";
 import { nextRetryAt } from "./retry.js";
 

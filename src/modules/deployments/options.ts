@@ -4,6 +4,7 @@
 // pure functions in retry.ts (and the window / budget modules), applied by the service.
 import { z } from "zod";
 import { labelKey } from "../devices/labels.js";
+import { CLOCK_END, CLOCK_END_MESSAGE, CLOCK_START, CLOCK_START_MESSAGE, isTimeZone, MAX_WINDOWS, neverOpens, TIME_ZONE_MESSAGE, WEEKDAYS } from "./window-rules.js";
 
 export const retryOptions = z
   .object({
@@ -21,10 +22,9 @@ export const retryOptions = z
   .describe("a device that reports failed is given the install again after an exponentially growing delay (with jitter), up to maxAttempts");
 export type RetryOptions = z.infer<typeof retryOptions>;
 
-export const WEEKDAYS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"] as const;
-export type Weekday = (typeof WEEKDAYS)[number];
-const clockStart = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, "a time of day HH:MM (00:00 to 23:59)");
-const clockEnd = z.string().regex(/^(([01]\d|2[0-3]):[0-5]\d|24:00)$/, "a time of day HH:MM (00:00 to 24:00)");
+export { WEEKDAYS, type Weekday } from "./window-rules.js";
+const clockStart = z.string().regex(CLOCK_START, CLOCK_START_MESSAGE);
+const clockEnd = z.string().regex(CLOCK_END, CLOCK_END_MESSAGE);
 
 export const weeklyWindow = z
   .object({
@@ -35,23 +35,6 @@ export const weeklyWindow = z
   .strict();
 export type WeeklyWindow = z.infer<typeof weeklyWindow>;
 
-/** Whether the platform knows the IANA time zone (no hand-kept list). */
-export function isTimeZone(name: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: name });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Why a window never opens, or null when it does. */
-function neverOpens(w: WeeklyWindow): string | null {
-  if (w.days.length === 0) return "this window never opens: it names no day";
-  if (w.start === w.end) return `this window never opens: it starts and ends at ${w.start}`;
-  return null;
-}
-
 function checkWindows(windows: WeeklyWindow[], key: string, ctx: z.RefinementCtx) {
   windows.forEach((w, i) => {
     const why = neverOpens(w);
@@ -61,10 +44,10 @@ function checkWindows(windows: WeeklyWindow[], key: string, ctx: z.RefinementCtx
 
 export const maintenanceWindows = z
   .object({
-    timeZone: z.string().min(1).max(100).refine(isTimeZone, "not an IANA time zone (such as Europe/Berlin)").describe("IANA time zone the windows are read in"),
+    timeZone: z.string().min(1).max(100).refine(isTimeZone, TIME_ZONE_MESSAGE).describe("IANA time zone the windows are read in"),
     timeZoneLabel: labelKey.optional().describe("a device label holding the device's own IANA time zone (its value wins over timeZone when valid)"),
-    windows: z.array(weeklyWindow).min(1).max(50).describe("when devices may install or remove"),
-    downloadWindows: z.array(weeklyWindow).max(50).optional().describe("when devices may download ahead of an install window (default: any time)"),
+    windows: z.array(weeklyWindow).min(1, "name at least one window").max(MAX_WINDOWS, `at most ${MAX_WINDOWS} windows`).describe("when devices may install or remove"),
+    downloadWindows: z.array(weeklyWindow).max(MAX_WINDOWS, `at most ${MAX_WINDOWS} windows`).optional().describe("when devices may download ahead of an install window (default: any time)"),
   })
   .strict()
   .superRefine((v, ctx) => {

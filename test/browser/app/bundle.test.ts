@@ -20,6 +20,8 @@ const SHARED_WITH_THE_CONSOLE = [
   "src/modules/applications/manifest/parameter-rules.ts",
   "src/modules/deployments/batch-plan.ts",
   "src/modules/deployments/rollout-moves.ts",
+  "src/modules/deployments/window-rules.ts",
+  "src/modules/groups/architectures.ts",
 ];
 /** Packages that belong on the server only. */
 const SERVER_PACKAGES = [

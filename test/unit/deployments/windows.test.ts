@@ -5,7 +5,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { deadlineInWindows, instantOf, isOpen, nextOpening, openIntervals, timeZoneFor, windowPhase } from "../../../src/modules/deployments/windows.js";
-import { isTimeZone, type WeeklyWindow } from "../../../src/modules/deployments/options.js";
+import type { WeeklyWindow } from "../../../src/modules/deployments/options.js";
+import { isTimeZone } from "../../../src/modules/deployments/window-rules.js";
 
 const t = (iso: string) => Date.parse(iso);
 const EVERY_DAY: WeeklyWindow["days"] = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];

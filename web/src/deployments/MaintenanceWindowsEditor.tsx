@@ -1,8 +1,10 @@
 // The maintenance windows of a deployment: weekly windows during which devices may install
-// (and, optionally, windows for downloading ahead). Checked by the service's own schema
-// (src/modules/deployments/options.ts), so the form refuses exactly what the API refuses.
+// (and, optionally, windows for downloading ahead). Checked by the service's own rules
+// (src/modules/deployments/window-rules.ts, from which the API's schema is built), so the form
+// refuses what the API refuses, in its words.
 import { Plus, Trash2 } from "lucide-react";
-import { maintenanceWindows as windowsSchema, WEEKDAYS, type MaintenanceWindows, type Weekday, type WeeklyWindow } from "../../../src/modules/deployments/options";
+import type { MaintenanceWindows, WeeklyWindow } from "../../../src/modules/deployments/options";
+import { WEEKDAYS, windowProblems as rulesProblems, type Weekday } from "../../../src/modules/deployments/window-rules";
 import { Button } from "../ui/Button";
 import { described, Field } from "../ui/Field";
 
@@ -20,14 +22,7 @@ export function defaultWindows(): MaintenanceWindows {
 /** The problems of the windows, keyed `maintenanceWindows.<path>` as the API names them; {} when none. */
 export function windowProblems(value: MaintenanceWindows | null): Record<string, string> {
   if (!value) return {};
-  const parsed = windowsSchema.safeParse(value);
-  if (parsed.success) return {};
-  const problems: Record<string, string> = {};
-  for (const issue of parsed.error.issues) {
-    const key = ["maintenanceWindows", ...issue.path.map(String)].join(".");
-    problems[key] ??= issue.message;
-  }
-  return problems;
+  return Object.fromEntries(Object.entries(rulesProblems(value)).map(([path, message]) => [`maintenanceWindows.${path}`, message]));
 }
 
 interface EditorProps {
