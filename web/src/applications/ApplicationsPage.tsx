@@ -33,6 +33,7 @@ export function ApplicationsPage() {
 }
 
 function Catalog() {
+  const canAddRegistry = useCan("registries:write");
   const search = useSearch({ from: "/app/applications" });
   const navigate = useNavigate({ from: "/applications" });
   const offset = search.offset ?? 0;
@@ -103,8 +104,10 @@ function Catalog() {
               empty={filtered ? (
                 <Empty title="No application matches" action={<Link to="/applications" search={{}}>Clear the filters</Link>}>Try another search, tag or registry.</Empty>
               ) : (
-                <Empty title="The catalog is empty" action={<Link to="/registries">Add a registry</Link>}>
-                  Applications come from registries: add a Git or OCI registry holding application manifests and sync it, or set up the marketplace store.
+                <Empty title="The catalog is empty" action={canAddRegistry ? <Link to="/registries">Add a registry</Link> : undefined}>
+                  {canAddRegistry
+                    ? "Applications come from registries: add a Git or OCI registry holding application manifests and sync it, or set up the marketplace store."
+                    : "Applications come from registries, which someone allowed to change them adds and syncs."}
                 </Empty>
               )}
             />
