@@ -178,6 +178,7 @@ describe.skipIf(!peerAvailable("chromium"))("console alerts", () => {
     await waitForText(alertRow, (t) => t.includes(`${ADMIN.email} ·`));
     expect(await alertRow.getByRole("button", { name: `Acknowledge ${label}` }).count()).toBe(0);
     await ui.audit();
+    // docs/images/alerts.png (the README's) is a copy of this picture.
     await ui.screenshot("alerts-active");
 
     // Disable the rule (its condition still holds: enabled, it would fire again), then resolve by hand.
