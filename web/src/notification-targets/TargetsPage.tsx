@@ -2,7 +2,7 @@
 // e-mail). Create and edit (a URL and a secret are never shown again: the fields start empty
 // and empty keeps them; a generated webhook secret is shown once), send a test, the delivery
 // history with every attempt, enable/disable and delete, for someone with alerts:write.
-import { useEffect, useState, type FormEvent } from "react";
+import { useEffect, useState } from "react";
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import { AlertTriangle, History, Pencil, Plus, Power, PowerOff, Send, Trash2 } from "lucide-react";
 import { q } from "../api/query";
@@ -19,6 +19,7 @@ import { Empty, ErrorBox, ErrorState, Forbidden } from "../ui/states";
 import { formatDateTime, RelativeTime } from "../ui/time";
 import { useToast } from "../ui/toast";
 import { useFormFields } from "../ui/useFormFields";
+import { useSubmit } from "../ui/useSubmit";
 import { createBody, EMPTY_TARGET, formOfTarget, targetProblems, TYPE_LABEL, updateBody, type Target, type TargetForm, type TargetType } from "./target-form";
 import "../alerts/alerts.css";
 
@@ -241,32 +242,17 @@ function DeliveryHistory({ targetId }: { targetId: string }) {
 function TargetDialog({ open, target, onClose, onSubmit }: { open: boolean; target: Target | null; onClose: () => void; onSubmit: (form: TargetForm) => Promise<void> }) {
   const editing = target !== null;
   const { form, set, reset, valid, id, problem, described } = useFormFields<TargetForm>(EMPTY_TARGET, "target", (f) => targetProblems(f, editing));
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, clear, submit } = useSubmit(onSubmit);
   useEffect(() => {
     if (open) {
       reset(target ? formOfTarget(target) : EMPTY_TARGET);
-      setError(null);
+      clear();
     }
   }, [open]); // eslint-disable-line react-hooks/exhaustive-deps
 
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    if (!valid) return;
-    setBusy(true);
-    setError(null);
-    try {
-      await onSubmit(form);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
-
   return (
     <Dialog open={open} onClose={onClose} title={editing ? `Edit notification target “${target.name}”` : "Add a notification target"}>
-      <form className="stack" onSubmit={submit} noValidate>
+      <form className="stack" onSubmit={submit(form, valid)} noValidate>
         <div className="field">
           <label htmlFor={id("name")}>Name</label>
           <input id={id("name")} className="input" value={form.name} maxLength={120} onChange={(e) => set("name", e.target.value)} {...described("name")} />

@@ -1,11 +1,13 @@
 // Create or edit a registry of any kind (Git, OCI, global OCI). The credential field is a
 // password field that starts empty: the stored credential never comes back, an edit that leaves
 // it empty keeps it.
-import { useEffect, useState, type FormEvent } from "react";
+import { useEffect } from "react";
 import { Button } from "../ui/Button";
 import { Dialog } from "../ui/Dialog";
 import { ErrorBox } from "../ui/states";
 import { EMPTY_FORM, formProblems, type RegistryForm, type RegistryKind } from "./forms";
+import { useFormFields } from "../ui/useFormFields";
+import { useSubmit } from "../ui/useSubmit";
 
 const KIND_NAME: Record<RegistryKind, string> = { git: "Git registry", oci: "OCI registry", global: "global OCI registry" };
 /** "a Git registry", "an OCI registry": the article follows the sound. */
@@ -21,44 +23,18 @@ export function RegistryDialog({ kind, open, initial, hasCredentials, onClose, o
   onSubmit: (form: RegistryForm) => Promise<void>;
 }) {
   const editing = initial !== null;
-  const [form, setForm] = useState<RegistryForm>(initial ?? EMPTY_FORM);
-  const [touched, setTouched] = useState<Set<string>>(new Set());
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const { form, set, reset, valid, id, problem, described } = useFormFields<RegistryForm>(initial ?? EMPTY_FORM, `${kind}-registry`, (f) => formProblems(kind, f, editing));
+  const { busy, error, clear, submit } = useSubmit(onSubmit);
   useEffect(() => {
     if (open) {
-      setForm(initial ?? EMPTY_FORM);
-      setTouched(new Set());
-      setError(null);
+      reset(initial ?? EMPTY_FORM);
+      clear();
     }
   }, [open]); // eslint-disable-line react-hooks/exhaustive-deps
-  const problems = formProblems(kind, form, editing);
-  const valid = Object.keys(problems).length === 0;
-  const set = <K extends keyof RegistryForm>(key: K, value: RegistryForm[K]) => {
-    setForm((f) => ({ ...f, [key]: value }));
-    setTouched((t) => new Set(t).add(key));
-  };
-  const id = (field: string) => `${kind}-registry-${field}`;
-  const problem = (field: keyof RegistryForm) => touched.has(field) && problems[field] ? <span className="field__error" id={id(`${field}-error`)}>{problems[field]}</span> : null;
-  const described = (field: keyof RegistryForm) => (touched.has(field) && problems[field] ? { "aria-invalid": true, "aria-describedby": id(`${field}-error`) } : {});
-
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    if (!valid) return;
-    setBusy(true);
-    setError(null);
-    try {
-      await onSubmit(form);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
 
   return (
     <Dialog open={open} onClose={onClose} title={editing ? `Edit ${KIND_NAME[kind]} “${initial.name}”` : `Add ${WITH_ARTICLE[kind]}`}>
-      <form className="stack" onSubmit={submit} noValidate>
+      <form className="stack" onSubmit={submit(form, valid)} noValidate>
         <div className="field">
           <label htmlFor={id("name")}>Name</label>
           <input id={id("name")} className="input" value={form.name} maxLength={100} onChange={(e) => set("name", e.target.value)} {...described("name")} />
