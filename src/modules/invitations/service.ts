@@ -51,6 +51,12 @@ async function sendInvitationMail(
     text: [
       `You have been invited to join the organization "${org.name}" as ${invitation.role.name}.`,
       "",
+      // The console's public page: set a name and a password there and land signed in.
+      services.config.PUBLIC_URL
+        ? `Open it in the console: ${services.config.PUBLIC_URL}/invitations/${token}`
+        : `Open it in the console: /invitations/${token} at the service's address`,
+      "",
+      "Or through the API:",
       `See the invitation:  GET  /api/v1/public/invitations/${token}`,
       `Accept it:           POST /api/v1/public/invitations/${token}/accept  { "name": "...", "password": "..." }`,
       `If you already have an account, send its password (a new account needs a name and a password of at least ${PASSWORD_MIN_LENGTH} characters).`,

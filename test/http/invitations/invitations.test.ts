@@ -65,6 +65,8 @@ describe("POST /invitations", () => {
     expect(mails).toHaveLength(1);
     expect(mails[0]).toMatchObject({ template: "invitation", subject: "You are invited to join Acme Invites" });
     expect(mails[0].text).toContain(`/api/v1/public/invitations/${res.body.token}`);
+    // The console's public page, where the person sets a name and password (no PUBLIC_URL here: the path alone).
+    expect(mails[0].text).toContain(`Open it in the console: /invitations/${res.body.token} at the service's address`);
     expect(mails[0].bodySealed).not.toContain(res.body.token);
 
     const got = await h.api("GET", `/api/v1/invitations/${res.body.id}`, { key: acme.key });
