@@ -46,7 +46,7 @@ describe.skipIf(!peerAvailable("chromium"))("organization settings and branding"
   it("a Super Admin's colour and logo are stored and paint the console after a reload, legibly in both themes", async () => {
     const ui = await suite.open({ user: ADMIN });
     await ui.goto("/");
-    await ui.page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Organization" }).click();
+    await ui.page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Organization", exact: true }).click();
     await ui.page.getByRole("heading", { name: "Organization settings", level: 1 }).waitFor();
     await ui.settled();
     await ui.audit();
