@@ -243,8 +243,10 @@ function UserMenu({ session }: { session: Session }) {
       // An already ended session is signed out anyway.
       if (!(err instanceof Error)) toast.error(err);
     }
-    queryClient.clear();
+    // Leave the signed-in area first, then drop what it could see: cleared while the shell is
+    // mounted, its queries (the firing count, the page's own) would be asked again, signed out.
     await navigate({ to: "/sign-in", search: {} });
+    queryClient.clear();
   }
   return (
     <Menu label={`Account: ${session.name}`} button={<><UserRound aria-hidden="true" /><span className="user-name">{session.name}</span><ChevronDown aria-hidden="true" /></>}>

@@ -35,9 +35,10 @@ export function OrganizationSettingsPage() {
         : !org.data ? <Loading />
         : (
           <div className="stack">
-            {/* Keyed by the last change: a save (or someone else's, on refetch) starts the forms afresh. */}
-            <DetailsCard key={`details-${org.data.updatedAt}`} org={org.data} />
-            <BrandingCard key={`branding-${org.data.updatedAt}`} org={org.data} />
+            {/* Each form is keyed by the values it edits: a save (or someone else's, on refetch) starts
+                that form afresh, and never throws away what is being typed into the other one. */}
+            <DetailsCard key={JSON.stringify([org.data.name, org.data.description, org.data.primaryContact, org.data.billingEmail])} org={org.data} />
+            <BrandingCard key={JSON.stringify(org.data.branding ?? null)} org={org.data} />
           </div>
         )}
     </>
