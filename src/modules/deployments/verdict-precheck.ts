@@ -32,9 +32,11 @@ async function readSnapshot(db: DbTx, organizationId: string, deploymentId: stri
   const rows = await db.$queryRaw<Snapshot[]>`
     SELECT d."status", d."rolloutState", d."strategy", b."index" AS "batchIndex", b."size" AS "batchSize", b."state" AS "batchState",
            b."failureAccepted", (b."deadlineAt" <= ${UTC_NOW}) AS "deadlinePassed",
-           (SELECT count(*) FROM "DeploymentDevice" x WHERE x."deploymentId" = d."id" AND x."batchIndex" = b."index" AND x."state" = 'running')::int AS "running",
+           -- a continuous deployment's leaver that does not keep it left the batch (which shrank by it)
+           (SELECT count(*) FROM "DeploymentDevice" x WHERE x."deploymentId" = d."id" AND x."batchIndex" = b."index" AND x."state" = 'running'
+                  AND (x."leftAt" IS NULL OR x."desiredAction" = 'install'))::int AS "running",
            (SELECT count(*) FROM "DeploymentDevice" x WHERE x."deploymentId" = d."id" AND x."batchIndex" = b."index" AND x."state" = 'failed'
-                  AND x."retryAt" IS NULL)::int AS "failed",
+                  AND x."retryAt" IS NULL AND (x."leftAt" IS NULL OR x."desiredAction" = 'install'))::int AS "failed",
            -- all-at-once entries have no batch: (deploymentId, batchIndex, state) serves this
            EXISTS (SELECT 1 FROM "DeploymentDevice" x WHERE x."deploymentId" = d."id" AND x."batchIndex" IS NULL AND x."desiredAction" = 'install'
                       AND (x."state" IN ('pending', 'downloading', 'installing') OR x."retryAt" IS NOT NULL)) AS "inFlight",

@@ -106,6 +106,37 @@ describe("late joiners of a staged continuous deployment", () => {
   });
 });
 
+describe("leavers of a staged continuous deployment", () => {
+  it("a device that leaves the batch in flight leaves its size too: the others still reach the threshold", async () => {
+    const fleet = await enrollFleet(h, acme.key, 3, { labels: { line: "lathe" } });
+    const id = await createAndStart({
+      target: { labelSelector: { line: "lathe" } }, continuous: true,
+      strategy: { type: "staged", canary: { count: 2 }, batches: [], successThreshold: 100, autoAdvance: false },
+    });
+    expect((await rollout(id)).batches).toMatchObject([{ kind: "canary", size: 2 }, { size: 1, state: "planned" }]);
+    const inCanary: EnrolledDevice[] = [];
+    for (const device of fleet) if ((await entry(id, device)).batchIndex === 0) inCanary.push(device);
+    const [stays, leaves] = inCanary;
+    const [planned] = fleet.filter((d) => !inCanary.includes(d));
+    await report(stays, id, "running");
+    expect(await rollout(id)).toMatchObject({ state: "canary", batches: [{ size: 2, counts: { running: 1 } }, {}] });
+
+    expect((await h.api("PATCH", `/api/v1/devices/${leaves.deviceId}`, { key: acme.key, body: { labels: { line: "mill" } } })).status).toBe(200);
+    expect(await entry(id, leaves)).toMatchObject({ state: "cancelled", desiredAction: null });
+    expect((await rollout(id)).batches[0]).toMatchObject({ size: 1, successTarget: 1 });
+    // the job judges it (no report came): one of one ran, the canary succeeded
+    await until(async () => {
+      await judgeDeploymentsInFlight(h.services);
+      const r = await rollout(id);
+      return r.state === "awaiting_approval" ? r : undefined;
+    }, "the canary judged without its leaver");
+    // a leaver of a planned batch leaves it too
+    expect((await h.api("PATCH", `/api/v1/devices/${planned.deviceId}`, { key: acme.key, body: { labels: { line: "mill" } } })).status).toBe(200);
+    expect((await rollout(id)).batches[1]).toMatchObject({ size: 0, state: "planned" });
+    expect(await entry(id, planned)).toMatchObject({ state: "cancelled", desiredAction: null });
+  });
+});
+
 describe("a completed rollout under a disruption budget", () => {
   it("still admits the devices the budget held and hands out the retries that fall due", async () => {
     const fleet = await enrollFleet(h, acme.key, 4, { labels: { line: "paint" } });
