@@ -24,6 +24,7 @@ export const logsIngestRouter = router({
       },
       // A poisoned line must not make the agent resend its batch forever (docs/telemetry.md).
       lossyText: [["entries", "*", "message"]],
+      ingest: true,
     })
     .input(logBatchInput)
     .output(ingestOutput)

@@ -21,6 +21,7 @@ export const telemetryIngestRouter = router({
           "minutes ahead of the server clock are refused. Snapshots older than the raw retention (TELEMETRY_RETENTION_DAYS) are " +
           "accepted into the 5-minute and hourly rollups only.",
       },
+      ingest: true,
     })
     .input(telemetryBatchInput)
     .output(ingestOutput)
