@@ -1,7 +1,7 @@
 // The request boundary for strings PostgreSQL cannot store (a NUL character, an unpaired
 // UTF-16 surrogate; src/lib/unstorable-strings.ts). Mounted once on /api/v1 and /trpc, after
-// the rate limiter and before everything else there (the lean agent route, tRPC, the plain
-// routes, the REST facade), it checks what every way in hands to its handlers:
+// the rate limiter and the ingest gate, before everything else there (the lean agent route,
+// tRPC, the plain routes, the REST facade), it checks what every way in hands to its handlers:
 //
 // * the path: each segment percent-decoded; a segment that is a parameter of a documented
 //   route ("/devices/{id}") and holds a NUL or is not valid UTF-8 answers 400 naming the
