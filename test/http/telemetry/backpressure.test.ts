@@ -4,6 +4,7 @@
 // and observes rather than a race. Refused batches get 503 with Retry-After (5 to 10 s: base 5
 // plus jitter) and the JSON error body, store nothing, and every batch answered 2xx is stored.
 import http from "node:http";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "../../support/harness.js";
 import { enrolledDevices, sendLogs, sendTelemetry, type EnrolledDevice } from "./support.js";
@@ -125,6 +126,29 @@ describe("when every turn is taken", () => {
     expect(await holder.finish()).toEqual({ status: 200, body: { accepted: 10 } });
     expect((await next).body).toEqual({ accepted: 10 });
     expect(await storedSnapshots()).toBe(before + 20);
+  });
+});
+
+describe("a slow database", () => {
+  it.runIf(Boolean(process.env.DATABASE_URL))("refuses the batches waiting behind one the database holds up, then stores that one (PostgreSQL)", async () => {
+    const before = await storedSnapshots();
+    const day = Date.now() - 7 * 3600_000;
+    const holder = new pg.Client({ connectionString: (h.services.database.opened.pool as pg.Pool).options.connectionString });
+    await holder.connect();
+    try {
+      // another session holds the table every ingest statement writes: the database "is slow"
+      await holder.query("BEGIN");
+      await holder.query(`LOCK TABLE "DeviceTelemetryLatest" IN ACCESS EXCLUSIVE MODE`);
+      const held = sendTelemetry(h, device, snapshots(day, 10));
+      await expect.poll(async () => (await holder.query(`SELECT count(*)::int AS n FROM pg_locks WHERE relation = '"DeviceTelemetryLatest"'::regclass AND NOT granted`)).rows[0].n, { timeout: 5000 }).toBeGreaterThan(0);
+      expect(gate().inFlight).toBe(1);
+      expectBusy(await sendTelemetry(h, device, snapshots(day + 100_000, 10)), /the database is not keeping up/);
+      await holder.query("COMMIT");
+      expect((await held).body).toEqual({ accepted: 10 });
+    } finally {
+      await holder.end();
+    }
+    expect(await storedSnapshots()).toBe(before + 10);
   });
 });
 
