@@ -45,6 +45,7 @@ async function shutdown(code: number) {
   const deployments = deploymentsLine(stats);
   process.stdout.write(`\nstopped: ${stats.enrolled} devices enrolled, ${stats.heartbeatsOk} heartbeats, ${stats.telemetryOk} telemetry batches, ` +
     `${stats.deploymentReports} deployment reports${deployments ? ` (${deployments})` : ""}` +
+    `${stats.waiting.snapshots || stats.waiting.logLines ? `; not delivered: ${stats.waiting.snapshots} snapshots, ${stats.waiting.logLines} log lines` : ""}` +
     `${stats.lastError ? `; last error: ${stats.lastError}` : ""}\n`);
   process.exit(code);
 }

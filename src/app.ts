@@ -16,6 +16,7 @@ import { csrfGuard } from "./http/csrf.js";
 import { consoleRoutes } from "./http/console.js";
 import { errorBody } from "./trpc/errors.js";
 import { storableInput } from "./http/storable-input.js";
+import { ingestAdmission } from "./http/ingest-admission.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
 
@@ -91,9 +92,13 @@ export function createApp(services: Services): Express {
   app.use("/trpc", limit);
   app.use("/api/v1", (req, res, next) => (req.path === "/openapi.json" || req.path.startsWith("/docs") ? next() : limit(req, res, next)));
 
+  // Device ingest takes a turn of the process's ingest gate before its body is read: 503 with
+  // Retry-After when busy (src/http/ingest-admission.ts).
+  app.use(["/api/v1", "/trpc"], ingestAdmission(services, procedureMetas()));
+
   // Strings PostgreSQL cannot store are refused here, once for every way in (path, query, JSON
   // body, which is read here), before authentication and any work; nothing but the rate
-  // limiter's count precedes it. The body reaches the adapters and routes as req.body.
+  // limiter's count and the ingest gate precede it. The body reaches the adapters and routes as req.body.
   const openApiDocument = buildOpenApiDocument(appRouter, extraOpenApiPaths);
   app.use(["/api/v1", "/trpc"], storableInput(services, { restPaths: Object.keys(openApiDocument.paths ?? {}), procedures: procedureMetas() }));
 

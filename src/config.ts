@@ -106,6 +106,17 @@ const schema = z.object({
   TELEMETRY_ROLLUP_1H_RETENTION_DAYS: int(0, 3650).default(730),
   /** device log lines older than this many days are pruned (0 = keep forever) */
   LOG_RETENTION_DAYS: int(0, 3650).default(14),
+  /**
+   * Ingest backpressure (docs/telemetry.md, "When ingest is busy"): telemetry and log batches
+   * this process works on at once (from reading the body to the stored answer)
+   */
+  INGEST_CONCURRENCY: int(1, 10_000).default(8),
+  /** ingest batches waiting for a turn, bodies unread; one more is refused at once (503) */
+  INGEST_QUEUE_LENGTH: int(0, 1_000_000).default(256),
+  /** an ingest batch waiting longer for a turn is refused (503): the database is not keeping up */
+  INGEST_QUEUE_TIMEOUT_MS: int(1, 600_000).default(2000),
+  /** Retry-After of a refused ingest batch: this many seconds plus up to as many again at random */
+  INGEST_RETRY_AFTER_SECONDS: int(1, 3600).default(5),
   /** how often alert rules are evaluated */
   ALERT_EVALUATION_INTERVAL_SECONDS: int(5, 86_400).default(60),
   /** attempts of one notification delivery before it is given up */

@@ -6,6 +6,7 @@ import type { Logger } from "./lib/logger.js";
 import { SecretBox } from "./lib/crypto.js";
 import { loadOrCreateKeyFile, parseKey } from "./lib/key-files.js";
 import { createRateLimiters, type RateLimiters } from "./lib/rate-limit.js";
+import { AdmissionGate } from "./lib/admission.js";
 
 export interface Services {
   config: Config;
@@ -17,6 +18,8 @@ export interface Services {
   /** HS256 key for access tokens */
   jwtKey: Uint8Array;
   rateLimits: RateLimiters;
+  /** the per-process turns of telemetry and log ingest (src/http/ingest-admission.ts) */
+  ingestGate: AdmissionGate;
 }
 
 export function createServices(config: Config, database: Database, logger: Logger): Services {
@@ -30,5 +33,8 @@ export function createServices(config: Config, database: Database, logger: Logge
     { perSource: config.RATE_LIMIT_PER_SOURCE, perCredential: config.RATE_LIMIT_PER_CREDENTIAL, perDevice: config.RATE_LIMIT_PER_DEVICE, loginFailures: config.RATE_LIMIT_LOGIN_FAILURES },
     database.opened.pool,
   );
-  return { config, database, prisma: database.prisma, logger, secrets: new SecretBox(encryptionKey), jwtKey, rateLimits };
+  const ingestGate = new AdmissionGate({
+    concurrency: config.INGEST_CONCURRENCY, queueLength: config.INGEST_QUEUE_LENGTH, queueTimeoutMs: config.INGEST_QUEUE_TIMEOUT_MS,
+  });
+  return { config, database, prisma: database.prisma, logger, secrets: new SecretBox(encryptionKey), jwtKey, rateLimits, ingestGate };
 }

@@ -1,7 +1,7 @@
 // The request boundary for strings PostgreSQL cannot store (a NUL character, an unpaired
 // UTF-16 surrogate; src/lib/unstorable-strings.ts). Mounted once on /api/v1 and /trpc, after
-// the rate limiter and before everything else there (the lean agent route, tRPC, the plain
-// routes, the REST facade), it checks what every way in hands to its handlers:
+// the rate limiter and the ingest gate, before everything else there (the lean agent route,
+// tRPC, the plain routes, the REST facade), it checks what every way in hands to its handlers:
 //
 // * the path: each segment percent-decoded; a segment that is a parameter of a documented
 //   route ("/devices/{id}") and holds a NUL or is not valid UTF-8 answers 400 naming the
@@ -35,6 +35,7 @@ import {
   type JsonPath,
 } from "../lib/unstorable-strings.js";
 import { sendRestError, sendTrpcError } from "./error-response.js";
+import { DeclaredOperations } from "./declared-operations.js";
 
 const REST_PREFIX = "/api/v1";
 
@@ -146,33 +147,10 @@ function refusalOfCall(req: Request, refusal: Refusal): (call: number) => TRPCEr
   return (call) => (call === owner ? own : others);
 }
 
-/** Lossy text fields, from the procedures' `meta.lossyText`: by REST operation and by tRPC procedure. */
-interface LossyText {
-  rest: { method: string; template: PathTemplate; patterns: FieldPattern[] }[];
-  trpc: Map<string, FieldPattern[]>;
-}
-
-function lossyTextOf(procedures: [string, Meta][]): LossyText {
-  const declared = procedures.filter(([, meta]) => meta.lossyText?.length);
-  return {
-    rest: declared.flatMap(([, meta]) => (meta.openapi ? [{ method: meta.openapi.method, template: compileTemplate(meta.openapi.path), patterns: meta.lossyText! }] : [])),
-    trpc: new Map(declared.map(([path, meta]) => [path, meta.lossyText!])),
-  };
-}
-
 /** The lossy text fields of this request's input, as patterns over its body. */
-function lossyPatternsOf(req: Request, surface: "rest" | "trpc", lossy: LossyText): FieldPattern[] {
-  const url = new URL(req.originalUrl, "http://localhost");
-  if (surface === "rest") {
-    const segments = url.pathname.slice(REST_PREFIX.length).split("/").slice(1);
-    return lossy.rest.flatMap(({ method, template, patterns }) =>
-      method === req.method && template.segments.length === segments.length && template.segments.every((part, i) => parameterName(part) !== undefined || part === segments[i])
-        ? patterns : []);
-  }
-  const procedures = url.pathname.replace(/^\/trpc\/?/, "").split(",");
-  if (url.searchParams.get("batch") !== "1") return lossy.trpc.get(procedures[0]) ?? [];
+function lossyPatternsOf(req: Request, lossy: DeclaredOperations<FieldPattern[]>): FieldPattern[] {
   // A batch body is { "0": input, "1": input, ... }: each call's fields under its index.
-  return procedures.flatMap((procedure, index) => (lossy.trpc.get(procedure) ?? []).map((pattern) => [String(index), ...pattern]));
+  return lossy.of(req).flatMap(({ call, value }) => (call === null ? value : value.map((pattern) => [String(call), ...pattern])));
 }
 
 const hasBody = (req: Request) => Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined;
@@ -204,7 +182,7 @@ export function jsonBodyOf(req: Request): unknown {
 
 export function storableInput(services: Services, routes: { restPaths: string[]; procedures: [string, Meta][] }): RequestHandler {
   const templates = routes.restPaths.map(compileTemplate);
-  const lossy = lossyTextOf(routes.procedures);
+  const lossy = new DeclaredOperations(routes.procedures, (meta) => (meta.lossyText?.length ? meta.lossyText : undefined));
   // body-parser reads the text (size limit, charset, gzip/deflate/br); bourne parses it,
   // refusing "__proto__" keys as the REST facade's reader (co-body) did.
   const readText = express.text({ type: () => true, limit: services.config.BODY_LIMIT_BYTES });
@@ -227,7 +205,7 @@ export function storableInput(services: Services, routes: { restPaths: string[];
       } catch {
         return answer(() => new TRPCError({ code: "PARSE_ERROR", message: "Failed to parse request body" }));
       }
-      const patterns = lossyPatternsOf(req, surface, lossy);
+      const patterns = lossyPatternsOf(req, lossy);
       const found = findUnstorableString(req.body, patterns.length ? (path) => patterns.some((p) => matchesPattern(path, p)) : undefined);
       if (found) return refuse({ status: 400, path: found.path, message: found.problem });
       for (const pattern of patterns) repairUnstorableText(req.body, pattern);

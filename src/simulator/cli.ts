@@ -101,14 +101,20 @@ export function parseSimulatorArgs(argv: string[]): SimulatorOptions {
 
 const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 1 : 0) : "-");
 
+/** " (2 failed, 5 deferred, 40 waiting)": what did not go through at once; empty when all did. */
+function uploadTrouble(failed: number, deferred: number, waiting: number): string {
+  const parts = [[failed, "failed"], [deferred, "deferred"], [waiting, "waiting"]].filter(([n]) => n).map(([n, what]) => `${n} ${what}`);
+  return parts.length ? ` (${parts.join(", ")})` : "";
+}
+
 export function formatProgress(stats: SimulatorStats, elapsedSeconds: number): string {
   const hb = stats.heartbeatLatency;
   const parts = [
     `${Math.floor(elapsedSeconds)}s`,
     `enrolled ${stats.enrolled}/${stats.devices}${stats.enrollFailed ? ` (${stats.enrollFailed} failed)` : ""}`,
     `heartbeats ${stats.heartbeatsOk}${stats.heartbeatsFailed ? ` (${stats.heartbeatsFailed} failed)` : ""} p50 ${fmt(hb.p50)}ms p99 ${fmt(hb.p99)}ms`,
-    stats.telemetryUnavailable ? "telemetry n/a (404)" : `telemetry ${stats.telemetryOk}${stats.telemetryFailed ? ` (${stats.telemetryFailed} failed)` : ""}`,
-    ...(stats.logsOk || stats.logsFailed ? [`logs ${stats.logsOk}${stats.logsFailed ? ` (${stats.logsFailed} failed)` : ""}`] : []),
+    stats.telemetryUnavailable ? "telemetry n/a (404)" : `telemetry ${stats.telemetryOk}${uploadTrouble(stats.telemetryFailed, stats.telemetryDeferred, stats.waiting.snapshots)}`,
+    ...(stats.logsOk || stats.logsFailed || stats.logsDeferred ? [`logs ${stats.logsOk}${uploadTrouble(stats.logsFailed, stats.logsDeferred, stats.waiting.logLines)}`] : []),
     `failing ${stats.failing}`,
     ...(deploymentsLine(stats) ? [deploymentsLine(stats)] : []),
     ...(stats.rejected ? [`rejected ${stats.rejected}`] : []),

@@ -9,6 +9,7 @@ import { JsonClient } from "./http-client.js";
 import type { DeviceKeyAlgorithm } from "./identity.js";
 import { closedLoop, LatencyRecorder } from "./latency.js";
 import { VirtualDevice } from "./virtual-device.js";
+import { retryAfterMs } from "./outbox.js";
 
 export interface SimulatorOptions {
   /** service base URL, e.g. http://localhost:3000 */
@@ -56,6 +57,15 @@ export interface SimulatorStats {
   telemetryUnavailable: boolean;
   logsOk: number;
   logsFailed: number;
+  /**
+   * telemetry and log requests the service did not take for now (429/503 with Retry-After, 5xx,
+   * no answer): their data stays in the device's outbox and is sent again after the delay
+   */
+  telemetryDeferred: number;
+  logsDeferred: number;
+  /** what the devices keep until the service takes it, and what they dropped (outbox full, or refused for good: 400/413) */
+  waiting: { snapshots: number; logLines: number };
+  dropped: { snapshots: number; logLines: number };
   failing: number;
   /** devices the service refused (401: revoked, deleted); they stop */
   rejected: number;
@@ -68,6 +78,8 @@ export interface SimulatorStats {
 }
 
 type Task = "heartbeat" | "telemetry" | "logs";
+type Upload = Exclude<Task, "heartbeat">;
+const UPLOADS: Upload[] = ["telemetry", "logs"];
 
 export class FleetSimulator extends EventEmitter {
   readonly devices: VirtualDevice[] = [];
@@ -77,7 +89,14 @@ export class FleetSimulator extends EventEmitter {
   private readonly latency = new LatencyRecorder();
   private readonly rejected = new Set<VirtualDevice>();
   private running = false;
-  private counters = { enrolled: 0, enrollFailed: 0, heartbeatsOk: 0, heartbeatsFailed: 0, telemetryOk: 0, telemetryFailed: 0, logsOk: 0, logsFailed: 0, deploymentReports: 0 };
+  private counters = {
+    enrolled: 0, enrollFailed: 0, heartbeatsOk: 0, heartbeatsFailed: 0, telemetryOk: 0, telemetryFailed: 0, telemetryDeferred: 0,
+    logsOk: 0, logsFailed: 0, logsDeferred: 0, deploymentReports: 0,
+  };
+  /** a resend waiting out a Retry-After, per device and upload (at most one each) */
+  private readonly retries = new Set<string>();
+  /** a heartbeat answered 429/503: the next one not before this time */
+  private readonly heartbeatNotBefore = new Map<VirtualDevice, number>();
   private readonly healthRolledAt = new Map<VirtualDevice, number>();
   readonly busyHeartbeatMs: number;
   private telemetryUnavailable = false;
@@ -136,7 +155,29 @@ export class FleetSimulator extends EventEmitter {
     }
   }
 
-  /** Stops all loops and waits for requests in flight. */
+  /**
+   * Stops the loops, then sends what the devices still keep (waiting out each Retry-After, as
+   * long as `timeoutMs` allows), then stops: a fleet that leaves nothing behind.
+   */
+  async drain(timeoutMs = 60_000): Promise<void> {
+    this.running = false;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    this.retries.clear();
+    await Promise.allSettled([...this.inFlight]);
+    const deadline = Date.now() + timeoutMs;
+    const holding = (device: VirtualDevice, upload: Upload) =>
+      this.outboxOf(device, upload).size > 0 && !this.rejected.has(device) && !(upload === "telemetry" && this.telemetryUnavailable);
+    await Promise.all(this.devices.filter((d) => d.deviceId).flatMap((device) => UPLOADS.map(async (upload) => {
+      while (holding(device, upload) && Date.now() + this.outboxOf(device, upload).waitMs() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, this.outboxOf(device, upload).waitMs()));
+        await this.deliver(device, upload);
+      }
+    })));
+    await this.stop();
+  }
+
+  /** Stops all loops and waits for requests in flight (what the devices still keep is not sent: `drain` sends it). */
   async stop(): Promise<void> {
     this.running = false;
     for (const timer of this.timers) clearTimeout(timer);
@@ -153,8 +194,21 @@ export class FleetSimulator extends EventEmitter {
       failing: this.devices.filter((d) => d.failing).length,
       rejected: this.rejected.size,
       lastError: this.lastError,
+      waiting: this.outboxTotals((o) => o.size),
+      dropped: this.outboxTotals((o) => o.dropped),
       heartbeatLatency: this.latency.summary(),
       deployments: this.deploymentCounts(),
+    };
+  }
+
+  private outboxOf(device: VirtualDevice, upload: Upload) {
+    return upload === "telemetry" ? device.telemetryOutbox : device.logOutbox;
+  }
+
+  private outboxTotals(count: (outbox: VirtualDevice["telemetryOutbox"] | VirtualDevice["logOutbox"]) => number) {
+    return {
+      snapshots: this.devices.reduce((sum, d) => sum + count(d.telemetryOutbox), 0),
+      logLines: this.devices.reduce((sum, d) => sum + count(d.logOutbox), 0),
     };
   }
 
@@ -211,8 +265,9 @@ export class FleetSimulator extends EventEmitter {
           task === "heartbeat" ? (device.deployments.busy() ? this.busyHeartbeatMs : this.options.heartbeatMs)
           : task === "telemetry" ? this.options.telemetryMs : this.logsMs;
         if (!this.rejected.has(device) && !(task === "telemetry" && this.telemetryUnavailable)) {
-          // +-5 % jitter, like real agents, so devices do not synchronize.
-          this.schedule(device, task, interval * (0.95 + Math.random() * 0.1));
+          // +-5 % jitter, like real agents, so devices do not synchronize; a busy service's Retry-After first.
+          const notBefore = task === "heartbeat" ? (this.heartbeatNotBefore.get(device) ?? 0) - Date.now() : 0;
+          this.schedule(device, task, Math.max(notBefore, interval * (0.95 + Math.random() * 0.1)));
         }
       });
     }, delayMs);
@@ -234,28 +289,18 @@ export class FleetSimulator extends EventEmitter {
         if (res.status === 200) {
           this.counters.heartbeatsOk++;
           this.counters.deploymentReports += device.lastReported;
+          this.heartbeatNotBefore.delete(device);
         } else {
           this.counters.heartbeatsFailed++;
           if (res.status === 401) this.rejected.add(device);
+          const wait = res.status === 429 || res.status === 503 ? retryAfterMs(res.headers["retry-after"], Date.now()) : null;
+          if (wait !== null) this.heartbeatNotBefore.set(device, Date.now() + wait);
           this.fail("heartbeat", res.status, res.body);
         }
-      } else if (task === "logs") {
-        const res = await device.sendLogs();
-        if (res.status >= 200 && res.status < 300) this.counters.logsOk++;
-        else {
-          this.counters.logsFailed++;
-          if (res.status === 401) this.rejected.add(device);
-          this.fail("logs", res.status, res.body);
-        }
       } else {
-        const res = await device.sendTelemetry();
-        if (res.status >= 200 && res.status < 300) this.counters.telemetryOk++;
-        else if (res.status === 404) this.telemetryUnavailable = true;
-        else {
-          this.counters.telemetryFailed++;
-          if (res.status === 401) this.rejected.add(device);
-          this.fail("telemetry", res.status, res.body);
-        }
+        if (task === "telemetry") device.collectTelemetry();
+        else device.collectLogs();
+        await this.deliver(device, task);
       }
     } catch (err) {
       if (task === "heartbeat") this.counters.heartbeatsFailed++;
@@ -264,6 +309,52 @@ export class FleetSimulator extends EventEmitter {
       this.lastError = `${task}: ${(err as Error).message}`;
     }
     this.emit("progress");
+  }
+
+  /**
+   * Sends what the device's outbox holds for `upload`, batch after batch, until it is empty or
+   * the service defers it: then one resend is scheduled after the Retry-After (outbox.ts), while
+   * the regular loop goes on collecting.
+   */
+  private async deliver(device: VirtualDevice, upload: Upload): Promise<void> {
+    const [ok, failed, deferred] = upload === "telemetry"
+      ? (["telemetryOk", "telemetryFailed", "telemetryDeferred"] as const)
+      : (["logsOk", "logsFailed", "logsDeferred"] as const);
+    for (;;) {
+      const result = await (upload === "telemetry" ? device.deliverTelemetry() : device.deliverLogs());
+      const status = result.delivery?.status ?? 0;
+      if (result.outcome === "idle") return;
+      if (result.outcome === "sent") {
+        this.counters[ok]++;
+        continue; // a backlog goes out batch after batch
+      }
+      if (upload === "telemetry" && status === 404) {
+        this.telemetryUnavailable = true; // the service does not offer telemetry: stop quietly
+        return;
+      }
+      if (status === 401) this.rejected.add(device);
+      if (result.outcome === "dropped") {
+        this.counters[failed]++;
+        this.fail(upload, status, result.delivery?.body);
+        continue;
+      }
+      this.counters[deferred]++;
+      if (status !== 429 && status !== 503) this.lastError = `${upload}${status ? ` ${status}` : ""}: ${result.error?.message ?? "not taken; kept for a resend"}`;
+      if (!this.rejected.has(device)) this.scheduleRetry(device, upload, result.waitMs ?? 0);
+      return;
+    }
+  }
+
+  private scheduleRetry(device: VirtualDevice, upload: Upload, waitMs: number) {
+    const key = `${device.reportedDeviceId}:${upload}`;
+    if (!this.running || this.retries.has(key)) return;
+    this.retries.add(key);
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.retries.delete(key);
+      void this.track(this.deliver(device, upload)).catch((err: Error) => (this.lastError = `${upload}: ${err.message}`));
+    }, waitMs);
+    this.timers.add(timer);
   }
 
   private fail(what: string, status: number, body: unknown) {

@@ -7,6 +7,7 @@ import https from "node:https";
 export interface JsonResponse<T = unknown> {
   status: number;
   body: T;
+  headers: http.IncomingHttpHeaders;
 }
 
 export class JsonClient {
@@ -47,7 +48,7 @@ export class JsonClient {
             } catch {
               /* not JSON: keep the text */
             }
-            resolve({ status: res.statusCode ?? 0, body: parsed as T });
+            resolve({ status: res.statusCode ?? 0, body: parsed as T, headers: res.headers });
           });
           res.on("error", reject);
         },

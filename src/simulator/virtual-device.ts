@@ -7,7 +7,8 @@ import { DeploymentAgent, type DeploymentAgentOptions, type DesiredDeploymentEnt
 import type { JsonClient, JsonResponse } from "./http-client.js";
 import { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKeyAlgorithm, type DeviceKeys } from "./identity.js";
 import { LogModel, type LogLine } from "./log-lines.js";
-import { MetricsModel } from "./metrics.js";
+import { MetricsModel, type TelemetrySnapshot } from "./metrics.js";
+import { Outbox, retryAfterMs, type FlushResult } from "./outbox.js";
 
 export interface EnrollAnswer {
   deviceId: string;
@@ -28,6 +29,8 @@ const TOKEN_REFRESH_MARGIN_SECONDS = 60;
 const AGENT_VERSION = "fleet-simulator/1.0";
 /** snapshots per telemetry request at most (the agent endpoint's limit) */
 const TELEMETRY_BATCH = 1000;
+/** log lines per request at most (the agent endpoint's limit) */
+const LOG_BATCH = 1000;
 
 const ARCHITECTURES = ["arm64", "arm64", "arm64", "amd64", "amd64", "armv7"] as const;
 
@@ -130,31 +133,66 @@ export class VirtualDevice {
   /** deployment reports the last successful heartbeat carried */
   lastReported = 0;
 
+  /**
+   * Telemetry and log lines wait here until the service has taken them (outbox.ts): a busy
+   * service's 429/503 defers them by its Retry-After, nothing is lost. Capacity: about 40
+   * hours of snapshots every 15 s, and as many log lines.
+   */
+  readonly telemetryOutbox = new Outbox<TelemetrySnapshot>({ capacity: 10_000, batchSize: TELEMETRY_BATCH });
+  readonly logOutbox = new Outbox<LogLine>({ capacity: 10_000, batchSize: LOG_BATCH });
+
+  /** A snapshot now, into the outbox (sent by `deliverTelemetry`). */
+  collectTelemetry() {
+    this.telemetryOutbox.add([this.metrics.snapshot(this.failing)]);
+  }
+
+  /** A few log lines now (the model's: routine, or trouble while failing), into the outbox (sent by `deliverLogs`). */
+  collectLogs() {
+    this.logOutbox.add(this.logs.lines(this.failing));
+  }
+
+  /** One snapshot in one request, as is: no outbox, no resend (tests and tools). */
   async sendTelemetry(): Promise<JsonResponse> {
     return this.client.request("POST", "/api/v1/agent/telemetry", { snapshots: [this.metrics.snapshot(this.failing)] }, {
       authorization: await this.authorization(),
     });
   }
 
-  /** a batch of log lines: the model's (routine, or trouble while failing), or the ones given */
+  /** A batch of log lines in one request, as is (the model's, or the ones given): no outbox, no resend. */
   async sendLogs(entries: LogLine[] = this.logs.lines(this.failing)): Promise<JsonResponse> {
     return this.client.request("POST", "/api/v1/agent/logs", { entries }, {
       authorization: await this.authorization(),
     });
   }
 
+  /** Sends the oldest batch of kept snapshots, if any and not waiting out a Retry-After. */
+  deliverTelemetry(): Promise<FlushResult> {
+    return this.telemetryOutbox.flush(async (snapshots) => this.client.request("POST", "/api/v1/agent/telemetry", { snapshots }, { authorization: await this.authorization() }));
+  }
+
+  /** Sends the oldest batch of kept log lines, if any and not waiting out a Retry-After. */
+  deliverLogs(): Promise<FlushResult> {
+    return this.logOutbox.flush(async (entries) => this.client.request("POST", "/api/v1/agent/logs", { entries }, { authorization: await this.authorization() }));
+  }
+
   /**
    * What an agent sends after a time without a connection: the snapshots it kept, one every
    * `stepMs` from `fromMs` until `toMs`, in batches of at most `TELEMETRY_BATCH` (the endpoint's
-   * limit). Used to give a new fleet some history (`npm run screenshots`).
+   * limit); a batch the service is too busy for (429/503) is sent again after its Retry-After.
+   * Used to give a new fleet some history (`npm run screenshots`).
    */
   async sendTelemetryHistory(fromMs: number, stepMs: number, toMs = Date.now()): Promise<JsonResponse> {
     const times: number[] = [];
     for (let t = fromMs; t <= toMs; t += stepMs) times.push(t);
-    let last: JsonResponse = { status: 200, body: undefined };
+    let last: JsonResponse = { status: 200, body: undefined, headers: {} };
     for (let i = 0; i < times.length; i += TELEMETRY_BATCH) {
       const snapshots = times.slice(i, i + TELEMETRY_BATCH).map((t) => this.metrics.snapshot(this.failing, t));
-      last = await this.client.request("POST", "/api/v1/agent/telemetry", { snapshots }, { authorization: await this.authorization() });
+      for (;;) {
+        last = await this.client.request("POST", "/api/v1/agent/telemetry", { snapshots }, { authorization: await this.authorization() });
+        const wait = last.status === 429 || last.status === 503 ? retryAfterMs(last.headers["retry-after"], Date.now()) : null;
+        if (wait === null) break;
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
       if (last.status >= 300) return last;
     }
     return last;

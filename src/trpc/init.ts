@@ -21,6 +21,11 @@ export interface Meta extends OpenApiMeta {
    * boundary, src/http/storable-input.ts). Only for text that is a record of what a device saw.
    */
   lossyText?: FieldPattern[];
+  /**
+   * Device ingest (telemetry and log batches): admitted through the per-process ingest gate
+   * before its body is read, refused with 503 and Retry-After when busy (src/http/ingest-admission.ts).
+   */
+  ingest?: true;
 }
 
 export const t = initTRPC

@@ -71,6 +71,12 @@ it("counts a device's requests whatever token it signs, across agent operations"
   const refusedLogs = await h.api("POST", "/api/v1/agent/logs", { key: null, token: await noisy.token(), body: { entries: [{ timestamp: new Date().toISOString(), message: "dropped" }] } });
   expect(refusedLogs.status).toBe(429);
   expect(Number(refusedLogs.headers.get("retry-after"))).toBeGreaterThan(0);
+  // telemetry too: the agent keeps the batch and resends it after Retry-After (docs/telemetry.md)
+  const refusedTelemetry = await h.api("POST", "/api/v1/agent/telemetry", { key: null, token: await noisy.token(), body: { snapshots: [{ timestamp: new Date().toISOString(), cpuUsagePercent: 1 }] } });
+  expect(refusedTelemetry.status).toBe(429);
+  expect(refusedTelemetry.body).toMatchObject({ code: "TOO_MANY_REQUESTS", data: { httpStatus: 429 } });
+  expect(Number(refusedTelemetry.headers.get("retry-after"))).toBeGreaterThan(0);
+  expect((await h.services.database.opened.raw.query<{ n: number }>(`SELECT count(*)::int AS n FROM "TelemetrySnapshot" WHERE "deviceId" = $1::uuid`, [noisy.deviceId]))[0].n).toBe(0);
   // nothing of the refused request was stored; the other device goes on
   expect((await h.services.database.opened.raw.query<{ n: number }>(`SELECT count(*)::int AS n FROM "DeviceLog" WHERE "deviceId" = $1::uuid`, [noisy.deviceId]))[0].n).toBe(1);
   expect((await heartbeat(h, quiet)).status).toBe(200);

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { protectedProcedure, router } from "../../trpc/procedures.js";
 import { deviceProcedure } from "../../trpc/device-auth.js";
-import { MAX_BATCH_ITEMS, ingestOutput } from "../telemetry/schemas.js";
+import { BUSY_ANSWER, MAX_BATCH_ITEMS, ingestOutput } from "../telemetry/schemas.js";
 import { announceLogs } from "./follow.js";
 import { listLogsInput, logBatchInput, logPageOutput, logSourcesOutput } from "./schemas.js";
 import { insertLogLines, listLogs, listLogSources } from "./service.js";
@@ -20,10 +20,12 @@ export const logsIngestRouter = router({
           `Up to ${MAX_BATCH_ITEMS} entries { timestamp, level?, source?, message } per call, stored in one statement. One bad entry ` +
           "refuses the batch with a 400 naming its index (entries.<index>.<field>). level: debug, info (default), warn, error, fatal; " +
           "source defaults to \"agent\". Timestamps more than five minutes ahead of the server clock are refused. NUL characters " +
-          "and unpaired surrogates in a message (a process's binary output) are stored as U+FFFD; anywhere else they refuse the batch.",
+          "and unpaired surrogates in a message (a process's binary output) are stored as U+FFFD; anywhere else they refuse the batch. " +
+          BUSY_ANSWER,
       },
       // A poisoned line must not make the agent resend its batch forever (docs/telemetry.md).
       lossyText: [["entries", "*", "message"]],
+      ingest: true,
     })
     .input(logBatchInput)
     .output(ingestOutput)

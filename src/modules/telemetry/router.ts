@@ -5,7 +5,7 @@ import { protectedProcedure, router } from "../../trpc/procedures.js";
 import { deviceProcedure } from "../../trpc/device-auth.js";
 import { insertSnapshots } from "./ingest.js";
 import { latestSnapshot, rawMetricValues, telemetrySeries } from "./query.js";
-import { ingestOutput, MAX_BATCH_ITEMS, rawInput, rawOutput, seriesInput, seriesOutput, snapshotOutput, telemetryBatchInput } from "./schemas.js";
+import { BUSY_ANSWER, ingestOutput, MAX_BATCH_ITEMS, rawInput, rawOutput, seriesInput, seriesOutput, snapshotOutput, telemetryBatchInput } from "./schemas.js";
 
 const TAG = "Telemetry";
 
@@ -19,8 +19,9 @@ export const telemetryIngestRouter = router({
           `Up to ${MAX_BATCH_ITEMS} snapshots per call, stored in one statement. Every item is validated; one bad item refuses the ` +
           "whole batch with a 400 whose message and issues name its index (snapshots.<index>.<field>). Timestamps more than five " +
           "minutes ahead of the server clock are refused. Snapshots older than the raw retention (TELEMETRY_RETENTION_DAYS) are " +
-          "accepted into the 5-minute and hourly rollups only.",
+          "accepted into the 5-minute and hourly rollups only. " + BUSY_ANSWER,
       },
+      ingest: true,
     })
     .input(telemetryBatchInput)
     .output(ingestOutput)

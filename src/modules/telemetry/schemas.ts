@@ -52,6 +52,11 @@ export const telemetryBatchInput = z.object({
 
 export const ingestOutput = z.object({ accepted: z.number().int() });
 
+/** What the ingest operations' descriptions say about backpressure (docs/telemetry.md, "When ingest is busy"). */
+export const BUSY_ANSWER =
+  "Busy: 503 (ingest at capacity, or the database not keeping up) or 429 (the device's request budget), both with Retry-After " +
+  "in seconds; nothing of the batch was stored: keep it and send it again after that delay.";
+
 const metricValue = z.number().optional();
 export const snapshotOutput = z.object({
   id: z.string(),
