@@ -1,7 +1,7 @@
 // Benchmark: search of one device's log lines of one day (GET /devices/{id}/logs?q=&from=&to=,
 // a case-insensitive substring) on PostgreSQL, over a day's partition holding the lines of a
 // whole fleet: the plan PostgreSQL picks (EXPLAIN ANALYZE) and its time, with the trigram GIN
-// index of migration 20261126050000_log_partitions and, in the same run, without it (dropped
+// index of migration 20261126054000_log_partitions and, in the same run, without it (dropped
 // inside a transaction that is rolled back). Prints figures; asserts nothing.
 //
 //   npm run bench -- log-search

@@ -3,8 +3,8 @@
 // PostgreSQL declarative partitioning by range of time, one partition per period named
 // `<table>_pYYYYMMDD` after its first day, plus a DEFAULT partition that catches any row whose
 // period has no partition yet. The SQL function fleet_ensure_partition (migration
-// 20261125150000_telemetry_partitions; logs: 20261126050000_log_partitions) makes one partition and moves its period's rows out of
-// the default partition, atomically.
+// 20261125150000_telemetry_partitions; logs since 20261126054000_log_partitions) makes one
+// partition and moves its period's rows out of the default partition, atomically.
 //
 // Who makes partitions:
 //  - the `telemetry.partitions` schedule, every hour, for yesterday to PARTITION_DAYS_AHEAD
