@@ -193,7 +193,7 @@ export async function recordDeploymentProgress(services: Pick<Services, "prisma"
     try {
       // Most reports cannot change the verdict: they skip the deployment's row lock.
       if (!(await mayChangeVerdict(services.prisma, device.organizationId, deploymentId))) continue;
-      await services.prisma.$transaction((tx) => evaluateDeployment(tx, device.organizationId, deploymentId, events));
+      await services.prisma.$transaction((tx) => evaluateDeployment(tx, device.organizationId, deploymentId, events, { deviceId: device.id }));
     } catch (err) {
       // The report is stored; the rollout job judges the deployment again shortly.
       services.logger.warn({ err: (err as Error).message, deploymentId }, "judging a deployment after a device report failed; the rollout job retries");

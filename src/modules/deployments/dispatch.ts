@@ -66,20 +66,41 @@ function groupKey(groupBy: string[]): Prisma.Sql {
 const WAITING_FOR_PLACE = Prisma.raw(`((dd."heldForBudget" AND dd."state" = 'pending') OR (dd."state" = 'failed' AND dd."retryAt" <= (now() AT TIME ZONE 'UTC') AND dd."desiredAction" = 'install'))`);
 
 /**
+ * Stores the group of the entries the budget has not grouped yet (all of them after a start,
+ * late joiners after that): from then on the group is read from the entry, not computed from
+ * the device's labels. A device's group is the one it had when the deployment first grouped
+ * it; a label changed during the rollout moves it at the next start.
+ */
+async function groupNewEntries(db: DbTx, deploymentId: string, budget: DisruptionBudget): Promise<void> {
+  await db.$executeRaw`
+    UPDATE "DeploymentDevice" dd SET "budgetGroup" = ${groupKey(budget.groupBy)}
+      FROM "Device" dev
+     WHERE dd."deploymentId" = ${deploymentId}::uuid AND dd."budgetGroup" IS NULL AND dev."id" = dd."deviceId"`;
+}
+
+/**
  * Admits the devices the disruption budget has room for (budget.ts): per group, the free
  * places go to the waiting devices in a stable pseudo-random order. Must run under the
  * deployment's row lock: the loads read here stay true until the admission is written, since
  * nothing else tells this deployment's devices to install (reports only free places).
+ *
+ * `onlyGroupOf`: a device's report frees a place in its own group only, so it counts and admits
+ * that group alone (through the (deploymentId, budgetGroup) index); the start, a resume and the
+ * rollout job pass nothing and look at every group (due retries, late joiners, grown groups).
  */
-export async function admitWithinBudget(db: DbTx, deployment: Dispatchable): Promise<number> {
+export async function admitWithinBudget(db: DbTx, deployment: Dispatchable, onlyGroupOf?: { deviceId: string }): Promise<number> {
   const budget = deployment.disruptionBudget as DisruptionBudget;
-  const key = groupKey(budget.groupBy);
+  // A report's own entry was grouped when it was admitted; new entries wait for a full pass.
+  if (!onlyGroupOf) await groupNewEntries(db, deployment.id, budget);
+  const reporterId = onlyGroupOf?.deviceId ?? null;
   const loads = await db.$queryRaw<GroupLoad[]>`
-    SELECT ${key} AS "key", count(*)::int AS "size",
+    SELECT dd."budgetGroup" AS "key", count(*)::int AS "size",
            count(*) FILTER (WHERE dd."desiredAction" = 'install' AND dd."state" IN ('pending', 'downloading', 'installing'))::int AS "busy",
            count(*) FILTER (WHERE ${WAITING_FOR_PLACE})::int AS "waiting"
-      FROM "DeploymentDevice" dd JOIN "Device" dev ON dev."id" = dd."deviceId"
+      FROM "DeploymentDevice" dd
      WHERE dd."deploymentId" = ${deployment.id}::uuid AND dd."state" NOT IN ('skipped', 'cancelled', 'superseded')
+       AND (${reporterId}::uuid IS NULL OR dd."budgetGroup" = (SELECT r."budgetGroup" FROM "DeploymentDevice" r
+                                                               WHERE r."deploymentId" = ${deployment.id}::uuid AND r."deviceId" = ${reporterId}::uuid))
      GROUP BY 1`;
   const quotas = admissions(loads, budget);
   if (!quotas.size) return 0;
@@ -87,17 +108,17 @@ export async function admitWithinBudget(db: DbTx, deployment: Dispatchable): Pro
     WITH quota AS (
       SELECT q."key", q."n" FROM jsonb_to_recordset(${JSON.stringify([...quotas].map(([k, n]) => ({ key: k, n })))}::jsonb) AS q("key" text, "n" int)
     ), ranked AS (
-      SELECT dd."deviceId", ${key} AS "key", row_number() OVER (PARTITION BY ${key} ORDER BY md5(dd."deviceId"::text || ${deployment.id}::text)) AS "rank"
-        FROM "DeploymentDevice" dd JOIN "Device" dev ON dev."id" = dd."deviceId"
-       WHERE dd."deploymentId" = ${deployment.id}::uuid AND ${WAITING_FOR_PLACE}
+      SELECT dd."deviceId", q."n", row_number() OVER (PARTITION BY dd."budgetGroup" ORDER BY md5(dd."deviceId"::text || ${deployment.id}::text)) AS "rank"
+        FROM quota q JOIN "DeploymentDevice" dd ON dd."deploymentId" = ${deployment.id}::uuid AND dd."budgetGroup" = q."key"
+       WHERE ${WAITING_FOR_PLACE}
     ), dispatched AS (
       UPDATE "DeploymentDevice" dd
          SET "desiredAction" = 'install', "dispatchedAt" = ${UTC_NOW}, "stateChangedAt" = ${UTC_NOW}, "message" = NULL, "heldForBudget" = false,
              "attempt" = CASE WHEN dd."state" = 'failed' THEN dd."attempt" + 1 ELSE dd."attempt" END,
              "reason" = CASE WHEN dd."state" = 'failed' THEN 'automatic retry: attempt ' || (dd."attempt" + 1) ELSE dd."reason" END,
              "state" = 'pending', "retryAt" = NULL
-        FROM ranked r JOIN quota q ON q."key" = r."key"
-       WHERE dd."deploymentId" = ${deployment.id}::uuid AND dd."deviceId" = r."deviceId" AND r."rank" <= q."n"
+        FROM ranked r
+       WHERE dd."deploymentId" = ${deployment.id}::uuid AND dd."deviceId" = r."deviceId" AND r."rank" <= r."n"
       RETURNING dd."deviceId"
     ), ${supersededCte(deployment)}
     SELECT (SELECT count(*) FROM dispatched)::int AS "dispatched", (SELECT count(*) FROM superseded)::int AS "superseded"`;

@@ -149,13 +149,14 @@ function assertRolloutMove(move: RolloutMove, row: DeploymentRow): void {
  * machine decides (success: next batch, approval gate or completion; failure threshold:
  * pause; timeout: failed). For all-at-once deployments: completed once no device is in flight.
  */
-export async function evaluateLocked(db: DbTx, row: DeploymentRow, events: DeploymentEvents): Promise<DeploymentRow> {
+export async function evaluateLocked(db: DbTx, row: DeploymentRow, events: DeploymentEvents, reporter?: { deviceId: string }): Promise<DeploymentRow> {
   if (row.status !== "running") return row;
   const strategy = row.strategy as Strategy;
   if (strategy.type === "staged" && row.continuous && row.rolloutState === "completed") row = await openLateJoinerBatch(db, row, strategy, events);
   // Places freed by devices that reported running or failed go to the devices the budget held
   // back (and to the retries that are due), also once the rollout completed.
-  if (row.disruptionBudget && ADMITTING_STATES.includes(row.rolloutState)) await admitWithinBudget(db, row);
+  // A device's report frees a place in its own group: only that group is looked at then.
+  if (row.disruptionBudget && ADMITTING_STATES.includes(row.rolloutState)) await admitWithinBudget(db, row, reporter);
   if (TERMINAL_ROLLOUT_STATES.includes(row.rolloutState as RolloutState)) return row;
   if (strategy.type === "all-at-once") return evaluateAllAtOnce(db, row, events);
   if (row.rolloutState !== "canary" && row.rolloutState !== "in_progress") return row;
@@ -219,13 +220,17 @@ async function openLateJoinerBatch(db: DbTx, row: DeploymentRow, strategy: Stage
 }
 
 async function evaluateAllAtOnce(db: DbTx, row: DeploymentRow, events: DeploymentEvents): Promise<DeploymentRow> {
-  const rows = await db.$queryRaw<Array<{ inFlight: number; running: number; failed: number }>>`
-    SELECT count(*) FILTER (WHERE (("state" IN ('pending', 'downloading', 'installing') OR "retryAt" IS NOT NULL) AND "desiredAction" = 'install')
-                              OR ("heldForBudget" AND "state" = 'pending'))::int AS "inFlight",
-           count(*) FILTER (WHERE "state" = 'running')::int AS "running",
+  // Asked on every decisive report: whether one device is still in flight stops at the first
+  // found; the counts are read once, when the rollout completes.
+  const [{ inFlight }] = await db.$queryRaw<Array<{ inFlight: boolean }>>`
+    SELECT EXISTS (SELECT 1 FROM "DeploymentDevice"
+                    WHERE "deploymentId" = ${row.id}::uuid
+                      AND (((("state" IN ('pending', 'downloading', 'installing') OR "retryAt" IS NOT NULL) AND "desiredAction" = 'install'))
+                           OR ("heldForBudget" AND "state" = 'pending'))) AS "inFlight"`;
+  if (inFlight) return row;
+  const [{ running, failed }] = await db.$queryRaw<Array<{ running: number; failed: number }>>`
+    SELECT count(*) FILTER (WHERE "state" = 'running')::int AS "running",
            count(*) FILTER (WHERE "state" = 'failed' AND "retryAt" IS NULL)::int AS "failed"
       FROM "DeploymentDevice" WHERE "deploymentId" = ${row.id}::uuid`;
-  const { inFlight, running, failed } = rows[0];
-  if (inFlight > 0) return row;
   return moveRollout(db, row, { rolloutState: "completed", completedAt: new Date(), rolloutReason: `${running} devices running, ${failed} failed` }, events);
 }

@@ -323,10 +323,10 @@ export async function deploymentStats(db: DbTx, organizationId: string) {
   return { total: Object.values(status).reduce((a, b) => a + b, 0), byStatus: status, byRolloutState: rollout, devices };
 }
 
-/** Re-judges a deployment under its lock (agent reports, the timeout job). */
-export async function evaluateDeployment(db: DbTx, organizationId: string, id: string, events: DeploymentEvents): Promise<void> {
+/** Re-judges a deployment under its lock (agent reports, naming the reporting device; the rollout job). */
+export async function evaluateDeployment(db: DbTx, organizationId: string, id: string, events: DeploymentEvents, reporter?: { deviceId: string }): Promise<void> {
   const row = await lockDeployment(db, organizationId, id);
-  const evaluated = await evaluateLocked(db, row, events);
+  const evaluated = await evaluateLocked(db, row, events, reporter);
   await finishRemovalIfConfirmed(db, evaluated, events);
 }
 

@@ -51,6 +51,9 @@ describe("disruption budget across three sites", () => {
     const first = (await h.api("GET", `/api/v1/deployments/${id}`, { key: acme.key })).body;
     expect(first.progress).toMatchObject({ pending: 3, waiting_for_budget: 9, total: 12 });
     expect(await unavailableBySite(id)).toEqual({ berlin: 1, lyon: 1, porto: 1 });
+    // each entry carries its group from the start: a report counts and admits its own group only
+    const grouped = await h.services.prisma.deploymentDevice.groupBy({ by: ["budgetGroup"], where: { deploymentId: id }, _count: { _all: true } });
+    expect(Object.fromEntries(grouped.map((g) => [g.budgetGroup, g._count._all]))).toEqual({ '["berlin"]': 4, '["lyon"]': 4, '["porto"]': 4 });
 
     const all = Object.values(sites).flat();
     const failing = sites.lyon[0];

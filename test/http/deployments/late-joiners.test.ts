@@ -113,7 +113,8 @@ describe("a completed rollout under a disruption budget", () => {
       target: { labelSelector: { line: "paint" } },
       strategy: { type: "staged", canary: { count: 4 }, batches: [], successThreshold: 50 },
       disruptionBudget: { maxUnavailable: { count: 1 } },
-      retry: { maxAttempts: 2, initialDelaySeconds: 1, maxDelaySeconds: 1 },
+      // long enough that the three reports below end before the retry falls due, even on a loaded machine
+      retry: { maxAttempts: 2, initialDelaySeconds: 8, maxDelaySeconds: 8 },
     });
     /** The device told to install that has not reported yet (its heartbeat carries the install). */
     const told = async () => {
@@ -133,7 +134,7 @@ describe("a completed rollout under a disruption budget", () => {
       const next = await until(async () => {
         await judgeDeploymentsInFlight(h.services);
         return told();
-      }, "an admission after completion");
+      }, "an admission after completion", 30_000);
       const unavailable = await h.services.prisma.deploymentDevice.count({ where: { deploymentId: id, desiredAction: "install", state: { in: ["pending", "downloading", "installing"] } } });
       expect(unavailable).toBe(1);
       await report(next, id, "running", next === flaky ? { attempt: 2 } : {});
