@@ -31,7 +31,9 @@ export const logsIngestRouter = router({
     .output(ingestOutput)
     .mutation(async ({ ctx, input }) => {
       const device = { id: ctx.device.deviceId, organizationId: ctx.device.organizationId };
-      const accepted = await insertLogLines(ctx.services.database.opened.raw, device, input.entries);
+      const accepted = await insertLogLines(ctx.services.database.opened.raw, device, input.entries, {
+        retentionDays: ctx.services.config.LOG_RETENTION_DAYS, logger: ctx.services.logger,
+      });
       // After the commit: followers fetch what was just written. A failed announcement only
       // delays followers until their next keep-alive fetch; the lines are stored.
       await announceLogs(ctx.services, device).catch((err: Error) => ctx.services.logger.warn({ err: err.message }, "could not announce log lines"));

@@ -3,8 +3,10 @@
 import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
 import type { RawDatabase } from "../../db/adapters.js";
+import type { Logger } from "../../lib/logger.js";
 import { likePattern } from "../devices/sql.js";
 import { requireDevice } from "../telemetry/device.js";
+import { preparePartitionsFor } from "../telemetry/partitions.js";
 import type { IngestingDevice } from "../telemetry/ingest.js";
 import { resolveRange } from "../telemetry/query.js";
 import { toLogLineDto, type LogEntryInput, type LogFilter, type LogRow } from "./schemas.js";
@@ -25,10 +27,15 @@ const INSERT_SQL = `
 /**
  * One statement: the lines go in through unnest() and the device's source summary
  * (DeviceLogSource) is upserted from what was inserted. Straight to the driver, like
- * telemetry ingest (see src/modules/telemetry/ingest.ts for why).
+ * telemetry ingest (see src/modules/telemetry/ingest.ts for why). A day this process has not
+ * seen (a backlog upload) gets its daily partition first, as for telemetry; lines older than
+ * the log retention are still accepted, into the default partition, which retention prunes.
  */
-export async function insertLogLines(db: RawDatabase, device: IngestingDevice, entries: LogEntryInput[]): Promise<number> {
+export async function insertLogLines(
+  db: RawDatabase, device: IngestingDevice, entries: LogEntryInput[], options: { retentionDays: number; logger?: Logger },
+): Promise<number> {
   if (entries.length === 0) return 0;
+  await preparePartitionsFor(db, ["DeviceLog"], entries.map((e) => e.timestamp), options);
   await db.query(INSERT_SQL, [
     device.id, device.organizationId,
     entries.map((e) => e.timestamp), entries.map((e) => e.level), entries.map((e) => e.source), entries.map((e) => e.message),

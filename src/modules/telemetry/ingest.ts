@@ -10,7 +10,7 @@
 // on PostgreSQL). Nothing here needs a transaction: the statement is atomic by itself.
 import type { RawDatabase } from "../../db/adapters.js";
 import type { Logger } from "../../lib/logger.js";
-import { DAY_MS, preparePartitionsFor } from "./partitions.js";
+import { preparePartitionsFor, retentionCutoff } from "./partitions.js";
 import { ROLLUPS, rollupUpsertSql } from "./rollups.js";
 import { STORED_METRIC_NAMES, type StoredMetric } from "./metrics.js";
 import type { SnapshotInput } from "./schemas.js";
@@ -69,24 +69,15 @@ const INSERT_SQL = `
   )
   ${rollupUpsertSql(ROLLUPS["1h"], "rolled")}`;
 
-/**
- * The oldest instant the raw table still keeps: the start of the oldest day whose partition
- * retention has not dropped (partitions.ts drops a day once it ended `retentionDays` ago).
- */
-export function rawCutoff(retentionDays: number, now = Date.now()): Date | null {
-  if (retentionDays === 0) return null;
-  return new Date(Math.floor((now - retentionDays * DAY_MS) / DAY_MS) * DAY_MS);
-}
-
 export async function insertSnapshots(
   db: RawDatabase, device: IngestingDevice, snapshots: SnapshotInput[], options: { retentionDays: number; logger?: Logger },
 ): Promise<number> {
   if (snapshots.length === 0) return 0;
   const timestamps = snapshots.map((s) => s.timestamp);
-  const cutoff = rawCutoff(options.retentionDays);
+  const cutoff = retentionCutoff(options.retentionDays);
   // A period this process has not seen (a backlog upload) gets its partitions first; usually a no-op.
-  await preparePartitionsFor(db, ["TelemetrySnapshot"], cutoff ? timestamps.filter((t) => Date.parse(t) >= cutoff.getTime()) : timestamps, options.logger);
-  await preparePartitionsFor(db, ["TelemetryRollup5m", "TelemetryRollup1h"], timestamps, options.logger);
+  await preparePartitionsFor(db, ["TelemetrySnapshot"], timestamps, options);
+  await preparePartitionsFor(db, ["TelemetryRollup5m", "TelemetryRollup1h"], timestamps, { logger: options.logger });
   // Integers travel as strings inside the array literal: exact beyond 2^31, cast by PostgreSQL.
   const metrics = STORED_METRIC_NAMES.map((m) => snapshots.map((s) => (s[m] == null ? null : String(s[m]))));
   await db.query(INSERT_SQL, [device.id, device.organizationId, timestamps, ...metrics, cutoff?.toISOString() ?? null]);

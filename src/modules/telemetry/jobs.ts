@@ -1,6 +1,6 @@
 // Background work of telemetry and logs, run by the job runner (src/jobs): retention pruning
 // as a recurring schedule (one run per period across all processes, bounded chunks), and the
-// daily partitions of raw snapshots made ahead of time.
+// time partitions of raw snapshots, rollups and log lines made ahead of time.
 import type { JobDefinition, ScheduleDefinition } from "../../jobs/types.js";
 import { pruneOnce } from "./retention.js";
 import { ensureUpcomingPartitions } from "./partitions.js";
@@ -16,7 +16,7 @@ export function telemetryJobs(): { definitions: JobDefinition[]; schedules: Sche
     timeoutMs: 120_000,
     run: async ({ services, logger, signal }) => {
       const result = await pruneOnce(services, { signal });
-      if (result.snapshotPartitions + result.rollupPartitions + result.snapshots + result.logLines + result.orphanRows > 0) logger.info(result, "telemetry retention pruned");
+      if (result.snapshotPartitions + result.logPartitions + result.rollupPartitions + result.snapshots + result.logLines + result.orphanRows > 0) logger.info(result, "telemetry retention pruned");
     },
   };
   const partitions: ScheduleDefinition = {

@@ -1,26 +1,27 @@
-// Time partitions of the time-series tables (raw telemetry snapshots and 5-minute rollups: one
-// per UTC day; hourly rollups: one per calendar month):
+// Time partitions of the time-series tables (raw telemetry snapshots, 5-minute rollups and
+// device log lines: one per UTC day; hourly rollups: one per calendar month):
 // PostgreSQL declarative partitioning by range of time, one partition per period named
 // `<table>_pYYYYMMDD` after its first day, plus a DEFAULT partition that catches any row whose
 // period has no partition yet. The SQL function fleet_ensure_partition (migration
-// 20261125150000_telemetry_partitions) makes one partition and moves its period's rows out of
-// the default partition, atomically.
+// 20261125150000_telemetry_partitions; logs since 20261126054000_log_partitions) makes one
+// partition and moves its period's rows out of the default partition, atomically.
 //
 // Who makes partitions:
 //  - the `telemetry.partitions` schedule, every hour, for yesterday to PARTITION_DAYS_AHEAD
 //    days ahead, so ingest normally finds its partition ready;
-//  - ingest itself, for a day it has not seen yet (a backlog upload of old data), before it
-//    inserts. If that fails (a lock held too long), the rows go to the default partition and
-//    the next creation of that day moves them: a missing partition never refuses ingest.
+//  - ingest itself (telemetry and logs), for a day it has not seen yet (a backlog upload of
+//    old data), before it inserts. If that fails (a lock held too long), the rows go to the
+//    default partition and the next creation of that day moves them: a missing partition
+//    never refuses ingest.
 // Retention drops whole partitions (dropExpiredPartitions): constant time whatever the size.
 import type { RawDatabase } from "../../db/adapters.js";
 import type { Logger } from "../../lib/logger.js";
 
-export type PartitionedTable = "TelemetrySnapshot" | "TelemetryRollup5m" | "TelemetryRollup1h";
 type Period = "day" | "month";
-const PERIOD: Record<PartitionedTable, Period> = { TelemetrySnapshot: "day", TelemetryRollup5m: "day", TelemetryRollup1h: "month" };
-/** What ingest writes into, for every batch. */
-export const INGEST_TABLES: PartitionedTable[] = ["TelemetrySnapshot", "TelemetryRollup5m", "TelemetryRollup1h"];
+const PERIOD = { TelemetrySnapshot: "day", TelemetryRollup5m: "day", TelemetryRollup1h: "month", DeviceLog: "day" } satisfies Record<string, Period>;
+export type PartitionedTable = keyof typeof PERIOD;
+/** Every partitioned table: the schedule keeps the coming periods of each ready. */
+const PARTITIONED_TABLES = Object.keys(PERIOD) as PartitionedTable[];
 
 export const DAY_MS = 86_400_000;
 /** How many days ahead of today the schedule keeps partitions ready. */
@@ -77,18 +78,33 @@ export async function ensurePartitions(db: RawDatabase, table: PartitionedTable,
 }
 
 /**
+ * The oldest instant a table with a retention of `retentionDays` still keeps: the start of
+ * the oldest day whose partition retention has not dropped (dropExpiredPartitions drops a day
+ * once it ended `retentionDays` ago). null: kept forever.
+ */
+export function retentionCutoff(retentionDays: number, now = Date.now()): Date | null {
+  if (retentionDays === 0) return null;
+  return new Date(Math.floor((now - retentionDays * DAY_MS) / DAY_MS) * DAY_MS);
+}
+
+/**
  * Before an insert: makes sure the periods of `timestamps` have their partitions in each of
  * `tables`. Never throws: without a partition the rows land in the default partition, which
- * is correct, only slower to prune; the next creation of that period moves them.
+ * is correct, only slower to prune; the next creation of that period moves them. With
+ * `retentionDays`, days retention has already given up get no partition (the next retention
+ * run would drop it): their rows go to the default partition, which retention prunes by age.
  */
-export async function preparePartitionsFor(db: RawDatabase, tables: PartitionedTable[], timestamps: string[], logger?: Logger): Promise<void> {
-  const days = new Set(timestamps.map((t) => dayOf(Date.parse(t))));
+export async function preparePartitionsFor(
+  db: RawDatabase, tables: PartitionedTable[], timestamps: string[], options: { retentionDays?: number; logger?: Logger } = {},
+): Promise<void> {
+  const cutoff = retentionCutoff(options.retentionDays ?? 0)?.getTime() ?? -Infinity;
+  const days = new Set(timestamps.map((t) => Date.parse(t)).filter((t) => t >= cutoff).map(dayOf));
   for (const table of tables) {
     const cache = knownStarts(db, table);
     const missing = [...days].filter((d) => !cache.has(periodStart(table, d)));
     if (missing.length === 0) continue;
     await ensurePartitions(db, table, missing).catch((err: Error) =>
-      logger?.warn({ err: err.message, table }, "could not create a partition now; the rows go to the default partition"),
+      options.logger?.warn({ err: err.message, table }, "could not create a partition now; the rows go to the default partition"),
     );
   }
 }
@@ -98,7 +114,7 @@ export async function ensureUpcomingPartitions(db: RawDatabase, now: Date, daysA
   const today = dayOf(now.getTime());
   const days = Array.from({ length: daysAhead + 2 }, (_, i) => today - 1 + i);
   let created = 0;
-  for (const table of INGEST_TABLES) created += await ensurePartitions(db, table, days, DROP_LOCK_TIMEOUT_MS);
+  for (const table of PARTITIONED_TABLES) created += await ensurePartitions(db, table, days, DROP_LOCK_TIMEOUT_MS);
   return created;
 }
 

@@ -1,6 +1,6 @@
-// Retention: raw snapshots older than TELEMETRY_RETENTION_DAYS go by dropping their day's
-// partition (constant time whatever its size, src/modules/telemetry/partitions.ts); the few
-// that sit in the default partition, and log lines older than LOG_RETENTION_DAYS, are deleted
+// Retention: raw snapshots older than TELEMETRY_RETENTION_DAYS and log lines older than
+// LOG_RETENTION_DAYS go by dropping their day's partition (constant time whatever its size,
+// src/modules/telemetry/partitions.ts); the few that sit in a default partition are deleted
 // in bounded chunks (each chunk its own short statement, so no long lock and no huge
 // transaction), within a time budget per run. The same run sweeps what
 // the missing foreign keys leave behind: telemetry, logs and alert states of deleted devices,
@@ -19,10 +19,13 @@ const ORPHAN_DEVICES_PER_RUN = 100;
 export interface PruneResult {
   /** daily partitions of raw snapshots dropped whole */
   snapshotPartitions: number;
+  /** daily partitions of log lines dropped whole */
+  logPartitions: number;
   /** daily (5-minute) and monthly (hourly) partitions of rollups dropped whole */
   rollupPartitions: number;
   /** snapshots deleted row by row (from the default partition) */
   snapshots: number;
+  /** log lines deleted row by row (from the default partition) */
   logLines: number;
   orphanDevices: number;
   orphanRows: number;
@@ -40,7 +43,7 @@ export interface PruneOptions {
   signal?: AbortSignal;
 }
 
-type Table = "TelemetrySnapshot" | "TelemetrySnapshot_default" | "DeviceLog";
+type Table = "TelemetrySnapshot" | "TelemetrySnapshot_default" | "DeviceLog" | "DeviceLog_default";
 
 /** Deletes rows matching `where` in chunks until none are left or the budget ends. */
 async function deleteInChunks(services: Services, table: Table, where: Prisma.Sql, chunk: number, mayContinue: () => boolean) {
@@ -61,11 +64,15 @@ export async function pruneOnce(services: Services, options: PruneOptions = {}):
   const deadline = Date.now() + (options.budgetMs ?? 50_000);
   const mayContinue = () => Date.now() < deadline && !options.signal?.aborted;
   const cutoff = (days: number) => new Date(now.getTime() - days * 86_400_000).toISOString();
-  const result: PruneResult = { snapshotPartitions: 0, rollupPartitions: 0, snapshots: 0, logLines: 0, orphanDevices: 0, orphanRows: 0, deliveries: 0, tickets: 0, complete: true };
+  const result: PruneResult = { snapshotPartitions: 0, logPartitions: 0, rollupPartitions: 0, snapshots: 0, logLines: 0, orphanDevices: 0, orphanRows: 0, deliveries: 0, tickets: 0, complete: true };
 
-  if (config.TELEMETRY_RETENTION_DAYS > 0) {
-    const dropped = await dropExpiredPartitions(services.database.opened.raw, "TelemetrySnapshot", new Date(cutoff(config.TELEMETRY_RETENTION_DAYS)), mayContinue);
-    result.snapshotPartitions = dropped.length;
+  const dropped: Array<["TelemetrySnapshot" | "DeviceLog", number, "snapshotPartitions" | "logPartitions"]> = [
+    ["TelemetrySnapshot", config.TELEMETRY_RETENTION_DAYS, "snapshotPartitions"],
+    ["DeviceLog", config.LOG_RETENTION_DAYS, "logPartitions"],
+  ];
+  for (const [table, days, key] of dropped) {
+    if (days === 0 || !mayContinue()) continue;
+    result[key] = (await dropExpiredPartitions(services.database.opened.raw, table, new Date(cutoff(days)), mayContinue)).length;
   }
   // Rollups keep their own, longer retention; partitions drop whole, strays of the default partition by age.
   for (const rollup of Object.values(ROLLUPS)) {
@@ -78,7 +85,7 @@ export async function pruneOnce(services: Services, options: PruneOptions = {}):
   const passes: Array<[Table, number, keyof PruneResult]> = [
     // rows that found no partition of their day (see partitions.ts): rare, deleted by age
     ["TelemetrySnapshot_default", config.TELEMETRY_RETENTION_DAYS, "snapshots"],
-    ["DeviceLog", config.LOG_RETENTION_DAYS, "logLines"],
+    ["DeviceLog_default", config.LOG_RETENTION_DAYS, "logLines"],
   ];
   for (const [table, days, key] of passes) {
     if (days === 0 || !mayContinue()) continue;

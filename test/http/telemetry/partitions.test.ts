@@ -1,9 +1,10 @@
-// Daily partitions of raw telemetry snapshots (docs/telemetry.md, "Daily partitions of raw snapshots"):
-// the migration that partitions an existing table keeps every row and id; ingest of a day
-// without a partition (a backlog upload) makes it, and when it cannot (a lock held too long)
+// Daily partitions of raw telemetry snapshots and of log lines (docs/telemetry.md, "Daily
+// partitions of raw snapshots and log lines"): the migrations that partition an existing table
+// keep every row and id; ingest of a day without a partition (a backlog upload) makes it, and when it cannot (a lock held too long)
 // the rows land in the default partition and move into their day's partition once it is
 // made; the scheduled job makes the days ahead; retention drops whole partitions older than
-// the retention and leaves newer ones untouched. On PGlite and on PostgreSQL (DATABASE_URL).
+// the retention and leaves newer ones untouched; a search of a device's logs finds lines in
+// their day's partition. On PGlite and on PostgreSQL (DATABASE_URL).
 import { spawn } from "node:child_process";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,25 +14,26 @@ import { pruneOnce } from "../../../src/modules/telemetry/retention.js";
 import { telemetryJobs } from "../../../src/modules/telemetry/jobs.js";
 import { DAY_MS, dayOf, ensurePartitions, listPartitions, partitionName, PARTITION_DAYS_AHEAD } from "../../../src/modules/telemetry/partitions.js";
 import { createHarness, newPostgresDatabase, type Harness, type Tenant } from "../../support/harness.js";
-import { enrolledDevices, sendAllTelemetry, sendTelemetry, type EnrolledDevice } from "./support.js";
+import { enrolledDevices, sendAllTelemetry, sendLogs, sendTelemetry, type EnrolledDevice } from "./support.js";
 
 const MIGRATION = readMigrations().find((m) => m.name.endsWith("_telemetry_partitions"))!.name;
+const LOG_MIGRATION = readMigrations().find((m) => m.name.endsWith("_log_partitions"))!.name;
 const today = dayOf(Date.now());
 const at = (day: number, hour: number) => new Date(day * DAY_MS + hour * 3600_000).toISOString();
 
-/** Where each snapshot of a device lives: partition name -> rows. */
-async function rowsByPartition(raw: OpenedDatabase["raw"], deviceId: string): Promise<Record<string, number>> {
+/** Where each row of a device lives in `table`: partition name -> rows. */
+async function rowsByPartition(raw: OpenedDatabase["raw"], deviceId: string, table: "TelemetrySnapshot" | "DeviceLog" = "TelemetrySnapshot"): Promise<Record<string, number>> {
   const rows = await raw.query<{ partition: string; n: number }>(
-    `SELECT tableoid::regclass::text AS "partition", count(*)::int AS "n" FROM "TelemetrySnapshot" WHERE "deviceId" = $1::uuid GROUP BY 1`,
+    `SELECT tableoid::regclass::text AS "partition", count(*)::int AS "n" FROM "${table}" WHERE "deviceId" = $1::uuid GROUP BY 1`,
     [deviceId],
   );
   return Object.fromEntries(rows.map((r) => [r.partition.replace(/"/g, ""), r.n]));
 }
 
-describe("the migration partitioning an existing table", () => {
+/** An empty database of its own (no migration applied) for the tests of a describe block. */
+function freshDatabase(): () => OpenedDatabase {
   let opened: OpenedDatabase;
   let drop: () => Promise<void> = async () => undefined;
-
   beforeAll(async () => {
     const url = process.env.DATABASE_URL;
     if (url) {
@@ -46,8 +48,14 @@ describe("the migration partitioning an existing table", () => {
     await opened?.raw.close();
     await drop();
   });
+  return () => opened;
+}
+
+describe("the migration partitioning an existing table", () => {
+  const database = freshDatabase();
 
   it("keeps every row and its id, one partition per day, new ids continue the sequence, and the rows are rolled up", async () => {
+    const opened = database();
     await applyMigrations(opened.raw, readMigrations().filter((m) => m.name < MIGRATION));
     const device = "00000000-0000-4000-8000-000000000001";
     // 3 days: 40 days ago (older than the default retention: kept by the migration all the same), 2 days ago, today
@@ -88,6 +96,39 @@ describe("the migration partitioning an existing table", () => {
   });
 });
 
+describe("the migration partitioning the existing log table", () => {
+  const database = freshDatabase();
+
+  it("keeps every line and its id, one partition per day, new ids continue the sequence, and search finds the lines", async () => {
+    const opened = database();
+    await applyMigrations(opened.raw, readMigrations().filter((m) => m.name < LOG_MIGRATION));
+    const device = "00000000-0000-4000-8000-000000000003";
+    // 3 days: 40 days ago (older than the default retention: kept by the migration all the same), 2 days ago, today
+    const days = [today - 40, today - 2, today];
+    await opened.raw.query(
+      `INSERT INTO "DeviceLog" ("deviceId", "timestamp", "level", "source", "message")
+       SELECT $1::uuid, t, 'info', 'agent', 'line ' || g || ' of the upgrade' FROM unnest($2::timestamptz[]) WITH ORDINALITY AS x(t, g)`,
+      [device, days.flatMap((d) => [at(d, 0), at(d, 12), at(d, 23.99)])],
+    );
+    const lines = `SELECT "id"::text AS "id", "timestamp", "level", "source", "message" FROM "DeviceLog" ORDER BY "id"`;
+    const before = await opened.raw.query<{ id: string }>(lines);
+    expect(before).toHaveLength(9);
+
+    expect(await applyMigrations(opened.raw)).toContain(LOG_MIGRATION);
+
+    expect(await opened.raw.query(lines)).toEqual(before);
+    expect(await rowsByPartition(opened.raw, device, "DeviceLog")).toEqual(Object.fromEntries(days.map((d) => [partitionName("DeviceLog", d), 3])));
+    expect((await listPartitions(opened.raw, "DeviceLog")).map((p) => p.start)).toEqual(days);
+    // the search the logs operation runs (a case-insensitive substring), through the trigram index's operator
+    const found = await opened.raw.query<{ id: string }>(
+      `SELECT "id"::text AS "id" FROM "DeviceLog" WHERE "deviceId" = $1::uuid AND "message" ILIKE '%LINE 5 OF%'`, [device]);
+    expect(found.map((r) => r.id)).toEqual([before[4].id]);
+    const [inserted] = await opened.raw.query<{ id: string }>(
+      `INSERT INTO "DeviceLog" ("deviceId", "timestamp", "level", "source", "message") VALUES ($1::uuid, now(), 'info', 'agent', 'new') RETURNING "id"::text AS "id"`, [device]);
+    expect(BigInt(inserted.id)).toBeGreaterThan(BigInt(before[before.length - 1].id));
+  });
+});
+
 describe("partitions of a running service", () => {
   let h: Harness;
   let acme: Tenant;
@@ -111,11 +152,26 @@ describe("partitions of a running service", () => {
     expect(series.body.data).toEqual([expect.objectContaining({ cpuUsagePercent: 20, samples: 2 })]);
   });
 
-  it("makes yesterday to PARTITION_DAYS_AHEAD days ahead in the scheduled job", async () => {
+  it("makes the partition of a backlog day of log lines at ingest, and a search of that day finds them there", async () => {
+    const day = today - 9;
+    const res = await sendLogs(h, backlog, [
+      { timestamp: at(day, 5), source: "app", message: "Disk quota exceeded on /data" },
+      { timestamp: at(day, 6), source: "app", message: "all good" },
+    ]);
+    expect(res.status).toBe(200);
+    expect(await rowsByPartition(raw(), backlog.deviceId, "DeviceLog")).toEqual({ [partitionName("DeviceLog", day)]: 2 });
+    const search = await h.api("GET", `/api/v1/devices/${backlog.deviceId}/logs?q=quota%20EXCEEDED&from=${at(day, 0)}&to=${at(day, 23)}`, { key: acme.key });
+    expect(search.status).toBe(200);
+    expect(search.body).toMatchObject({ total: 1, items: [{ message: "Disk quota exceeded on /data", timestamp: at(day, 5) }] });
+  });
+
+  it("makes yesterday to PARTITION_DAYS_AHEAD days ahead in the scheduled job, for snapshots and log lines", async () => {
     const job = telemetryJobs().schedules.find((s) => s.name === "telemetry.partitions")!;
     await job.run({ services: h.services, logger: h.services.logger, signal: new AbortController().signal, job: { id: "t", type: "t", attempts: 1, maxAttempts: 1, payload: {} } });
-    const days = (await listPartitions(raw(), "TelemetrySnapshot")).map((p) => p.start);
-    for (let d = today - 1; d <= today + PARTITION_DAYS_AHEAD; d++) expect(days).toContain(d);
+    for (const table of ["TelemetrySnapshot", "DeviceLog"] as const) {
+      const days = (await listPartitions(raw(), table)).map((p) => p.start);
+      for (let d = today - 1; d <= today + PARTITION_DAYS_AHEAD; d++) expect(days).toContain(d);
+    }
   });
 
   it("moves rows that landed in the default partition into their day's partition when it is made", async () => {
@@ -158,6 +214,35 @@ describe("partitions of a running service", () => {
     const late = await sendTelemetry(h, device, [{ timestamp: at(expired[1], 3), cpuUsagePercent: 5 }]);
     expect(late.status).toBe(200);
     expect((await listPartitions(raw(), "TelemetrySnapshot")).map((p) => p.start)).not.toContain(expired[1]);
+  });
+
+  it("drops whole log partitions past the log retention and leaves newer lines untouched; an old line sent late goes by age", async () => {
+    const retention = h.services.config.LOG_RETENTION_DAYS;
+    const expired = [today - retention - 3, today - retention - 2];
+    const kept = today - retention + 1;
+    const line = (timestamp: string) => ({ timestamp, source: "app", message: `line of ${timestamp}` });
+    expect((await sendLogs(h, device, [0, 6, 12, 18].map((hour) => line(at(kept, hour))))).status).toBe(200);
+    // the expired days were stored when they were recent
+    await ensurePartitions(raw(), "DeviceLog", expired);
+    await raw().query(`INSERT INTO "DeviceLog" ("deviceId", "timestamp", "level", "source", "message") SELECT $1::uuid, t, 'info', 'app', 'expired' FROM unnest($2::timestamptz[]) t`,
+      [device.deviceId, expired.flatMap((d) => [0, 6, 12, 18].map((hour) => at(d, hour)))]);
+    // a line older than the retention sent now is accepted, into the default partition: no partition is made for it
+    expect((await sendLogs(h, device, [line(at(today - retention - 30, 0))])).status).toBe(200);
+    const before = await rowsByPartition(raw(), device.deviceId, "DeviceLog");
+    expect(before).toMatchObject({ [partitionName("DeviceLog", expired[0])]: 4, [partitionName("DeviceLog", expired[1])]: 4, DeviceLog_default: 1 });
+
+    const result = await pruneOnce(h.services);
+    expect(result.logPartitions).toBe(2);
+    expect(result.logLines).toBe(1);
+    const { [partitionName("DeviceLog", expired[0])]: _a, [partitionName("DeviceLog", expired[1])]: _b, DeviceLog_default: _c, ...newer } = before;
+    expect(await rowsByPartition(raw(), device.deviceId, "DeviceLog")).toEqual(newer);
+    expect(newer[partitionName("DeviceLog", kept)]).toBe(4);
+    const days = (await listPartitions(raw(), "DeviceLog")).map((p) => p.start);
+    expect(days).not.toContain(expired[0]);
+    expect(days).not.toContain(expired[1]);
+    expect(days).toContain(kept);
+    const page = await h.api("GET", `/api/v1/devices/${device.deviceId}/logs?source=app`, { key: acme.key });
+    expect(page.body.items.map((l: { timestamp: string }) => l.timestamp)).toEqual([18, 12, 6, 0].map((hour) => at(kept, hour)));
   });
 
   it.runIf(Boolean(process.env.DATABASE_URL))("never refuses ingest when the partition cannot be made in time: the default partition takes the rows (PostgreSQL)", async () => {
