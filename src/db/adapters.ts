@@ -5,7 +5,6 @@
 import fs from "node:fs";
 import path from "node:path";
 import { PGlite, type PGliteOptions } from "@electric-sql/pglite";
-import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
@@ -64,9 +63,7 @@ export function openPostgres(url: string, poolSize = 10): OpenedDatabase {
 /** `dataDir` undefined = in memory (tests). `loadDataDir` restores a dump made after migrations. */
 export async function openPGlite(dataDir?: string, loadDataDir?: Blob): Promise<OpenedDatabase> {
   if (dataDir) fs.mkdirSync(path.resolve(dataDir), { recursive: true });
-  // The contrib module a migration creates (pg_trgm: the trigram index of log search); PostgreSQL
-  // ships it, PGlite loads it only when asked.
-  const options: PGliteOptions = { extensions: { pg_trgm }, ...(loadDataDir ? { loadDataDir } : {}) };
+  const options: PGliteOptions = loadDataDir ? { loadDataDir } : {};
   const pglite = dataDir ? new PGlite(path.resolve(dataDir, "pgdata"), options) : new PGlite(options);
   await pglite.waitReady;
   const raw: RawDatabase = {

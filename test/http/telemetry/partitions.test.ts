@@ -119,7 +119,7 @@ describe("the migration partitioning the existing log table", () => {
     expect(await opened.raw.query(lines)).toEqual(before);
     expect(await rowsByPartition(opened.raw, device, "DeviceLog")).toEqual(Object.fromEntries(days.map((d) => [partitionName("DeviceLog", d), 3])));
     expect((await listPartitions(opened.raw, "DeviceLog")).map((p) => p.start)).toEqual(days);
-    // the search the logs operation runs (a case-insensitive substring), through the trigram index's operator
+    // the search the logs operation runs (a case-insensitive substring)
     const found = await opened.raw.query<{ id: string }>(
       `SELECT "id"::text AS "id" FROM "DeviceLog" WHERE "deviceId" = $1::uuid AND "message" ILIKE '%LINE 5 OF%'`, [device]);
     expect(found.map((r) => r.id)).toEqual([before[4].id]);
