@@ -10,9 +10,7 @@
 //   BENCH_LOG_ROWS=1000000 BENCH_LOG_DEVICES=1000 BENCH_DATABASE_URL=postgresql://... (default: a throwaway server)
 import pg from "pg";
 import { fmtMs, machineLine, percentiles } from "./support/machine.js";
-import { startThrowawayPostgres } from "./support/postgres.js";
-import { openPostgres } from "../src/db/adapters.js";
-import { applyMigrations } from "../src/db/migrate.js";
+import { withMigratedPostgres } from "./support/postgres.js";
 import { DAY_MS, dayOf, ensurePartitions } from "../src/modules/telemetry/partitions.js";
 
 const ROWS = Number(process.env.BENCH_LOG_ROWS ?? 1_000_000);
@@ -24,21 +22,7 @@ const deviceOf = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12
 
 async function main() {
   console.log(machineLine());
-  const throwaway = process.env.BENCH_DATABASE_URL ? null : await startThrowawayPostgres();
-  const baseUrl = process.env.BENCH_DATABASE_URL ?? throwaway?.url;
-  if (!baseUrl) {
-    console.log("no PostgreSQL (neither BENCH_DATABASE_URL nor PostgreSQL binaries): skipped");
-    return;
-  }
-  const name = `bench_log_search_${process.pid}`;
-  const admin = new pg.Client({ connectionString: baseUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(baseUrl);
-  url.pathname = `/${name}`;
-  const db = openPostgres(url.toString(), 1);
-  try {
-    await applyMigrations(db.raw);
+  await withMigratedPostgres("bench_log_search", 1, async (db, url) => {
     const day = dayOf(Date.now()) - 2;
     await ensurePartitions(db.raw, "DeviceLog", [day]);
     const from = new Date(day * DAY_MS).toISOString();
@@ -91,7 +75,7 @@ async function main() {
     console.log(`one day of ${ROWS.toLocaleString("en")} log lines from ${DEVICES} devices (${ROWS / DEVICES} per device), filled in ${fmtMs(fillMs)}`);
     console.log(sizes.map((s) => `${s.name}: ${s.size}`).join(", "));
     await measure("the (deviceId, timestamp) index (what the migration builds)");
-    const client = new pg.Client({ connectionString: url.toString() });
+    const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
       // the same queries on a connection that added a trigram index (rolled back afterwards)
@@ -110,12 +94,7 @@ async function main() {
       await client.query("ROLLBACK").catch(() => undefined);
       await client.end();
     }
-  } finally {
-    await db.raw.close();
-    await admin.query(`DROP DATABASE IF EXISTS ${name}`).catch(() => undefined);
-    await admin.end();
-    throwaway?.stop();
-  }
+  });
 }
 
 await main();

@@ -6,11 +6,8 @@
 //
 //   npm run bench -- retention
 //   BENCH_RETENTION_ROWS=10000000 BENCH_DATABASE_URL=postgresql://... (default: a throwaway server)
-import pg from "pg";
 import { fmtMs, machineLine } from "./support/machine.js";
-import { startThrowawayPostgres } from "./support/postgres.js";
-import { openPostgres } from "../src/db/adapters.js";
-import { applyMigrations } from "../src/db/migrate.js";
+import { withMigratedPostgres } from "./support/postgres.js";
 import { DAY_MS, dayOf, ensurePartitions, partitionName } from "../src/modules/telemetry/partitions.js";
 
 const ROWS = Number(process.env.BENCH_RETENTION_ROWS ?? 10_000_000);
@@ -21,21 +18,7 @@ const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 
 async function main() {
   console.log(machineLine());
-  const throwaway = process.env.BENCH_DATABASE_URL ? null : await startThrowawayPostgres();
-  const baseUrl = process.env.BENCH_DATABASE_URL ?? throwaway?.url;
-  if (!baseUrl) {
-    console.log("no PostgreSQL (neither BENCH_DATABASE_URL nor PostgreSQL binaries): skipped");
-    return;
-  }
-  const name = `bench_retention_${process.pid}`;
-  const admin = new pg.Client({ connectionString: baseUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(baseUrl);
-  url.pathname = `/${name}`;
-  const db = openPostgres(url.toString(), 2);
-  try {
-    await applyMigrations(db.raw);
+  await withMigratedPostgres("bench_retention", 2, async (db) => {
     const day = dayOf(Date.now()) - 40;
     const size = async () => Number((await db.raw.query<{ n: string }>(`SELECT pg_database_size(current_database())::text AS "n"`))[0].n);
     /** One day's rows, evenly spread over DEVICES devices, as ingest would have left them. */
@@ -83,7 +66,7 @@ async function main() {
     const vacuumMs = Date.now() - started;
     const afterVacuum = await size();
 
-    console.log(`one day of ${ROWS.toLocaleString("en")} snapshots (${DEVICES} devices), PostgreSQL ${throwaway?.version ?? "(BENCH_DATABASE_URL)"}`);
+    console.log(`one day of ${ROWS.toLocaleString("en")} snapshots (${DEVICES} devices), PostgreSQL ${(await db.raw.query<{ server_version: string }>("SHOW server_version"))[0].server_version}`);
     console.log(`| | drop the day's partition | chunked delete (${CHUNK.toLocaleString("en")} per statement) |`);
     console.log(`|---|---|---|`);
     console.log(`| filling the day (insert + analyze) | ${fmtMs(filled1)} | ${fmtMs(filled2)} |`);
@@ -91,12 +74,7 @@ async function main() {
     console.log(`| database size before | ${mb(before)} | ${mb(before2)} |`);
     console.log(`| database size right after | ${mb(afterDrop)} | ${mb(afterDelete)} |`);
     console.log(`| after a plain VACUUM (${fmtMs(vacuumMs)}) | (nothing to vacuum) | ${mb(afterVacuum)} |`);
-  } finally {
-    await db.raw.close();
-    await admin.query(`DROP DATABASE IF EXISTS ${name}`).catch(() => undefined);
-    await admin.end();
-    throwaway?.stop();
-  }
+  });
 }
 
 await main();

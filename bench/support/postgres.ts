@@ -6,6 +6,9 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import pg from "pg";
+import { openPostgres, type OpenedDatabase } from "../../src/db/adapters.js";
+import { applyMigrations } from "../../src/db/migrate.js";
 
 export interface ThrowawayPostgres {
   url: string;
@@ -91,4 +94,34 @@ export async function onEachDatabase<T>(run: (label: string, url?: string) => Pr
     pg?.stop();
   }
   return results;
+}
+
+/**
+ * A fresh, migrated PostgreSQL database for one benchmark (on BENCH_DATABASE_URL, or a
+ * throwaway server), dropped afterwards. `run` gets the opened database and its URL. Prints
+ * one line and returns when there is no PostgreSQL.
+ */
+export async function withMigratedPostgres(prefix: string, poolSize: number, run: (db: OpenedDatabase, url: string) => Promise<void>): Promise<void> {
+  const throwaway = process.env.BENCH_DATABASE_URL ? null : await startThrowawayPostgres();
+  const baseUrl = process.env.BENCH_DATABASE_URL ?? throwaway?.url;
+  if (!baseUrl) {
+    console.log("no PostgreSQL (neither BENCH_DATABASE_URL nor PostgreSQL binaries): skipped");
+    return;
+  }
+  const name = `${prefix}_${process.pid}`;
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  const db = openPostgres(url.toString(), poolSize);
+  try {
+    await applyMigrations(db.raw);
+    await run(db, url.toString());
+  } finally {
+    await db.raw.close();
+    await admin.query(`DROP DATABASE IF EXISTS ${name}`).catch(() => undefined);
+    await admin.end();
+    throwaway?.stop();
+  }
 }
