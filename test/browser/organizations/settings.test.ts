@@ -25,6 +25,18 @@ async function accentOf(ui: ConsolePage) {
   });
 }
 
+/**
+ * Waits until the console paints with `accent`: the branding arrives with the organization,
+ * after the page's first paint (a fresh load shows the default accent until then).
+ */
+async function expectAccent(ui: ConsolePage, accent: string) {
+  await ui.page.waitForFunction((want) => {
+    const { document, getComputedStyle } = globalThis as unknown as { document: { documentElement: object }; getComputedStyle(el: object): { getPropertyValue(n: string): string } };
+    return getComputedStyle(document.documentElement).getPropertyValue("--accent").trim() === want;
+  }, accent, { timeout: 10_000 }).catch(() => undefined);
+  expect(await accentOf(ui)).toBe(accent);
+}
+
 async function primaryButtonBackground(ui: ConsolePage, name: string) {
   return ui.page.getByRole("button", { name }).evaluate((el) => {
     const { getComputedStyle } = globalThis as unknown as { getComputedStyle(el: object): { backgroundColor: string } };
@@ -91,24 +103,21 @@ describe.skipIf(!peerAvailable("chromium"))("organization settings and branding"
     await ui.settled();
     await ui.page.getByRole("complementary").getByRole("img", { name: `${service.defaultOrg.name} logo` }).waitFor();
     expect(await ui.page.getByRole("complementary").getByRole("img", { name: `${service.defaultOrg.name} logo` }).getAttribute("src")).toBe(LOGO_DATA_URL);
-    expect(await accentOf(ui)).toBe(expected.light.accent);
+    await expectAccent(ui, expected.light.accent);
     expect(await primaryButtonBackground(ui, "Save branding")).toBe(rgb(expected.light.accent));
     await ui.audit();
     await ui.screenshot("organization-settings-branding");
 
     // Every page carries it: the overview, audited with the brand colour.
     await ui.goto("/devices");
-    expect(await accentOf(ui)).toBe(expected.light.accent);
+    await expectAccent(ui, expected.light.accent);
 
     // The dark theme gets its own, lighter variant, axe passing there too.
     await ui.page.getByRole("button", { name: /^Theme:/ }).click();
     await ui.page.getByRole("list", { name: "Theme" }).getByRole("button", { name: "Dark" }).click();
-    await ui.page.waitForFunction((accent) => {
-      const { document, getComputedStyle } = globalThis as unknown as { document: { documentElement: object }; getComputedStyle(el: object): { getPropertyValue(n: string): string } };
-      return getComputedStyle(document.documentElement).getPropertyValue("--accent").trim() === accent;
-    }, expected.dark.accent);
+    await expectAccent(ui, expected.dark.accent);
     await ui.goto("/organization");
-    expect(await accentOf(ui)).toBe(expected.dark.accent);
+    await expectAccent(ui, expected.dark.accent);
     await ui.screenshot("organization-settings-branding-dark");
   });
 
@@ -120,7 +129,7 @@ describe.skipIf(!peerAvailable("chromium"))("organization settings and branding"
     expect(await asAdmin.page.getByRole("button", { name: "Save branding" }).count()).toBe(0);
     expect(await details.getByLabel("Description").count()).toBe(0); // PATCH is the Super Admin's
     await asAdmin.page.getByRole("region", { name: "Branding" }).getByText(BRAND).waitFor();
-    expect(await accentOf(asAdmin)).toBe(paletteFor(BRAND, "light").accent);
+    await expectAccent(asAdmin, paletteFor(BRAND, "light").accent);
     await details.getByLabel("Name").fill("Default Logistics");
     await details.getByRole("button", { name: "Rename" }).click();
     await asAdmin.page.getByText("Organization details saved").waitFor();
@@ -135,7 +144,7 @@ describe.skipIf(!peerAvailable("chromium"))("organization settings and branding"
       expect(await asViewer.page.getByRole("button", { name }).count(), String(name)).toBe(0);
     }
     expect(await asViewer.page.getByRole("textbox").count()).toBe(0);
-    expect(await accentOf(asViewer)).toBe(paletteFor(BRAND, "light").accent);
+    await expectAccent(asViewer, paletteFor(BRAND, "light").accent);
     await asViewer.screenshot("organization-settings-viewer");
   });
 });
