@@ -2,7 +2,8 @@
 // values travel as parallel arrays through unnest() (one bind parameter per column, whatever
 // the batch size), and the same statement upserts the device's newest snapshot into
 // DeviceTelemetryLatest, so fleet health and alert rules never scan raw snapshots, and merges
-// the batch into the 5-minute and hourly rollups (rollups.ts).
+// the batch into the 5-minute and hourly rollups (rollups.ts) and marks the buckets it touched
+// for the whole-fleet series (src/modules/fleet/fleet-rollups.ts).
 //
 // This hot path talks to the driver directly (RawDatabase: node-postgres or PGlite) rather
 // than through Prisma: with eleven 1,000-element array parameters Prisma's parameter handling
@@ -12,6 +13,7 @@ import type { RawDatabase } from "../../db/adapters.js";
 import type { Logger } from "../../lib/logger.js";
 import { preparePartitionsFor, retentionCutoff } from "./partitions.js";
 import { ROLLUPS, rollupUpsertSql } from "./rollups.js";
+import { markFleetDirtySql } from "../fleet/fleet-rollups.js";
 import { STORED_METRIC_NAMES, type StoredMetric } from "./metrics.js";
 import type { SnapshotInput } from "./schemas.js";
 
@@ -41,7 +43,7 @@ const CUTOFF_PARAM = `$${STORED_METRIC_NAMES.length + 4}::timestamptz`;
 // $1 device, $2 organization, $3 timestamps, $4.. one array per metric, then the raw cutoff
 // (null: raw snapshots are kept forever). Data-modifying CTEs all run to completion whether or
 // not the outer statement reads them: one atomic statement inserts the raw rows, upserts the
-// newest snapshot and merges the rollups. Snapshots older than the raw retention (their day's
+// newest snapshot, merges the rollups and marks the fleet's buckets dirty. Snapshots older than the raw retention (their day's
 // partition is already dropped, or would be at the next run) go into the rollups only.
 const INSERT_SQL = `
   WITH batch AS (
@@ -66,6 +68,8 @@ const INSERT_SQL = `
     WHERE "DeviceTelemetryLatest"."timestamp" <= excluded."timestamp"
   ), rollup5m AS (
     ${rollupUpsertSql(ROLLUPS["5m"], "rolled")}
+  ), fleet_dirty AS (
+    ${markFleetDirtySql("rolled", "$2::uuid")}
   )
   ${rollupUpsertSql(ROLLUPS["1h"], "rolled")}`;
 

@@ -166,7 +166,7 @@ describe("partitions of a running service", () => {
   });
 
   it("makes yesterday to PARTITION_DAYS_AHEAD days ahead in the scheduled job, for snapshots and log lines", async () => {
-    const job = telemetryJobs().schedules.find((s) => s.name === "telemetry.partitions")!;
+    const job = telemetryJobs(h.services.config).schedules.find((s) => s.name === "telemetry.partitions")!;
     await job.run({ services: h.services, logger: h.services.logger, signal: new AbortController().signal, job: { id: "t", type: "t", attempts: 1, maxAttempts: 1, payload: {} } });
     for (const table of ["TelemetrySnapshot", "DeviceLog"] as const) {
       const days = (await listPartitions(raw(), table)).map((p) => p.start);
