@@ -3,11 +3,13 @@
 // telemetry.fleet-rollups job recomputes them into TelemetryFleetRollup, and the whole-fleet
 // answer (read from there) equals, field by field, the per-device computation a selector
 // matching every device runs; a late batch marks its bucket again; another organization never
-// counts; the upgrade marks the buckets the existing rollups hold. On PGlite and PostgreSQL.
+// counts; retention removes deleted devices, old rows and deleted organizations' rows; the
+// upgrade marks the buckets the existing rollups hold. On PGlite and PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPGlite, openPostgres, type OpenedDatabase } from "../../../src/db/adapters.js";
 import { applyMigrations, readMigrations } from "../../../src/db/migrate.js";
 import { telemetryJobs } from "../../../src/modules/telemetry/jobs.js";
+import { pruneOnce } from "../../../src/modules/telemetry/retention.js";
 import { DAY_MS } from "../../../src/modules/telemetry/partitions.js";
 import { createHarness, newPostgresDatabase, type Harness, type Tenant } from "../../support/harness.js";
 import { enrolledDevices, sendTelemetry, type EnrolledDevice } from "./support.js";
@@ -143,6 +145,47 @@ describe("the whole-fleet series from TelemetryFleetRollup", () => {
       { timestamp: at(2 * HOUR), devicesReporting: 1, cpuUsagePercentAvg: 100, cpuUsagePercentP95: 100, containersFailed: 7, devicesWithFailedContainers: 1 },
     ]);
     expect((await series(acme, "1h")).every((p) => p.cpuUsagePercentP95! < 100)).toBe(true);
+  });
+});
+
+describe("the retention job and the whole-fleet series", () => {
+  it("a deleted device leaves the whole-fleet figures once the sweep marks its buckets and the job runs", async () => {
+    const del = await h.api("DELETE", `/api/v1/devices/${devices[1].deviceId}`, { key: acme.key });
+    expect(del.status, del.text).toBeLessThan(300);
+    const withoutIt = await series(acme, "1h", "fleet=all");
+    expect(withoutIt[0].devicesReporting).toBe(2); // the selector path drops it at once
+    expect((await series(acme, "1h"))[0].devicesReporting).toBe(3); // the precomputed figures until the sweep
+
+    const pruned = await pruneOnce(h.services);
+    expect(pruned.orphanDevices).toBe(1);
+    expect((await dirtyMarks(acme.org.id)).length).toBeGreaterThan(0);
+    await runFleetRollupJob();
+    for (const interval of ["5m", "1h", "1d"]) expectSameSeries(await series(acme, interval), await series(acme, interval, "fleet=all"));
+    // device 1 alone reported at 95 minutes: that bucket's row is gone
+    expect((await series(acme, "5m")).map((p) => p.timestamp)).not.toContain(at(95 * MIN));
+  });
+
+  it("deletes fleet rows and marks past the retention of their rollup, and those of deleted organizations", async () => {
+    const gone = "00000000-0000-4000-8000-0000000000ff";
+    await h.services.prisma.$executeRaw`
+      INSERT INTO "TelemetryFleetRollup" ("organizationId", "interval", "bucket", "devicesReporting", "containersFailed", "devicesWithFailedContainers")
+      VALUES (${gone}::uuid, '1h', ${at(0)}::timestamptz, 1, 0, 0)`;
+    await h.services.prisma.$executeRaw`INSERT INTO "TelemetryFleetDirty" ("organizationId", "interval", "bucket") VALUES (${gone}::uuid, '1h', ${at(0)}::timestamptz)`;
+    const count = async (table: "TelemetryFleetRollup" | "TelemetryFleetDirty", organizationId: string, interval: string) =>
+      (await h.services.prisma.$queryRawUnsafe<{ n: number }[]>(
+        `SELECT count(*)::int AS "n" FROM "${table}" WHERE "organizationId" = $1::uuid AND "interval" = $2`, organizationId, interval))[0].n;
+    const before = { "5m": await count("TelemetryFleetRollup", acme.org.id, "5m"), "1h": await count("TelemetryFleetRollup", acme.org.id, "1h") };
+    expect(before["5m"]).toBeGreaterThan(0);
+
+    // 90 days (the 5-minute retention) after the first hour ended: its 5-minute rows go, hourly and daily ones stay (730 days)
+    await pruneOnce(h.services, { now: new Date(BASE + HOUR + h.services.config.TELEMETRY_ROLLUP_5M_RETENTION_DAYS * DAY_MS) });
+    const fiveMinutes = await series(acme, "5m");
+    expect(fiveMinutes.length).toBeGreaterThan(0);
+    expect(fiveMinutes.every((p) => p.timestamp >= at(HOUR))).toBe(true);
+    expect(await count("TelemetryFleetRollup", acme.org.id, "5m")).toBe(fiveMinutes.length);
+    expect(await count("TelemetryFleetRollup", acme.org.id, "1h")).toBe(before["1h"]);
+    expect(await count("TelemetryFleetRollup", gone, "1h")).toBe(0);
+    expect(await count("TelemetryFleetDirty", gone, "1h")).toBe(0);
   });
 });
 
