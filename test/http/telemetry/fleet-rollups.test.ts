@@ -6,13 +6,12 @@
 // counts; retention removes deleted devices, old rows and deleted organizations' rows; the
 // upgrade marks the buckets the existing rollups hold. On PGlite and PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openPGlite, openPostgres, type OpenedDatabase } from "../../../src/db/adapters.js";
 import { applyMigrations, readMigrations } from "../../../src/db/migrate.js";
 import { telemetryJobs } from "../../../src/modules/telemetry/jobs.js";
 import { pruneOnce } from "../../../src/modules/telemetry/retention.js";
 import { DAY_MS } from "../../../src/modules/telemetry/partitions.js";
-import { createHarness, newPostgresDatabase, type Harness, type Tenant } from "../../support/harness.js";
-import { enrolledDevices, sendTelemetry, type EnrolledDevice } from "./support.js";
+import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
+import { enrolledDevices, freshDatabase, sendTelemetry, type EnrolledDevice } from "./support.js";
 
 const MIGRATION = readMigrations().find((m) => m.name.endsWith("_fleet_telemetry_rollups"))!.name;
 const MIN = 60_000;
@@ -190,24 +189,10 @@ describe("the retention job and the whole-fleet series", () => {
 });
 
 describe("the migration adding the fleet rollups", () => {
-  let opened: OpenedDatabase;
-  let drop: () => Promise<void> = async () => undefined;
-  beforeAll(async () => {
-    const url = process.env.DATABASE_URL;
-    if (url) {
-      const created = await newPostgresDatabase(url);
-      drop = created.drop;
-      opened = openPostgres(created.url.toString(), 2);
-    } else {
-      opened = await openPGlite();
-    }
-  });
-  afterAll(async () => {
-    await opened?.raw.close();
-    await drop();
-  });
+  const database = freshDatabase();
 
   it("marks every bucket the existing rollups hold, per organization, so the job fills the table", async () => {
+    const opened = database();
     await applyMigrations(opened.raw, readMigrations().filter((m) => m.name < MIGRATION));
     const [orgA, orgB] = ["00000000-0000-4000-8000-00000000000a", "00000000-0000-4000-8000-00000000000b"];
     const rows: Array<[string, string, number]> = [
