@@ -9,12 +9,13 @@
 //   devices hit the same few marks at once, and DO NOTHING on an existing, unlocked mark neither
 //   writes nor waits.
 // * The telemetry.fleet-rollups job (refreshFleetRollups) claims a bounded number of marks,
-//   oldest buckets first, and recomputes those buckets with one statement per interval.
+//   oldest buckets first, and recomputes them in bounded chunks, one statement per interval
+//   for all the buckets of a chunk.
 //
 // Why a claim step and a lock (instead of deleting the marks in the recompute's transaction):
 // * A batch whose DO NOTHING met an existing mark relies on that mark being recomputed after
-//   the batch commits. So ingest holds a shared advisory lock (FLEET_MARK_LOCK) from before its
-//   marks until it commits, and the claim takes it exclusively: when a claim commits, every
+//   the batch commits. So ingest holds a shared advisory lock (FLEET_MARK_LOCK) from the start
+//   of its statement until it commits, and the claim takes it exclusively: when a claim commits, every
 //   batch that met one of its marks has committed too, and the recompute (a later snapshot)
 //   reads its rows. A batch arriving after the claim finds no unclaimed mark and inserts a new
 //   one: the next run recomputes that bucket again.
@@ -28,21 +29,35 @@ import { Prisma } from "../../generated/prisma/client.js";
 import { INTERVALS } from "../telemetry/schemas.js";
 import { FLEET_INTERVALS, fleetBucketsSql, type FleetInterval } from "./telemetry.js";
 
-/** Marks claimed and recomputed per transaction. */
-export const FLEET_ROLLUP_CHUNK = 500;
+/** Marks claimed at a time (a short transaction). */
+export const FLEET_CLAIM_CHUNK = 500;
+/**
+ * Claimed buckets recomputed per transaction, by interval: a 5-minute or hourly bucket reads one
+ * rollup row per reporting device, a day 24; so a transaction reads at most about 100 rows per
+ * device (10 million at 100,000 devices, as after an upgrade), never a chunk too big to finish.
+ */
+export const FLEET_RECOMPUTE_CHUNK: Record<FleetInterval, number> = { "5m": 100, "1h": 100, "1d": 4 };
 const EPOCH = `TIMESTAMPTZ '1970-01-01 00:00:00+00'`;
 /** The advisory lock between ingest's marks (shared) and the job's claim (exclusive). */
 const FLEET_MARK_LOCK = `hashtextextended('telemetry-fleet-dirty', 0)`;
 
 /**
- * One data-modifying CTE body for the ingest statement: marks every 5-minute, hourly and daily
- * bucket of the rows of `source` (with "timestamp") for `organizationParam`, under the shared lock.
+ * A FROM item for the ingest statement's first CTE: takes the lock shared, before the
+ * statement locks any row (taken later, it could wait behind a claim that waits for another
+ * batch that waits for one of this statement's rows: a deadlock).
+ */
+export const FLEET_MARK_LOCK_SHARED = `(SELECT pg_advisory_xact_lock_shared(${FLEET_MARK_LOCK})) AS fleet_mark_lock`;
+
+/**
+ * One data-modifying CTE body for the ingest statement (which holds FLEET_MARK_LOCK_SHARED):
+ * marks every 5-minute, hourly and daily bucket of the rows of `source` (with "timestamp") for
+ * `organizationParam`.
  */
 export function markFleetDirtySql(source: string, organizationParam: string): string {
   const steps = FLEET_INTERVALS.map((i) => `('${i}', INTERVAL '${INTERVALS[i]} seconds')`).join(", ");
   return `INSERT INTO "TelemetryFleetDirty" ("organizationId", "interval", "bucket")
     SELECT DISTINCT ${organizationParam}, i."interval", date_bin(i."step", s."timestamp", ${EPOCH})
-      FROM (SELECT pg_advisory_xact_lock_shared(${FLEET_MARK_LOCK})) AS held, ${source} s CROSS JOIN (VALUES ${steps}) AS i("interval", "step")
+      FROM ${source} s CROSS JOIN (VALUES ${steps}) AS i("interval", "step")
      ORDER BY 1, 2, 3
     ON CONFLICT DO NOTHING`;
 }
@@ -110,42 +125,40 @@ async function recomputeBuckets(tx: DbTx, interval: FleetInterval, marks: Mark[]
        AND NOT EXISTS (SELECT 1 FROM computed x WHERE x."organizationId" = c."organizationId" AND x."bucket" = c."bucket")`;
 }
 
-/** Recomputes up to `limit` claimed marks (oldest first) and deletes them, in one transaction; returns how many. */
-async function recomputeClaimed(services: Services, limit: number): Promise<number> {
+/** Recomputes up to `limit` claimed marks of one interval (oldest first) and deletes them, in one transaction; returns how many. */
+async function recomputeClaimed(services: Services, interval: FleetInterval, limit: number): Promise<number> {
   return services.prisma.$transaction(async (tx) => {
     const marks = await tx.$queryRaw<Mark[]>`
-      SELECT "organizationId"::text, "interval", "bucket" FROM "TelemetryFleetDirty" WHERE "claimed" ORDER BY "bucket" LIMIT ${limit} FOR UPDATE`;
+      SELECT "organizationId"::text, "interval", "bucket" FROM "TelemetryFleetDirty"
+       WHERE "claimed" AND "interval" = ${interval} ORDER BY "bucket" LIMIT ${limit} FOR UPDATE`;
     if (marks.length === 0) return 0;
-    for (const interval of FLEET_INTERVALS) {
-      const ofInterval = marks.filter((m) => m.interval === interval);
-      if (ofInterval.length > 0) await recomputeBuckets(tx, interval, ofInterval);
-    }
+    await recomputeBuckets(tx, interval, marks);
     await tx.$executeRaw`
       DELETE FROM "TelemetryFleetDirty" d
-       USING unnest(${marks.map((m) => m.organizationId)}::uuid[], ${marks.map((m) => m.interval)}::text[], ${marks.map((m) => new Date(m.bucket).toISOString())}::timestamptz[]) AS c("organizationId", "interval", "bucket")
-       WHERE d."claimed" AND d."organizationId" = c."organizationId" AND d."interval" = c."interval" AND d."bucket" = c."bucket"`;
+       USING unnest(${marks.map((m) => m.organizationId)}::uuid[], ${marks.map((m) => new Date(m.bucket).toISOString())}::timestamptz[]) AS c("organizationId", "bucket")
+       WHERE d."claimed" AND d."interval" = ${interval} AND d."organizationId" = c."organizationId" AND d."bucket" = c."bucket"`;
     return marks.length;
   }, { timeout: 120_000, maxWait: 10_000 });
 }
 
 export interface RefreshOptions {
-  chunk?: number;
   /** stop starting new chunks after this long (default 50 s); the next run continues */
   budgetMs?: number;
   signal?: AbortSignal;
 }
 
-/** One run of telemetry.fleet-rollups: claims and recomputes marks in chunks until none are left (or the budget ends). */
+/**
+ * One run of telemetry.fleet-rollups: recomputes the claimed marks (a crashed run's first),
+ * claims more when none are left, until there are no marks (or the budget ends).
+ */
 export async function refreshFleetRollups(services: Services, options: RefreshOptions = {}): Promise<{ buckets: number; complete: boolean }> {
-  const chunk = options.chunk ?? FLEET_ROLLUP_CHUNK;
   const deadline = Date.now() + (options.budgetMs ?? 50_000);
   let buckets = 0;
   for (;;) {
-    // Leftover claims (a crashed run) first, then fresh ones.
-    let done = await recomputeClaimed(services, chunk);
-    if (done === 0 && (await claimMarks(services, chunk)) > 0) done = await recomputeClaimed(services, chunk);
+    let done = 0;
+    for (const interval of FLEET_INTERVALS) done += await recomputeClaimed(services, interval, FLEET_RECOMPUTE_CHUNK[interval]);
     buckets += done;
-    if (done === 0) return { buckets, complete: true };
+    if (done === 0 && (await claimMarks(services, FLEET_CLAIM_CHUNK)) === 0) return { buckets, complete: true };
     if (Date.now() >= deadline || options.signal?.aborted) return { buckets, complete: false };
   }
 }

@@ -13,7 +13,7 @@ import type { RawDatabase } from "../../db/adapters.js";
 import type { Logger } from "../../lib/logger.js";
 import { preparePartitionsFor, retentionCutoff } from "./partitions.js";
 import { ROLLUPS, rollupUpsertSql } from "./rollups.js";
-import { markFleetDirtySql } from "../fleet/fleet-rollups.js";
+import { FLEET_MARK_LOCK_SHARED, markFleetDirtySql } from "../fleet/fleet-rollups.js";
 import { STORED_METRIC_NAMES, type StoredMetric } from "./metrics.js";
 import type { SnapshotInput } from "./schemas.js";
 
@@ -43,11 +43,12 @@ const CUTOFF_PARAM = `$${STORED_METRIC_NAMES.length + 4}::timestamptz`;
 // $1 device, $2 organization, $3 timestamps, $4.. one array per metric, then the raw cutoff
 // (null: raw snapshots are kept forever). Data-modifying CTEs all run to completion whether or
 // not the outer statement reads them: one atomic statement inserts the raw rows, upserts the
-// newest snapshot, merges the rollups and marks the fleet's buckets dirty. Snapshots older than the raw retention (their day's
+// newest snapshot, merges the rollups and marks the fleet's buckets dirty (holding, from its
+// first row on, the lock that orders marks and the fleet job's claims). Snapshots older than the raw retention (their day's
 // partition is already dropped, or would be at the next run) go into the rollups only.
 const INSERT_SQL = `
   WITH batch AS (
-    SELECT t.* FROM unnest($3::timestamptz[], ${METRIC_PARAMS}) WITH ORDINALITY AS t("timestamp", ${COLUMNS}, "ord")
+    SELECT t.* FROM ${FLEET_MARK_LOCK_SHARED}, unnest($3::timestamptz[], ${METRIC_PARAMS}) WITH ORDINALITY AS t("timestamp", ${COLUMNS}, "ord")
   ), inserted AS (
     INSERT INTO "TelemetrySnapshot" ("deviceId", "timestamp", ${COLUMNS})
     SELECT $1::uuid, b."timestamp", ${STORED_METRIC_NAMES.map((m) => `b."${m}"`).join(", ")} FROM batch b
