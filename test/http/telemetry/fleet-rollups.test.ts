@@ -2,15 +2,18 @@
 // telemetry series"): snapshots sent through the agent route mark their buckets dirty, the
 // telemetry.fleet-rollups job recomputes them into TelemetryFleetRollup, and the whole-fleet
 // answer (read from there) equals, field by field, the per-device computation a selector
-// matching every device runs; a late batch marks its bucket again; another organization never
+// matching every device runs; a late batch marks its bucket again, also while a claim runs; a
+// crashed run's claims are recomputed by the next; another organization never
 // counts; retention removes deleted devices, old rows and deleted organizations' rows; the
 // upgrade marks the buckets the existing rollups hold. On PGlite and PostgreSQL.
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyMigrations, readMigrations } from "../../../src/db/migrate.js";
 import { telemetryJobs } from "../../../src/modules/telemetry/jobs.js";
 import { pruneOnce } from "../../../src/modules/telemetry/retention.js";
 import { DAY_MS } from "../../../src/modules/telemetry/partitions.js";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
+import { eventually } from "../../support/server-process.js";
 import { enrolledDevices, freshDatabase, sendTelemetry, type EnrolledDevice } from "./support.js";
 
 const MIGRATION = readMigrations().find((m) => m.name.endsWith("_fleet_telemetry_rollups"))!.name;
@@ -144,6 +147,48 @@ describe("the whole-fleet series from TelemetryFleetRollup", () => {
       { timestamp: at(2 * HOUR), devicesReporting: 1, cpuUsagePercentAvg: 100, cpuUsagePercentP95: 100, containersFailed: 7, devicesWithFailedContainers: 1 },
     ]);
     expect((await series(acme, "1h")).every((p) => p.cpuUsagePercentP95! < 100)).toBe(true);
+  });
+});
+
+describe("the job's claims", () => {
+  it("claimed marks a crashed run left behind are recomputed by the next run", async () => {
+    // a run claimed the second hour and died before its recompute committed; the row was stale
+    await h.services.prisma.$executeRaw`
+      UPDATE "TelemetryFleetRollup" SET "devicesReporting" = 99 WHERE "organizationId" = ${acme.org.id}::uuid AND "interval" = '1h' AND "bucket" = ${at(HOUR)}::timestamptz`;
+    await h.services.prisma.$executeRaw`
+      INSERT INTO "TelemetryFleetDirty" ("organizationId", "interval", "bucket", "claimed") VALUES (${acme.org.id}::uuid, '1h', ${at(HOUR)}::timestamptz, TRUE)`;
+    expect((await series(acme, "1h"))[1]).toMatchObject({ timestamp: at(HOUR), devicesReporting: 99 });
+    await runFleetRollupJob();
+    const after = await series(acme, "1h");
+    expect(after[1]).toMatchObject({ timestamp: at(HOUR), devicesReporting: 2 });
+    expectSameSeries(after, await series(acme, "1h", "fleet=all"));
+    expect(await dirtyMarks(acme.org.id)).toEqual([]);
+  });
+
+  it.runIf(Boolean(process.env.DATABASE_URL))("a batch arriving during a claim waits for it, then marks its bucket again for the next run (PostgreSQL)", async () => {
+    const claim = new pg.Client({ connectionString: (h.services.database.opened.pool as pg.Pool).options.connectionString });
+    await claim.connect();
+    let pending: ReturnType<typeof sendTelemetry> | undefined;
+    try {
+      // another session in the middle of a claim: it holds the lock exclusively
+      await claim.query("BEGIN");
+      await claim.query(`SELECT pg_advisory_xact_lock(hashtextextended('telemetry-fleet-dirty', 0))`);
+      pending = sendTelemetry(h, devices[0], [{ timestamp: at(40 * MIN), cpuUsagePercent: 70 }]);
+      await eventually(async () => (await claim.query<{ n: number }>(
+        `SELECT count(*)::int AS "n" FROM pg_locks WHERE "locktype" = 'advisory' AND "mode" = 'ShareLock' AND NOT "granted"`)).rows[0].n === 1,
+      30_000, "the batch waiting for the claim");
+      expect(await dirtyMarks(acme.org.id)).toEqual([]); // nothing of the batch is stored yet
+      await claim.query("COMMIT");
+      const res = await pending;
+      expect(res.status, res.text).toBe(200);
+    } finally {
+      if (pending) await pending.catch(() => undefined);
+      await claim.end();
+    }
+    const marks = (await dirtyMarks(acme.org.id)).map((m) => `${m.interval} ${new Date(m.bucket).toISOString()} ${m.claimed}`);
+    expect(marks).toEqual([`1d ${new Date(BASE - 22 * HOUR).toISOString()} false`, `1h ${at(0)} false`, `5m ${at(40 * MIN)} false`]);
+    await runFleetRollupJob();
+    for (const interval of ["5m", "1h", "1d"]) expectSameSeries(await series(acme, interval), await series(acme, interval, "fleet=all"));
   });
 });
 
