@@ -150,6 +150,21 @@ describe("the whole-fleet series from TelemetryFleetRollup", () => {
   });
 });
 
+describe("snapshots older than the raw retention", () => {
+  it("go into the rollups only and mark their buckets too", async () => {
+    const old = (Math.floor(Date.now() / DAY_MS) - h.services.config.TELEMETRY_RETENTION_DAYS - 5) * DAY_MS + 3 * HOUR;
+    const res = await sendTelemetry(h, devices[0], [{ timestamp: new Date(old + MIN).toISOString(), cpuUsagePercent: 12 }]);
+    expect(res.status, res.text).toBe(200);
+    const marks = (await dirtyMarks(acme.org.id)).map((m) => `${m.interval} ${new Date(m.bucket).toISOString()}`);
+    expect(marks).toEqual([`1d ${new Date(old - 3 * HOUR).toISOString()}`, `1h ${new Date(old).toISOString()}`, `5m ${new Date(old).toISOString()}`]);
+    await runFleetRollupJob();
+    const query = `/api/v1/fleet/telemetry?from=${new Date(old).toISOString()}&to=${new Date(old + HOUR - 1).toISOString()}&interval=1h`;
+    const fleet = await h.api("GET", query, { key: acme.key });
+    expect(fleet.body.data).toMatchObject([{ timestamp: new Date(old).toISOString(), devicesReporting: 1, cpuUsagePercentAvg: 12 }]);
+    expectSameSeries(fleet.body.data, (await h.api("GET", `${query}&labels=fleet=all`, { key: acme.key })).body.data);
+  });
+});
+
 describe("the job's claims", () => {
   it("claimed marks a crashed run left behind are recomputed by the next run", async () => {
     // a run claimed the second hour and died before its recompute committed; the row was stale
