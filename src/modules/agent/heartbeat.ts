@@ -17,6 +17,7 @@ import { eventBusOf, type DeviceStatus } from "../../lib/events.js";
 import { desiredStateOf, type DeploymentProgress } from "./desired-state.js";
 import { splitFacts, type DesiredDeployment, type Facts } from "./schemas.js";
 import { perService } from "../../lib/per-service.js";
+import { GroupCommit, type GroupCommitOptions } from "../../lib/group-commit.js";
 
 export interface HeartbeatWrite {
   status: "online" | "error";
@@ -140,109 +141,30 @@ export async function recordHeartbeat(raw: RawDatabase, device: DevicePrincipal,
   return (await recordHeartbeats(raw, [{ device, input, sourceIp }]))[0];
 }
 
-interface Waiting {
+interface HeartbeatItem {
   device: DevicePrincipal;
   input: HeartbeatWrite;
   sourceIp: string | null;
-  resolve(result: HeartbeatResult | null): void;
-  reject(err: unknown): void;
 }
 
-export interface HeartbeatWriterOptions {
-  /** statements running at once (PGlite runs one at a time anyway) */
-  maxInFlight: number;
-  /** rows per statement */
-  maxBatch: number;
-}
-
-/** SQLSTATEs worth one more try of the whole batch: deadlock with another writer, serialization failure. */
-const RETRYABLE = new Set(["40P01", "40001"]);
+export type HeartbeatWriterOptions = GroupCommitOptions;
 
 /**
- * Group commit: a heartbeat waits at most for the statement in flight; whatever arrived
- * meanwhile goes out together as the next statement. With no load a heartbeat is one
- * statement of one row at once (no added delay); under load the statements grow instead of
- * queueing. No timers: nothing to stop at shutdown, and every waiting request is answered.
+ * Heartbeats by group commit (src/lib/group-commit.ts): whatever arrives while a statement is
+ * in flight goes out as the next one, each device at most once per statement (a second
+ * heartbeat of a device waits for the next).
  */
-export class HeartbeatWriter {
-  private queue: Waiting[] = [];
-  private inFlight = 0;
-  private scheduled = false;
-  /** rows written and statements run, for the benchmark's report */
-  readonly stats = { rows: 0, statements: 0, largestBatch: 0 };
-
-  /** Read at every flush: the benchmark switches to one row per statement to compare (bench/support/serve.ts). */
-  options: HeartbeatWriterOptions;
-
-  constructor(private readonly raw: RawDatabase, options?: HeartbeatWriterOptions) {
-    this.options = options ?? { maxInFlight: raw.kind === "pglite" ? 1 : 2, maxBatch: 500 };
+export class HeartbeatWriter extends GroupCommit<HeartbeatItem, HeartbeatResult | null> {
+  constructor(raw: RawDatabase, options?: HeartbeatWriterOptions) {
+    super(
+      { write: (items) => recordHeartbeats(raw, items), keyOf: (item) => item.device.deviceId },
+      options ?? { maxInFlight: raw.kind === "pglite" ? 1 : 2, maxBatch: 500 },
+    );
   }
 
   write(device: DevicePrincipal, input: HeartbeatWrite, sourceIp: string | null): Promise<HeartbeatResult | null> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ device, input, sourceIp, resolve, reject });
-      this.kick();
-    });
+    return this.submit({ device, input, sourceIp });
   }
-
-  private kick() {
-    if (this.scheduled || this.inFlight >= this.options.maxInFlight || this.queue.length === 0) return;
-    this.scheduled = true;
-    // setImmediate: the requests parsed in the same turn of the event loop join this batch.
-    setImmediate(() => {
-      this.scheduled = false;
-      while (this.inFlight < this.options.maxInFlight && this.queue.length > 0) {
-        const batch = this.take();
-        this.inFlight++;
-        void this.run(batch).finally(() => {
-          this.inFlight--;
-          this.kick();
-        });
-      }
-    });
-  }
-
-  /** The next batch: at most maxBatch, each device once (a second heartbeat of a device waits for the next batch). */
-  private take(): Waiting[] {
-    const batch: Waiting[] = [];
-    const rest: Waiting[] = [];
-    const devices = new Set<string>();
-    for (const w of this.queue) {
-      if (batch.length < this.options.maxBatch && !devices.has(w.device.deviceId)) {
-        devices.add(w.device.deviceId);
-        batch.push(w);
-      } else {
-        rest.push(w);
-      }
-    }
-    this.queue = rest;
-    return batch;
-  }
-
-  private async run(batch: Waiting[]) {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const results = await recordHeartbeats(this.raw, batch);
-        this.stats.rows += batch.length;
-        this.stats.statements++;
-        this.stats.largestBatch = Math.max(this.stats.largestBatch, batch.length);
-        batch.forEach((w, i) => w.resolve(results[i]));
-        return;
-      } catch (err) {
-        if (attempt < 3 && RETRYABLE.has(sqlStateOf(err))) continue;
-        if (batch.length === 1) return batch[0].reject(err);
-        // One row can fail the whole statement (a fact PostgreSQL's jsonb refuses, such as
-        // "\u0000"): each heartbeat then gets its own statement, and only the bad one fails.
-        await Promise.all(batch.map((w) => this.run([w])));
-        return;
-      }
-    }
-  }
-}
-
-function sqlStateOf(err: unknown): string {
-  const e = err as { code?: unknown } | null;
-  return typeof e?.code === "string" ? e.code : "";
 }
 
 /** The writer of one running service. */

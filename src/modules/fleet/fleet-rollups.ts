@@ -50,13 +50,13 @@ export const FLEET_MARK_LOCK_SHARED = `(SELECT pg_advisory_xact_lock_shared(${FL
 
 /**
  * One data-modifying CTE body for the ingest statement (which holds FLEET_MARK_LOCK_SHARED):
- * marks every 5-minute, hourly and daily bucket of the rows of `source` (with "timestamp") for
- * `organizationParam`.
+ * marks every 5-minute, hourly and daily bucket of the rows of `source` (with "organizationId"
+ * and "timestamp") for their organization.
  */
-export function markFleetDirtySql(source: string, organizationParam: string): string {
+export function markFleetDirtySql(source: string): string {
   const steps = FLEET_INTERVALS.map((i) => `('${i}', INTERVAL '${INTERVALS[i]} seconds')`).join(", ");
   return `INSERT INTO "TelemetryFleetDirty" ("organizationId", "interval", "bucket")
-    SELECT DISTINCT ${organizationParam}, i."interval", date_bin(i."step", s."timestamp", ${EPOCH})
+    SELECT DISTINCT s."organizationId", i."interval", date_bin(i."step", s."timestamp", ${EPOCH})
       FROM ${source} s CROSS JOIN (VALUES ${steps}) AS i("interval", "step")
      ORDER BY 1, 2, 3
     ON CONFLICT DO NOTHING`;

@@ -53,13 +53,14 @@ const ROLLUP_COLUMNS = [
 ];
 
 /**
- * One data-modifying CTE body: aggregates `source` (the rows just inserted, with "id" and
- * "timestamp") per bucket of `rollup` and merges them into its table. $1 device, $2 organization.
+ * One data-modifying CTE body: aggregates `source` (the rows just inserted, with "id",
+ * "deviceId", "organizationId" and "timestamp") per device and bucket of `rollup` and merges
+ * them into its table.
  */
 export function rollupUpsertSql(rollup: Rollup, source: string): string {
   const t = q(rollup.table);
   const values = [
-    "$1::uuid", "$2::uuid", `date_bin('${rollup.seconds} seconds', i."timestamp", ${EPOCH})`, "count(*)::int", `max(i."timestamp")`,
+    `i."deviceId"`, `i."organizationId"`, `date_bin('${rollup.seconds} seconds', i."timestamp", ${EPOCH})`, "count(*)::int", `max(i."timestamp")`,
     ...STORED_METRIC_NAMES.flatMap((m) => [
       `count(i.${q(m)})::int`, `coalesce(sum(i.${q(m)}), 0)::float8`, `min(i.${q(m)})::float8`, `max(i.${q(m)})::float8`,
       // the value in the bucket's newest snapshot (null when that one did not report it)
@@ -84,9 +85,9 @@ export function rollupUpsertSql(rollup: Rollup, source: string): string {
     ]),
     ...BOTH.flatMap(([name]) => [`"${name}UsedSum" = ${t}."${name}UsedSum" + excluded."${name}UsedSum"`, `"${name}TotalSum" = ${t}."${name}TotalSum" + excluded."${name}TotalSum"`]),
   ];
-  // Buckets in order: two batches of one device meeting on several rows lock them in the same order.
+  // Rows in (device, bucket) order: two statements meeting on several rows lock them in the same order.
   return `INSERT INTO ${t} (${ROLLUP_COLUMNS.map(q).join(", ")})
-    SELECT ${values.join(", ")} FROM ${source} i GROUP BY 3 ORDER BY 3
+    SELECT ${values.join(", ")} FROM ${source} i GROUP BY 1, 2, 3 ORDER BY 1, 3
     ON CONFLICT ("deviceId", "bucket") DO UPDATE SET ${merges.join(", ")}`;
 }
 

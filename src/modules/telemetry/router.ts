@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { protectedProcedure, router } from "../../trpc/procedures.js";
 import { deviceProcedure } from "../../trpc/device-auth.js";
-import { insertSnapshots } from "./ingest.js";
+import { telemetryWriterOf } from "./ingest.js";
 import { latestSnapshot, rawMetricValues, telemetrySeries } from "./query.js";
 import { BUSY_ANSWER, ingestOutput, MAX_BATCH_ITEMS, rawInput, rawOutput, seriesInput, seriesOutput, snapshotOutput, telemetryBatchInput } from "./schemas.js";
 
@@ -26,10 +26,9 @@ export const telemetryIngestRouter = router({
     .input(telemetryBatchInput)
     .output(ingestOutput)
     .mutation(async ({ ctx, input }) => ({
-      accepted: await insertSnapshots(
-        ctx.services.database.opened.raw, { id: ctx.device.deviceId, organizationId: ctx.device.organizationId }, input.snapshots,
-        { retentionDays: ctx.services.config.TELEMETRY_RETENTION_DAYS, logger: ctx.services.logger },
-      ),
+      accepted: await telemetryWriterOf(ctx.services).submit({
+        device: { id: ctx.device.deviceId, organizationId: ctx.device.organizationId }, snapshots: input.snapshots,
+      }),
     })),
 });
 

@@ -9,6 +9,7 @@ import { createHarness, type Harness, type Tenant } from "../../support/harness.
 import { expectSecured } from "../../support/security.js";
 import { insertDevices } from "../agent/fleet-support.js";
 import { pruneOnce } from "../../../src/modules/telemetry/retention.js";
+import { telemetryWriterOf } from "../../../src/modules/telemetry/ingest.js";
 import { ensurePartitions } from "../../../src/modules/telemetry/partitions.js";
 import { enrolledDevices, issuePaths, sendAllTelemetry, sendTelemetry, type EnrolledDevice } from "./support.js";
 
@@ -115,6 +116,38 @@ describe("ingest: POST /api/v1/agent/telemetry", () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({ accepted: 3 });
     expect(await countOf(other.deviceId)).toBe(before + 3);
+  });
+
+  it("stores concurrent batches of many devices and two organizations in fewer statements, each device's rows its own", async () => {
+    const mine = await enrolledDevices(h, acme, 6);
+    const [theirs] = await enrolledDevices(h, globex, 1);
+    const senders = [...mine, theirs];
+    const writer = telemetryWriterOf(h.services);
+    const before = { ...writer.stats };
+    const base = Math.floor(Date.now() / 300_000) * 300_000 - 3 * 300_000; // one 5-minute bucket, in the past
+    // Two batches per device at once, in one bucket: the group commit may put both into one statement.
+    const batchOf = (d: number, half: number) => Array.from({ length: 3 }, (_, i) => ({
+      timestamp: new Date(base + (half * 3 + i) * 10_000).toISOString(), cpuUsagePercent: d * 10 + half * 3 + i, containersFailed: d,
+    }));
+    const results = await Promise.all(senders.flatMap((d, n) => [sendTelemetry(h, d, batchOf(n, 0)), sendTelemetry(h, d, batchOf(n, 1))]));
+    expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
+    expect(results.map((r) => r.body)).toEqual(results.map(() => ({ accepted: 3 })));
+    expect(writer.stats.rows - before.rows).toBe(senders.length * 6);
+    expect(writer.stats.statements - before.statements).toBeLessThan(senders.length * 2);
+
+    const ids = senders.map((d) => d.deviceId);
+    const raw = h.services.database.opened.raw;
+    const rollups = await raw.query<{ deviceId: string; organizationId: string; samples: number; cpuUsagePercentSum: number; cpuUsagePercentLast: number; containersFailedMax: number }>(
+      `SELECT "deviceId", "organizationId", "samples", "cpuUsagePercentSum", "cpuUsagePercentLast", "containersFailedMax"
+         FROM "TelemetryRollup5m" WHERE "deviceId" = ANY($1::uuid[]) AND "bucket" = $2::timestamptz ORDER BY "deviceId"`, [ids, new Date(base).toISOString()]);
+    const latest = await raw.query<{ deviceId: string; organizationId: string; cpuUsagePercent: number }>(
+      `SELECT "deviceId", "organizationId", "cpuUsagePercent" FROM "DeviceTelemetryLatest" WHERE "deviceId" = ANY($1::uuid[]) ORDER BY "deviceId"`, [ids]);
+    const expected = senders.map((d, n) => ({ d, n, org: d === theirs ? globex.org.id : acme.org.id })).sort((a, b) => (a.d.deviceId < b.d.deviceId ? -1 : 1));
+    expect(rollups).toEqual(expected.map(({ d, n, org }) => ({
+      deviceId: d.deviceId, organizationId: org, samples: 6, cpuUsagePercentSum: 6 * n * 10 + 15, cpuUsagePercentLast: n * 10 + 5, containersFailedMax: n,
+    })));
+    expect(latest).toEqual(expected.map(({ d, n, org }) => ({ deviceId: d.deviceId, organizationId: org, cpuUsagePercent: n * 10 + 5 })));
+    for (const { d } of expected) expect(await countOf(d.deviceId)).toBe(6);
   });
 
   it("refuses the whole batch when one item is invalid, naming its index", async () => {
