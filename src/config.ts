@@ -104,6 +104,12 @@ const schema = z.object({
   TELEMETRY_ROLLUP_5M_RETENTION_DAYS: int(0, 3650).default(90),
   /** hourly telemetry rollups older than this many days are dropped (0 = keep forever) */
   TELEMETRY_ROLLUP_1H_RETENTION_DAYS: int(0, 3650).default(730),
+  /**
+   * how often the telemetry.fleet-rollups job recomputes the whole-fleet series of the buckets
+   * ingest has touched (docs/telemetry.md, "Fleet-wide telemetry series"): how far behind ingest
+   * a whole-fleet series may be
+   */
+  TELEMETRY_FLEET_ROLLUP_INTERVAL_SECONDS: int(5, 3600).default(60),
   /** device log lines older than this many days are pruned (0 = keep forever) */
   LOG_RETENTION_DAYS: int(0, 3650).default(14),
   /**

@@ -26,7 +26,7 @@ const housekeeping: ScheduleDefinition = {
 };
 
 export function jobCatalog(services: Services): { definitions: JobDefinition[]; schedules: ScheduleDefinition[] } {
-  const parts = [gitRegistryJobs(services.config), ociRegistryJobs(), marketplaceJobs(), deviceJobs(services.config), telemetryJobs(), alertJobs(services.config), deploymentJobs()];
+  const parts = [gitRegistryJobs(services.config), ociRegistryJobs(), marketplaceJobs(), deviceJobs(services.config), telemetryJobs(services.config), alertJobs(services.config), deploymentJobs()];
   return {
     definitions: parts.flatMap((part) => part.definitions),
     schedules: [housekeeping, mailOutboxSchedule, labelCountsCompaction, ...parts.flatMap((part) => part.schedules)],

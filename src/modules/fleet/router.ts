@@ -30,8 +30,10 @@ export const fleetRouter = router({
         description:
           "Per bucket of `interval` (5m, 1h, 1d; default 1h) over [from, to] (ISO 8601; default the last 24 hours): devices reporting, " +
           "the average and 95th percentile over devices of each device's average CPU, and failed containers (each device's highest count " +
-          "in the bucket, summed). Computed from the per-device rollups (5-minute for 5m, hourly for 1h and 1d): the rollup bucket holding " +
-          "`from` counts whole. Only buckets with data are returned, oldest first; at most 10,000 buckets.",
+          "in the bucket, summed). Computed from the per-device rollups (5-minute for 5m, hourly for 1h and 1d); every interval bucket " +
+          "overlapping [from, to] counts whole. The whole fleet (no `labels`) is read from figures precomputed every minute " +
+          "(TELEMETRY_FLEET_ROLLUP_INTERVAL_SECONDS), each bucket saying when in `computedAt`. Only buckets with data are returned, " +
+          "oldest first; at most 10,000 buckets.",
       },
     })
     .input(fleetSeriesInput)

@@ -75,5 +75,8 @@ export const fleetSeriesOutput = z.object({
     /** sum over devices of each device's highest count of failed containers in the bucket */
     containersFailed: z.number().int(),
     devicesWithFailedContainers: z.number().int(),
+    computedAt: z.string().optional().describe(
+      "whole-fleet series only (no `labels`): when this bucket's figures were computed from the rollups; a bucket still receiving data is recomputed every TELEMETRY_FLEET_ROLLUP_INTERVAL_SECONDS (default 60)",
+    ),
   })),
 });

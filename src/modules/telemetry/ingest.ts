@@ -3,7 +3,8 @@
 // arrays through unnest() (one bind parameter per column, whatever the batch size), and the
 // same statement upserts each device's newest snapshot into
 // DeviceTelemetryLatest, so fleet health and alert rules never scan raw snapshots, and merges
-// the batch into the 5-minute and hourly rollups (rollups.ts).
+// the batch into the 5-minute and hourly rollups (rollups.ts) and marks the buckets it touched
+// for the whole-fleet series (src/modules/fleet/fleet-rollups.ts).
 //
 // This hot path talks to the driver directly (RawDatabase: node-postgres or PGlite) rather
 // than through Prisma: with eleven 1,000-element array parameters Prisma's parameter handling
@@ -16,6 +17,7 @@ import { perService } from "../../lib/per-service.js";
 import type { Services } from "../../services.js";
 import { preparePartitionsFor, retentionCutoff } from "./partitions.js";
 import { ROLLUPS, rollupUpsertSql } from "./rollups.js";
+import { FLEET_MARK_LOCK_SHARED, markFleetDirtySql } from "../fleet/fleet-rollups.js";
 import { STORED_METRIC_NAMES, type StoredMetric } from "./metrics.js";
 import type { SnapshotInput } from "./schemas.js";
 
@@ -45,13 +47,14 @@ const CUTOFF_PARAM = `$${STORED_METRIC_NAMES.length + 4}::timestamptz`;
 // $1 device and $2 organization of each snapshot, $3 timestamps, $4.. one array per metric,
 // then the raw cutoff (null: raw snapshots are kept forever). Data-modifying CTEs all run to
 // completion whether or not the outer statement reads them: one atomic statement inserts the
-// raw rows, upserts each device's newest snapshot and merges the rollups. Snapshots older than
-// the raw retention (their day's partition is already dropped, or would be at the next run) go
-// into the rollups only. The upserts run in device order, so that two statements meeting on
-// the same rows take their locks in the same order.
+// raw rows, upserts each device's newest snapshot, merges the rollups and marks the fleet's
+// buckets dirty (holding, from its first row on, the lock that orders marks and the fleet
+// job's claims). Snapshots older than the raw retention (their day's partition is already
+// dropped, or would be at the next run) go into the rollups only. The upserts run in device
+// order, so that two statements meeting on the same rows take their locks in the same order.
 const INSERT_SQL = `
   WITH batch AS (
-    SELECT t.* FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], ${METRIC_PARAMS})
+    SELECT t.* FROM ${FLEET_MARK_LOCK_SHARED}, unnest($1::uuid[], $2::uuid[], $3::timestamptz[], ${METRIC_PARAMS})
       WITH ORDINALITY AS t("deviceId", "organizationId", "timestamp", ${COLUMNS}, "ord")
   ), owners AS (
     SELECT DISTINCT "deviceId", "organizationId" FROM batch
@@ -77,6 +80,8 @@ const INSERT_SQL = `
     WHERE "DeviceTelemetryLatest"."timestamp" <= excluded."timestamp"
   ), rollup5m AS (
     ${rollupUpsertSql(ROLLUPS["5m"], "rolled")}
+  ), fleet_dirty AS (
+    ${markFleetDirtySql("rolled")}
   )
   ${rollupUpsertSql(ROLLUPS["1h"], "rolled")}`;
 

@@ -4,12 +4,16 @@
 // in bounded chunks (each chunk its own short statement, so no long lock and no huge
 // transaction), within a time budget per run. The same run sweeps what
 // the missing foreign keys leave behind: telemetry, logs and alert states of deleted devices,
-// alert rules and targets of deleted organizations, old delivery history, spent realtime tickets.
+// alert rules, targets and whole-fleet series of deleted organizations, old delivery history,
+// spent realtime tickets.
 import type { Services } from "../../services.js";
 import { Prisma } from "../../generated/prisma/client.js";
 import { pruneTickets } from "../realtime/tickets.js";
 import { dropExpiredPartitions } from "./partitions.js";
 import { ROLLUPS } from "./rollups.js";
+import { INTERVALS } from "./schemas.js";
+import { FLEET_INTERVALS, ROLLUP_OF } from "../fleet/telemetry.js";
+import { markDevicesFleetDirty } from "../fleet/fleet-rollups.js";
 
 export const PRUNE_CHUNK = 10_000;
 /** Notification deliveries (and their attempts) are kept this long. */
@@ -82,6 +86,15 @@ export async function pruneOnce(services: Services, options: PruneOptions = {}):
     result.rollupPartitions += dropped.length;
     await prisma.$executeRawUnsafe(`DELETE FROM "${rollup.table}_default" WHERE "bucket" < $1::timestamptz`, cutoff(days));
   }
+  // The whole-fleet series and its pending marks follow the rollup they are computed from, a
+  // bucket going once it is entirely older than that retention (a small table: a plain delete).
+  for (const interval of FLEET_INTERVALS) {
+    const days = ROLLUPS[ROLLUP_OF[interval]].retentionDays(config);
+    if (days === 0) continue;
+    const lastGone = new Date(new Date(cutoff(days)).getTime() - INTERVALS[interval] * 1000).toISOString();
+    await prisma.$executeRaw`DELETE FROM "TelemetryFleetRollup" WHERE "bucket" <= ${lastGone}::timestamptz AND "interval" = ${interval}`;
+    await prisma.$executeRaw`DELETE FROM "TelemetryFleetDirty" WHERE "bucket" <= ${lastGone}::timestamptz AND "interval" = ${interval}`;
+  }
   const passes: Array<[Table, number, keyof PruneResult]> = [
     // rows that found no partition of their day (see partitions.ts): rare, deleted by age
     ["TelemetrySnapshot_default", config.TELEMETRY_RETENTION_DAYS, "snapshots"],
@@ -111,6 +124,7 @@ export async function pruneOnce(services: Services, options: PruneOptions = {}):
     result.orphanRows = snapshots.total + logs.total;
     if (snapshots.complete && logs.complete) {
       // Only once their rows are gone, or the next run could not find these devices again.
+      await markDevicesFleetDirty(prisma, ids); // their buckets' whole-fleet figures are computed again without them
       for (const rollup of Object.values(ROLLUPS)) await prisma.$executeRaw`DELETE FROM ${Prisma.raw(`"${rollup.table}"`)} WHERE ${ofDevices}`;
       await prisma.$executeRaw`DELETE FROM "DeviceTelemetryLatest" WHERE ${ofDevices}`;
       await prisma.$executeRaw`DELETE FROM "DeviceLogSource" WHERE ${ofDevices}`;
@@ -122,6 +136,8 @@ export async function pruneOnce(services: Services, options: PruneOptions = {}):
   await prisma.$executeRaw`DELETE FROM "AlertState" s WHERE NOT EXISTS (SELECT 1 FROM "Device" d WHERE d."id" = s."deviceId")`;
   await prisma.$executeRaw`DELETE FROM "AlertRule" r WHERE NOT EXISTS (SELECT 1 FROM "Organization" o WHERE o."id" = r."organizationId")`;
   await prisma.$executeRaw`DELETE FROM "NotificationTarget" t WHERE NOT EXISTS (SELECT 1 FROM "Organization" o WHERE o."id" = t."organizationId")`;
+  await prisma.$executeRaw`DELETE FROM "TelemetryFleetRollup" f WHERE NOT EXISTS (SELECT 1 FROM "Organization" o WHERE o."id" = f."organizationId")`;
+  await prisma.$executeRaw`DELETE FROM "TelemetryFleetDirty" f WHERE NOT EXISTS (SELECT 1 FROM "Organization" o WHERE o."id" = f."organizationId")`;
   const { count } = await prisma.notificationDelivery.deleteMany({
     where: { createdAt: { lt: new Date(now.getTime() - DELIVERY_HISTORY_DAYS * 86_400_000) }, status: { in: ["delivered", "failed"] } },
   });

@@ -3,6 +3,7 @@
 // label selector; another organization's devices never count; bad input is a 400 naming it.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { insertSnapshots } from "../../../src/modules/telemetry/ingest.js";
+import { refreshFleetRollups } from "../../../src/modules/fleet/fleet-rollups.js";
 import { DAY_MS } from "../../../src/modules/telemetry/partitions.js";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import { insertDevices } from "../agent/fleet-support.js";
@@ -44,6 +45,8 @@ beforeAll(async () => {
   // another organization's device, same hours, would change every figure
   const [theirs] = await insertDevices(h, globex.org.id, [{ labels: { site: "north" } }]);
   await insertSnapshots(raw(), { id: theirs, organizationId: globex.org.id }, [{ timestamp: new Date(START + 60_000).toISOString(), cpuUsagePercent: 100, containersFailed: 7 }], retention);
+  // the whole-fleet series reads what the telemetry.fleet-rollups job computes (fleet-rollups.test.ts)
+  await refreshFleetRollups(h.services);
 });
 afterAll(() => h?.close());
 
@@ -86,7 +89,7 @@ describe("GET /api/v1/fleet/telemetry", () => {
     const res = await h.api("GET", `/api/v1/fleet/telemetry?${range}&interval=1h`, { key: globex.key });
     expect(res.status, res.text).toBe(200);
     expect(res.body.data).toEqual([
-      { timestamp: new Date(START).toISOString(), devicesReporting: 1, cpuUsagePercentAvg: 100, cpuUsagePercentP95: 100, containersFailed: 7, devicesWithFailedContainers: 1 },
+      { timestamp: new Date(START).toISOString(), devicesReporting: 1, cpuUsagePercentAvg: 100, cpuUsagePercentP95: 100, containersFailed: 7, devicesWithFailedContainers: 1, computedAt: expect.any(String) },
     ]);
   });
 

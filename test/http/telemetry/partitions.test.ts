@@ -8,13 +8,13 @@
 import { spawn } from "node:child_process";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openPGlite, openPostgres, type OpenedDatabase } from "../../../src/db/adapters.js";
+import type { OpenedDatabase } from "../../../src/db/adapters.js";
 import { applyMigrations, readMigrations } from "../../../src/db/migrate.js";
 import { pruneOnce } from "../../../src/modules/telemetry/retention.js";
 import { telemetryJobs } from "../../../src/modules/telemetry/jobs.js";
 import { DAY_MS, dayOf, ensurePartitions, listPartitions, partitionName, PARTITION_DAYS_AHEAD } from "../../../src/modules/telemetry/partitions.js";
-import { createHarness, newPostgresDatabase, type Harness, type Tenant } from "../../support/harness.js";
-import { enrolledDevices, sendAllTelemetry, sendLogs, sendTelemetry, type EnrolledDevice } from "./support.js";
+import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
+import { enrolledDevices, freshDatabase, sendAllTelemetry, sendLogs, sendTelemetry, type EnrolledDevice } from "./support.js";
 
 const MIGRATION = readMigrations().find((m) => m.name.endsWith("_telemetry_partitions"))!.name;
 const LOG_MIGRATION = readMigrations().find((m) => m.name.endsWith("_log_partitions"))!.name;
@@ -28,27 +28,6 @@ async function rowsByPartition(raw: OpenedDatabase["raw"], deviceId: string, tab
     [deviceId],
   );
   return Object.fromEntries(rows.map((r) => [r.partition.replace(/"/g, ""), r.n]));
-}
-
-/** An empty database of its own (no migration applied) for the tests of a describe block. */
-function freshDatabase(): () => OpenedDatabase {
-  let opened: OpenedDatabase;
-  let drop: () => Promise<void> = async () => undefined;
-  beforeAll(async () => {
-    const url = process.env.DATABASE_URL;
-    if (url) {
-      const created = await newPostgresDatabase(url);
-      drop = created.drop;
-      opened = openPostgres(created.url.toString(), 2);
-    } else {
-      opened = await openPGlite();
-    }
-  });
-  afterAll(async () => {
-    await opened?.raw.close();
-    await drop();
-  });
-  return () => opened;
 }
 
 describe("the migration partitioning an existing table", () => {
@@ -166,7 +145,7 @@ describe("partitions of a running service", () => {
   });
 
   it("makes yesterday to PARTITION_DAYS_AHEAD days ahead in the scheduled job, for snapshots and log lines", async () => {
-    const job = telemetryJobs().schedules.find((s) => s.name === "telemetry.partitions")!;
+    const job = telemetryJobs(h.services.config).schedules.find((s) => s.name === "telemetry.partitions")!;
     await job.run({ services: h.services, logger: h.services.logger, signal: new AbortController().signal, job: { id: "t", type: "t", attempts: 1, maxAttempts: 1, payload: {} } });
     for (const table of ["TelemetrySnapshot", "DeviceLog"] as const) {
       const days = (await listPartitions(raw(), table)).map((p) => p.start);

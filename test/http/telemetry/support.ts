@@ -1,7 +1,9 @@
 // Shared by the telemetry, logs, realtime and alert tests: a tenant with a CA and enrolled
 // devices (over the real agent protocol, via the agent tests' helpers), and senders for the
 // agent's telemetry and log batches.
-import type { Harness, Tenant } from "../../support/harness.js";
+import { afterAll, beforeAll } from "vitest";
+import { openPGlite, openPostgres, type OpenedDatabase } from "../../../src/db/adapters.js";
+import { newPostgresDatabase, type Harness, type Tenant } from "../../support/harness.js";
 import { createEnrollmentToken, enroll, ensureCa, type EnrolledDevice } from "../agent/fleet-support.js";
 
 export type { EnrolledDevice };
@@ -33,3 +35,24 @@ export async function sendAllTelemetry(h: Harness, device: EnrolledDevice, snaps
 /** The field paths a 400 names (the REST facade's message is generic; its issues name each field). */
 export const issuePaths = (body: { issues?: { path: unknown[] }[]; data?: { issues?: { path: unknown[] }[] } }) =>
   (body.data?.issues ?? body.issues ?? []).map((i) => i.path.join("."));
+
+/** An empty database of its own (no migration applied) for the tests of a describe block. */
+export function freshDatabase(): () => OpenedDatabase {
+  let opened: OpenedDatabase;
+  let drop: () => Promise<void> = async () => undefined;
+  beforeAll(async () => {
+    const url = process.env.DATABASE_URL;
+    if (url) {
+      const created = await newPostgresDatabase(url);
+      drop = created.drop;
+      opened = openPostgres(created.url.toString(), 2);
+    } else {
+      opened = await openPGlite();
+    }
+  });
+  afterAll(async () => {
+    await opened?.raw.close();
+    await drop();
+  });
+  return () => opened;
+}
