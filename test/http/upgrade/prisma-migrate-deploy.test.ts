@@ -154,7 +154,15 @@ describe.skipIf(!ON_POSTGRES)("prisma migrate deploy on PostgreSQL (skipped with
     await admin.connect();
     const template = new URL(process.env.DATABASE_URL!);
     template.pathname = `/${inject("postgresTemplate")}`;
-    serverSchema = await schemaOf(await connect(template.toString()));
+    // Read and let go at once: while anyone is connected to the template, other test files
+    // cannot copy it (CREATE DATABASE ... TEMPLATE: "source database is being accessed").
+    const onTemplate = new pg.Client({ connectionString: template.toString() });
+    await onTemplate.connect();
+    try {
+      serverSchema = await schemaOf(onTemplate);
+    } finally {
+      await onTemplate.end();
+    }
     expect(serverSchema.filter((e) => e.startsWith("function ")).length).toBeGreaterThan(0);
   });
 
