@@ -106,12 +106,17 @@ async function recomputeBuckets(tx: DbTx, interval: FleetInterval, marks: Mark[]
   const organizations = marks.map((m) => m.organizationId);
   const buckets = marks.map((m) => new Date(m.bucket).toISOString());
   const step = `${INTERVALS[interval]} seconds`;
+  // The claimed buckets' span as constants too: the planner can then skip the rollup's
+  // partitions outside it (the join condition alone makes it probe every partition per bucket).
+  const first = buckets.reduce((a, b) => (a < b ? a : b));
+  const last = buckets.reduce((a, b) => (a > b ? a : b));
   await tx.$executeRaw`
     WITH claimed AS (
       SELECT * FROM unnest(${organizations}::uuid[], ${buckets}::timestamptz[]) AS c("organizationId", "bucket")
     ), computed AS (
       ${fleetBucketsSql(interval, Prisma.sql`TRUE`, Prisma.sql`
-        JOIN claimed c ON c."organizationId" = r."organizationId" AND r."bucket" >= c."bucket" AND r."bucket" < c."bucket" + ${step}::interval`)}
+        JOIN claimed c ON c."organizationId" = r."organizationId" AND r."bucket" >= c."bucket" AND r."bucket" < c."bucket" + ${step}::interval
+         AND r."bucket" >= ${first}::timestamptz AND r."bucket" < ${last}::timestamptz + ${step}::interval`)}
     ), upserted AS (
       INSERT INTO "TelemetryFleetRollup" ("organizationId", "interval", "bucket", "devicesReporting", "cpuAvg", "cpuP95", "containersFailed", "devicesWithFailedContainers", "computedAt")
       SELECT "organizationId", ${interval}, "bucket", "devicesReporting", "cpuAvg", "cpuP95", "containersFailed", "devicesWithFailedContainers", now() FROM computed
