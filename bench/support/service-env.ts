@@ -2,7 +2,8 @@
 // quiet logs (request logging would be part of what is measured), no background jobs, and
 // rate limits off unless BENCH_RATE_LIMITS=1, which runs every limiter (its cost measured)
 // with budgets no benchmark reaches. A benchmark that drives one device or one key far past
-// any real budget (telemetry ingest) would otherwise measure 429s.
+// any real budget (telemetry ingest) would otherwise measure 429s. BENCH_JOBS=1 runs the job
+// runner (retention, partitions, rollups) for a benchmark that measures with it running.
 export function benchServiceEnv(opts: { dataDir: string; adminKey: string; databaseUrl?: string }): Record<string, string> {
   const budget = process.env.BENCH_RATE_LIMITS === "1" ? "10000000" : "0";
   return {
@@ -17,6 +18,6 @@ export function benchServiceEnv(opts: { dataDir: string; adminKey: string; datab
     RATE_LIMIT_PER_SOURCE: budget,
     RATE_LIMIT_PER_CREDENTIAL: budget,
     RATE_LIMIT_PER_DEVICE: budget,
-    JOBS_ENABLED: "false",
+    JOBS_ENABLED: process.env.BENCH_JOBS === "1" ? "true" : "false",
   };
 }
