@@ -39,7 +39,6 @@ import { DAY_MS, dayOf, ensurePartitions, partitionName } from "../src/modules/t
 import type { SnapshotInput } from "../src/modules/telemetry/schemas.js";
 import { refreshFleetRollups } from "../src/modules/fleet/fleet-rollups.js";
 import { createPrisma } from "../src/db/client.js";
-import type { Services } from "../src/services.js";
 
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 100_000);
 const PERIOD_S = Number(process.env.BENCH_PERIOD_SECONDS ?? 15);
@@ -125,11 +124,11 @@ async function main() {
       await insertSnapshots(raw, { id: history, organizationId: org.id }, batch, { retentionDays: RETENTION_DAYS });
     }
     console.log(`history: ${historyCount.toLocaleString("en")} snapshots of one device over ${HISTORY_DAYS} days in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-    // Its whole-fleet rows, as the telemetry.fleet-rollups job would make them (only the database is used).
+    // Its whole-fleet rows, as the telemetry.fleet-rollups job makes them.
     started = performance.now();
     const prisma = createPrisma(db);
     let fleetBuckets = 0;
-    for (let run = await refreshFleetRollups({ prisma } as unknown as Services); ; run = await refreshFleetRollups({ prisma } as unknown as Services)) {
+    for (let run = await refreshFleetRollups(prisma); ; run = await refreshFleetRollups(prisma)) {
       fleetBuckets += run.buckets;
       if (run.complete) break;
     }
@@ -247,7 +246,7 @@ async function main() {
         const [{ marks }] = await raw.query<{ marks: number }>(`SELECT count(*)::int AS "marks" FROM "TelemetryFleetDirty"`);
         const t0 = performance.now();
         let caught = 0;
-        for (let run = await refreshFleetRollups({ prisma } as unknown as Services); ; run = await refreshFleetRollups({ prisma } as unknown as Services)) {
+        for (let run = await refreshFleetRollups(prisma); ; run = await refreshFleetRollups(prisma)) {
           caught += run.buckets;
           if (run.complete) break;
         }

@@ -23,10 +23,10 @@
 //   claimed marks stay in the table (claimed = true, a separate key from the unclaimed mark
 //   ingest inserts) until the transaction that recomputes them commits and deletes them, so a
 //   crash mid-recompute leaves them for the next run.
-import type { Services } from "../../services.js";
-import type { DbTx } from "../../db/client.js";
+import type { Db, DbTx } from "../../db/client.js";
 import { Prisma } from "../../generated/prisma/client.js";
 import { INTERVALS } from "../telemetry/schemas.js";
+import { EPOCH } from "../telemetry/rollups.js";
 import { FLEET_INTERVALS, fleetBucketsSql, type FleetInterval } from "./telemetry.js";
 
 /** Marks claimed at a time (a short transaction). */
@@ -37,7 +37,6 @@ export const FLEET_CLAIM_CHUNK = 500;
  * device (10 million at 100,000 devices, as after an upgrade), never a chunk too big to finish.
  */
 export const FLEET_RECOMPUTE_CHUNK: Record<FleetInterval, number> = { "5m": 100, "1h": 100, "1d": 4 };
-const EPOCH = `TIMESTAMPTZ '1970-01-01 00:00:00+00'`;
 /** The advisory lock between ingest's marks (shared) and the job's claim (exclusive). */
 const FLEET_MARK_LOCK = `hashtextextended('telemetry-fleet-dirty', 0)`;
 
@@ -80,8 +79,8 @@ export async function markDevicesFleetDirty(db: DbTx, deviceIds: string[]) {
 type Mark = { organizationId: string; interval: FleetInterval; bucket: Date };
 
 /** Moves up to `limit` unclaimed marks, oldest buckets first, to claimed; returns how many. */
-async function claimMarks(services: Services, limit: number): Promise<number> {
-  return services.prisma.$transaction(async (tx) => {
+async function claimMarks(prisma: Db, limit: number): Promise<number> {
+  return prisma.$transaction(async (tx) => {
     // Waits for the ingest batches in flight (they hold the lock shared until they commit).
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(${Prisma.raw(FLEET_MARK_LOCK)})`;
     return tx.$executeRaw`
@@ -131,8 +130,8 @@ async function recomputeBuckets(tx: DbTx, interval: FleetInterval, marks: Mark[]
 }
 
 /** Recomputes up to `limit` claimed marks of one interval (oldest first) and deletes them, in one transaction; returns how many. */
-async function recomputeClaimed(services: Services, interval: FleetInterval, limit: number): Promise<number> {
-  return services.prisma.$transaction(async (tx) => {
+async function recomputeClaimed(prisma: Db, interval: FleetInterval, limit: number): Promise<number> {
+  return prisma.$transaction(async (tx) => {
     const marks = await tx.$queryRaw<Mark[]>`
       SELECT "organizationId"::text, "interval", "bucket" FROM "TelemetryFleetDirty"
        WHERE "claimed" AND "interval" = ${interval} ORDER BY "bucket" LIMIT ${limit} FOR UPDATE`;
@@ -156,14 +155,14 @@ export interface RefreshOptions {
  * One run of telemetry.fleet-rollups: recomputes the claimed marks (a crashed run's first),
  * claims more when none are left, until there are no marks (or the budget ends).
  */
-export async function refreshFleetRollups(services: Services, options: RefreshOptions = {}): Promise<{ buckets: number; complete: boolean }> {
+export async function refreshFleetRollups(prisma: Db, options: RefreshOptions = {}): Promise<{ buckets: number; complete: boolean }> {
   const deadline = Date.now() + (options.budgetMs ?? 50_000);
   let buckets = 0;
   for (;;) {
     let done = 0;
-    for (const interval of FLEET_INTERVALS) done += await recomputeClaimed(services, interval, FLEET_RECOMPUTE_CHUNK[interval]);
+    for (const interval of FLEET_INTERVALS) done += await recomputeClaimed(prisma, interval, FLEET_RECOMPUTE_CHUNK[interval]);
     buckets += done;
-    if (done === 0 && (await claimMarks(services, FLEET_CLAIM_CHUNK)) === 0) return { buckets, complete: true };
+    if (done === 0 && (await claimMarks(prisma, FLEET_CLAIM_CHUNK)) === 0) return { buckets, complete: true };
     if (Date.now() >= deadline || options.signal?.aborted) return { buckets, complete: false };
   }
 }

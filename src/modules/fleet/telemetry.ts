@@ -16,7 +16,7 @@ import { and, selectorCondition } from "../devices/sql.js";
 import type { Labels } from "../devices/labels.js";
 import { badRequest } from "../../trpc/errors.js";
 import { MAX_BUCKETS, resolveRange } from "../telemetry/query.js";
-import { ROLLUPS, SOURCE_NAMES, type RollupName } from "../telemetry/rollups.js";
+import { EPOCH, ROLLUPS, SOURCE_NAMES, type RollupName } from "../telemetry/rollups.js";
 import { INTERVALS } from "../telemetry/schemas.js";
 import type { FleetSeriesInput } from "./schemas.js";
 
@@ -48,7 +48,7 @@ export function fleetBucketsSql(interval: FleetInterval, where: Prisma.Sql, join
            coalesce(sum("failed"), 0)::int AS "containersFailed",
            (count(*) FILTER (WHERE "failed" > 0))::int AS "devicesWithFailedContainers"
       FROM (
-        SELECT r."organizationId", date_bin(${`${INTERVALS[interval]} seconds`}::interval, r."bucket", TIMESTAMPTZ '1970-01-01 00:00:00+00') AS "bucket", r."deviceId",
+        SELECT r."organizationId", date_bin(${`${INTERVALS[interval]} seconds`}::interval, r."bucket", ${Prisma.raw(EPOCH)}) AS "bucket", r."deviceId",
                sum(r."cpuUsagePercentSum") / NULLIF(sum(r."cpuUsagePercentCount"), 0) AS "cpu",
                max(r."containersFailedMax") AS "failed"
           FROM ${Prisma.raw(`"${rollup.table}"`)} r

@@ -41,7 +41,8 @@ const BOTH = [
   ["diskBoth", "diskUsedBytes", "diskTotalBytes"],
 ] as const;
 
-const EPOCH = `TIMESTAMPTZ '1970-01-01 00:00:00+00'`;
+/** The origin of every bucket (date_bin), as everywhere in telemetry: 1h on the hour, 1d at midnight UTC. */
+export const EPOCH = `TIMESTAMPTZ '1970-01-01 00:00:00+00'`;
 const q = (name: string) => `"${name}"`;
 
 // ---- writing: the rollup upsert of the ingest statement ----------------------------------

@@ -46,7 +46,7 @@ beforeAll(async () => {
   const [theirs] = await insertDevices(h, globex.org.id, [{ labels: { site: "north" } }]);
   await insertSnapshots(raw(), { id: theirs, organizationId: globex.org.id }, [{ timestamp: new Date(START + 60_000).toISOString(), cpuUsagePercent: 100, containersFailed: 7 }], retention);
   // the whole-fleet series reads what the telemetry.fleet-rollups job computes (fleet-rollups.test.ts)
-  await refreshFleetRollups(h.services);
+  await refreshFleetRollups(h.services.prisma);
 });
 afterAll(() => h?.close());
 
