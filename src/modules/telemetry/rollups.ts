@@ -92,47 +92,62 @@ export function rollupUpsertSql(rollup: Rollup, source: string): string {
     ON CONFLICT ("deviceId", "bucket") DO UPDATE SET ${merges.join(", ")}`;
 }
 
-// ---- reading: partial aggregates per source, merged per bucket -----------------------------
+// ---- reading: aggregates per bucket, from one source or merged from several -----------------
 
-/** The partial aggregates every part yields per interval bucket (merged by finalAggregates). */
-function partialColumns(kind: "raw" | "rollup", alias: string): string[] {
-  const a = (c: string) => `${alias}.${q(c)}`;
-  if (kind === "raw") {
-    return [
-      `count(*)::int AS "samples"`,
-      ...STORED_METRIC_NAMES.flatMap((m) => [`count(${a(m)})::int AS "${m}Count"`, `sum(${a(m)})::float8 AS "${m}Sum"`, `max(${a(m)})::float8 AS "${m}Max"`]),
-      ...BOTH.flatMap(([name, used, total]) => {
-        const both = `FILTER (WHERE ${a(used)} IS NOT NULL AND ${a(total)} IS NOT NULL)`;
-        return [`sum(${a(used)}) ${both}::float8 AS "${name}UsedSum"`, `sum(${a(total)}) ${both}::float8 AS "${name}TotalSum"`];
-      }),
-    ];
+/** The partial aggregates of a bucket: added up (sum) or compared (max) when partials merge. */
+const PARTIALS: [column: string, merge: "sum" | "max"][] = [
+  ["samples", "sum"],
+  ...STORED_METRIC_NAMES.flatMap((m): [string, "sum" | "max"][] => [[`${m}Count`, "sum"], [`${m}Sum`, "sum"], [`${m}Max`, "max"]]),
+  ...BOTH.flatMap(([name]): [string, "sum"][] => [[`${name}UsedSum`, "sum"], [`${name}TotalSum`, "sum"]]),
+];
+
+/** How a query reads one partial aggregate of its bucket (by its PARTIALS column name). */
+type PartialReader = (column: string) => string;
+
+/** Raw snapshots (alias s), grouped by bucket. */
+const fromRaw: PartialReader = (column) => {
+  if (column === "samples") return "count(*)::int";
+  const both = BOTH.find(([name]) => column.startsWith(name));
+  if (both) {
+    const [name, used, total] = both;
+    return `sum(s.${q(column === `${name}UsedSum` ? used : total)}) FILTER (WHERE s.${q(used)} IS NOT NULL AND s.${q(total)} IS NOT NULL)::float8`;
   }
-  return [
-    `sum(${a("samples")})::int AS "samples"`,
-    ...STORED_METRIC_NAMES.flatMap((m) => [`sum(${a(`${m}Count`)})::int AS "${m}Count"`, `sum(${a(`${m}Sum`)})::float8 AS "${m}Sum"`, `max(${a(`${m}Max`)})::float8 AS "${m}Max"`]),
-    ...BOTH.flatMap(([name]) => [`sum(${a(`${name}UsedSum`)})::float8 AS "${name}UsedSum"`, `sum(${a(`${name}TotalSum`)})::float8 AS "${name}TotalSum"`]),
-  ];
-}
+  const metric = column.replace(/(Count|Sum|Max)$/, "");
+  if (column.endsWith("Count")) return `count(s.${q(metric)})::int`;
+  return `${column.endsWith("Sum") ? "sum" : "max"}(s.${q(metric)})::float8`;
+};
 
-/** The final value of each metric in a bucket, from the merged partials (alias p). */
-function finalAggregates(): string[] {
+/** Rows of partial aggregates (a rollup's, or the parts' of a series), merged per bucket. */
+const merged = (alias: string): PartialReader => (column) => `${PARTIALS.find(([c]) => c === column)![1]}(${alias}.${q(column)})`;
+/** Rollup rows (alias r), several per bucket: the interval is a multiple of the rollup's step. */
+const fromRollupGrouped = merged("r");
+/** Rollup rows (alias r), one per bucket: the interval is the rollup's step. */
+const fromRollupRow: PartialReader = (column) => `r.${q(column)}`;
+/** Partials of several sources (alias p), merged per bucket. */
+const fromPartials = merged("p");
+
+/** The final value of each metric in a bucket, from its partial aggregates as `read` gets them. */
+function finalColumns(read: PartialReader): string[] {
   const final = (m: StoredMetric) => {
     switch (STORED_METRICS[m]) {
       case "avg":
-        return `sum(p."${m}Sum") / NULLIF(sum(p."${m}Count"), 0) AS "${m}"`;
+        return `${read(`${m}Sum`)}::float8 / NULLIF(${read(`${m}Count`)}, 0) AS "${m}"`;
       case "max":
-        return `max(p."${m}Max") AS "${m}"`;
+        return `${read(`${m}Max`)}::float8 AS "${m}"`;
       case "sum":
-        return `CASE WHEN sum(p."${m}Count") > 0 THEN sum(p."${m}Sum") END AS "${m}"`;
+        return `CASE WHEN ${read(`${m}Count`)} > 0 THEN ${read(`${m}Sum`)}::float8 END AS "${m}"`;
     }
   };
   return [
-    `sum(p."samples")::int AS "samples"`,
+    `${read("samples")}::int AS "samples"`,
     ...STORED_METRIC_NAMES.map(final),
-    `100.0 * sum(p."memoryBothUsedSum") / NULLIF(sum(p."memoryBothTotalSum"), 0) AS "memoryUsagePercent"`,
-    `100.0 * sum(p."diskBothUsedSum") / NULLIF(sum(p."diskBothTotalSum"), 0) AS "diskUsagePercent"`,
+    `100.0 * ${read("memoryBothUsedSum")} / NULLIF(${read("memoryBothTotalSum")}, 0) AS "memoryUsagePercent"`,
+    `100.0 * ${read("diskBothUsedSum")} / NULLIF(${read("diskBothTotalSum")}, 0) AS "diskUsagePercent"`,
   ];
 }
+
+/** The partial aggregates themselves, as columns named after PARTIALS (to be merged by fromPartials). */
+const partialColumns = (read: PartialReader) => PARTIALS.map(([column]) => `${read(column)} AS ${q(column)}`);
 
 export interface SeriesPart {
   source: SourceName;
@@ -143,8 +158,11 @@ export interface SeriesPart {
 }
 
 /**
- * The series statement: $1 device; each part reads its source over its own range, partial
- * aggregates per bucket of `intervalSeconds`, merged per bucket, oldest first.
+ * The series statement: $1 device; each part reads its source over its own range, per bucket
+ * of `intervalSeconds`, oldest first. When every boundary between parts falls on a bucket
+ * boundary, no bucket has rows in two parts: each part computes its buckets' final values
+ * (a rollup whose step is the interval reads one row per bucket, without grouping). Otherwise
+ * the parts yield partial aggregates and one outer query merges them per bucket.
  */
 export function seriesSql(intervalSeconds: number, parts: SeriesPart[]): { text: string; values: unknown[] } {
   const values: unknown[] = [];
@@ -152,17 +170,25 @@ export function seriesSql(intervalSeconds: number, parts: SeriesPart[]): { text:
     values.push(v);
     return `$${values.length + 1}`;
   };
+  const stepMs = intervalSeconds * 1000;
+  const disjoint = parts.every((part, i) => i === 0 || part.from % stepMs === 0);
+  const columns = (read: PartialReader) => (disjoint ? finalColumns(read) : partialColumns(read)).join(", ");
   const selects = parts.map((part) => {
     const from = `${param(new Date(part.from).toISOString())}::timestamptz`;
     const to = `${param(new Date(part.to).toISOString())}::timestamptz`;
     if (part.source === "raw") {
-      return `SELECT date_bin('${intervalSeconds} seconds', s."timestamp", ${EPOCH}) AS "bucket", ${partialColumns("raw", "s").join(", ")}
+      return `SELECT date_bin('${intervalSeconds} seconds', s."timestamp", ${EPOCH}) AS "bucket", ${columns(fromRaw)}
         FROM "TelemetrySnapshot" s WHERE s."deviceId" = $1::uuid AND s."timestamp" >= ${from} AND s."timestamp" <= ${to} GROUP BY 1`;
     }
-    return `SELECT date_bin('${intervalSeconds} seconds', r."bucket", ${EPOCH}) AS "bucket", ${partialColumns("rollup", "r").join(", ")}
-      FROM ${q(ROLLUPS[part.source].table)} r WHERE r."deviceId" = $1::uuid AND r."bucket" >= ${from} AND r."bucket" <= ${to} GROUP BY 1`;
+    const rollup = ROLLUPS[part.source];
+    const range = `FROM ${q(rollup.table)} r WHERE r."deviceId" = $1::uuid AND r."bucket" >= ${from} AND r."bucket" <= ${to}`;
+    return rollup.seconds === intervalSeconds
+      ? `SELECT r."bucket", ${columns(fromRollupRow)} ${range}`
+      : `SELECT date_bin('${intervalSeconds} seconds', r."bucket", ${EPOCH}) AS "bucket", ${columns(fromRollupGrouped)} ${range} GROUP BY 1`;
   });
-  const text = `SELECT p."bucket", ${finalAggregates().join(", ")}
+  const text = disjoint
+    ? `${selects.map((select) => `(${select})`).join("\nUNION ALL\n")} ORDER BY "bucket"`
+    : `SELECT p."bucket", ${finalColumns(fromPartials).join(", ")}
     FROM (${selects.join("\nUNION ALL\n")}) p GROUP BY p."bucket" ORDER BY p."bucket"`;
   return { text, values };
 }

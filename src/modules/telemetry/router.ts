@@ -74,5 +74,5 @@ export const telemetryRouter = router({
     })
     .input(seriesInput)
     .output(seriesOutput)
-    .query(({ ctx, input }) => telemetrySeries(ctx.db, ctx.services.config, ctx.principal.organizationId, input)),
+    .query(({ ctx, input }) => telemetrySeries(ctx.db, ctx.services.database.opened.raw, ctx.services.config, ctx.principal.organizationId, input)),
 });
