@@ -110,6 +110,11 @@ const schema = z.object({
    * a whole-fleet series may be
    */
   TELEMETRY_FLEET_ROLLUP_INTERVAL_SECONDS: int(5, 3600).default(60),
+  /**
+   * how often the whole-fleet series recomputes today's day bucket, which reads every hourly
+   * rollup row of the day (the 5-minute and hourly buckets follow TELEMETRY_FLEET_ROLLUP_INTERVAL_SECONDS)
+   */
+  TELEMETRY_FLEET_DAY_REFRESH_SECONDS: int(0, 86_400).default(600),
   /** device log lines older than this many days are pruned (0 = keep forever) */
   LOG_RETENTION_DAYS: int(0, 3650).default(14),
   /**

@@ -78,14 +78,26 @@ export async function markDevicesFleetDirty(db: DbTx, deviceIds: string[]) {
 
 type Mark = { organizationId: string; interval: FleetInterval; bucket: Date };
 
-/** Moves up to `limit` unclaimed marks, oldest buckets first, to claimed; returns how many. */
-async function claimMarks(prisma: Db, limit: number): Promise<number> {
+/**
+ * Moves up to `limit` unclaimed marks, oldest buckets first, to claimed; returns how many.
+ * Today's day bucket is left unclaimed while its row is younger than `dayRefreshMs`: ingest
+ * marks it again every minute, and recomputing it reads every hourly row of the day (at
+ * 100,000 devices near midnight, 2.4 million rows: 4.4 s, measured), where the 5-minute and
+ * hourly buckets read one row per device. Past days are recomputed at once.
+ */
+async function claimMarks(prisma: Db, limit: number, dayRefreshMs: number): Promise<number> {
   return prisma.$transaction(async (tx) => {
     // Waits for the ingest batches in flight (they hold the lock shared until they commit).
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(${Prisma.raw(FLEET_MARK_LOCK)})`;
     return tx.$executeRaw`
       WITH picked AS (
-        SELECT "organizationId", "interval", "bucket" FROM "TelemetryFleetDirty" WHERE NOT "claimed" ORDER BY "bucket" LIMIT ${limit}
+        SELECT d."organizationId", d."interval", d."bucket" FROM "TelemetryFleetDirty" d
+         WHERE NOT d."claimed"
+           AND NOT (d."interval" = '1d' AND d."bucket" > now() - INTERVAL '1 day' AND EXISTS (
+             SELECT 1 FROM "TelemetryFleetRollup" f
+              WHERE f."organizationId" = d."organizationId" AND f."interval" = '1d' AND f."bucket" = d."bucket"
+                AND f."computedAt" > now() - ${dayRefreshMs} * INTERVAL '1 millisecond'))
+         ORDER BY d."bucket" LIMIT ${limit}
       ), taken AS (
         DELETE FROM "TelemetryFleetDirty" d USING picked p
          WHERE d."organizationId" = p."organizationId" AND d."interval" = p."interval" AND d."bucket" = p."bucket" AND NOT d."claimed"
@@ -148,6 +160,8 @@ async function recomputeClaimed(prisma: Db, interval: FleetInterval, limit: numb
 export interface RefreshOptions {
   /** stop starting new chunks after this long (default 50 s); the next run continues */
   budgetMs?: number;
+  /** recompute today's day bucket only when its row is older than this (default 0: always; the job passes TELEMETRY_FLEET_DAY_REFRESH_SECONDS) */
+  dayRefreshMs?: number;
   signal?: AbortSignal;
 }
 
@@ -162,7 +176,7 @@ export async function refreshFleetRollups(prisma: Db, options: RefreshOptions = 
     let done = 0;
     for (const interval of FLEET_INTERVALS) done += await recomputeClaimed(prisma, interval, FLEET_RECOMPUTE_CHUNK[interval]);
     buckets += done;
-    if (done === 0 && (await claimMarks(prisma, FLEET_CLAIM_CHUNK)) === 0) return { buckets, complete: true };
+    if (done === 0 && (await claimMarks(prisma, FLEET_CLAIM_CHUNK, options.dayRefreshMs ?? 0)) === 0) return { buckets, complete: true };
     if (Date.now() >= deadline || options.signal?.aborted) return { buckets, complete: false };
   }
 }

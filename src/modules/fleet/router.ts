@@ -32,7 +32,7 @@ export const fleetRouter = router({
           "the average and 95th percentile over devices of each device's average CPU, and failed containers (each device's highest count " +
           "in the bucket, summed). Computed from the per-device rollups (5-minute for 5m, hourly for 1h and 1d); every interval bucket " +
           "overlapping [from, to] counts whole. The whole fleet (no `labels`) is read from figures precomputed every minute " +
-          "(TELEMETRY_FLEET_ROLLUP_INTERVAL_SECONDS), each bucket saying when in `computedAt`. Only buckets with data are returned, " +
+          "(TELEMETRY_FLEET_ROLLUP_INTERVAL_SECONDS; today's day bucket every 10 minutes, TELEMETRY_FLEET_DAY_REFRESH_SECONDS), each bucket saying when in `computedAt`. Only buckets with data are returned, " +
           "oldest first; at most 10,000 buckets.",
       },
     })

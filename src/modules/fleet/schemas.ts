@@ -76,7 +76,7 @@ export const fleetSeriesOutput = z.object({
     containersFailed: z.number().int(),
     devicesWithFailedContainers: z.number().int(),
     computedAt: z.string().optional().describe(
-      "whole-fleet series only (no `labels`): when this bucket's figures were computed from the rollups; a bucket still receiving data is recomputed every TELEMETRY_FLEET_ROLLUP_INTERVAL_SECONDS (default 60)",
+      "whole-fleet series only (no `labels`): when this bucket's figures were computed from the rollups; a bucket still receiving data is recomputed every TELEMETRY_FLEET_ROLLUP_INTERVAL_SECONDS (default 60), today's day bucket every TELEMETRY_FLEET_DAY_REFRESH_SECONDS (default 600)",
     ),
   })),
 });

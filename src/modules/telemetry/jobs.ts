@@ -38,7 +38,7 @@ export function telemetryJobs(config: Pick<Config, "TELEMETRY_FLEET_ROLLUP_INTER
     jitterMs: Math.min(5_000, config.TELEMETRY_FLEET_ROLLUP_INTERVAL_SECONDS * 100),
     timeoutMs: 180_000,
     run: async ({ services, logger, signal }) => {
-      const result = await refreshFleetRollups(services.prisma, { signal });
+      const result = await refreshFleetRollups(services.prisma, { signal, dayRefreshMs: services.config.TELEMETRY_FLEET_DAY_REFRESH_SECONDS * 1000 });
       if (!result.complete) logger.info(result, "telemetry fleet rollups: backlog left for the next run");
     },
   };

@@ -207,6 +207,44 @@ describe("the job's claims", () => {
   });
 });
 
+describe("today's day bucket", () => {
+  it("is recomputed at most every TELEMETRY_FLEET_DAY_REFRESH_SECONDS: its mark waits while the row is younger; the 5-minute and hourly buckets do not wait", async () => {
+    const tenant = await h.createTenant("Initech Fleet Day");
+    const [device] = await enrolledDevices(h, tenant, 1, { fleet: "day" });
+    const today = new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS).toISOString();
+    const now = (agoMs: number) => new Date(Date.now() - agoMs).toISOString();
+    const dayRow = async () => (await h.services.prisma.$queryRaw<{ cpuAvg: number; computedAt: Date }[]>`
+      SELECT "cpuAvg", "computedAt" FROM "TelemetryFleetRollup" WHERE "organizationId" = ${tenant.org.id}::uuid AND "interval" = '1d' AND "bucket" = ${today}::timestamptz`)[0];
+    const todayRange = () => `from=${today}&to=${now(0)}`;
+    const fleetToday = async (interval: string, labels = "") =>
+      (await h.api("GET", `/api/v1/fleet/telemetry?${todayRange()}&interval=${interval}${labels}`, { key: tenant.key })).body.data as Point[];
+
+    expect((await sendTelemetry(h, device, [{ timestamp: now(60_000), cpuUsagePercent: 10 }])).status).toBe(200);
+    await runFleetRollupJob();
+    const first = await dayRow();
+    expect(first.cpuAvg).toBe(10); // a day without a row is computed at once
+    expect(await dirtyMarks(tenant.org.id)).toEqual([]);
+
+    expect((await sendTelemetry(h, device, [{ timestamp: now(30_000), cpuUsagePercent: 30 }])).status).toBe(200);
+    await runFleetRollupJob();
+    // the 5-minute and hourly buckets are recomputed; the day keeps its row and its mark
+    for (const interval of ["5m", "1h"]) expectSameSeries(await fleetToday(interval), await fleetToday(interval, "&labels=fleet=day"));
+    expect(await dayRow()).toEqual(first);
+    expect((await dirtyMarks(tenant.org.id)).map((m) => `${m.interval} ${new Date(m.bucket).toISOString()} ${m.claimed}`)).toEqual([`1d ${today} false`]);
+
+    // once the row is older than the refresh period, the next run recomputes the day
+    const refresh = h.services.config.TELEMETRY_FLEET_DAY_REFRESH_SECONDS;
+    expect(refresh).toBe(600);
+    await h.services.prisma.$executeRaw`
+      UPDATE "TelemetryFleetRollup" SET "computedAt" = now() - ${refresh + 1} * INTERVAL '1 second'
+       WHERE "organizationId" = ${tenant.org.id}::uuid AND "interval" = '1d'`;
+    await runFleetRollupJob();
+    expect((await dayRow()).cpuAvg).toBeCloseTo(20, 9);
+    expect(await dirtyMarks(tenant.org.id)).toEqual([]);
+    expectSameSeries(await fleetToday("1d"), await fleetToday("1d", "&labels=fleet=day"));
+  });
+});
+
 describe("the retention job and the whole-fleet series", () => {
   it("a deleted device leaves the whole-fleet figures once the sweep marks its buckets and the job runs", async () => {
     const del = await h.api("DELETE", `/api/v1/devices/${devices[1].deviceId}`, { key: acme.key });
