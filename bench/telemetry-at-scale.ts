@@ -13,6 +13,8 @@
 //    30 days at 1h, a year at 1d.
 // 3. The fleet-wide series (GET /api/v1/fleet/telemetry) over the 100,000 devices: the whole
 //    fleet over 30 days at 1h and 1d, and a selector (a third of the fleet) over the last day.
+// 4. The telemetry.fleet-rollups job's largest bucket: a whole day of hourly rollups of every
+//    device (as near midnight), against one hour.
 //
 // What is driven directly: the telemetry writer (src/modules/telemetry/ingest.ts,
 // `createTelemetryWriter`: the group commit POST /api/v1/agent/telemetry hands a batch to once
@@ -269,12 +271,33 @@ async function main() {
         `SELECT (SELECT count(*) FROM "TelemetryRollup1h" WHERE "bucket" >= $1::timestamptz)::text AS "h",
                 (SELECT count(*) FROM "TelemetryRollup5m" WHERE "bucket" >= $1::timestamptz)::text AS "f"`, [iso(now - DAY_MS)]);
       console.log(`  (per-device rollup rows of the last day: ${Number(rows.h).toLocaleString("en")} hourly, ${Number(rows.f).toLocaleString("en")} 5-minute)`);
+
+      // The fleet job's most expensive bucket: a day near midnight, when every device has 24
+      // hourly rollup rows in it (ten days ago: no other data there), against one hour of it.
+      const fullDay = dayOf(now) - 10;
+      started = performance.now();
+      await raw.query(
+        `INSERT INTO "TelemetryRollup1h" ("deviceId", "organizationId", "bucket", "samples", "lastAt", "cpuUsagePercentCount", "cpuUsagePercentSum", "containersFailedCount", "containersFailedSum", "containersFailedMax")
+         SELECT d."id", d."organizationId", $1::timestamptz + h * interval '1 hour', 240, $1::timestamptz + h * interval '1 hour', 240, 240 * ((hashint4(h) + hashtext(d."id"::text)) % 100 + 100) % 100, 240, 0, (random() < 0.02)::int
+           FROM "Device" d CROSS JOIN generate_series(0, 23) h WHERE d."organizationId" = $2::uuid AND d."id" <> $3::uuid`,
+        [iso(fullDay * DAY_MS), org.id, history]);
+      await raw.exec(`ANALYZE "TelemetryRollup1h"`);
+      console.log(`\nfleet job, one full day: ${(DEVICES * 24).toLocaleString("en")} hourly rows written in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      const fleetBucket = async (interval: string, at: number) => {
+        await raw.query(`INSERT INTO "TelemetryFleetDirty" ("organizationId", "interval", "bucket") VALUES ($1::uuid, $2, $3::timestamptz)`, [org.id, interval, iso(at)]);
+        const t0 = performance.now();
+        for (let run = await refreshFleetRollups(prisma); !run.complete; run = await refreshFleetRollups(prisma));
+        return performance.now() - t0;
+      };
+      const dayMs = await fleetBucket("1d", fullDay * DAY_MS);
+      const hourMs = await fleetBucket("1h", fullDay * DAY_MS + 23 * 3600_000);
+      console.log(`  its day bucket recomputed in ${fmtMs(dayMs)}; its last hour in ${fmtMs(hourMs)}`);
       console.log("\nsummary (JSON):");
       console.log(JSON.stringify({
         devices: DEVICES, targetPerSecond: Math.round(RATE), acceptedPerSecond: Math.round(accepted / seconds), seconds: Math.round(seconds), failed,
         groupCommit: GROUP_COMMIT, processes: PROCESSES, statements, batchP50Ms: +lat.p50.toFixed(2), batchP99Ms: +lat.p99.toFixed(2), behindScheduleP99Ms: +lag.p99.toFixed(0), behindScheduleMaxMs: Math.round(maxLagMs),
         growthMBPerHour: Math.round(((sizeAfter - sizeBefore) / seconds) * 3600 / 1024 / 1024), oldPartitionDroppedAtS: droppedAt, rollupsEqualRaw: check.rolled === check.raw,
-        queries,
+        queries, fleetDayBucketMs: Math.round(dayMs), fleetHourBucketMs: Math.round(hourMs),
       }, null, 2));
     } finally {
       await svc.stop();

@@ -119,9 +119,11 @@ const schema = z.object({
   LOG_RETENTION_DAYS: int(0, 3650).default(14),
   /**
    * Ingest backpressure (docs/telemetry.md, "When ingest is busy"): telemetry and log batches
-   * this process works on at once (from reading the body to the stored answer)
+   * this process works on at once (from reading the body to the stored answer); batches in
+   * flight share statements (group commit), so more turns mean larger statements, not more
+   * connections
    */
-  INGEST_CONCURRENCY: int(1, 10_000).default(8),
+  INGEST_CONCURRENCY: int(1, 10_000).default(64),
   /** ingest batches waiting for a turn, bodies unread; one more is refused at once (503) */
   INGEST_QUEUE_LENGTH: int(0, 1_000_000).default(256),
   /** an ingest batch waiting longer for a turn is refused (503): the database is not keeping up */

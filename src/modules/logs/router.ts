@@ -6,7 +6,7 @@ import { deviceProcedure } from "../../trpc/device-auth.js";
 import { BUSY_ANSWER, MAX_BATCH_ITEMS, ingestOutput } from "../telemetry/schemas.js";
 import { announceLogs } from "./follow.js";
 import { listLogsInput, logBatchInput, logPageOutput, logSourcesOutput } from "./schemas.js";
-import { insertLogLines, listLogs, listLogSources } from "./service.js";
+import { listLogs, listLogSources, logWriterOf } from "./service.js";
 
 const TAG = "Device logs";
 
@@ -31,9 +31,7 @@ export const logsIngestRouter = router({
     .output(ingestOutput)
     .mutation(async ({ ctx, input }) => {
       const device = { id: ctx.device.deviceId, organizationId: ctx.device.organizationId };
-      const accepted = await insertLogLines(ctx.services.database.opened.raw, device, input.entries, {
-        retentionDays: ctx.services.config.LOG_RETENTION_DAYS, logger: ctx.services.logger,
-      });
+      const accepted = await logWriterOf(ctx.services).submit({ device, entries: input.entries });
       // After the commit: followers fetch what was just written. A failed announcement only
       // delays followers until their next keep-alive fetch; the lines are stored.
       await announceLogs(ctx.services, device).catch((err: Error) => ctx.services.logger.warn({ err: err.message }, "could not announce log lines"));

@@ -1,4 +1,4 @@
-// Device logs: ingest in one statement per batch, the filtered newest-first list, the
+// Device logs: ingest by group commit (one statement for the batches of concurrent requests), the filtered newest-first list, the
 // sources of a device, and "lines after id N" for the follow mode.
 import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
@@ -8,40 +8,78 @@ import { likePattern } from "../devices/sql.js";
 import { requireDevice } from "../telemetry/device.js";
 import { preparePartitionsFor } from "../telemetry/partitions.js";
 import type { IngestingDevice } from "../telemetry/ingest.js";
+import { GroupCommit } from "../../lib/group-commit.js";
+import { perService } from "../../lib/per-service.js";
+import type { Services } from "../../services.js";
 import { resolveRange } from "../telemetry/query.js";
 import { toLogLineDto, type LogEntryInput, type LogFilter, type LogRow } from "./schemas.js";
 
-// $1 device, $2 organization, $3.. timestamps, levels, sources, messages.
+// $1 device and $2 organization of each line, $3.. timestamps, levels, sources, messages.
+// The source summary is upserted once per (device, source) of the statement, in that order:
+// two statements meeting on the same rows lock them in the same order.
 const INSERT_SQL = `
   WITH inserted AS (
     INSERT INTO "DeviceLog" ("deviceId", "timestamp", "level", "source", "message")
-    SELECT $1::uuid, t."timestamp", t."level", t."source", t."message"
-      FROM unnest($3::timestamptz[], $4::text[], $5::text[], $6::text[]) AS t("timestamp", "level", "source", "message")
-    RETURNING "source", "timestamp"
+    SELECT t."deviceId", t."timestamp", t."level", t."source", t."message"
+      FROM unnest($1::uuid[], $3::timestamptz[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS t("deviceId", "timestamp", "level", "source", "message", "ord")
+     ORDER BY t."ord"
+    RETURNING "deviceId", "source", "timestamp"
+  ), owners AS (
+    SELECT DISTINCT "deviceId", "organizationId" FROM unnest($1::uuid[], $2::uuid[]) AS o("deviceId", "organizationId")
   )
   INSERT INTO "DeviceLogSource" ("deviceId", "source", "organizationId", "lastLogAt")
-  SELECT $1::uuid, "source", $2::uuid, max("timestamp") FROM inserted GROUP BY "source"
+  SELECT i."deviceId", i."source", o."organizationId", max(i."timestamp")
+    FROM inserted i JOIN owners o ON o."deviceId" = i."deviceId"
+   GROUP BY i."deviceId", i."source", o."organizationId" ORDER BY 1, 2
   ON CONFLICT ("deviceId", "source") DO UPDATE
     SET "lastLogAt" = GREATEST("DeviceLogSource"."lastLogAt", excluded."lastLogAt"), "organizationId" = excluded."organizationId"`;
 
-/**
- * One statement: the lines go in through unnest() and the device's source summary
- * (DeviceLogSource) is upserted from what was inserted. Straight to the driver, like
- * telemetry ingest (see src/modules/telemetry/ingest.ts for why). A day this process has not
- * seen (a backlog upload) gets its daily partition first, as for telemetry; lines older than
- * the log retention are still accepted, into the default partition, which retention prunes.
- */
-export async function insertLogLines(
-  db: RawDatabase, device: IngestingDevice, entries: LogEntryInput[], options: { retentionDays: number; logger?: Logger },
-): Promise<number> {
-  if (entries.length === 0) return 0;
-  await preparePartitionsFor(db, ["DeviceLog"], entries.map((e) => e.timestamp), options);
-  await db.query(INSERT_SQL, [
-    device.id, device.organizationId,
-    entries.map((e) => e.timestamp), entries.map((e) => e.level), entries.map((e) => e.source), entries.map((e) => e.message),
-  ]);
-  return entries.length;
+/** The lines of one device, as one request sent them. */
+export interface LogBatch {
+  device: IngestingDevice;
+  entries: LogEntryInput[];
 }
+
+export interface LogIngestOptions {
+  retentionDays: number;
+  logger?: Logger;
+}
+
+/**
+ * Batches of any devices in ONE statement (the log writer's group commit): the lines go in
+ * through unnest() and each device's source summary (DeviceLogSource) is upserted from what
+ * was inserted. Straight to the driver, like telemetry ingest (see
+ * src/modules/telemetry/ingest.ts for why). A day this process has not seen (a backlog
+ * upload) gets its daily partition first, as for telemetry; lines older than the log
+ * retention are still accepted, into the default partition, which retention prunes.
+ * Answers the lines stored per batch.
+ */
+export async function insertLogBatches(db: RawDatabase, batches: LogBatch[], options: LogIngestOptions): Promise<number[]> {
+  const all = batches.flatMap((b) => b.entries.map((e) => ({ device: b.device, e })));
+  if (all.length > 0) {
+    await preparePartitionsFor(db, ["DeviceLog"], all.map(({ e }) => e.timestamp), options);
+    await db.query(INSERT_SQL, [
+      all.map(({ device }) => device.id), all.map(({ device }) => device.organizationId),
+      all.map(({ e }) => e.timestamp), all.map(({ e }) => e.level), all.map(({ e }) => e.source), all.map(({ e }) => e.message),
+    ]);
+  }
+  return batches.map((b) => b.entries.length);
+}
+
+/**
+ * The log writer of one running service: concurrent requests' batches, of any devices, become
+ * one statement (src/lib/group-commit.ts), as for telemetry, so that a burst of log batches
+ * holds at most two pool connections instead of one each.
+ */
+export function createLogWriter(raw: RawDatabase, options: LogIngestOptions): GroupCommit<LogBatch, number> {
+  return new GroupCommit<LogBatch, number>(
+    { write: (batches) => insertLogBatches(raw, batches, options), weightOf: (b) => b.entries.length },
+    { maxInFlight: raw.kind === "pglite" ? 1 : 2, maxBatch: 5_000 },
+  );
+}
+
+export const logWriterOf = perService((services: Services) =>
+  createLogWriter(services.database.opened.raw, { retentionDays: services.config.LOG_RETENTION_DAYS, logger: services.logger }));
 
 function filterConditions(deviceId: string, filter: Omit<LogFilter, "from" | "to"> & { from?: Date; to?: Date; afterId?: bigint }): Prisma.Sql {
   const conditions = [Prisma.sql`l."deviceId" = ${deviceId}::uuid`];

@@ -7,6 +7,7 @@ import { createHarness, type Harness, type Tenant } from "../../support/harness.
 import { expectSecured } from "../../support/security.js";
 import { CHANNELS, pubSubOf } from "../../../src/modules/realtime/pubsub.js";
 import { pruneOnce } from "../../../src/modules/telemetry/retention.js";
+import { logWriterOf } from "../../../src/modules/logs/service.js";
 import { enrolledDevices, issuePaths, sendLogs, type EnrolledDevice } from "../telemetry/support.js";
 import { onPostgres, startSecondProcess } from "../realtime/second-process.js";
 import { openSse } from "./sse-client.js";
@@ -44,6 +45,35 @@ describe("ingest: POST /api/v1/agent/logs", () => {
     const res = await sendLogs(h, quiet, [{ timestamp: new Date().toISOString(), message: "hello" }]);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ accepted: 1 });
+  });
+
+  it("stores concurrent batches of many devices and two organizations in fewer statements, each device's lines and sources its own", async () => {
+    const mine = await enrolledDevices(h, acme, 4);
+    const [theirs] = await enrolledDevices(h, globex, 1);
+    const senders = [...mine, theirs];
+    const writer = logWriterOf(h.services);
+    const before = { ...writer.stats };
+    const batchOf = (n: number, half: number) => Array.from({ length: 3 }, (_, i) => ({
+      timestamp: at(10 + half * 3 + i), source: half === 0 ? "app" : "kernel", message: `device ${n} line ${half * 3 + i}`,
+    }));
+    // Two batches per device at once, with the same source names: the group commit may put them in one statement.
+    const results = await Promise.all(senders.flatMap((d, n) => [sendLogs(h, d, batchOf(n, 0)), sendLogs(h, d, batchOf(n, 1))]));
+    expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
+    expect(results.map((r) => r.body)).toEqual(results.map(() => ({ accepted: 3 })));
+    expect(writer.stats.rows - before.rows).toBe(senders.length * 6);
+    expect(writer.stats.statements - before.statements).toBeLessThan(senders.length * 2);
+
+    for (const [n, d] of senders.entries()) {
+      const tenant = d === theirs ? globex : acme;
+      const lines = await h.api("GET", `/api/v1/devices/${d.deviceId}/logs`, { key: tenant.key });
+      expect(lines.body.items.map((l: { message: string }) => l.message)).toEqual([5, 4, 3, 2, 1, 0].map((i) => `device ${n} line ${i}`));
+      const sources = await h.services.prisma.deviceLogSource.findMany({ where: { deviceId: d.deviceId }, orderBy: { source: "asc" } });
+      expect(sources.map((x) => [x.source, x.organizationId, x.lastLogAt.toISOString()])).toEqual([
+        ["app", tenant.org.id, at(12)], ["kernel", tenant.org.id, at(15)],
+      ]);
+    }
+    // another tenant's device stays a 404
+    expect((await h.api("GET", `/api/v1/devices/${theirs.deviceId}/logs`, { key: acme.key })).status).toBe(404);
   });
 
   it("refuses the batch when one entry is invalid, naming its index", async () => {
