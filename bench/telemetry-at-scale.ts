@@ -278,7 +278,7 @@ async function main() {
       started = performance.now();
       await raw.query(
         `INSERT INTO "TelemetryRollup1h" ("deviceId", "organizationId", "bucket", "samples", "lastAt", "cpuUsagePercentCount", "cpuUsagePercentSum", "containersFailedCount", "containersFailedSum", "containersFailedMax")
-         SELECT d."id", d."organizationId", $1::timestamptz + h * interval '1 hour', 240, $1::timestamptz + h * interval '1 hour', 240, 240 * ((hashint4(h) + hashtext(d."id"::text)) % 100 + 100) % 100, 240, 0, (random() < 0.02)::int
+         SELECT d."id", d."organizationId", $1::timestamptz + h * interval '1 hour', 240, $1::timestamptz + h * interval '1 hour', 240, 240 * (((hashtext(d."id"::text)::int8 + h) % 100 + 100) % 100), 240, 0, (random() < 0.02)::int
            FROM "Device" d CROSS JOIN generate_series(0, 23) h WHERE d."organizationId" = $2::uuid AND d."id" <> $3::uuid`,
         [iso(fullDay * DAY_MS), org.id, history]);
       await raw.exec(`ANALYZE "TelemetryRollup1h"`);

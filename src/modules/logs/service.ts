@@ -3,12 +3,11 @@
 import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
 import type { RawDatabase } from "../../db/adapters.js";
-import type { Logger } from "../../lib/logger.js";
 import { likePattern } from "../devices/sql.js";
 import { requireDevice } from "../telemetry/device.js";
 import { preparePartitionsFor } from "../telemetry/partitions.js";
-import type { IngestingDevice } from "../telemetry/ingest.js";
-import { GroupCommit } from "../../lib/group-commit.js";
+import { ingestWriter, type IngestingDevice, type IngestOptions } from "../telemetry/ingest.js";
+import type { GroupCommit } from "../../lib/group-commit.js";
 import { perService } from "../../lib/per-service.js";
 import type { Services } from "../../services.js";
 import { resolveRange } from "../telemetry/query.js";
@@ -40,11 +39,6 @@ export interface LogBatch {
   entries: LogEntryInput[];
 }
 
-export interface LogIngestOptions {
-  retentionDays: number;
-  logger?: Logger;
-}
-
 /**
  * Batches of any devices in ONE statement (the log writer's group commit): the lines go in
  * through unnest() and each device's source summary (DeviceLogSource) is upserted from what
@@ -54,7 +48,7 @@ export interface LogIngestOptions {
  * retention are still accepted, into the default partition, which retention prunes.
  * Answers the lines stored per batch.
  */
-export async function insertLogBatches(db: RawDatabase, batches: LogBatch[], options: LogIngestOptions): Promise<number[]> {
+export async function insertLogBatches(db: RawDatabase, batches: LogBatch[], options: IngestOptions): Promise<number[]> {
   const all = batches.flatMap((b) => b.entries.map((e) => ({ device: b.device, e })));
   if (all.length > 0) {
     await preparePartitionsFor(db, ["DeviceLog"], all.map(({ e }) => e.timestamp), options);
@@ -71,11 +65,8 @@ export async function insertLogBatches(db: RawDatabase, batches: LogBatch[], opt
  * one statement (src/lib/group-commit.ts), as for telemetry, so that a burst of log batches
  * holds at most two pool connections instead of one each.
  */
-export function createLogWriter(raw: RawDatabase, options: LogIngestOptions): GroupCommit<LogBatch, number> {
-  return new GroupCommit<LogBatch, number>(
-    { write: (batches) => insertLogBatches(raw, batches, options), weightOf: (b) => b.entries.length },
-    { maxInFlight: raw.kind === "pglite" ? 1 : 2, maxBatch: 5_000 },
-  );
+export function createLogWriter(raw: RawDatabase, options: IngestOptions): GroupCommit<LogBatch, number> {
+  return ingestWriter(raw, (batches: LogBatch[]) => insertLogBatches(raw, batches, options), (b) => b.entries.length);
 }
 
 export const logWriterOf = perService((services: Services) =>

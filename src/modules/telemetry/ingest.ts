@@ -120,16 +120,22 @@ export async function insertSnapshots(db: RawDatabase, device: IngestingDevice, 
 }
 
 /**
+ * The group commit of an ingest path (telemetry, logs): at most two statements at once on
+ * PostgreSQL (one on PGlite), up to 5,000 rows each; `write` stores the batches of any
+ * devices in one statement and answers the rows stored per batch.
+ */
+export function ingestWriter<T>(raw: RawDatabase, write: (batches: T[]) => Promise<number[]>, rowsOf: (batch: T) => number): GroupCommit<T, number> {
+  return new GroupCommit<T, number>({ write, weightOf: rowsOf }, { maxInFlight: raw.kind === "pglite" ? 1 : 2, maxBatch: 5_000 });
+}
+
+/**
  * The telemetry writer of one running service: concurrent requests' batches, of any devices,
  * become one statement (src/lib/group-commit.ts), up to 5,000 snapshots each. At fleet scale
  * a device sends a few snapshots per request; one statement per request would spend most of
  * the database's time planning and committing (docs/benchmarks.md, bench/telemetry-at-scale.ts).
  */
 export function createTelemetryWriter(raw: RawDatabase, options: IngestOptions): GroupCommit<SnapshotBatch, number> {
-  return new GroupCommit<SnapshotBatch, number>(
-    { write: (batches) => insertSnapshotBatches(raw, batches, options), weightOf: (b) => b.snapshots.length },
-    { maxInFlight: raw.kind === "pglite" ? 1 : 2, maxBatch: 5_000 },
-  );
+  return ingestWriter(raw, (batches: SnapshotBatch[]) => insertSnapshotBatches(raw, batches, options), (b) => b.snapshots.length);
 }
 
 export const telemetryWriterOf = perService((services: Services) =>
