@@ -37,8 +37,8 @@ type BucketRow = { bucket: Date; samples: number } & { [K in StoredMetric]: numb
  * Spec op 11: buckets of `interval` over [from, to] (both inclusive), oldest first, from raw
  * snapshots or rollups (planSeries says which answers which part; the answer names them).
  * The statement runs on the driver (`raw`), beside the device check: a month of hours is 721
- * rows of 40 columns, which Prisma's raw query path takes about twice as long to hand back
- * (bench/telemetry-at-scale.ts). Another organization's device is still a 404: its rows are
+ * rows of 40 columns, which Prisma's raw query path took 2-3 ms longer to hand back
+ * (docs/benchmarks.md, "Telemetry at 100,000 devices"). Another organization's device is still a 404: its rows are
  * read but never returned.
  */
 export async function telemetrySeries(

@@ -94,31 +94,34 @@ export function rollupUpsertSql(rollup: Rollup, source: string): string {
 
 // ---- reading: aggregates per bucket, from one source or merged from several -----------------
 
-/** The partial aggregates of a bucket: added up (sum) or compared (max) when partials merge. */
-const PARTIALS: [column: string, merge: "sum" | "max"][] = [
-  ["samples", "sum"],
-  ...STORED_METRIC_NAMES.flatMap((m): [string, "sum" | "max"][] => [[`${m}Count`, "sum"], [`${m}Sum`, "sum"], [`${m}Max`, "max"]]),
-  ...BOTH.flatMap(([name]): [string, "sum"][] => [[`${name}UsedSum`, "sum"], [`${name}TotalSum`, "sum"]]),
-];
+/**
+ * The partial aggregates of a bucket, each with how partials merge (added up or compared) and
+ * how raw snapshots (alias s) compute it.
+ */
+const PARTIALS = new Map<string, { merge: "sum" | "max"; raw: string }>([
+  ["samples", { merge: "sum", raw: "count(*)::int" }],
+  ...STORED_METRIC_NAMES.flatMap((m) => [
+    [`${m}Count`, { merge: "sum", raw: `count(s.${q(m)})::int` }],
+    [`${m}Sum`, { merge: "sum", raw: `sum(s.${q(m)})::float8` }],
+    [`${m}Max`, { merge: "max", raw: `max(s.${q(m)})::float8` }],
+  ] as const),
+  ...BOTH.flatMap(([name, used, total]) => {
+    const both = `FILTER (WHERE s.${q(used)} IS NOT NULL AND s.${q(total)} IS NOT NULL)::float8`;
+    return [
+      [`${name}UsedSum`, { merge: "sum", raw: `sum(s.${q(used)}) ${both}` }],
+      [`${name}TotalSum`, { merge: "sum", raw: `sum(s.${q(total)}) ${both}` }],
+    ] as const;
+  }),
+]);
 
-/** How a query reads one partial aggregate of its bucket (by its PARTIALS column name). */
+/** How a query reads one partial aggregate of its bucket (by its PARTIALS name). */
 type PartialReader = (column: string) => string;
 
 /** Raw snapshots (alias s), grouped by bucket. */
-const fromRaw: PartialReader = (column) => {
-  if (column === "samples") return "count(*)::int";
-  const both = BOTH.find(([name]) => column.startsWith(name));
-  if (both) {
-    const [name, used, total] = both;
-    return `sum(s.${q(column === `${name}UsedSum` ? used : total)}) FILTER (WHERE s.${q(used)} IS NOT NULL AND s.${q(total)} IS NOT NULL)::float8`;
-  }
-  const metric = column.replace(/(Count|Sum|Max)$/, "");
-  if (column.endsWith("Count")) return `count(s.${q(metric)})::int`;
-  return `${column.endsWith("Sum") ? "sum" : "max"}(s.${q(metric)})::float8`;
-};
+const fromRaw: PartialReader = (column) => PARTIALS.get(column)!.raw;
 
 /** Rows of partial aggregates (a rollup's, or the parts' of a series), merged per bucket. */
-const merged = (alias: string): PartialReader => (column) => `${PARTIALS.find(([c]) => c === column)![1]}(${alias}.${q(column)})`;
+const merged = (alias: string): PartialReader => (column) => `${PARTIALS.get(column)!.merge}(${alias}.${q(column)})`;
 /** Rollup rows (alias r), several per bucket: the interval is a multiple of the rollup's step. */
 const fromRollupGrouped = merged("r");
 /** Rollup rows (alias r), one per bucket: the interval is the rollup's step. */
@@ -147,7 +150,7 @@ function finalColumns(read: PartialReader): string[] {
 }
 
 /** The partial aggregates themselves, as columns named after PARTIALS (to be merged by fromPartials). */
-const partialColumns = (read: PartialReader) => PARTIALS.map(([column]) => `${read(column)} AS ${q(column)}`);
+const partialColumns = (read: PartialReader) => [...PARTIALS.keys()].map((column) => `${read(column)} AS ${q(column)}`);
 
 export interface SeriesPart {
   source: SourceName;
