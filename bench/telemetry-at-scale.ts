@@ -157,6 +157,14 @@ async function main() {
       // Growth is measured without the old day, which the retention job removes during the run.
       const oldDaySize = Number((await raw.query<{ n: string }>(`SELECT pg_total_relation_size($1)::text AS "n"`, [`"${oldPartition}"`]))[0].n);
       const sizeBefore = (await size()) - oldDaySize;
+      // Rollup rows are updated in place by every snapshot of their bucket: how many of those
+      // updates stayed on their page (HOT: no index entry, pruned without vacuum), and how many
+      // checkpoints the run forced.
+      const churn = async () => (await raw.query<{ upd: string; hot: string; dead: string; forced: string }>(
+        `SELECT coalesce(sum(n_tup_upd), 0)::text AS "upd", coalesce(sum(n_tup_hot_upd), 0)::text AS "hot", coalesce(sum(n_dead_tup), 0)::text AS "dead",
+                (SELECT checkpoints_req FROM pg_stat_bgwriter)::text AS "forced"
+           FROM pg_stat_user_tables WHERE relname LIKE 'TelemetryRollup%' OR relname = 'DeviceTelemetryLatest'`))[0];
+      const churnBefore = await churn();
       const fleetTable = (await raw.query<{ t: string | null }>(`SELECT to_regclass('"TelemetryFleetRollup"')::text AS "t"`))[0].t !== null;
       const latencies: number[] = [];
       let accepted = 0;
@@ -241,6 +249,11 @@ async function main() {
       console.log(`  database ${mb(sizeBefore)} (without the old day's ${mb(oldDaySize)}) -> ${mb(sizeAfter)}: ${mb(((sizeAfter - sizeBefore) / seconds) * 3600)} per hour; ` +
         `${droppedAt !== null ? `the old day's partition was dropped by the retention job at t=${droppedAt.toFixed(0)} s` : "the old day's partition was NOT dropped during the run"}`);
       if (droppedAt === null) console.log(`  (so the size after still holds it: growth overstated by ${mb(oldDaySize)})`);
+      const churnAfter = await churn();
+      const updates = Number(churnAfter.upd) - Number(churnBefore.upd);
+      const hotShare = updates ? (Number(churnAfter.hot) - Number(churnBefore.hot)) / updates : 0;
+      console.log(`  rollup and latest-snapshot rows: ${updates.toLocaleString("en")} updates, ${(hotShare * 100).toFixed(0)} % in place (HOT); ` +
+        `${Number(churnAfter.dead).toLocaleString("en")} dead row versions left; ${Number(churnAfter.forced) - Number(churnBefore.forced)} checkpoints forced by WAL volume`);
       console.log(`  rollups: ${Number(check.rolled).toLocaleString("en")} snapshots in the 5-minute rollups of the run, ${Number(check.raw).toLocaleString("en")} raw rows: ` +
         `${check.rolled === check.raw ? "equal (no lag)" : "NOT equal"}`);
       if (fleetTable) {
@@ -296,7 +309,7 @@ async function main() {
       console.log(JSON.stringify({
         devices: DEVICES, targetPerSecond: Math.round(RATE), acceptedPerSecond: Math.round(accepted / seconds), seconds: Math.round(seconds), failed,
         groupCommit: GROUP_COMMIT, processes: PROCESSES, statements, batchP50Ms: +lat.p50.toFixed(2), batchP99Ms: +lat.p99.toFixed(2), behindScheduleP99Ms: +lag.p99.toFixed(0), behindScheduleMaxMs: Math.round(maxLagMs),
-        growthMBPerHour: Math.round(((sizeAfter - sizeBefore) / seconds) * 3600 / 1024 / 1024), oldPartitionDroppedAtS: droppedAt, rollupsEqualRaw: check.rolled === check.raw,
+        growthMBPerHour: Math.round(((sizeAfter - sizeBefore) / seconds) * 3600 / 1024 / 1024), oldPartitionDroppedAtS: droppedAt, rollupsEqualRaw: check.rolled === check.raw, hotUpdateShare: +hotShare.toFixed(2),
         queries, fleetDayBucketMs: Math.round(dayMs), fleetHourBucketMs: Math.round(hourMs),
       }, null, 2));
     } finally {

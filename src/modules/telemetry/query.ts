@@ -6,7 +6,7 @@ import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
 import type { RawDatabase } from "../../db/adapters.js";
 import { badRequest, notFound } from "../../trpc/errors.js";
-import { metricExpression, type Metric, type StoredMetric } from "./metrics.js";
+import { COMPUTED_METRICS, metricExpression, STORED_METRIC_NAMES, type ComputedMetric, type Metric, type StoredMetric } from "./metrics.js";
 import { planSeries, seriesSql, SOURCE_NAMES, type RollupRetention } from "./rollups.js";
 import { INTERVALS, toSnapshotDto, type Interval, type SnapshotDto } from "./schemas.js";
 import { requireDevice } from "./device.js";
@@ -28,18 +28,15 @@ export function resolveRange(input: { from?: string; to?: string }, now = new Da
   return { from, to };
 }
 
-type BucketRow = { bucket: Date; samples: number } & { [K in StoredMetric]: number | null } & {
-  memoryUsagePercent: number | null;
-  diskUsagePercent: number | null;
-};
+type BucketRow = { bucket: Date; samples: number } & { [K in StoredMetric | ComputedMetric]: number | null };
 
 /**
  * Spec op 11: buckets of `interval` over [from, to] (both inclusive), oldest first, from raw
  * snapshots or rollups (planSeries says which answers which part; the answer names them).
  * The statement runs on the driver (`raw`), beside the device check: a month of hours is 721
- * rows of 40 columns, which Prisma's raw query path took 2-3 ms longer to hand back
- * (docs/benchmarks.md, "Telemetry at 100,000 devices"). Another organization's device is still a 404: its rows are
- * read but never returned.
+ * rows of 15 columns, which Prisma's raw query path took 2-3 ms longer to hand back
+ * (docs/benchmarks.md, "Telemetry at 100,000 devices"). Another organization's device is
+ * still a 404: its rows are read but never returned.
  */
 export async function telemetrySeries(
   db: DbTx,
@@ -58,18 +55,28 @@ export async function telemetrySeries(
   const parts = planSeries(seconds, from.getTime(), to.getTime(), Date.now(), config);
   const sql = seriesSql(seconds, parts);
   const [, rows] = await Promise.all([requireDevice(db, organizationId, input.id), raw.query<BucketRow>(sql.text, [input.id, ...sql.values])]);
-  const data = rows.map((r) => {
-    const timestamp = new Date(r.bucket);
-    return toSnapshotDto(`${input.interval}:${timestamp.toISOString()}`, input.id, { ...r, timestamp }, {
-      samples: r.samples,
-      memoryUsagePercent: r.memoryUsagePercent ?? undefined,
-      diskUsagePercent: r.diskUsagePercent ?? undefined,
-    });
-  });
+  const data = rows.map((r) => bucketDto(input.interval, input.id, r));
   const total = rows.reduce((n, r) => n + r.samples, 0);
   const sources = parts.map((p) => ({ source: SOURCE_NAMES[p.source], from: new Date(p.from).toISOString(), to: new Date(p.to).toISOString() }));
   const source = sources.find((p) => p.source !== "raw")?.source ?? "raw";
   return { data, total, interval: input.interval, from: from.toISOString(), to: to.toISOString(), source, sources };
+}
+
+const BUCKET_METRICS = [...STORED_METRIC_NAMES, ...COMPUTED_METRICS];
+
+/**
+ * One bucket as the spec's snapshot resource (metrics without a value omitted), built directly
+ * from the row: a month of hours is 721 of them per call, and going through toSnapshotDto (a
+ * copy of each row, dates parsed and printed twice) cost more than the statement.
+ */
+function bucketDto(interval: Interval, deviceId: string, row: BucketRow): SnapshotDto {
+  const timestamp = row.bucket.toISOString();
+  const dto: SnapshotDto = { id: `${interval}:${timestamp}`, deviceId, timestamp, samples: row.samples };
+  for (const m of BUCKET_METRICS) {
+    const value = row[m];
+    if (value !== null) dto[m] = value;
+  }
+  return dto;
 }
 
 /** Spec op 13: the newest snapshot; 404 for an unknown device or one without telemetry. */
