@@ -20,6 +20,12 @@ import type { Logger } from "../../lib/logger.js";
 type Period = "day" | "month";
 const PERIOD = { TelemetrySnapshot: "day", TelemetryRollup5m: "day", TelemetryRollup1h: "month", DeviceLog: "day" } satisfies Record<string, Period>;
 export type PartitionedTable = keyof typeof PERIOD;
+/**
+ * Tables whose rows ingest rewrites (each device's current rollup rows, every snapshot) keep a
+ * tenth of each page free, so that the update stays on the row's page (HOT): migration
+ * 20261126173000_in_place_update_room. The rest are insert-only and fill their pages.
+ */
+const FILLFACTOR: Record<PartitionedTable, number> = { TelemetrySnapshot: 100, TelemetryRollup5m: 90, TelemetryRollup1h: 90, DeviceLog: 100 };
 /** Every partitioned table: the schedule keeps the coming periods of each ready. */
 const PARTITIONED_TABLES = Object.keys(PERIOD) as PartitionedTable[];
 
@@ -69,8 +75,8 @@ export async function ensurePartitions(db: RawDatabase, table: PartitionedTable,
   if (missing.length === 0) return 0;
   // One statement: its own transaction, so PGlite's single connection is never left inside one.
   const rows = await db.query<{ created: boolean }>(
-    `SELECT "fleet_ensure_partition"($1, p.lo, p.hi, $4) AS "created" FROM unnest($2::date[], $3::date[]) AS p(lo, hi)`,
-    [table, missing.map(isoDay), missing.map((d) => isoDay(periodEnd(table, d))), Math.max(1, Math.round(lockTimeoutMs))],
+    `SELECT "fleet_ensure_partition"($1, p.lo, p.hi, $4, $5) AS "created" FROM unnest($2::date[], $3::date[]) AS p(lo, hi)`,
+    [table, missing.map(isoDay), missing.map((d) => isoDay(periodEnd(table, d))), Math.max(1, Math.round(lockTimeoutMs)), FILLFACTOR[table]],
   );
   const created = rows.filter((r) => r.created).length;
   for (const d of missing) cache.add(d);

@@ -30,6 +30,14 @@ async function rowsByPartition(raw: OpenedDatabase["raw"], deviceId: string, tab
   return Object.fromEntries(rows.map((r) => [r.partition.replace(/"/g, ""), r.n]));
 }
 
+/** The fillfactor of each table (100, the default, when none is set). */
+async function fillfactors(raw: OpenedDatabase["raw"], tables: string[]): Promise<number[]> {
+  const rows = await raw.query<{ name: string; fillfactor: number }>(
+    `SELECT c.relname AS "name", coalesce((SELECT split_part(o, '=', 2)::int FROM unnest(c.reloptions) o WHERE o LIKE 'fillfactor=%'), 100) AS "fillfactor"
+       FROM pg_class c WHERE c.relname = ANY($1::text[])`, [tables]);
+  return tables.map((t) => rows.find((r) => r.name === t)?.fillfactor ?? Number.NaN);
+}
+
 describe("the migration partitioning an existing table", () => {
   const database = freshDatabase();
 
@@ -69,6 +77,10 @@ describe("the migration partitioning an existing table", () => {
       expect(rollups.map((r) => r.samples)).toEqual(before.map(() => 1));
       expect(rollups.map((r) => r.cpu)).toEqual(before.map((r) => r.cpu));
     }
+    // the rollup partitions made before 20261126173000_in_place_update_room got its room for updates too
+    const rollupPartitions = [...days.map((d) => partitionName("TelemetryRollup5m", d)), ...days.map((d) => partitionName("TelemetryRollup1h", d)), "TelemetryRollup5m_default"];
+    expect(await fillfactors(opened.raw, rollupPartitions)).toEqual(rollupPartitions.map(() => 90));
+    expect(await fillfactors(opened.raw, ["DeviceTelemetryLatest", partitionName("TelemetrySnapshot", today)])).toEqual([70, 100]);
     const [inserted] = await opened.raw.query<{ id: string }>(
       `INSERT INTO "TelemetrySnapshot" ("deviceId", "timestamp") VALUES ($1::uuid, now()) RETURNING "id"::text AS "id"`, [device]);
     expect(BigInt(inserted.id)).toBeGreaterThan(BigInt(before[before.length - 1].id));
@@ -151,6 +163,10 @@ describe("partitions of a running service", () => {
       const days = (await listPartitions(raw(), table)).map((p) => p.start);
       for (let d = today - 1; d <= today + PARTITION_DAYS_AHEAD; d++) expect(days).toContain(d);
     }
+    // rollup rows are rewritten by every snapshot of their bucket: their pages keep room for that
+    const tomorrow = (table: "TelemetrySnapshot" | "TelemetryRollup5m" | "TelemetryRollup1h" | "DeviceLog") => partitionName(table, today + 1);
+    expect(await fillfactors(raw(), [tomorrow("TelemetrySnapshot"), tomorrow("DeviceLog"), tomorrow("TelemetryRollup5m"), tomorrow("TelemetryRollup1h")]))
+      .toEqual([100, 100, 90, 90]);
   });
 
   it("moves rows that landed in the default partition into their day's partition when it is made", async () => {
