@@ -3,6 +3,7 @@
 import type { DbTx } from "../../db/client.js";
 import type { Prisma } from "../../generated/prisma/client.js";
 import { pageOf } from "../../lib/paging.js";
+import { containsText } from "../../lib/like.js";
 import { conflict, notFound } from "../../trpc/errors.js";
 import { countDeploymentsUsing } from "./deployments.js";
 import { compareVersionsDesc } from "./ingest.js";
@@ -53,9 +54,9 @@ export async function listApplications(db: DbTx, organizationId: string, input: 
   if (input.tag) where.tags = { has: input.tag };
   if (input.q) {
     where.OR = [
-      { appKey: { contains: input.q, mode: "insensitive" } },
-      { name: { contains: input.q, mode: "insensitive" } },
-      { description: { contains: input.q, mode: "insensitive" } },
+      { appKey: containsText(input.q) },
+      { name: containsText(input.q) },
+      { description: containsText(input.q) },
       { tags: { has: input.q } },
     ];
   }

@@ -9,7 +9,7 @@ import { writeAudit } from "../../trpc/audit.js";
 import { badRequest, notFound } from "../../trpc/errors.js";
 import type { Principal } from "../../trpc/principal.js";
 import { pageOf } from "../../lib/paging.js";
-import { escapeLike } from "../devices/sql.js";
+import { containsText } from "../../lib/like.js";
 import type { UserNames } from "../activity/schemas.js";
 import { ACTOR_TYPES, OUTCOMES, toAuditEntryDto, type AuditFilter } from "./schemas.js";
 
@@ -50,7 +50,7 @@ export function auditWhere(principal: Principal, f: Partial<AuditFilter>): Prism
         ...(f.requestId ? { requestId: f.requestId } : {}),
         ...(f.from || f.to ? { createdAt: timeRange(f.from, f.to) } : {}),
       },
-      f.search ? { OR: SEARCHED_FIELDS.map((field) => ({ [field]: { contains: escapeLike(f.search!), mode: "insensitive" } })) } : {},
+      f.search ? { OR: SEARCHED_FIELDS.map((field) => ({ [field]: containsText(f.search!) })) } : {},
     ],
   };
 }

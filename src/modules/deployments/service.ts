@@ -6,7 +6,7 @@ import type { SecretBox } from "../../lib/crypto.js";
 import { pageOf } from "../../lib/paging.js";
 import { badRequest, conflict, notFound } from "../../trpc/errors.js";
 import { iso, isoNullable } from "../devices/schemas.js";
-import { likePattern } from "../devices/sql.js";
+import { containsText } from "../../lib/like.js";
 import type { DeploymentEvents } from "./events.js";
 import { dispatchInstall, removalsAwaited, requestRemoval } from "./dispatch.js";
 import { checkParameters, openSecrets, sealSecrets } from "./parameters.js";
@@ -97,7 +97,7 @@ export async function listDeployments(
     ...(input.status ? { status: input.status } : {}),
     ...(input.rolloutState ? { rolloutState: input.rolloutState } : {}),
     ...(input.applicationId ? { applicationId: input.applicationId } : {}),
-    ...(input.search ? { name: { contains: input.search, mode: "insensitive" as const } } : {}),
+    ...(input.search ? { name: containsText(input.search) } : {}),
   };
   const [rows, total] = await Promise.all([
     db.deployment.findMany({ where, include: deploymentInclude, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: input.limit, skip: input.offset }),

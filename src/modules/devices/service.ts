@@ -8,7 +8,8 @@ import { Prisma } from "../../generated/prisma/client.js";
 import { conflict, notFound, badRequest } from "../../trpc/errors.js";
 import { recordDeviceEvent, type Actor } from "./activity.js";
 import { labelDiff, labelsOf, MAX_LABELS_PER_DEVICE, type Labels } from "./labels.js";
-import { and, DEVICE_COLUMNS, likePattern, organizationCondition, selectorCondition } from "./sql.js";
+import { and, DEVICE_COLUMNS, organizationCondition, selectorCondition } from "./sql.js";
+import { likePattern } from "../../lib/like.js";
 import type { DeviceEventRow, DeviceRow } from "./schemas.js";
 import { revokeCertificatesOfDevices } from "./certificate-bridge.js";
 

@@ -15,16 +15,6 @@ export function organizationCondition(organizationId: string, alias = "d"): Pris
   return Prisma.sql`${Prisma.raw(alias)}."organizationId" = ${organizationId}::uuid`;
 }
 
-/** Escapes LIKE wildcards so that a search for "50%" finds "50%", not everything. */
-export function likePattern(text: string): string {
-  return `%${escapeLike(text)}%`;
-}
-
-/** The text with LIKE's wildcards escaped: for Prisma's `contains`, which passes them on as patterns. */
-export function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
 export function and(conditions: Prisma.Sql[]): Prisma.Sql {
   return conditions.length === 0 ? Prisma.sql`TRUE` : Prisma.join(conditions, " AND ");
 }

@@ -9,6 +9,7 @@ import type { Principal } from "../../trpc/principal.js";
 import { conflict, notFound } from "../../trpc/errors.js";
 import { randomToken, sha256Hex } from "../../lib/crypto.js";
 import { mailerFor } from "../../lib/mailer.js";
+import { escapeLike } from "../../lib/like.js";
 import { assertMayGrant } from "../roles/access.js";
 import { PASSWORD_MIN_LENGTH } from "../users/schemas.js";
 import { findAssignableRole } from "../roles/service.js";
@@ -101,7 +102,7 @@ export async function listInvitations(
   const where: Prisma.InvitationWhereInput = {
     organizationId,
     ...(query.status ? statusWhere(query.status, new Date()) : {}),
-    ...(search ? { email: { contains: search.toLowerCase() } } : {}),
+    ...(search ? { email: { contains: escapeLike(search.toLowerCase()) } } : {}),
   };
   const [items, total] = await Promise.all([
     db.invitation.findMany({ where, include: withRole, orderBy: [{ createdAt: "desc" }, { id: "asc" }], take: query.limit, skip: query.offset }),

@@ -3,7 +3,7 @@
 import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
 import type { RawDatabase } from "../../db/adapters.js";
-import { likePattern } from "../devices/sql.js";
+import { likePattern } from "../../lib/like.js";
 import { requireDevice } from "../telemetry/device.js";
 import { preparePartitionsFor } from "../telemetry/partitions.js";
 import { ingestWriter, type IngestingDevice, type IngestOptions } from "../telemetry/ingest.js";

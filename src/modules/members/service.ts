@@ -8,6 +8,7 @@ import { conflict, notFound } from "../../trpc/errors.js";
 import { assertMayGrant } from "../roles/access.js";
 import { findAssignableRole } from "../roles/service.js";
 import { memberInclude } from "./schemas.js";
+import { containsText } from "../../lib/like.js";
 import { lockOrganization } from "./organization-scope.js";
 
 export const OWNER_ROLE = "owner";
@@ -22,7 +23,7 @@ export async function listMembers(
     organizationId,
     ...(query.roleId ? { roleId: query.roleId } : {}),
     ...(search
-      ? { user: { OR: [{ email: { contains: search, mode: "insensitive" } }, { name: { contains: search, mode: "insensitive" } }] } }
+      ? { user: { OR: [{ email: containsText(search) }, { name: containsText(search) }] } }
       : {}),
   };
   const [items, total] = await Promise.all([

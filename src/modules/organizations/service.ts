@@ -5,6 +5,7 @@ import type { Prisma } from "../../generated/prisma/client.js";
 import type { Principal } from "../../trpc/principal.js";
 import { conflict, notFound } from "../../trpc/errors.js";
 import { pageOf } from "../../lib/paging.js";
+import { containsText } from "../../lib/like.js";
 import type { z } from "zod";
 import type { createOrganizationInput, listOrganizationsInput, updateOrganizationInput } from "./schemas.js";
 import { deriveFreeSlug } from "./slug.js";
@@ -31,7 +32,7 @@ export function listFilter(principal: Principal, input: { search?: string; statu
     ...visibleOrganizations(principal),
     ...(input.status ? { status: input.status } : {}),
     ...(input.search
-      ? { OR: [{ name: { contains: input.search, mode: "insensitive" } }, { slug: { contains: input.search, mode: "insensitive" } }] }
+      ? { OR: [{ name: containsText(input.search) }, { slug: containsText(input.search) }] }
       : {}),
   };
 }

@@ -10,6 +10,7 @@ import { conflict, forbidden, notFound } from "../../trpc/errors.js";
 import { ALL_PERMISSIONS } from "../../trpc/permissions.js";
 import { can, type Principal } from "../../trpc/principal.js";
 import { pageOf } from "../../lib/paging.js";
+import { containsText } from "../../lib/like.js";
 import { endTenantSwitch } from "../../trpc/tenant-switch.js";
 import { isSwitchActive, toSwitchRecord } from "./schemas.js";
 
@@ -173,7 +174,7 @@ export async function tenantMembers(db: DbTx, principal: Principal, page: { limi
   const where: Prisma.MembershipWhereInput = {
     organizationId: principal.organizationId,
     ...(page.search
-      ? { user: { OR: [{ email: { contains: page.search, mode: "insensitive" } }, { name: { contains: page.search, mode: "insensitive" } }] } }
+      ? { user: { OR: [{ email: containsText(page.search) }, { name: containsText(page.search) }] } }
       : {}),
   };
   const [rows, total] = await Promise.all([

@@ -9,6 +9,7 @@ import type { Principal } from "../../trpc/principal.js";
 import { conflict, notFound } from "../../trpc/errors.js";
 import { hashPassword } from "../../lib/crypto.js";
 import { pageOf } from "../../lib/paging.js";
+import { containsText } from "../../lib/like.js";
 import { userInclude, type createUserInput, type listUsersInput, type updateUserInput } from "./schemas.js";
 import { issueEmailVerification, issuePasswordReset, voidOutstandingTokens } from "./tokens.js";
 
@@ -31,7 +32,7 @@ export function userWhere(principal: Principal, f: UserFilter): Prisma.UserWhere
   if (f.superAdmin !== undefined) and.push({ isSuperAdmin: f.superAdmin });
   if (f.organizationId) and.push({ memberships: { some: { organizationId: f.organizationId } } });
   if (f.search) {
-    and.push({ OR: [{ email: { contains: f.search, mode: "insensitive" } }, { name: { contains: f.search, mode: "insensitive" } }] });
+    and.push({ OR: [{ email: containsText(f.search) }, { name: containsText(f.search) }] });
   }
   return { AND: and };
 }

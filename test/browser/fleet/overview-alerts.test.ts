@@ -54,7 +54,7 @@ describe.skipIf(!peerAvailable("chromium"))("console overview: active alerts", (
     await waitForText(items.first(), (t) => t.startsWith("critical") && t.includes("Containers failing") && t.includes(`${first.deviceName} · value ${first.value}`));
     expect(await items.count()).toBe(1);
     const health = ui.page.getByRole("region", { name: "Fleet health" });
-    await waitForText(health, (t) => t.includes("1 alerts firing") && t.includes("1 critical"));
+    await waitForText(health, (t) => t.includes("1 alert firing") && t.includes("1 critical"));
     await ui.screenshot("overview-active-alert");
 
     // A second device starts failing: its alert appears without a reload.

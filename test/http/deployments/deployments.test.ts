@@ -289,6 +289,12 @@ describe("list", () => {
     expect(drafts.body.items.every((d: { status: string }) => d.status === "draft")).toBe(true);
     const named = await h.api("GET", "/api/v1/deployments?search=FIRST", { key: acme.key });
     expect(named.body.items.map((d: { name: string }) => d.name)).toEqual(["first"]);
+    // the search is literal text: LIKE's wildcards in it match only themselves
+    for (const name of ["rollout 50% now", "rollout 500 now", "canary_a", "canaryXa"]) expect((await create({ name })).status).toBe(201);
+    const percent = await h.api("GET", `/api/v1/deployments?search=${encodeURIComponent("50%")}`, { key: acme.key });
+    expect(percent.body.items.map((d: { name: string }) => d.name)).toEqual(["rollout 50% now"]);
+    const underscore = await h.api("GET", "/api/v1/deployments?search=CANARY_", { key: acme.key });
+    expect(underscore.body.items.map((d: { name: string }) => d.name)).toEqual(["canary_a"]);
     const bad = await h.api("GET", "/api/v1/deployments?status=flying", { key: acme.key });
     expect(bad.status).toBe(400);
   });

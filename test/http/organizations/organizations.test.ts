@@ -80,6 +80,10 @@ describe("GET /organizations", () => {
 
     const found = await h.api("GET", "/api/v1/organizations?search=GLOBEX");
     expect(found.body.items.map((o: { id: string }) => o.id)).toEqual([globex.org.id]);
+    // LIKE's wildcards in a search match only themselves
+    const [percent] = await Promise.all(["Rebate 50% Ltd", "Rebate 500 Ltd"].map((name) => h.api("POST", "/api/v1/organizations", { body: { name } })));
+    const literal = await h.api("GET", `/api/v1/organizations?search=${encodeURIComponent("50%")}`);
+    expect(literal.body.items.map((o: { id: string }) => o.id)).toEqual([percent.body.id]);
     const suspended = await h.api("GET", "/api/v1/organizations?status=suspended");
     expect(suspended.body.total).toBe(0);
   });
