@@ -6,8 +6,9 @@
 //    runner on (retention drops a 32-day-old partition during the run, partitions are made
 //    ahead, whole-fleet rollups are recomputed). Measured: the accepted rate, p50/p99 of an
 //    ingest statement, how far behind schedule the load fell (lag), database growth per hour,
-//    and whether the rollups hold every snapshot the raw table holds (they are written by the
-//    same statement, so the expected lag is zero: checked, not assumed).
+//    whether the rollups hold every snapshot the raw table holds (they are written by the
+//    same statement, so the expected lag is zero: checked, not assumed), the share of rollup
+//    and latest-snapshot updates that stayed on their page (HOT), and checkpoints forced by WAL.
 // 2. Spec op 11 over the history of one device (a year at one snapshot every 15 s, written
 //    before the run: the last 30 days raw, the rest in the rollups only) through the REST API:
 //    30 days at 1h, a year at 1d.
