@@ -133,12 +133,14 @@ export function EnrollmentTokensPage() {
  */
 function SigningCaNotice() {
   const session = useSession();
+  const canRead = useCan("certificates:read");
   const canCreate = useCan("certificates:write");
   const queryClient = useQueryClient();
   const toast = useToast();
   const [busy, setBusy] = useState(false);
-  const cas = useQuery(q.caCertificates.list.options({ limit: 200, offset: 0 }));
-  if (!cas.data) return null; // loading, or no certificates:read (then nothing to tell)
+  // Without certificates:read the list would be a 403: not asked, and nothing to tell.
+  const cas = useQuery({ ...q.caCertificates.list.options({ limit: 200, offset: 0 }), enabled: canRead });
+  if (!cas.data) return null;
   const now = Date.now();
   const signing = cas.data.items.some((ca) => ca.isDefault && !ca.retiredAt && ca.hasPrivateKey && Date.parse(ca.notBefore) <= now && Date.parse(ca.notAfter) > now);
   if (signing) return null;
