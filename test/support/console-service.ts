@@ -61,6 +61,8 @@ export interface ConsoleService {
   /** a user with a password, member of `organizationId` (default: the default organization) with `role` */
   createUser(role: SystemRole, opts?: { organizationId?: string; name?: string }): Promise<User>;
   addMember(userId: string, organizationId: string, role: SystemRole): Promise<void>;
+  /** a user with a password, member of the default organization with a new custom role `roleName` granting `permissions` */
+  createUserWithPermissions(roleName: string, permissions: string[]): Promise<User>;
   /** a bearer token for `user` (the API as that person, for setups and cross-checks) */
   bearer(user: { email: string; password: string }): Promise<string>;
   /**
@@ -133,6 +135,13 @@ export async function startConsoleService(env: Record<string, string> = {}): Pro
       const user = await call<{ id: string }>("POST", "/api/v1/users", { body: { email, name, password: USER_PASSWORD } });
       await addMember(user.id, opts.organizationId ?? defaultOrg.id, role);
       return { id: user.id, email, name, password: USER_PASSWORD };
+    },
+    createUserWithPermissions: async (roleName, permissions) => {
+      const role = await call<{ id: string }>("POST", "/api/v1/roles", { body: { name: roleName, permissions } });
+      const email = `custom-${crypto.randomBytes(4).toString("hex")}@console.test`;
+      const user = await call<{ id: string }>("POST", "/api/v1/users", { body: { email, name: roleName, password: USER_PASSWORD } });
+      await call("POST", `/api/v1/users/${user.id}/organizations`, { body: { organizationId: defaultOrg.id, roleId: role.id } });
+      return { id: user.id, email, name: roleName, password: USER_PASSWORD };
     },
     enrollFleet: async ({ prefix, devices, labels = {}, as = {}, heartbeat = true, deployments = {} }) => {
       // The organization needs a CA to sign device certificates: one per organization.

@@ -3,10 +3,9 @@
 // devices:read that opens the table's link: it reads "You cannot see devices", asks the API
 // for no device and no realtime ticket (the harness fails on any unannounced 403) and
 // offers no device action.
-import crypto from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { peerAvailable } from "../../support/peers.js";
-import { ADMIN, USER_PASSWORD, type ConsoleService, type SimulatedFleet } from "../../support/console-service.js";
+import { ADMIN, type ConsoleService, type SimulatedFleet } from "../../support/console-service.js";
 import { consoleSuite, waitForText } from "../../support/browser.js";
 
 let service: ConsoleService;
@@ -56,15 +55,12 @@ describe.skipIf(!peerAvailable("chromium"))("console device table: label removal
   });
 
   it("a custom role without devices:read sees the table's forbidden state and asks for no device", async () => {
-    const role = await service.call<{ id: string }>("POST", "/api/v1/roles", { body: { name: "Telemetry reader", permissions: ["telemetry:read"] } });
-    const email = `telemetry-${crypto.randomBytes(4).toString("hex")}@console.test`;
-    const user = await service.call<{ id: string }>("POST", "/api/v1/users", { body: { email, name: "Telemetry Reader", password: USER_PASSWORD } });
-    await service.call("POST", `/api/v1/users/${user.id}/organizations`, { body: { organizationId: service.defaultOrg.id, roleId: role.id } });
+    const user = await service.createUserWithPermissions("Telemetry reader", ["telemetry:read"]);
     // The API refuses that role the device list.
-    const token = await service.bearer({ email, password: USER_PASSWORD });
+    const token = await service.bearer(user);
     expect((await service.api("GET", "/api/v1/devices", { key: null, token })).status).toBe(403);
 
-    const ui = await suite.open({ user: { email, password: USER_PASSWORD } });
+    const ui = await suite.open({ user });
     const deviceRequests: string[] = [];
     ui.page.on("request", (req) => {
       if (/\/trpc\/[^?]*devices\./.test(req.url())) deviceRequests.push(req.url());

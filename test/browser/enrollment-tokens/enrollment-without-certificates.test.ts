@@ -2,10 +2,9 @@
 // the page works (its tokens, the Create token button) and never asks for the organization's
 // certificate authorities, which that role would be refused (the harness fails on any
 // unannounced 403): the notice about a missing signing CA is for those who can see CAs.
-import crypto from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { peerAvailable } from "../../support/peers.js";
-import { USER_PASSWORD, type ConsoleService } from "../../support/console-service.js";
+import { type ConsoleService } from "../../support/console-service.js";
 import { consoleSuite } from "../../support/browser.js";
 
 let service: ConsoleService;
@@ -18,15 +17,12 @@ describe.skipIf(!peerAvailable("chromium"))("console enrollment without certific
   });
 
   it("shows the tokens and the Create token button, and asks for no certificate authority", async () => {
-    const role = await service.call<{ id: string }>("POST", "/api/v1/roles", { body: { name: "Enroller", permissions: ["devices:read", "enrollment:write"] } });
-    const email = `enroller-${crypto.randomBytes(4).toString("hex")}@console.test`;
-    const user = await service.call<{ id: string }>("POST", "/api/v1/users", { body: { email, name: "Enroller", password: USER_PASSWORD } });
-    await service.call("POST", `/api/v1/users/${user.id}/organizations`, { body: { organizationId: service.defaultOrg.id, roleId: role.id } });
+    const user = await service.createUserWithPermissions("Enroller", ["devices:read", "enrollment:write"]);
     // The API refuses that role the CA list.
-    const token = await service.bearer({ email, password: USER_PASSWORD });
+    const token = await service.bearer(user);
     expect((await service.api("GET", "/api/v1/ca-certificates", { key: null, token })).status).toBe(403);
 
-    const ui = await suite.open({ user: { email, password: USER_PASSWORD } });
+    const ui = await suite.open({ user });
     const caRequests: string[] = [];
     ui.page.on("request", (req) => {
       if (/\/trpc\/[^?]*caCertificates\./.test(req.url())) caRequests.push(req.url());
