@@ -47,7 +47,20 @@ describe("ingest: POST /api/v1/agent/logs", () => {
     expect(res.body).toEqual({ accepted: 1 });
   });
 
-  it("stores concurrent batches of many devices and two organizations in fewer statements, each device's lines and sources its own", async () => {
+  it("puts batches that arrive together, of several devices and organizations, into one statement", async () => {
+    const devices = [...(await enrolledDevices(h, acme, 3)).map((d) => ({ id: d.deviceId, organizationId: acme.org.id })),
+      ...(await enrolledDevices(h, globex, 1)).map((d) => ({ id: d.deviceId, organizationId: globex.org.id }))];
+    const writer = logWriterOf(h.services);
+    const before = { ...writer.stats };
+    // handed over in one turn of the event loop, as the requests parsed together are
+    const accepted = await Promise.all(devices.map((device, n) => writer.submit({ device, entries: [{ timestamp: at(20), level: "info", source: "app", message: `together ${n}` }] })));
+    expect(accepted).toEqual([1, 1, 1, 1]);
+    expect(writer.stats.statements - before.statements).toBe(1);
+    const stored = await h.services.prisma.deviceLog.findMany({ where: { deviceId: { in: devices.map((d) => d.id) } }, select: { deviceId: true, message: true } });
+    expect(stored.map((l) => [l.deviceId, l.message]).sort()).toEqual(devices.map((d, n) => [d.id, `together ${n}`]).sort());
+  });
+
+  it("stores concurrent batches of many devices and two organizations, each device's lines and sources its own", async () => {
     const mine = await enrolledDevices(h, acme, 4);
     const [theirs] = await enrolledDevices(h, globex, 1);
     const senders = [...mine, theirs];
@@ -61,7 +74,8 @@ describe("ingest: POST /api/v1/agent/logs", () => {
     expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
     expect(results.map((r) => r.body)).toEqual(results.map(() => ({ accepted: 3 })));
     expect(writer.stats.rows - before.rows).toBe(senders.length * 6);
-    expect(writer.stats.statements - before.statements).toBeLessThan(senders.length * 2);
+    // how many statements depends on how the requests met (the test above groups deterministically): never more than requests
+    expect(writer.stats.statements - before.statements).toBeLessThanOrEqual(senders.length * 2);
 
     for (const [n, d] of senders.entries()) {
       const tenant = d === theirs ? globex : acme;

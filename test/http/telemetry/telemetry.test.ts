@@ -118,7 +118,20 @@ describe("ingest: POST /api/v1/agent/telemetry", () => {
     expect(await countOf(other.deviceId)).toBe(before + 3);
   });
 
-  it("stores concurrent batches of many devices and two organizations in fewer statements, each device's rows its own", async () => {
+  it("puts batches that arrive together, of several devices and organizations, into one statement", async () => {
+    const devices = [...(await enrolledDevices(h, acme, 3)).map((d) => ({ id: d.deviceId, organizationId: acme.org.id })),
+      ...(await enrolledDevices(h, globex, 1)).map((d) => ({ id: d.deviceId, organizationId: globex.org.id }))];
+    const writer = telemetryWriterOf(h.services);
+    const before = { ...writer.stats };
+    const timestamp = new Date(Math.floor(Date.now() / 300_000) * 300_000 - 300_000).toISOString();
+    // handed over in one turn of the event loop, as the requests parsed together are
+    const accepted = await Promise.all(devices.map((device, n) => writer.submit({ device, snapshots: [{ timestamp, cpuUsagePercent: n }] })));
+    expect(accepted).toEqual([1, 1, 1, 1]);
+    expect(writer.stats.statements - before.statements).toBe(1);
+    for (const device of devices) expect(await countOf(device.id)).toBe(1);
+  });
+
+  it("stores concurrent batches of many devices and two organizations, each device's rows its own", async () => {
     const mine = await enrolledDevices(h, acme, 6);
     const [theirs] = await enrolledDevices(h, globex, 1);
     const senders = [...mine, theirs];
@@ -133,7 +146,8 @@ describe("ingest: POST /api/v1/agent/telemetry", () => {
     expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
     expect(results.map((r) => r.body)).toEqual(results.map(() => ({ accepted: 3 })));
     expect(writer.stats.rows - before.rows).toBe(senders.length * 6);
-    expect(writer.stats.statements - before.statements).toBeLessThan(senders.length * 2);
+    // how many statements depends on how the requests met (the test above groups deterministically): never more than requests
+    expect(writer.stats.statements - before.statements).toBeLessThanOrEqual(senders.length * 2);
 
     const ids = senders.map((d) => d.deviceId);
     const raw = h.services.database.opened.raw;
