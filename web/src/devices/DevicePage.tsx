@@ -27,6 +27,9 @@ export function DevicePage() {
   const search = useSearch({ from: "/app/devices/$deviceId" });
   const queryClient = useQueryClient();
   const device = useQuery(q.devices.get.options({ id: deviceId }));
+  // Once the device is deleted, its panels unmount at once: their queries (telemetry every
+  // minute, logs, activity) would otherwise ask for it again (404s) until the page is left.
+  const [deleted, setDeleted] = useState(false);
 
   // Its status as it changes, without waiting for the fleet-wide refresh.
   useRealtimeEvents((event) => {
@@ -35,7 +38,7 @@ export function DevicePage() {
     }
   });
 
-  if (device.isPending) return <Loading label="Loading the device" />;
+  if (device.isPending || deleted) return <Loading label="Loading the device" />;
   if (device.isError) {
     // A stale link (a deleted device) still leads somewhere: back to the table.
     return (
@@ -55,7 +58,7 @@ export function DevicePage() {
         breadcrumb={<Link to="/devices">Devices</Link>}
         title={<span className="row">{d.name} <StatusBadge status={d.status} /></span>}
         description={<>Last seen <RelativeTime value={d.lastSeenAt} /> · status since <RelativeTime value={d.statusChangedAt ?? d.createdAt} /></>}
-        actions={<DeviceActions device={d} />}
+        actions={<DeviceActions device={d} onDeleted={() => setDeleted(true)} />}
       />
       <div className="device-top">
         <FactsCard device={d} />
@@ -160,7 +163,7 @@ function LabelsCard({ device: d }: { device: Device }) {
   );
 }
 
-function DeviceActions({ device: d }: { device: Device }) {
+function DeviceActions({ device: d, onDeleted }: { device: Device; onDeleted: () => void }) {
   const canWrite = useCan("devices:write");
   const queryClient = useQueryClient();
   const navigate = useNavigate();
@@ -230,9 +233,10 @@ function DeviceActions({ device: d }: { device: Device }) {
         confirmLabel="Delete device"
         onConfirm={async () => {
           await q.devices.delete.call({ id: d.id });
+          onDeleted();
           toast.success(`${d.name} deleted`);
-          // Leave the page first: while it is mounted, its queries of the deleted device are
-          // active, and dropping or invalidating them would fetch them again (a 404).
+          // Leave the page first: while it is mounted, its query of the deleted device is
+          // active, and dropping or invalidating it would fetch it again (a 404).
           await navigate({ to: "/devices" });
           queryClient.removeQueries({ queryKey: q.devices.get.key({ id: d.id }) });
           await queryClient.invalidateQueries({ queryKey: q.devices.list.key() });
