@@ -83,8 +83,9 @@ describe.skipIf(!peerAvailable("chromium"))("console API keys", () => {
     expect(await ui.page.content()).not.toContain(key);
     const row = ui.page.getByRole("table", { name: "API keys" }).getByRole("row").filter({ hasText: "CI reader" });
     await waitForText(row, (t) => t.includes(`${key.slice(0, 8)}…`) && t.includes("devices:read") && t.includes("members:read") && t.includes("Ada Admin (you)"));
-    // Used just now (by the requests above), as the API says; no expiry.
-    expect((await service.call("GET", keysPath)).items.find((k: { name: string }) => k.name === "CI reader").lastUsedAt).toBeDefined();
+    // Used just now (by the requests above), as the API says once the use is recorded (written
+    // beside the request, not before its answer: src/trpc/auth.ts); no expiry.
+    await expect.poll(async () => (await service.call("GET", keysPath)).items.find((k: { name: string }) => k.name === "CI reader").lastUsedAt, { timeout: 10_000 }).toBeDefined();
     await waitForText(row.getByRole("cell").nth(4), "just now");
     await waitForText(row.getByRole("cell").nth(5), "never");
     await ui.screenshot("api-keys-list");
