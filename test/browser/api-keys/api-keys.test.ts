@@ -38,6 +38,9 @@ describe.skipIf(!peerAvailable("chromium"))("console API keys", () => {
     // The picker: the catalogue from the API, grouped by resource, only what an admin holds.
     const catalogue = (await service.call("GET", "/api/v1/roles/permissions")).items as { key: string; resource: string }[];
     const session = await (await ui.context.request.get(`${service.url}/api/v1/tenant/context`)).json();
+    // the picker renders once the session's permissions are known: wait for its first and last box
+    const held = catalogue.filter((p) => session.permissions.includes(p.key));
+    for (const p of [held[0], held[held.length - 1]]) await dialog.getByRole("checkbox", { name: p.key, exact: true }).waitFor();
     for (const { key } of catalogue) {
       const offered = dialog.getByRole("checkbox", { name: key, exact: true });
       expect(await offered.count(), key).toBe(session.permissions.includes(key) ? 1 : 0);
