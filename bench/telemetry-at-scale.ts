@@ -161,17 +161,24 @@ async function main() {
       // Rollup rows are updated in place by every snapshot of their bucket: how many of those
       // updates stayed on their page (HOT: no index entry, pruned without vacuum), and how many
       // checkpoints the run forced.
-      const churn = async () => (await raw.query<{ upd: string; hot: string; dead: string; forced: string; tables: string }>(
-        `SELECT sum(upd)::text AS "upd", sum(hot)::text AS "hot", sum(dead)::text AS "dead", (SELECT checkpoints_req FROM pg_stat_bgwriter)::text AS "forced",
-                string_agg(t || ' ' || upd || '/' || hot, ', ' ORDER BY t) AS "tables"
-           FROM (SELECT CASE WHEN relname LIKE 'TelemetryRollup5m%' THEN '5m' WHEN relname LIKE 'TelemetryRollup1h%' THEN '1h' ELSE 'latest' END AS t,
-                        sum(n_tup_upd) AS upd, sum(n_tup_hot_upd) AS hot, sum(n_dead_tup) AS dead
-                   FROM pg_stat_user_tables WHERE relname LIKE 'TelemetryRollup%' OR relname = 'DeviceTelemetryLatest' GROUP BY 1) x`))[0];
-      // "updates/HOT" per table since the run began
-      const perTable = (before: string, after: string) => {
-        const parse = (s: string) => new Map(s.split(", ").map((e) => { const [t, v] = e.split(" "); return [t, v.split("/").map(Number)] as const; }));
-        const b = parse(before);
-        return [...parse(after)].map(([t, [u, h]]) => `${t} ${(((h - (b.get(t)?.[1] ?? 0)) / Math.max(1, u - (b.get(t)?.[0] ?? 0))) * 100).toFixed(0)} %`).join(", ");
+      type Churn = { tables: Map<string, { upd: number; hot: number }>; dead: number; forced: number };
+      const churn = async (): Promise<Churn> => {
+        const rows = await raw.query<{ t: string; upd: string; hot: string; dead: string }>(
+          `SELECT CASE WHEN relname LIKE 'TelemetryRollup5m%' THEN '5m' WHEN relname LIKE 'TelemetryRollup1h%' THEN '1h' ELSE 'latest' END AS "t",
+                  sum(n_tup_upd)::text AS "upd", sum(n_tup_hot_upd)::text AS "hot", sum(n_dead_tup)::text AS "dead"
+             FROM pg_stat_user_tables WHERE relname LIKE 'TelemetryRollup%' OR relname = 'DeviceTelemetryLatest' GROUP BY 1 ORDER BY 1`);
+        const [{ forced }] = await raw.query<{ forced: string }>(`SELECT checkpoints_req::text AS "forced" FROM pg_stat_bgwriter`);
+        return {
+          tables: new Map(rows.map((r) => [r.t, { upd: Number(r.upd), hot: Number(r.hot) }])),
+          dead: rows.reduce((n, r) => n + Number(r.dead), 0), forced: Number(forced),
+        };
+      };
+      /** Updates and HOT updates per table since `before` ("all": every table). */
+      const churnSince = (before: Churn, after: Churn) => {
+        const delta = [...after.tables].map(([t, a]) => ({ t, upd: a.upd - (before.tables.get(t)?.upd ?? 0), hot: a.hot - (before.tables.get(t)?.hot ?? 0) }));
+        const share = (d: { upd: number; hot: number }) => (d.upd ? d.hot / d.upd : 0);
+        const all = delta.reduce((s, d) => ({ upd: s.upd + d.upd, hot: s.hot + d.hot }), { upd: 0, hot: 0 });
+        return { updates: all.upd, hotShare: share(all), perTable: delta.map((d) => `${d.t} ${(share(d) * 100).toFixed(0)} %`).join(", ") };
       };
       const churnBefore = await churn();
       const fleetTable = (await raw.query<{ t: string | null }>(`SELECT to_regclass('"TelemetryFleetRollup"')::text AS "t"`))[0].t !== null;
@@ -259,10 +266,9 @@ async function main() {
         `${droppedAt !== null ? `the old day's partition was dropped by the retention job at t=${droppedAt.toFixed(0)} s` : "the old day's partition was NOT dropped during the run"}`);
       if (droppedAt === null) console.log(`  (so the size after still holds it: growth overstated by ${mb(oldDaySize)})`);
       const churnAfter = await churn();
-      const updates = Number(churnAfter.upd) - Number(churnBefore.upd);
-      const hotShare = updates ? (Number(churnAfter.hot) - Number(churnBefore.hot)) / updates : 0;
-      console.log(`  rollup and latest-snapshot rows: ${updates.toLocaleString("en")} updates, ${(hotShare * 100).toFixed(0)} % in place (HOT) (${perTable(churnBefore.tables, churnAfter.tables)}); ` +
-        `${Number(churnAfter.dead).toLocaleString("en")} dead row versions left; ${Number(churnAfter.forced) - Number(churnBefore.forced)} checkpoints forced by WAL volume`);
+      const { updates, hotShare, perTable } = churnSince(churnBefore, churnAfter);
+      console.log(`  rollup and latest-snapshot rows: ${updates.toLocaleString("en")} updates, ${(hotShare * 100).toFixed(0)} % in place (HOT) (${perTable}); ` +
+        `${churnAfter.dead.toLocaleString("en")} dead row versions left; ${churnAfter.forced - churnBefore.forced} checkpoints forced by WAL volume`);
       console.log(`  rollups: ${Number(check.rolled).toLocaleString("en")} snapshots in the 5-minute rollups of the run, ${Number(check.raw).toLocaleString("en")} raw rows: ` +
         `${check.rolled === check.raw ? "equal (no lag)" : "NOT equal"}`);
       if (fleetTable) {
