@@ -86,6 +86,9 @@ describe.skipIf(!peerAvailable("chromium"))("console profile", () => {
     const table = here.page.getByRole("table", { name: "Your sessions" });
     const listed = await service.call<{ items: SessionRow[] }>("GET", "/api/v1/profile/sessions", { key: null, token });
     expect(listed.items).toHaveLength(3);
+    // While loading, the table shows placeholder rows: read it once the sessions are in.
+    await waitForText(table.locator("tbody"), (t) => t.includes("this session"));
+    await expect.poll(() => table.locator("tbody tr").count(), { timeout: 20_000 }).toBe(3);
     const devices = await table.locator("tbody tr").evaluateAll((rows) => rows.map((r) => (r.querySelector("td")?.textContent ?? "").trim()));
     expect(devices).toHaveLength(3);
     expect(devices.filter((d) => d.startsWith("Chrome on Linux"))).toHaveLength(2);
