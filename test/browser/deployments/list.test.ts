@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { peerAvailable } from "../../support/peers.js";
 import { ADMIN, type ConsoleService, type SimulatedFleet } from "../../support/console-service.js";
-import { consoleSuite, waitForPath, waitForText } from "../../support/browser.js";
+import { consoleSuite, UI_TIMEOUT_MS, waitForPath, waitForText } from "../../support/browser.js";
 import { component, importApplications, type ImportedCatalog } from "./support.js";
 
 let service: ConsoleService;
@@ -78,7 +78,9 @@ describe.skipIf(!peerAvailable("chromium"))("console deployment list", () => {
     const proxies = await apiList(`&applicationId=${catalog.apps["edge-proxy"]}`);
     expect(proxies.map((d) => d.name)).toEqual(["proxy live", "proxy draft"]);
     await waitForRows(ui.page, proxies.map((d) => d.name));
-    expect(await ui.page.getByLabel("Application", { exact: true }).inputValue()).toBe(catalog.apps["edge-proxy"]);
+    // The filter's choices are the applications' own read, which may land after the rows: until
+    // then the select has no such option and reads "".
+    await expect.poll(() => ui.page.getByLabel("Application", { exact: true }).inputValue(), { timeout: UI_TIMEOUT_MS }).toBe(catalog.apps["edge-proxy"]);
 
     // Choosing a status in the page adds it to the URL beside the application.
     await ui.page.getByLabel("Status", { exact: true }).selectOption("draft");

@@ -46,12 +46,14 @@ async function expectPageMatchesApi(ui: ConsolePage, id: string, expected: Rollo
   expect(rollout.state).toBe(expected);
   expect(deployment.rolloutState).toBe(expected);
   const position = { state: rollout.state, currentBatch: rollout.currentBatch };
+  // The state shown above is the deployment's read; the controls also follow the rollout's own
+  // read (its current batch), refreshed beside it, which may land a moment later.
   const start = controls(ui.page).getByRole("button", { name: "Start", exact: true });
-  expect(await start.isDisabled(), "Start").toBe(!EDITABLE_STATUSES.includes(deployment.status));
+  await expect.poll(() => start.isDisabled(), { timeout: UI_TIMEOUT_MS, message: "Start" }).toBe(!EDITABLE_STATUSES.includes(deployment.status));
   for (const [move, label] of ROLLOUT_MOVES) {
     const refusal = moveRefusal(move, position);
     const button = controls(ui.page).getByRole("button", { name: label, exact: true });
-    expect(await button.isDisabled(), `${label} in ${expected} (batch ${rollout.currentBatch})`).toBe(refusal !== null);
+    await expect.poll(() => button.isDisabled(), { timeout: UI_TIMEOUT_MS, message: `${label} in ${expected} (batch ${rollout.currentBatch})` }).toBe(refusal !== null);
     if (refusal) {
       // The service agrees: the move the page does not offer is refused, naming the state.
       const res = await service.api("POST", `/api/v1/deployments/${id}/rollout/${move}`, { body: {} });

@@ -77,7 +77,8 @@ describe.skipIf(!peerAvailable("chromium"))("console device actions", () => {
     await dialog.getByRole("button", { name: "Release claim" }).click();
     await ui.page.getByText("Claim released", { exact: true }).waitFor();
     await ui.page.getByRole("dialog").waitFor({ state: "detached" });
-    expect(await ui.page.getByRole("button", { name: "Release claim" }).count()).toBe(0);
+    // The button goes with the device's read after the release, which may render after the notice.
+    await expect.poll(() => ui.page.getByRole("button", { name: "Release claim" }).count(), { timeout: UI_TIMEOUT_MS }).toBe(0);
     expect((await service.call("GET", `/api/v1/devices/${device.deviceId}`)).claimActive).toBe(false);
     expect((await device.heartbeat()).status).toBe(200);
   });
@@ -95,6 +96,8 @@ describe.skipIf(!peerAvailable("chromium"))("console device actions", () => {
     await ui.page.getByText(`${device.reportedDeviceId} deleted`).waitFor();
     await ui.settled();
     await ui.audit();
+    // The table's rows are in (another device of the fleet is listed) before the deleted one is looked for.
+    await ui.page.getByRole("link", { name: fleet.devices[0].reportedDeviceId, exact: true }).waitFor();
     expect(await ui.page.getByRole("link", { name: device.reportedDeviceId, exact: true }).count()).toBe(0);
     expect((await service.api("GET", `/api/v1/devices/${device.deviceId}`)).status).toBe(404);
     expect((await device.heartbeat()).status).toBe(401);

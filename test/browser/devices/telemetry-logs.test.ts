@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { peerAvailable } from "../../support/peers.js";
 import { ADMIN, type ConsoleService, type SimulatedFleet } from "../../support/console-service.js";
-import { consoleSuite, waitForText } from "../../support/browser.js";
+import { consoleSuite, waitForText, UI_TIMEOUT_MS } from "../../support/browser.js";
 import { formatters } from "../../../web/src/ui/time-series.js";
 
 let service: ConsoleService;
@@ -129,6 +129,12 @@ describe.skipIf(!peerAvailable("chromium"))("console device telemetry and logs",
     await waitForText(ui.page.locator(".log-bar .badge").first(), "Streaming");
     await ui.audit();
     const followed = ui.page.getByRole("table", { name: "Followed log lines, oldest first" });
+    // The stream first replays the device's newest lines (up to the console's tail of 200), and
+    // "Streaming" shows as soon as it is open, the replayed lines a moment later (the page adds
+    // lines in batches): count once every stored line is shown.
+    const stored = (await service.call<{ total: number }>("GET", `/api/v1/devices/${device.deviceId}/logs?limit=1`)).total;
+    expect(stored).toBeGreaterThan(0);
+    await expect.poll(() => followed.locator("tbody tr").count(), { timeout: UI_TIMEOUT_MS }).toBe(Math.min(stored, 200));
     const before = await followed.locator("tbody tr").count();
 
     const line = (message: string) => ({ timestamp: new Date().toISOString(), level: "warn" as const, source: "console-test", message });

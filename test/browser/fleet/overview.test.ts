@@ -63,6 +63,8 @@ describe.skipIf(!peerAvailable("chromium"))("console overview", () => {
     }
 
     const healthCard = ui.page.getByRole("region", { name: "Fleet health" });
+    // Its own read (fleet health), which may land after the status card's: its figures come together.
+    await waitForText(healthCard, (t) => t.includes("under resource pressure") && t.includes("with failed containers") && t.includes("certificates expiring or expired"));
     expect(await figure(healthCard, "under resource pressure")).toBe(health.resourcePressure.count);
     expect(await figure(healthCard, "with failed containers")).toBe(health.failedContainers.devices);
     expect(health.failedContainers.devices).toBe(2);

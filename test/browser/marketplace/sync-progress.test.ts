@@ -52,9 +52,11 @@ describe.skipIf(!peerAvailable("chromium") || !peerAvailable("docker-registry"))
 
     // Sync now: the first repository is read, the second is held: the bar stands at 1 of 3.
     await ui.page.getByRole("button", { name: "Sync now" }).click();
-    await expect.poll(() => bar.getAttribute("aria-valuenow"), { timeout: 30_000 }).toBe("1");
+    // The first repository's end (1 of 3, still naming edge/vision) and the start of edge/metrics
+    // are two steps of the stream, each shown as it arrives: wait for the second.
+    await expect.poll(() => bar.getAttribute("aria-valuetext"), { timeout: 30_000 }).toMatch(/^1 of 3 repositories read · reading Edge packages edge\/metrics; \d+ tags? read, 1 found, 0 skipped$/);
+    expect(await bar.getAttribute("aria-valuenow")).toBe("1");
     expect(await bar.getAttribute("aria-valuemax")).toBe("3");
-    expect(await bar.getAttribute("aria-valuetext")).toMatch(/^1 of 3 repositories read · reading Edge packages edge\/metrics; \d+ tags? read, 1 found, 0 skipped$/);
     const live = await service.call("GET", "/api/v1/marketplace-store/sync/progress");
     // (The stored snapshot is written when a repository ends; the stream above also carried the step that started edge/metrics.)
     expect(live).toMatchObject({ state: "running", repositoriesDone: 1, repositoriesTotal: 3 });

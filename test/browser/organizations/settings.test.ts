@@ -125,6 +125,8 @@ describe.skipIf(!peerAvailable("chromium"))("organization settings and branding"
     const asAdmin = await suite.open({ user: admin });
     await asAdmin.goto("/organization");
     const details = asAdmin.page.getByRole("form", { name: "Organization details" });
+    // The cards show once the organization is read: look for what they leave out only then.
+    await details.getByLabel("Name").waitFor();
     expect(await asAdmin.page.getByRole("form", { name: "Branding" }).count()).toBe(0);
     expect(await asAdmin.page.getByRole("button", { name: "Save branding" }).count()).toBe(0);
     expect(await details.getByLabel("Description").count()).toBe(0); // PATCH is the Super Admin's
