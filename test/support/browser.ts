@@ -163,6 +163,11 @@ export async function openConsole(browser: Browser, service: ConsoleService, opt
 
   const settled = async () => {
     await page.waitForLoadState("load");
+    // React draws after "load": until it has drawn a page (a heading) or a loading state, the
+    // absence of a loading state below would prove nothing.
+    await page.locator('#root :is(h1, h2, h3), #root .spinner, #root .skeleton, #root [aria-busy="true"], #root [role="alert"]').first().waitFor({ state: "attached" }).catch(async (err: Error) => {
+      throw new Error(`the page drew nothing at ${page.url()}: ${err.message}`);
+    });
     await page.locator('.spinner, .skeleton, [aria-busy="true"]').first().waitFor({ state: "detached" }).catch(async (err: Error) => {
       throw new Error(`the page is still loading at ${page.url()}: ${err.message}`);
     });
