@@ -211,15 +211,19 @@ describe("today's day bucket", () => {
   it("is recomputed at most every TELEMETRY_FLEET_DAY_REFRESH_SECONDS: its mark waits while the row is younger; the 5-minute and hourly buckets do not wait", async () => {
     const tenant = await h.createTenant("Initech Fleet Day");
     const [device] = await enrolledDevices(h, tenant, 1, { fleet: "day" });
-    const today = new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS).toISOString();
-    const now = (agoMs: number) => new Date(Date.now() - agoMs).toISOString();
+    // The snapshots stay within the day of the first one, even when the test runs across
+    // midnight UTC (the claim treats any day's row alike: by its age).
+    const firstAt = Date.now() - 60_000;
+    const dayStart = Math.floor(firstAt / DAY_MS) * DAY_MS;
+    const today = new Date(dayStart).toISOString();
+    const now = (agoMs: number) => new Date(Math.min(Date.now() - agoMs, dayStart + DAY_MS - 1)).toISOString();
     const dayRow = async () => (await h.services.prisma.$queryRaw<{ cpuAvg: number; computedAt: Date }[]>`
       SELECT "cpuAvg", "computedAt" FROM "TelemetryFleetRollup" WHERE "organizationId" = ${tenant.org.id}::uuid AND "interval" = '1d' AND "bucket" = ${today}::timestamptz`)[0];
     const todayRange = () => `from=${today}&to=${now(0)}`;
     const fleetToday = async (interval: string, labels = "") =>
       (await h.api("GET", `/api/v1/fleet/telemetry?${todayRange()}&interval=${interval}${labels}`, { key: tenant.key })).body.data as Point[];
 
-    expect((await sendTelemetry(h, device, [{ timestamp: now(60_000), cpuUsagePercent: 10 }])).status).toBe(200);
+    expect((await sendTelemetry(h, device, [{ timestamp: new Date(firstAt).toISOString(), cpuUsagePercent: 10 }])).status).toBe(200);
     await runFleetRollupJob();
     const first = await dayRow();
     expect(first.cpuAvg).toBe(10); // a day without a row is computed at once
