@@ -1,12 +1,13 @@
 // /organizations/{orgId}/api-keys: spec op 9 (create), op 15 (get) and the list, update
-// (PUT) and revoke (DELETE) paths. The folder is named after the resource; the REST paths
+// (PUT) and revoke (DELETE) paths, and rotate (ours: the new key and the old one's end in
+// one transaction). The folder is named after the resource; the REST paths
 // start with /organizations because keys belong to one.
 import { z } from "zod";
 import { protectedProcedure, router } from "../../trpc/procedures.js";
 import { pageOf, pageOutput, pagingInput } from "../../lib/paging.js";
 import { organizationOfPath } from "../members/organization-scope.js";
-import { apiKeyListItemOutput, apiKeyOutput, createApiKeyInput, createdApiKeyOutput, toApiKeyDto, updateApiKeyInput } from "./schemas.js";
-import { createApiKey, creatorsOf, getApiKey, listApiKeys, revokeApiKey, updateApiKey } from "./service.js";
+import { apiKeyListItemOutput, apiKeyOutput, createApiKeyInput, createdApiKeyOutput, rotateApiKeyInput, rotatedApiKeyOutput, toApiKeyDto, updateApiKeyInput } from "./schemas.js";
+import { createApiKey, creatorsOf, getApiKey, listApiKeys, revokeApiKey, rotateApiKey, updateApiKey } from "./service.js";
 
 const TAG = "API keys";
 const orgPath = z.object({ orgId: z.string().uuid() });
@@ -73,5 +74,24 @@ export const apiKeysRouter = router({
     .mutation(async ({ ctx, input }) => {
       const org = await organizationOfPath(ctx.db, ctx.principal, input.orgId, ctx.audit);
       return revokeApiKey(ctx.db, org.id, input.id, ctx.audit);
+    }),
+
+  rotate: protectedProcedure("api-keys:write")
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/organizations/{orgId}/api-keys/{id}/rotate",
+        tags: [TAG],
+        summary: "Rotate an API key: a new key like it (name, description, permissions, expiry), and the old one revoked at once or after graceSeconds; the full key is in this response only",
+      },
+      successStatus: 201,
+      audit: { entity: "api_key", action: "api-keys.rotate" },
+    })
+    .input(rotateApiKeyInput)
+    .output(rotatedApiKeyOutput)
+    .mutation(async ({ ctx, input: { orgId, id, ...options } }) => {
+      const org = await organizationOfPath(ctx.db, ctx.principal, orgId, ctx.audit);
+      const { row, key, replaced } = await rotateApiKey(ctx.db, ctx.principal, org.id, id, options, ctx.audit);
+      return { ...toApiKeyDto(row), key, replaced };
     }),
 });

@@ -35,6 +35,16 @@ export const updateApiKeyInput = z.object({
   expiresAt: futureDateTime.nullable().optional(),
 });
 
+/** POST .../{id}/rotate: how long the old key keeps working, and the new key's expiry if not the old one's. */
+export const rotateApiKeyInput = z.object({
+  orgId: z.string().uuid(),
+  id: z.string().uuid(),
+  graceSeconds: z.number().int().min(0).max(7 * 86_400).default(0)
+    .describe("how long the old key keeps working beside the new one, in seconds (0, the default: revoked at once; at most 7 days, never beyond its own expiry)"),
+  expiresAt: futureDateTime.nullable().optional()
+    .describe("the new key's expiry; absent: the old key's (which must still be in the future); null: none"),
+});
+
 export const apiKeyOutput = z.object({
   id: z.string().uuid(),
   name: z.string(),
@@ -60,6 +70,15 @@ export const apiKeyListItemOutput = apiKeyOutput.extend({
 
 export const createdApiKeyOutput = apiKeyOutput.extend({
   key: z.string().describe("the full key: returned once, never retrievable again"),
+});
+
+export const rotatedApiKeyOutput = createdApiKeyOutput.extend({
+  replaced: z.object({
+    id: z.string().uuid(),
+    keyPrefix: z.string().length(8),
+    revokedAt: z.string().datetime().optional().describe("set when the old key was revoked at once (graceSeconds 0)"),
+    expiresAt: z.string().datetime().optional().describe("set when the old key keeps working until then (graceSeconds > 0)"),
+  }).describe("the key this one replaces"),
 });
 
 export function toApiKeyDto(row: ApiKey): ApiKeyDto {

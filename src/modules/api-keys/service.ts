@@ -4,7 +4,7 @@
 import type { DbTx } from "../../db/client.js";
 import type { Principal } from "../../trpc/principal.js";
 import type { AuditNote } from "../../trpc/audit.js";
-import { notFound } from "../../trpc/errors.js";
+import { badRequest, notFound } from "../../trpc/errors.js";
 import { API_KEY_PREFIX } from "../../trpc/auth.js";
 import { randomToken, sha256Hex } from "../../lib/crypto.js";
 import { addedPermissions, assertMayGrant } from "../roles/access.js";
@@ -105,4 +105,49 @@ export async function revokeApiKey(db: DbTx, organizationId: string, id: string,
   notePlatformKey(audit, current.permissions, current.permissions);
   const row = await db.apiKey.update({ where: { id: current.id }, data: { revokedAt: new Date() } });
   return { id: row.id, revoked: true as const, revokedAt: row.revokedAt!.toISOString() };
+}
+
+/** How long a rotated key may keep working beside its replacement, at most (7 days). */
+export const MAX_ROTATION_GRACE_SECONDS = 7 * 86_400;
+
+/**
+ * Replaces a key in one transaction (the mutation's): a new key with the old one's name,
+ * description and permissions, bounded by the caller like a new key, and the old key revoked
+ * at once (graceSeconds 0) or left working until now + graceSeconds (never later than its own
+ * expiry), so that what uses it can be handed the new key without an outage.
+ */
+export async function rotateApiKey(
+  db: DbTx,
+  principal: Principal,
+  organizationId: string,
+  id: string,
+  input: { graceSeconds: number; expiresAt?: string | null },
+  audit?: AuditNote | null,
+) {
+  const current = await getApiKey(db, organizationId, id);
+  const now = new Date();
+  const expiresAt = input.expiresAt === undefined ? current.expiresAt : input.expiresAt === null ? null : new Date(input.expiresAt);
+  if (expiresAt && expiresAt <= now) {
+    throw badRequest(`Invalid input: expiresAt: the key expired at ${expiresAt.toISOString()}; give the new key an expiresAt in the future, or null for none`);
+  }
+  const { row, key } = await createApiKey(db, principal, organizationId, {
+    name: current.name,
+    ...(current.description !== null ? { description: current.description } : {}),
+    permissions: current.permissions,
+    ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {}),
+  }, audit);
+  const graceEnd = new Date(now.getTime() + input.graceSeconds * 1000);
+  const replaced = input.graceSeconds === 0
+    ? await db.apiKey.update({ where: { id: current.id }, data: { revokedAt: now } })
+    : await db.apiKey.update({ where: { id: current.id }, data: { expiresAt: current.expiresAt && current.expiresAt < graceEnd ? current.expiresAt : graceEnd } });
+  if (audit) audit.message = [`replaces ${current.keyPrefix}…`, input.graceSeconds === 0 ? "revoked at once" : `working until ${replaced.expiresAt!.toISOString()}`, audit.message].filter(Boolean).join("; ");
+  return {
+    row,
+    key,
+    replaced: {
+      id: replaced.id,
+      keyPrefix: replaced.keyPrefix,
+      ...(replaced.revokedAt ? { revokedAt: replaced.revokedAt.toISOString() } : { expiresAt: replaced.expiresAt!.toISOString() }),
+    },
+  };
 }

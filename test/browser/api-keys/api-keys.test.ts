@@ -1,7 +1,8 @@
 // API keys in Chromium: the picker offers only what the creator holds; a key created in the
 // browser is shown once (copy button, warning), works with plain HTTP requests carrying the
 // X-API-Key header (as curl would send it) within its permissions, rotates (the old key then
-// answers 401, the new one works) and, revoked in the browser, is refused (401).
+// answers 401, the new one works; with a handover, both work until the old one's chosen end)
+// and, revoked in the browser, is refused (401).
 import { beforeAll, describe, expect, it } from "vitest";
 import { peerAvailable } from "../../support/peers.js";
 import { type ConsoleService, type User } from "../../support/console-service.js";
@@ -93,7 +94,7 @@ describe.skipIf(!peerAvailable("chromium"))("console API keys", () => {
     await waitForText(row.getByRole("cell").nth(5), "never");
     await ui.screenshot("api-keys-list");
 
-    // Rotate: a new key like the old one; the old one answers 401 from then on.
+    // Rotate (the old key stops at once, the default): a new key like the old one; the old one answers 401 from then on.
     await ui.page.getByRole("button", { name: "Rotate CI reader" }).click();
     const rotate = ui.page.getByRole("dialog", { name: "Rotate “CI reader”?" });
     await ui.audit();
@@ -108,13 +109,46 @@ describe.skipIf(!peerAvailable("chromium"))("console API keys", () => {
     const afterRotation = (await service.call("GET", keysPath)).items.filter((k: { name: string }) => k.name === "CI reader");
     expect(afterRotation).toEqual([expect.objectContaining({ name: "CI reader", keyPrefix: newKey.slice(0, 8), permissions: ["devices:read", "members:read"], description: "reads the fleet for the pipeline" })]);
 
-    // Revoke in the browser: refused from the next request on, and gone from the list.
+    // Rotate with a handover: the old key keeps working for an hour beside the new one.
+    await ui.page.getByRole("button", { name: "Rotate CI reader" }).click();
+    const handover = ui.page.getByRole("dialog", { name: "Rotate “CI reader”?" });
+    await handover.getByLabel("The old key").selectOption({ label: "Keeps working for 1 hour" });
+    await ui.audit();
+    await handover.getByRole("button", { name: "Rotate key" }).click();
+    await handover.waitFor({ state: "hidden" });
+    const handedOver = ui.page.getByRole("region", { name: "Key “CI reader” rotated" });
+    await waitForText(handedOver, (t) => t.includes(`The key starting ${newKey.slice(0, 8)} keeps working until`));
+    const newestKey = (await handedOver.getByTestId("new-api-key").textContent())!.trim();
+    service.rememberSecret(newestKey);
+    expect(newestKey).not.toBe(newKey);
+    expect(await withKey(newKey, "/api/v1/devices")).toBe(200);
+    expect(await withKey(newestKey, "/api/v1/devices")).toBe(200);
+    const pair = (await service.call("GET", keysPath)).items.filter((k: { name: string }) => k.name === "CI reader") as { keyPrefix: string; expiresAt?: string }[];
+    expect(pair.map((k) => k.keyPrefix).sort()).toEqual([newKey.slice(0, 8), newestKey.slice(0, 8)].sort());
+    const ending = Date.parse(pair.find((k) => k.keyPrefix === newKey.slice(0, 8))!.expiresAt!) - Date.now();
+    expect(ending).toBeGreaterThan(55 * 60_000);
+    expect(ending).toBeLessThanOrEqual(3_600_000);
+    expect(pair.find((k) => k.keyPrefix === newestKey.slice(0, 8))!.expiresAt).toBeUndefined();
+    const keysTable = ui.page.getByRole("table", { name: "API keys" });
+    const oldRow = keysTable.getByRole("row").filter({ hasText: `${newKey.slice(0, 8)}…` });
+    await waitForText(oldRow.getByRole("cell").nth(5), (t) => /^in (1 hr\.|5\d min\.|60 min\.)$/.test(t));
+    await ui.settled();
+    await ui.screenshot("api-keys-rotated-handover");
+
+    // Revoke in the browser, first the handed-over key, then the newest: each is refused from
+    // the next request on, and gone from the list.
+    await oldRow.getByRole("button", { name: "Revoke CI reader" }).click();
+    const revokeOld = ui.page.getByRole("dialog", { name: "Revoke “CI reader”?" });
+    await revokeOld.getByRole("button", { name: "Revoke key" }).click();
+    await revokeOld.waitFor({ state: "hidden" });
+    await oldRow.waitFor({ state: "detached" });
+    expect(await withKey(newKey, "/api/v1/devices")).toBe(401);
     await ui.page.getByRole("button", { name: "Revoke CI reader" }).click();
     const revoke = ui.page.getByRole("dialog", { name: "Revoke “CI reader”?" });
     await revoke.getByRole("button", { name: "Revoke key" }).click();
     await revoke.waitFor({ state: "hidden" });
-    await ui.page.getByRole("table", { name: "API keys" }).getByRole("row").filter({ hasText: "CI reader" }).waitFor({ state: "detached" });
-    expect(await withKey(newKey, "/api/v1/devices")).toBe(401);
+    await keysTable.getByRole("row").filter({ hasText: "CI reader" }).waitFor({ state: "detached" });
+    expect(await withKey(newestKey, "/api/v1/devices")).toBe(401);
     expect((await service.call("GET", keysPath)).items.map((k: { id: string }) => k.id)).toEqual(before.map((b) => b.id));
   }, 180_000);
 });

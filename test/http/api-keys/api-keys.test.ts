@@ -1,4 +1,4 @@
-// Spec ops 9 and 15 and the list / update (PUT) / revoke (DELETE) paths of API keys.
+// Spec ops 9 and 15, the list / update (PUT) / revoke (DELETE) paths of API keys, and rotate (ours).
 import { createTRPCClient, httpBatchLink } from "@trpc/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppRouter } from "../../../src/index.js";
@@ -312,6 +312,130 @@ describe("DELETE /organizations/{orgId}/api-keys/{id} and expiry", () => {
   });
 });
 
+describe("POST /organizations/{orgId}/api-keys/{id}/rotate", () => {
+  const rotate = (t: Tenant, id: string, body: Record<string, unknown> = {}, key = t.key) =>
+    h.api("POST", `${keysPath(t.org.id)}/${id}/rotate`, { key, body }).then((res) => {
+      if (res.status === 201) created.push(res.body.key);
+      return res;
+    });
+
+  it("answers 201 with a new key like the old one; the old key is revoked at once, in the same transaction", async () => {
+    const expiresAt = new Date(Date.now() + 3 * 86_400_000).toISOString();
+    const old = await createKey(acme, { name: "pipeline", description: "deploys from CI", permissions: ["organizations:read", "devices:read"], expiresAt });
+    // no body at all: the defaults (what `curl -X POST` sends)
+    const res = await h.api("POST", `${keysPath(acme.org.id)}/${old.body.id}/rotate`, { key: acme.key });
+    expect(res.status, res.text).toBe(201);
+    created.push(res.body.key);
+    expect(res.body).toMatchObject({ name: "pipeline", description: "deploys from CI", permissions: ["organizations:read", "devices:read"], expiresAt, createdBy: acme.user.id, platform: false });
+    expect(res.body.id).not.toBe(old.body.id);
+    expect(res.body.key).toMatch(/^fm_[0-9A-Za-z]{40}$/);
+    expect(res.body.keyPrefix).toBe(res.body.key.slice(0, 8));
+    expect(res.body.replaced).toEqual({ id: old.body.id, keyPrefix: old.body.keyPrefix, revokedAt: expect.any(String) });
+
+    expect((await readOrg(acme, res.body.key)).status).toBe(200);
+    expect((await readOrg(acme, old.body.key)).status).toBe(401);
+    expect((await h.api("GET", `${keysPath(acme.org.id)}/${old.body.id}`, { key: acme.key })).status).toBe(404);
+    const rows = await h.services.prisma.apiKey.findMany({ where: { id: { in: [old.body.id, res.body.id] } } });
+    expect(rows.find((r) => r.id === old.body.id)!.revokedAt?.toISOString()).toBe(res.body.replaced.revokedAt);
+    expect(rows.find((r) => r.id === res.body.id)!.keyHash).toBe(sha256Hex(res.body.key));
+    const audit = await h.services.prisma.auditEntry.findFirstOrThrow({ where: { action: "api-keys.rotate", entityId: res.body.id } });
+    expect(audit.outcome).toBe("success");
+    expect(audit.message).toBe(`replaces ${old.body.keyPrefix}…; revoked at once`);
+    expect(JSON.stringify(audit)).not.toContain(res.body.key);
+  });
+
+  it("with graceSeconds, the old key keeps working until then, never beyond its own expiry", async () => {
+    const old = await createKey(acme, { name: "handover", permissions: ["organizations:read"] });
+    const before = Date.now();
+    const res = await rotate(acme, old.body.id, { graceSeconds: 2 });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.expiresAt).toBeUndefined(); // the old key had none
+    const until = Date.parse(res.body.replaced.expiresAt);
+    expect(res.body.replaced.revokedAt).toBeUndefined();
+    expect(until).toBeGreaterThanOrEqual(before + 2000);
+    expect(until).toBeLessThanOrEqual(Date.now() + 2000);
+    expect((await h.services.prisma.apiKey.findUniqueOrThrow({ where: { id: old.body.id } })).expiresAt?.toISOString()).toBe(res.body.replaced.expiresAt);
+    // both keys work during the handover, then only the new one
+    expect((await readOrg(acme, old.body.key)).status).toBe(200);
+    expect((await readOrg(acme, res.body.key)).status).toBe(200);
+    await new Promise((r) => setTimeout(r, Math.max(0, until - Date.now() + 50)));
+    const late = await readOrg(acme, old.body.key);
+    expect(late.status).toBe(401);
+    expect(late.body.message).toBe("API key has expired");
+    expect((await readOrg(acme, res.body.key)).status).toBe(200);
+
+    // an expiry sooner than the grace period stays as it was
+    const soon = new Date(Date.now() + 3_600_000).toISOString();
+    const short = await createKey(acme, { name: "short", permissions: ["organizations:read"], expiresAt: soon });
+    const kept = await rotate(acme, short.body.id, { graceSeconds: 86_400 });
+    expect(kept.status, kept.text).toBe(201);
+    expect(kept.body.replaced.expiresAt).toBe(soon);
+    expect(kept.body.expiresAt).toBe(soon);
+  });
+
+  it("gives the new key another expiry when asked; an expired key needs one (400 naming expiresAt, nothing changed)", async () => {
+    const old = await createKey(acme, { name: "lapsed", permissions: ["organizations:read"], expiresAt: new Date(Date.now() + 86_400_000).toISOString() });
+    await h.services.prisma.apiKey.update({ where: { id: old.body.id }, data: { expiresAt: new Date(Date.now() - 60_000) } });
+    const count = () => h.services.prisma.apiKey.count({ where: { organizationId: acme.org.id } });
+    const keys = await count();
+
+    const refused = await rotate(acme, old.body.id);
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toMatch(/^Invalid input: expiresAt: the key expired at /);
+    expect(await count()).toBe(keys);
+
+    const later = new Date(Date.now() + 7 * 86_400_000).toISOString();
+    const renewed = await rotate(acme, old.body.id, { expiresAt: later });
+    expect(renewed.status, renewed.text).toBe(201);
+    expect(renewed.body.expiresAt).toBe(later);
+    expect((await readOrg(acme, renewed.body.key)).status).toBe(200);
+
+    const forever = await rotate(acme, renewed.body.id, { expiresAt: null });
+    expect(forever.status, forever.text).toBe(201);
+    expect(forever.body.expiresAt).toBeUndefined();
+  });
+
+  it("answers 400 naming graceSeconds or expiresAt for bad values, and changes nothing", async () => {
+    const old = await createKey(acme, { name: "untouched", permissions: ["organizations:read"] });
+    const keys = await h.services.prisma.apiKey.count({ where: { organizationId: acme.org.id } });
+    for (const [body, field] of [
+      [{ graceSeconds: -1 }, "graceSeconds"],
+      [{ graceSeconds: 7 * 86_400 + 1 }, "graceSeconds"],
+      [{ graceSeconds: 1.5 }, "graceSeconds"],
+      [{ graceSeconds: "soon" }, "graceSeconds"],
+      [{ expiresAt: new Date(Date.now() - 1000).toISOString() }, "expiresAt"],
+      [{ expiresAt: "tomorrow" }, "expiresAt"],
+    ] as const) {
+      const res = await rotate(acme, old.body.id, body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.data.issues.map((i: { path: string[] }) => i.path.join("."))).toContain(field);
+    }
+    expect(await h.services.prisma.apiKey.count({ where: { organizationId: acme.org.id } })).toBe(keys);
+    expect((await h.services.prisma.apiKey.findUniqueOrThrow({ where: { id: old.body.id } })).revokedAt).toBeNull();
+    expect((await readOrg(acme, old.body.key)).status).toBe(200);
+  });
+
+  it("is bounded like a new key: a caller who may not grant the key's permissions gets 403 and both keys stay as they were", async () => {
+    const wide = await createKey(acme, { name: "wide rotate", permissions: ["devices:*", "organizations:read"] });
+    const narrow = await h.createKey(acme.org.id, ["api-keys:write", "organizations:read"], { userId: acme.user.id });
+    const keys = await h.services.prisma.apiKey.count({ where: { organizationId: acme.org.id } });
+    const res = await rotate(acme, wide.body.id, {}, narrow);
+    expect(res.status).toBe(403);
+    expect(await h.services.prisma.apiKey.count({ where: { organizationId: acme.org.id } })).toBe(keys);
+    expect((await readOrg(acme, wide.body.key)).status).toBe(200);
+  });
+
+  it("401 / 403 / 404 for another tenant's key, which keeps working", async () => {
+    const target = await createKey(acme, { name: "secured rotate", permissions: ["organizations:read"] });
+    const item = `${keysPath(acme.org.id)}/${target.body.id}/rotate`;
+    await expectSecured(h, acme, globex, { method: "POST", path: item, body: {}, permission: "api-keys:write", foreignPath: item });
+    expect((await h.api("POST", `${keysPath(globex.org.id)}/${target.body.id}/rotate`, { key: globex.key, body: {} })).status).toBe(404);
+    expect((await h.services.prisma.apiKey.findUniqueOrThrow({ where: { id: target.body.id } })).revokedAt).toBeNull();
+    expect((await readOrg(acme, target.body.key)).status).toBe(200);
+    expect(await h.services.prisma.apiKey.count({ where: { organizationId: acme.org.id, name: "secured rotate" } })).toBe(1);
+  });
+});
+
 describe("security of every procedure", () => {
   it("401 / 403 / cross-tenant 404 on list, create, get, update, revoke", async () => {
     const target = await createKey(acme, { name: "secured" });
@@ -331,6 +455,11 @@ describe("security of every procedure", () => {
     expect(made.keyPrefix).toBe(made.key.slice(0, 8));
     const read = await client.apiKeys.get.query({ orgId: acme.org.id, id: made.id });
     expect(read).not.toHaveProperty("key");
+    const rotated = await client.apiKeys.rotate.mutate({ orgId: acme.org.id, id: made.id, graceSeconds: 60 });
+    created.push(rotated.key);
+    expect(rotated).toMatchObject({ name: "from tRPC", permissions: ["devices:read"], replaced: { id: made.id, keyPrefix: made.keyPrefix } });
+    expect(rotated.replaced.revokedAt).toBeUndefined();
+    expect(Date.parse(rotated.replaced.expiresAt!)).toBeGreaterThan(Date.now());
   });
 
   it("never writes a created key to the logs", () => {

@@ -1,9 +1,9 @@
 // API keys of the organization: prefix, permissions, creator, last use and expiry; create
 // with the permission picker (offering only what the creator holds, as the API demands), the
 // key shown once with a copy button and a warning; rotate or revoke after a confirmation.
-// Rotation is the API's two operations in a row: a new key like the old one (name,
-// description, permissions, expiry) is created first, then the old one revoked, so a refusal
-// of the first leaves the old key working.
+// Rotation is one call (apiKeys.rotate, one transaction): a new key like the old one (name,
+// description, permissions, expiry), and the old one revoked at once or left working for a
+// handover period the person chooses, so that what uses it can be given the new key first.
 import { useState, type FormEvent } from "react";
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import { AlertTriangle, Ban, Plus, RefreshCw } from "lucide-react";
@@ -17,13 +17,22 @@ import { DataTable, type Column } from "../ui/DataTable";
 import { ConfirmDialog, Dialog } from "../ui/Dialog";
 import { Pagination } from "../ui/Pagination";
 import { Empty, ErrorBox, ErrorState, Forbidden } from "../ui/states";
-import { RelativeTime } from "../ui/time";
+import { formatDateTime, RelativeTime } from "../ui/time";
 import { useToast } from "../ui/toast";
 import { PermissionChips } from "../roles/PermissionChips";
 import { PermissionPicker } from "../roles/PermissionPicker";
 
 type ApiKey = RouterOutputs["apiKeys"]["list"]["items"][number];
 type CreatedKey = RouterOutputs["apiKeys"]["create"];
+type ReplacedKey = RouterOutputs["apiKeys"]["rotate"]["replaced"];
+
+/** How long the old key keeps working after a rotation (graceSeconds). */
+const HANDOVER_CHOICES = [
+  { seconds: 0, label: "Stops at once" },
+  { seconds: 3_600, label: "Keeps working for 1 hour" },
+  { seconds: 86_400, label: "Keeps working for 24 hours" },
+  { seconds: 7 * 86_400, label: "Keeps working for 7 days" },
+];
 
 const PAGE = 50;
 
@@ -38,8 +47,9 @@ export function ApiKeysPage() {
   const toast = useToast();
   const [offset, setOffset] = useState(0);
   const [creating, setCreating] = useState(false);
-  const [created, setCreated] = useState<{ key: CreatedKey; replaced?: string } | null>(null);
+  const [created, setCreated] = useState<{ key: CreatedKey; replaced?: ReplacedKey } | null>(null);
   const [rotating, setRotating] = useState<ApiKey | null>(null);
+  const [handoverSeconds, setHandoverSeconds] = useState(0);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
   const keys = useQuery({ ...q.apiKeys.list.options({ orgId, limit: PAGE, offset }), enabled: canRead, placeholderData: keepPreviousData });
   const refresh = () => queryClient.invalidateQueries({ queryKey: q.apiKeys.key() });
@@ -66,7 +76,7 @@ export function ApiKeysPage() {
       header: "Actions",
       cell: (k: ApiKey) => (
         <div className="row row--nowrap">
-          {!isExpired(k) && <Button size="small" icon={<RefreshCw />} onClick={() => setRotating(k)} aria-label={`Rotate ${k.name}`}>Rotate</Button>}
+          {!isExpired(k) && <Button size="small" icon={<RefreshCw />} onClick={() => { setHandoverSeconds(0); setRotating(k); }} aria-label={`Rotate ${k.name}`}>Rotate</Button>}
           <Button size="small" icon={<Ban />} onClick={() => setRevoking(k)} aria-label={`Revoke ${k.name}`}>Revoke</Button>
         </div>
       ),
@@ -113,15 +123,19 @@ export function ApiKeysPage() {
         confirmLabel="Rotate key"
         onConfirm={async () => {
           const old = rotating!;
-          const key = await q.apiKeys.create.call({
-            orgId, name: old.name, description: old.description, permissions: old.permissions, expiresAt: old.expiresAt,
-          });
-          setCreated({ key, replaced: old.keyPrefix });
-          await q.apiKeys.revoke.call({ orgId, id: old.id }).finally(refresh);
+          const { replaced, ...key } = await q.apiKeys.rotate.call({ orgId, id: old.id, graceSeconds: handoverSeconds });
+          setCreated({ key, replaced });
           toast.success(`Key “${old.name}” rotated`);
+          await refresh();
         }}
       >
-        <p>A new key with the same name, permissions and expiry is created, and the key starting <code>{rotating?.keyPrefix}</code> is revoked at once: whatever uses it gets 401 until it is given the new key.</p>
+        <p>A new key with the same name, permissions and expiry replaces the key starting <code>{rotating?.keyPrefix}</code>. Whatever uses the old key gets 401 once it stops working.</p>
+        <div className="field">
+          <label htmlFor="rotate-handover">The old key</label>
+          <select id="rotate-handover" className="select" value={handoverSeconds} onChange={(e) => setHandoverSeconds(Number(e.target.value))}>
+            {HANDOVER_CHOICES.map((c) => <option key={c.seconds} value={c.seconds}>{c.label}</option>)}
+          </select>
+        </div>
       </ConfirmDialog>
       <ConfirmDialog
         open={revoking !== null}
@@ -140,7 +154,7 @@ export function ApiKeysPage() {
   );
 }
 
-function NewKeyCard({ created, replaced, onDismiss }: { created: CreatedKey; replaced?: string; onDismiss: () => void }) {
+function NewKeyCard({ created, replaced, onDismiss }: { created: CreatedKey; replaced?: ReplacedKey; onDismiss: () => void }) {
   const example = `curl -H "X-API-Key: ${created.key}" ${location.origin}/api/v1/devices`;
   return (
     <section className="card new-secret" aria-labelledby="new-key-title">
@@ -153,7 +167,9 @@ function NewKeyCard({ created, replaced, onDismiss }: { created: CreatedKey; rep
           <AlertTriangle aria-hidden="true" />
           <p>
             Copy the key now: it is shown only this once and cannot be retrieved later. Anyone holding it can act with its permissions.
-            {replaced && <> The key starting <code>{replaced}</code> no longer works.</>}
+            {replaced && (replaced.revokedAt
+              ? <> The key starting <code>{replaced.keyPrefix}</code> no longer works.</>
+              : <> The key starting <code>{replaced.keyPrefix}</code> keeps working until <time dateTime={replaced.expiresAt}>{formatDateTime(replaced.expiresAt!)}</time>: give the new key to what uses it before then.</>)}
           </p>
         </div>
         <div className="field">
