@@ -35,11 +35,14 @@ export const updateApiKeyInput = z.object({
   expiresAt: futureDateTime.nullable().optional(),
 });
 
+/** How long a rotated key may keep working beside its replacement, at most (7 days). */
+export const MAX_ROTATION_GRACE_SECONDS = 7 * 86_400;
+
 /** POST .../{id}/rotate: how long the old key keeps working, and the new key's expiry if not the old one's. */
 export const rotateApiKeyInput = z.object({
   orgId: z.string().uuid(),
   id: z.string().uuid(),
-  graceSeconds: z.number().int().min(0).max(7 * 86_400).default(0)
+  graceSeconds: z.number().int().min(0).max(MAX_ROTATION_GRACE_SECONDS).default(0)
     .describe("how long the old key keeps working beside the new one, in seconds (0, the default: revoked at once; at most 7 days, never beyond its own expiry)"),
   expiresAt: futureDateTime.nullable().optional()
     .describe("the new key's expiry; absent: the old key's (which must still be in the future); null: none"),

@@ -107,9 +107,6 @@ export async function revokeApiKey(db: DbTx, organizationId: string, id: string,
   return { id: row.id, revoked: true as const, revokedAt: row.revokedAt!.toISOString() };
 }
 
-/** How long a rotated key may keep working beside its replacement, at most (7 days). */
-export const MAX_ROTATION_GRACE_SECONDS = 7 * 86_400;
-
 /**
  * Replaces a key in one transaction (the mutation's): a new key with the old one's name,
  * description and permissions, bounded by the caller like a new key, and the old key revoked
@@ -132,14 +129,15 @@ export async function rotateApiKey(
   }
   const { row, key } = await createApiKey(db, principal, organizationId, {
     name: current.name,
-    ...(current.description !== null ? { description: current.description } : {}),
+    description: current.description ?? undefined,
     permissions: current.permissions,
     ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {}),
   }, audit);
   const graceEnd = new Date(now.getTime() + input.graceSeconds * 1000);
-  const replaced = input.graceSeconds === 0
-    ? await db.apiKey.update({ where: { id: current.id }, data: { revokedAt: now } })
-    : await db.apiKey.update({ where: { id: current.id }, data: { expiresAt: current.expiresAt && current.expiresAt < graceEnd ? current.expiresAt : graceEnd } });
+  const end = input.graceSeconds === 0
+    ? { revokedAt: now }
+    : { expiresAt: current.expiresAt && current.expiresAt < graceEnd ? current.expiresAt : graceEnd };
+  const replaced = await db.apiKey.update({ where: { id: current.id }, data: end });
   if (audit) audit.message = [`replaces ${current.keyPrefix}…`, input.graceSeconds === 0 ? "revoked at once" : `working until ${replaced.expiresAt!.toISOString()}`, audit.message].filter(Boolean).join("; ");
   return {
     row,
