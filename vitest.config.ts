@@ -1,9 +1,23 @@
 import { defineConfig } from "vitest/config";
 
+// Everything the suite holds; web/src: the console's pure logic (parsing, chart data, buffers).
+const EVERY_TEST = ["test/**/*.test.ts", "web/src/**/*.test.ts"];
+
+// TEST_SCOPE=database (what .ci/run sets for its PostgreSQL phase): only the tests whose outcome
+// depends on the database run again there: the API over HTTP, the operations fuzzer, and the
+// unit tests that open a database. The browser tests and the pure unit tests would prove
+// nothing new on a second database, so they run once, in the PGlite phase.
+const DATABASE_TESTS = [
+  "test/http/**/*.test.ts",
+  "test/fuzz/**/*.test.ts",
+  "test/unit/jobs.test.ts",
+  "test/unit/platform-keys-migration.test.ts",
+  "test/unit/raw-session.test.ts",
+];
+
 export default defineConfig({
   test: {
-    // web/src: the console's pure logic (parsing, chart data, buffers), next to its modules.
-    include: ["test/**/*.test.ts", "web/src/**/*.test.ts"],
+    include: process.env.TEST_SCOPE === "database" ? DATABASE_TESTS : EVERY_TEST,
     globalSetup: ["test/support/global-setup.ts"],
     // One database per test file; PGlite holds ~450 MB, so two files at a time on 2 cores.
     pool: "forks",
