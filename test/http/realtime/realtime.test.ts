@@ -53,6 +53,16 @@ describe("POST /api/v1/realtime/ticket", () => {
     expect(JSON.stringify(row)).not.toContain(t.ticket);
   });
 
+  it("writes no audit entry: a ticket is no change made by a person (every console page load asks for one)", async () => {
+    const entries = () => h.services.prisma.auditEntry.count({ where: { organizationId: acme.org.id } });
+    const before = await entries();
+    for (let i = 0; i < 3; i++) await ticket(acme.key);
+    expect(await entries()).toBe(before);
+    const listed = await h.api("GET", "/api/v1/audit?action=realtime.*", { key: acme.key });
+    expect(listed.status, listed.text).toBe(200);
+    expect(listed.body.total).toBe(0);
+  });
+
   it("is secured, and needs at least one readable channel", async () => {
     await expectSecured(h, acme, globex, { method: "POST", path: "/api/v1/realtime/ticket", permission: "telemetry:read" });
     const onlyTelemetry = await h.createKey(acme.org.id, ["telemetry:read"]);
