@@ -5,7 +5,7 @@
 // oldest devices). Set-based: one statement per step, whatever the fleet size.
 import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
-import { NORMALIZED_ARCH, UTC_NOW } from "../devices/sql.js";
+import { architectureEligible, UTC_NOW } from "../devices/sql.js";
 import { targetCondition } from "../groups/service.js";
 import type { DeploymentProfile } from "../applications/manifest/index.js";
 import { planBatches, type PlannedBatch, type StagedStrategy } from "./strategy.js";
@@ -27,14 +27,14 @@ export async function freezeTargets(db: DbTx, deployment: TargetedDeployment, pr
   await db.deploymentDevice.deleteMany({ where: { deploymentId: deployment.id } });
   const target = deployment.labelSelector ? { labelSelector: deployment.labelSelector as Record<string, string> } : { deviceIds: deployment.targetDeviceIds };
   const architectures = profile.requiredResources?.cpu?.architectures ?? null;
-  const allowed = architectures ? JSON.stringify(architectures) : null;
+  const eligible = architectureEligible(architectures);
   const needs = architectures?.join(", ") ?? "";
   const rows = await db.$queryRaw<Array<{ state: string; n: number }>>`
     WITH inserted AS (
       INSERT INTO "DeploymentDevice" ("deploymentId", "deviceId", "organizationId", "state", "reason", "stateChangedAt")
       SELECT ${deployment.id}::uuid, d."id", d."organizationId",
-             CASE WHEN ${allowed}::jsonb IS NULL OR ${allowed}::jsonb ? (${NORMALIZED_ARCH}) THEN 'pending' ELSE 'skipped' END,
-             CASE WHEN ${allowed}::jsonb IS NULL OR ${allowed}::jsonb ? (${NORMALIZED_ARCH}) THEN NULL
+             CASE WHEN ${eligible} THEN 'pending' ELSE 'skipped' END,
+             CASE WHEN ${eligible} THEN NULL
                   WHEN d."arch" IS NULL THEN 'the device has not reported its architecture; the profile needs ' || ${needs}
                   ELSE 'architecture ' || d."arch" || ' is not supported by the profile (' || ${needs} || ')' END,
              ${UTC_NOW}

@@ -4,6 +4,7 @@
 import { Prisma } from "../../generated/prisma/client.js";
 import type { Labels } from "./labels.js";
 import { utcTimestamp } from "../../db/driver-reads.js";
+import { REPORTED_ARCHITECTURES } from "../groups/architectures.js";
 
 /** `labels @> {...}`: served by the GIN index on Device.labels. `{}` matches everything. */
 export function selectorCondition(selector: Labels, alias = "d"): Prisma.Sql {
@@ -25,7 +26,7 @@ export function and(conditions: Prisma.Sql[]): Prisma.Sql {
  */
 export const DEVICE_COLUMNS = Prisma.raw(
   [
-    `d."id", d."organizationId", d."name", d."reportedDeviceId", d."claimActive", d."status"`,
+    `d."id", d."organizationId", d."name", d."reportedDeviceId", d."claimActive", d."status", d."statusReason"`,
     `d."labels", d."os", d."arch", d."agentVersion", d."hardwareModel", d."ipAddress", d."facts"`,
     ...["statusChangedAt", "lastSeenAt", "enrolledAt", "createdAt", "updatedAt"].map((c) => utcTimestamp("d", c)),
   ].join(", "),
@@ -35,13 +36,24 @@ export const DEVICE_COLUMNS = Prisma.raw(
 // PostgreSQL would convert with the session's TimeZone, so raw SQL converts explicitly.
 /**
  * The architecture a device reported, named as manifests name it (x86_64 -> amd64, aarch64 ->
- * arm64, armv7l -> arm); NULL when it has not reported one. Deployments decide eligibility
- * with it and op 12 counts by it, so the console's preview and the service agree.
+ * arm64, armv7l and armv7 -> arm: REPORTED_ARCHITECTURES, the table the console shows); NULL
+ * when it has not reported one. Deployments decide eligibility with it and op 12 counts by it,
+ * so the console's preview and the service agree.
  */
 export const NORMALIZED_ARCH = Prisma.raw(`CASE lower(d."arch")
-  WHEN 'x86_64' THEN 'amd64' WHEN 'x64' THEN 'amd64' WHEN 'aarch64' THEN 'arm64' WHEN 'armv8' THEN 'arm64'
-  WHEN 'armv7l' THEN 'arm' WHEN 'armv7' THEN 'arm' WHEN 'armhf' THEN 'arm' WHEN 'armv6l' THEN 'arm'
+  ${Object.entries(REPORTED_ARCHITECTURES).flatMap(([arch, reported]) => reported.map((r) => `WHEN '${r}' THEN '${arch}'`)).join(" ")}
   ELSE lower(d."arch") END`);
+
+/**
+ * The rule that decides whether a device can run a profile: every device when the profile names
+ * no architecture, else those whose normalised architecture it names (a device that has not
+ * reported one cannot). Deployments freeze their targets with it; `POST /groups/eligibility`
+ * counts with it.
+ */
+export function architectureEligible(architectures: readonly string[] | null | undefined): Prisma.Sql {
+  if (!architectures) return Prisma.sql`TRUE`;
+  return Prisma.sql`coalesce(${JSON.stringify(architectures)}::jsonb ? (${NORMALIZED_ARCH}), FALSE)`;
+}
 
 export const UTC_NOW = Prisma.raw(`(now() AT TIME ZONE 'UTC')`);
 

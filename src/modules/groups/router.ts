@@ -11,6 +11,8 @@ import {
   bulkDeleteOutput,
   bulkLabelInput,
   bulkLabelOutput,
+  eligibilityInput,
+  eligibilityOutput,
   fleetStatsOutput,
   groupQueryInput,
   groupQueryOutput,
@@ -19,7 +21,7 @@ import {
   labelValuesOutput,
   statsSelector,
 } from "./schemas.js";
-import { bulkDeleteDevices, bulkUpdateLabels, fleetStats, groupsByLabel, labelKeys, labelValues, statsBySelector } from "./service.js";
+import { bulkDeleteDevices, bulkUpdateLabels, eligibility, fleetStats, groupsByLabel, labelKeys, labelValues, statsBySelector } from "./service.js";
 
 const TAG = "Groups";
 
@@ -80,6 +82,22 @@ export const groupsRouter = router({
       ...(await statsBySelector(ctx.db, ctx.principal.organizationId, input.labelSelector)),
       labelSelector: input.labelSelector,
     })),
+
+  eligibility: protectedProcedure("devices:read")
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/groups/eligibility",
+        tags: [TAG],
+        summary: "How many devices a target matches and how many of them a deployment profile can run on",
+        description:
+          "The rule a deployment applies when it starts: a profile that names architectures runs on devices whose reported architecture is one of them, read as manifests name them (x86_64 is amd64, aarch64 arm64, armv7 and armv7l arm); a device that has not reported one is skipped. Without `architectures` every matched device is eligible.",
+      },
+    })
+    .input(eligibilityInput)
+    .output(eligibilityOutput)
+    // A read, although a POST: no audit entry, no transaction.
+    .query(({ ctx, input }) => eligibility(ctx.db, ctx.principal.organizationId, input, input.architectures)),
 
   byLabel: protectedProcedure("devices:read")
     .meta({

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { byStatusOutput } from "../devices/schemas.js";
 import { labelKey, labelsSchema, labelSelectorSchema } from "../devices/labels.js";
+import { MANIFEST_ARCHITECTURES } from "./architectures.js";
 
 /**
  * Selectors of the read-only statistics are lenient (any string to string, bounded): the
@@ -24,6 +25,29 @@ export const groupQueryOutput = z.object({
     .record(z.string(), z.number().int())
     .describe("matching devices by architecture as manifests name it (x86_64 counts as amd64, aarch64 as arm64, armv7l as arm); `unknown`: not reported yet"),
   labelSelector: z.record(z.string(), z.string()).optional().describe("the selector applied"),
+});
+
+/** A deployment's target and its profile's architectures: how many devices it would run on. */
+export const eligibilityInput = z
+  .object({
+    labelSelector: statsSelector.optional().describe("devices matching every pair ({} matches every device)"),
+    deviceIds: z.array(z.string().uuid()).min(1).max(10_000).optional().describe("or these devices"),
+    architectures: z
+      .array(z.enum(MANIFEST_ARCHITECTURES))
+      .max(MANIFEST_ARCHITECTURES.length)
+      .optional()
+      .describe("the profile's requiredResources.cpu.architectures; absent: it runs on every architecture"),
+  })
+  .superRefine((v, ctx) => {
+    if ((v.labelSelector === undefined) === (v.deviceIds === undefined)) ctx.addIssue({ code: "custom", message: "give exactly one of labelSelector or deviceIds", path: ["labelSelector"] });
+  });
+
+export const eligibilityOutput = z.object({
+  matched: z.number().int().describe("devices the target matches now"),
+  eligible: z.number().int().describe("of them, devices the profile can run on: a deployment started now gives them the application"),
+  skipped: z.number().int().describe("of them, devices a deployment started now would skip: their architecture is not the profile's, or they have not reported one"),
+  byArchitecture: z.record(z.string(), z.number().int()).describe("matched devices by architecture as manifests name it (armv7 counts as arm, as in op 12); `unknown`: not reported yet"),
+  skippedByArchitecture: z.record(z.string(), z.number().int()).describe("skipped devices by architecture, named as in byArchitecture"),
 });
 
 export const groupsByLabelOutput = z.object({

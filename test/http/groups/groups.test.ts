@@ -9,12 +9,13 @@ const STATUSES = ["online", "offline", "pending", "error", "provisioned"] as con
 const SITES = ["berlin", "paris", "rome", "oslo"];
 const TIERS = ["core", "edge"];
 // As agents report them; op 12 counts them as manifests name them (undefined: not reported).
-const REPORTED_ARCHS = ["x86_64", "aarch64", "armv7l", "riscv64", undefined] as const;
-const MANIFEST_ARCH: Record<string, string> = { x86_64: "amd64", aarch64: "arm64", armv7l: "arm", riscv64: "riscv64" };
+const REPORTED_ARCHS = ["x86_64", "aarch64", "armv7l", "riscv64", undefined, "armv7"] as const;
+const MANIFEST_ARCH: Record<string, string> = { x86_64: "amd64", aarch64: "arm64", armv7l: "arm", armv7: "arm", riscv64: "riscv64" };
 
 let h: Harness;
 let acme: Tenant;
 let globex: Tenant;
+let fleetIds: string[];
 let fleet: (DeviceSpec & { labels: Record<string, string>; status: string; arch?: string })[];
 
 // A deterministic pseudo-random fleet: 360 devices; some carry no site, some carry extra keys.
@@ -61,7 +62,7 @@ beforeAll(async () => {
   acme = await h.createTenant("Acme Groups");
   globex = await h.createTenant("Globex Groups");
   fleet = buildFleet();
-  await insertDevices(h, acme.org.id, fleet);
+  fleetIds = await insertDevices(h, acme.org.id, fleet);
   // Another tenant's devices with the same labels must never be counted.
   await insertDevices(h, globex.org.id, fleet.slice(0, 50));
 });
@@ -151,6 +152,60 @@ describe("other group statistics", () => {
   });
 });
 
+describe("POST /groups/eligibility: the devices a deployment profile would run on", () => {
+  /** Counted here from the fleet: a profile runs on the devices whose architecture (as manifests name it) it lists. */
+  function expectedFit(picked: typeof fleet, architectures?: string[]) {
+    const byArchitecture: Record<string, number> = {};
+    const skippedByArchitecture: Record<string, number> = {};
+    for (const d of picked) {
+      const arch = d.arch ? MANIFEST_ARCH[d.arch] : "unknown";
+      byArchitecture[arch] = (byArchitecture[arch] ?? 0) + 1;
+      if (architectures && !architectures.includes(arch)) skippedByArchitecture[arch] = (skippedByArchitecture[arch] ?? 0) + 1;
+    }
+    const skipped = Object.values(skippedByArchitecture).reduce((a, b) => a + b, 0);
+    return { matched: picked.length, eligible: picked.length - skipped, skipped, byArchitecture, skippedByArchitecture };
+  }
+
+  it("counts matched, eligible and skipped devices by selector, armv7 and armv7l counting as arm", async () => {
+    for (const labelSelector of [{}, { site: "berlin" }, { site: "rome", tier: "edge" }, { site: "atlantis" }] as Record<string, string>[]) {
+      for (const architectures of [undefined, ["arm"], ["arm64", "amd64"], []]) {
+        const res = await h.api("POST", "/api/v1/groups/eligibility", { key: acme.key, body: { labelSelector, architectures } });
+        const what = JSON.stringify({ labelSelector, architectures });
+        expect(res.status, `${what} ${res.text}`).toBe(200);
+        expect(res.body, what).toEqual(expectedFit(fleet.filter((d) => matches(labelSelector)(d.labels)), architectures));
+      }
+    }
+    // Both spellings of 32-bit ARM are eligible for an arm profile; a device that reported nothing is not.
+    const arm = await h.api("POST", "/api/v1/groups/eligibility", { key: acme.key, body: { labelSelector: {}, architectures: ["arm"] } });
+    expect(arm.body.eligible).toBe(fleet.filter((d) => d.arch === "armv7" || d.arch === "armv7l").length);
+    expect(fleet.some((d) => d.arch === "armv7") && fleet.some((d) => d.arch === "armv7l")).toBe(true);
+    expect(arm.body.skippedByArchitecture.unknown).toBe(fleet.filter((d) => !d.arch).length);
+  });
+
+  it("counts picked devices, never another tenant's", async () => {
+    const picked = [0, 1, 2, 3, 4, 5, 11];
+    const res = await h.api("POST", "/api/v1/groups/eligibility", { key: acme.key, body: { deviceIds: picked.map((i) => fleetIds[i]), architectures: ["arm64"] } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual(expectedFit(picked.map((i) => fleet[i]), ["arm64"]));
+    const foreign = await h.api("POST", "/api/v1/groups/eligibility", { key: globex.key, body: { deviceIds: picked.map((i) => fleetIds[i]) } });
+    expect(foreign.body).toEqual({ matched: 0, eligible: 0, skipped: 0, byArchitecture: {}, skippedByArchitecture: {} });
+  });
+
+  it("refuses a request without exactly one target or with an architecture manifests do not name, naming the field", async () => {
+    const bad: Array<[Record<string, unknown>, string]> = [
+      [{}, "labelSelector"],
+      [{ labelSelector: {}, deviceIds: [fleetIds[0]] }, "labelSelector"],
+      [{ labelSelector: {}, architectures: ["armv7"] }, "architectures"],
+      [{ deviceIds: ["not-a-uuid"] }, "deviceIds"],
+    ];
+    for (const [body, field] of bad) {
+      const res = await h.api("POST", "/api/v1/groups/eligibility", { key: acme.key, body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.message, JSON.stringify(body)).toContain(field);
+    }
+  });
+});
+
 describe("bulk operations", () => {
   it("updates labels of every device matched by a selector in one statement, with activity entries", async () => {
     const target = fleet.filter((d) => d.labels.site === "oslo" && d.labels.tier === "edge").length;
@@ -237,6 +292,7 @@ describe("security", () => {
       ["GET", "/api/v1/groups/query?site=berlin"],
       ["POST", "/api/v1/groups/query", { labelSelector: { site: "berlin" } }],
       ["GET", "/api/v1/groups/by-label/site"],
+      ["POST", "/api/v1/groups/eligibility", { labelSelector: { site: "berlin" }, architectures: ["arm"] }],
     ];
     for (const [method, path, body] of reads) await expectSecured(h, acme, globex, { method, path, body, permission: "devices:read" });
     await expectSecured(h, acme, globex, { method: "POST", path: "/api/v1/groups/labels/bulk", body: { labelSelector: { site: "rome" }, set: { s: "1" } }, permission: "devices:write" });

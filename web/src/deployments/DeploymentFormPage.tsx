@@ -7,6 +7,7 @@ import { useEffect, useId, useMemo, useState, type ReactNode } from "react";
 import { Link, useNavigate, useParams, useSearch } from "@tanstack/react-router";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { ArrowLeft, ArrowRight, Check, Plus, Trash2 } from "lucide-react";
+import type { RouterOutputs } from "../api/client";
 import { q } from "../api/query";
 import { useCan } from "../app/session";
 import { Button } from "../ui/Button";
@@ -19,7 +20,7 @@ import { useToast } from "../ui/toast";
 import { useDebounced } from "../ui/useDebounced";
 import { selectorProblem, SelectorInput } from "../devices/SelectorInput";
 import { DEVICE_STATUSES, STATUS_COLORS } from "../devices/types";
-import { eligibleDevices, UNKNOWN_ARCHITECTURE } from "../../../src/modules/groups/architectures";
+import { architectureLabel, MANIFEST_ARCHITECTURES, reportedArchitectureLabel, type ManifestArchitecture } from "../../../src/modules/groups/architectures";
 import { deploymentHref } from "./DeploymentLink";
 import { createInput, draftOf, EMPTY_DRAFT, targetOf, targetProblems, updateInput, type DeploymentDraft } from "./draft";
 import { inputsFromValues, parameterFields, parameterSubmission, type ParameterDeclaration, type ParameterField } from "./parameter-form";
@@ -27,11 +28,10 @@ import { describeWindows, MaintenanceWindowsEditor, windowProblems } from "./Mai
 import { previewBatches, strategyErrors, type ShareInput, type StrategyInput } from "./strategy-form";
 import type { ApplicationVersion, Deployment, Profile } from "./types";
 import "./deployments.css";
+import { counted, plural } from "../../../src/lib/plural";
 
 const STEPS = ["Application", "Target", "Parameters", "Strategy", "Review"] as const;
 type Step = (typeof STEPS)[number];
-/** The architectures manifests name (src/modules/applications/manifest/types.ts). */
-const ARCHITECTURES = ["amd64", "arm64", "arm", "riscv64"] as const;
 
 export function NewDeploymentPage() {
   const search = useSearch({ from: "/app/deployments/new" });
@@ -101,9 +101,9 @@ function DeploymentForm({ initial, editing }: { initial: DeploymentDraft; editin
   const declared = (version?.parameters ?? {}) as Record<string, ParameterDeclaration>;
   const stored = editing && editing.version === draft.version ? { values: editing.parameters, secretNames: editing.secretParameterNames } : undefined;
   const parameters = parameterSubmission(declared, draft.parameters, stored);
-  const target = useTargetCount(draft, profile?.requiredResources?.cpu?.architectures);
-  // Batches are cut from the devices the profile can run on; the others are skipped first.
-  const plannedDevices = target.eligible ?? target.count;
+  const target = useTargetCount(draft, profile);
+  // Batches are cut from the devices the profile can run on (the service's count); the others are skipped first.
+  const plannedDevices = target.fit?.eligible;
 
   const problems: Record<Step, Record<string, string>> = {
     Application: {
@@ -183,8 +183,8 @@ function DeploymentForm({ initial, editing }: { initial: DeploymentDraft; editin
         {step === "Application" && <ApplicationStep draft={draft} update={update} errors={errors} editing={!!editing} />}
         {step === "Target" && <TargetStep draft={draft} update={update} errors={errors} target={target} profile={profile} />}
         {step === "Parameters" && <ParametersStep declared={declared} draft={draft} update={update} errors={errors} stored={stored} />}
-        {step === "Strategy" && <StrategyStep draft={draft} update={update} errors={errors} devices={plannedDevices} />}
-        {step === "Review" && <ReviewStep draft={draft} version={version} profile={profile} declared={declared} devices={plannedDevices} keptSecrets={stored && !parameters.send ? stored.secretNames : []} />}
+        {step === "Strategy" && <StrategyStep draft={draft} update={update} errors={errors} devices={plannedDevices} fit={target.fit} />}
+        {step === "Review" && <ReviewStep draft={draft} version={version} profile={profile} declared={declared} devices={plannedDevices} fit={target.fit} keptSecrets={stored && !parameters.send ? stored.secretNames : []} />}
         {submitError ? <ErrorBox error={submitError} /> : null}
         <div className="row form-actions">
           {stepIndex > 0 && (
@@ -256,7 +256,7 @@ function ApplicationStep({ draft, update, errors, editing }: StepProps & { editi
             <legend>Deployment profile</legend>
             {version.profiles.map((p) => {
               const supported = p.requiredResources?.cpu?.architectures;
-              const unsupported = supported ? ARCHITECTURES.filter((a) => !supported.includes(a)) : [];
+              const unsupported = supported ? MANIFEST_ARCHITECTURES.filter((a) => !supported.includes(a)) : [];
               return (
                 <label key={p.id} className="profile-option">
                   <input type="radio" name="profile" value={p.id} checked={draft.profileId === p.id} onChange={() => update({ profileId: p.id })} />
@@ -265,7 +265,7 @@ function ApplicationStep({ draft, update, errors, editing }: StepProps & { editi
                     {p.description && <span className="muted">{p.description}</span>}
                     <span className="faint">Components: {p.components.map((c) => c.name).join(", ")}</span>
                     <span className={unsupported.length ? "profile-arch profile-arch--limited" : "profile-arch"}>
-                      {supported ? <>Runs on {supported.join(", ")}{unsupported.length > 0 && <> · <strong>not on {unsupported.join(", ")}</strong>: such devices are skipped</>}</> : "Runs on every architecture"}
+                      {supported ? <>Runs on {supported.map(architectureLabel).join(", ")}{unsupported.length > 0 && <> · <strong>not on {unsupported.map(architectureLabel).join(", ")}</strong>: such devices are skipped</>}</> : "Runs on every architecture"}
                     </span>
                   </span>
                 </label>
@@ -279,26 +279,44 @@ function ApplicationStep({ draft, update, errors, editing }: StepProps & { editi
   );
 }
 
+type Fit = RouterOutputs["groups"]["eligibility"];
+
 interface TargetCount {
   count: number | undefined;
-  /** the devices the profile can run on, when the architectures are known (a selector target) */
-  eligible?: number;
+  /** the service's answer: matched, eligible and skipped devices for the chosen profile (POST /groups/eligibility) */
+  fit?: Fit;
   byStatus?: Record<string, number>;
-  byArchitecture?: Record<string, number>;
   loading: boolean;
   error: unknown;
 }
 
-/** How many devices the target matches now (op 12 for a selector), kept current by the realtime channel. */
-function useTargetCount(draft: DeploymentDraft, architectures: string[] | undefined): TargetCount {
+/**
+ * How many devices the target matches now (op 12 for a selector's status breakdown) and how many
+ * of them the profile can run on, as the service decides when the deployment starts; kept
+ * current by the realtime channel.
+ */
+function useTargetCount(draft: DeploymentDraft, profile: Profile | undefined): TargetCount {
   const settled = useDebounced(draft.selector, 250);
   const selector = useMemo(() => (draft.targetKind === "selector" && !selectorProblem(settled) ? targetOf({ ...draft, selector: settled }).labelSelector ?? {} : {}), [draft.targetKind, settled]); // eslint-disable-line react-hooks/exhaustive-deps
-  const enabled = draft.targetKind === "selector" && Object.keys(selector).length > 0;
-  const stats = useQuery({ ...q.groups.query.options({ labelSelector: selector }), enabled });
-  if (draft.targetKind === "devices") return { count: draft.deviceIds.length, loading: false, error: null };
-  if (!enabled) return { count: undefined, loading: false, error: null };
-  const byArchitecture = stats.data?.byArchitecture;
-  return { count: stats.data?.total, eligible: byArchitecture && eligibleDevices(byArchitecture, architectures), byStatus: stats.data?.byStatus, byArchitecture, loading: stats.isPending, error: stats.error };
+  const bySelector = draft.targetKind === "selector" && Object.keys(selector).length > 0;
+  const byDevices = draft.targetKind === "devices" && draft.deviceIds.length > 0;
+  const stats = useQuery({ ...q.groups.query.options({ labelSelector: selector }), enabled: bySelector });
+  // The catalog admitted only the architectures manifests name (its output types them as strings).
+  const architectures = profile?.requiredResources?.cpu?.architectures as ManifestArchitecture[] | undefined;
+  const fit = useQuery({
+    ...q.groups.eligibility.options({ ...(bySelector ? { labelSelector: selector } : { deviceIds: draft.deviceIds }), architectures }),
+    enabled: !!profile && (bySelector || byDevices),
+  });
+  if (draft.targetKind === "devices") return { count: draft.deviceIds.length, fit: byDevices ? fit.data : { matched: 0, eligible: 0, skipped: 0, byArchitecture: {}, skippedByArchitecture: {} }, loading: fit.isLoading, error: fit.error };
+  if (!bySelector) return { count: undefined, loading: false, error: null };
+  return { count: stats.data?.total, fit: fit.data, byStatus: stats.data?.byStatus, loading: stats.isPending, error: stats.error ?? fit.error };
+}
+
+/** "12 devices match, 9 can run this profile (3 skipped: architecture amd64 (x86_64) 2, no architecture reported 1)". */
+export function fitSentence(fit: Fit): string {
+  const devices = (n: number) => counted(n, "device");
+  const skipped = Object.entries(fit.skippedByArchitecture).sort(([, a], [, b]) => b - a).map(([arch, n]) => `${architectureLabel(arch)} ${n.toLocaleString()}`);
+  return `${devices(fit.matched)} match${fit.matched === 1 ? "es" : ""}, ${fit.eligible.toLocaleString()} can run this profile${fit.skipped ? ` (${fit.skipped.toLocaleString()} skipped: architecture ${skipped.join(", ")})` : ""}`;
 }
 
 function TargetStep({ draft, update, errors, target, profile }: StepProps & { target: TargetCount; profile: Profile | undefined }) {
@@ -321,9 +339,9 @@ function TargetStep({ draft, update, errors, target, profile }: StepProps & { ta
               <div className="selector-result" aria-live="polite">
                 <Donut slices={slices} label="Matching devices by status" center={<><strong className="big-number">{target.count.toLocaleString()}</strong><span className="faint">match</span></>} />
                 <div className="stack">
-                  <p><strong>{target.count.toLocaleString()}</strong> device{target.count === 1 ? "" : "s"} match now.</p>
+                  <p><strong>{target.count.toLocaleString()}</strong> {plural(target.count, "device")} {target.count === 1 ? "matches" : "match"} now.</p>
                   <Legend slices={slices} />
-                  {architectures && <ArchitectureFit target={target} architectures={architectures} />}
+                  <ArchitectureFit fit={target.fit} architectures={architectures} />
                 </div>
               </div>
             )}
@@ -342,21 +360,23 @@ function TargetStep({ draft, update, errors, target, profile }: StepProps & { ta
             )}
           </>
         ) : (
-          <DevicePicker selected={draft.deviceIds} onChange={(deviceIds) => update({ deviceIds })} error={errors.devices} />
+          <>
+            <DevicePicker selected={draft.deviceIds} onChange={(deviceIds) => update({ deviceIds })} error={errors.devices} />
+            {target.error ? <ErrorBox error={target.error} /> : draft.deviceIds.length > 0 && <ArchitectureFit fit={target.fit} architectures={architectures} />}
+          </>
         )}
       </div>
     </Card>
   );
 }
 
-/** How many of the matching devices the profile runs on, and which architectures it would skip. */
-function ArchitectureFit({ target, architectures }: { target: TargetCount; architectures: string[] }) {
-  if (target.eligible === undefined || target.count === undefined) return <p className="faint">Devices that are not {architectures.join(", ")} are skipped when it starts.</p>;
-  const skipped = Object.entries(target.byArchitecture ?? {}).filter(([arch]) => !architectures.includes(arch));
+/** How many of the matching devices the profile runs on, and what it would skip (the service's count). */
+function ArchitectureFit({ fit, architectures }: { fit: Fit | undefined; architectures: string[] | undefined }) {
+  if (!fit) return <p className="faint">Counting the devices this profile can run on…</p>;
   return (
-    <p className={skipped.length ? "arch-fit arch-fit--skips" : "arch-fit"}>
-      <strong>{target.eligible.toLocaleString()}</strong> of them can run this profile ({architectures.join(", ")})
-      {skipped.length > 0 && <>; skipped when it starts: {skipped.map(([arch, n]) => `${n.toLocaleString()} ${arch === UNKNOWN_ARCHITECTURE ? "without a reported architecture" : arch}`).join(", ")}</>}.
+    <p className={fit.skipped ? "arch-fit arch-fit--skips" : "arch-fit"} data-testid="target-fit">
+      {fitSentence(fit)}.
+      {architectures && <span className="faint"> The profile runs on {architectures.map(architectureLabel).join(", ")}; the others are skipped when it starts.</span>}
     </p>
   );
 }
@@ -379,7 +399,7 @@ function DevicePicker({ selected, onChange, error }: { selected: string[]; onCha
             <li key={d.id}>
               <label className="row">
                 <input type="checkbox" checked={selected.includes(d.id)} onChange={() => toggle(d.id)} />
-                <span>{d.name}</span> <span className="faint">{d.arch ?? "architecture unknown"} · {d.status}</span>
+                <span>{d.name}</span> <span className="faint">{reportedArchitectureLabel(d.arch)} · {d.status}</span>
               </label>
             </li>
           ))}
@@ -459,7 +479,7 @@ function ShareField({ id, label, value, onChange, error, onRemove }: { id: strin
   );
 }
 
-function StrategyStep({ draft, update, errors, devices }: StepProps & { devices: number | undefined }) {
+function StrategyStep({ draft, update, errors, devices, fit }: StepProps & { devices: number | undefined; fit: Fit | undefined }) {
   const s = draft.strategy;
   const setStrategy = (patch: Partial<StrategyInput>) => update({ strategy: { ...s, ...patch } });
   // Every problem shows once the person typed; the step's own errors (after Next) add the rest.
@@ -502,7 +522,7 @@ function StrategyStep({ draft, update, errors, devices }: StepProps & { devices:
                 <input type="checkbox" checked={s.autoAdvance} onChange={(e) => setStrategy({ autoAdvance: e.target.checked })} />
                 Advance automatically: start the next batch as soon as one succeeds, without approval
               </label>
-              <BatchPreview preview={preview} devices={devices} />
+              <BatchPreview preview={preview} devices={devices} fit={fit} />
             </>
           )}
         </div>
@@ -512,18 +532,19 @@ function StrategyStep({ draft, update, errors, devices }: StepProps & { devices:
   );
 }
 
-function BatchPreview({ preview, devices }: { preview: ReturnType<typeof previewBatches>; devices: number | undefined }) {
+function BatchPreview({ preview, devices, fit }: { preview: ReturnType<typeof previewBatches>; devices: number | undefined; fit: Fit | undefined }) {
   if (devices === undefined) return <p className="muted">The batch sizes show once the target is known.</p>;
   if (!preview) return <p className="muted">The batch sizes show once every field above is valid.</p>;
   return (
     <section aria-labelledby="batch-preview-title" className="batch-preview">
-      <h3 id="batch-preview-title">Batches over the {devices.toLocaleString()} devices the target matches now that can run the profile</h3>
-      {preview.length === 0 ? <p className="muted">No device matches the target now: there would be no batch.</p> : (
+      <h3 id="batch-preview-title">Batches over the {counted(devices, "device")} that can run the profile</h3>
+      {fit && <p className="muted" data-testid="batch-fit">{fitSentence(fit)}.</p>}
+      {preview.length === 0 ? <p className="muted">No device the target matches now can run the profile: there would be no batch.</p> : (
         <ol aria-label="Planned batches" className="batch-preview__list">
           {preview.map((b) => (
             <li key={b.index}>
               <span className="batch-preview__bar" data-kind={b.kind}><span className="bar-fill" style={{ width: `${Math.max(2, (b.size / devices) * 100)}%` }} /></span>
-              <span>{b.kind === "canary" ? "Canary" : `Batch ${b.index}`}: {b.size.toLocaleString()} device{b.size === 1 ? "" : "s"}</span>
+              <span>{b.kind === "canary" ? "Canary" : `Batch ${b.index}`}: {counted(b.size, "device")}</span>
             </li>
           ))}
         </ol>
@@ -577,12 +598,13 @@ function OptionsCard({ draft, update, errors }: StepProps) {
   );
 }
 
-function ReviewStep({ draft, version, profile, declared, devices, keptSecrets }: {
+function ReviewStep({ draft, version, profile, declared, devices, fit, keptSecrets }: {
   draft: DeploymentDraft;
   version: ApplicationVersion | undefined;
   profile: Profile | undefined;
   declared: Record<string, ParameterDeclaration>;
   devices: number | undefined;
+  fit: Fit | undefined;
   keptSecrets: string[];
 }) {
   const s = draft.strategy;
@@ -598,7 +620,7 @@ function ReviewStep({ draft, version, profile, declared, devices, keptSecrets }:
         <dt>Target</dt>
         <dd>
           {target.labelSelector ? <span className="mono">{Object.entries(target.labelSelector).map(([k, v]) => `${k}=${v}`).join(", ")}</span> : `${draft.deviceIds.length} picked devices`}
-          {devices !== undefined && <> · {devices.toLocaleString()} devices now</>}
+          {fit && <> · {fitSentence(fit)} now</>}
           {draft.targetKind === "selector" && draft.continuous && <> · continuous ({draft.onLeave} on leave)</>}
         </dd>
         <dt>Parameters</dt>
