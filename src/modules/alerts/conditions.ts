@@ -7,6 +7,7 @@ import type { DbTx } from "../../db/client.js";
 import { utc } from "../devices/sql.js";
 import { METRIC_NAMES, metricExpression, type Metric } from "../telemetry/metrics.js";
 import { failedDeploymentDevices } from "./deployments.js";
+import { counted } from "../../lib/plural.js";
 
 export const OPERATORS = { ">": ">", ">=": ">=", "<": "<", "<=": "<=", "==": "=", "!=": "<>" } as const;
 export type Operator = keyof typeof OPERATORS;
@@ -55,7 +56,7 @@ export function summarize(condition: Condition): string {
     case "deployment_failed":
       return "deployment failed";
     case "certificate_expiring":
-      return `certificate expiring within ${condition.withinDays} days`;
+      return `certificate expiring within ${counted(condition.withinDays, "day")}`;
   }
 }
 

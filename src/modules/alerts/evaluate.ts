@@ -10,6 +10,7 @@ import { eventBusOf } from "../../lib/events.js";
 import { enqueueNotification } from "../notification-targets/deliveries.js";
 import { conditionInput, conditionMatches, summarize, type Condition } from "./conditions.js";
 import type { AlertEventPayload } from "./events.js";
+import { counted } from "../../lib/plural.js";
 
 export interface EvaluationResult {
   rules: number;
@@ -40,7 +41,7 @@ const formatValue = (v: number | null) => (v == null ? "" : ` (${Number.isIntege
 function describe(rule: RuleWithTargets, summary: string, verb: string, devices: Array<{ name: string | null; value: number | null }>) {
   const listed = devices.slice(0, 5).map((d) => `${d.name ?? "unknown device"}${formatValue(d.value)}`).join(", ");
   const more = devices.length > 5 ? ` and ${devices.length - 5} more` : "";
-  return `[${rule.severity}] ${rule.name}: ${summary}: ${verb} on ${devices.length} device${devices.length === 1 ? "" : "s"}: ${listed}${more}`;
+  return `[${rule.severity}] ${rule.name}: ${summary}: ${verb} on ${counted(devices.length, "device")}: ${listed}${more}`;
 }
 
 async function evaluateRule(services: Services, rule: RuleWithTargets, now: Date) {

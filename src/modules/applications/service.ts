@@ -8,6 +8,7 @@ import { conflict, notFound } from "../../trpc/errors.js";
 import { countDeploymentsUsing } from "./deployments.js";
 import { compareVersionsDesc } from "./ingest.js";
 import type { ListApplicationsInput, VersionRow } from "./schemas.js";
+import { counted } from "../../lib/plural.js";
 
 type Paging = { limit: number; offset: number };
 
@@ -114,7 +115,7 @@ export async function listVendors(db: DbTx, organizationId: string, page: Paging
 export async function deleteApplication(db: DbTx, organizationId: string, id: string) {
   const app = await findApplication(db, organizationId, id);
   const users = await countDeploymentsUsing(db, { organizationId, applicationId: app.id });
-  if (users > 0) throw conflict(`Application "${app.appKey}" is used by ${users} deployment${users === 1 ? "" : "s"}; delete them first`);
+  if (users > 0) throw conflict(`Application "${app.appKey}" is used by ${counted(users, "deployment")}; delete them first`);
   try {
     await db.application.delete({ where: { id: app.id } });
   } catch (err) {

@@ -11,6 +11,7 @@ import { forgetRevocationListIfUnused } from "./crl.js";
 import { MAX_CA_VALIDITY_DAYS, type generateCaInput, type renewCaInput, type uploadCaInput } from "./schemas.js";
 import { issuerKeyOf, lockOrganizationPki, openPrivateKey, pkiInput, pkiRefusalAs, unusableReason } from "./signing.js";
 import type { z } from "zod";
+import { counted } from "../../lib/plural.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -160,7 +161,7 @@ export async function deleteCa(db: DbTx, organizationId: string, id: string) {
   }
   const valid = await db.deviceCertificate.count({ where: { caId: id, revoked: false, notAfter: { gt: new Date() } } });
   if (valid > 0) {
-    throw conflict(`CA certificate "${ca.name}" has issued ${valid} device certificate(s) that are still valid; revoke them or wait until they expire`);
+    throw conflict(`CA certificate "${ca.name}" has issued ${counted(valid, "device certificate")} that ${valid === 1 ? "is" : "are"} still valid; revoke them or wait until they expire`);
   }
   await db.caCertificate.delete({ where: { id } });
   await forgetRevocationListIfUnused(db, organizationId, ca.issuerKey);

@@ -22,6 +22,7 @@ import type { Strategy } from "./strategy.js";
 import { freezeTargets } from "./targets.js";
 import type { DisruptionBudget, MaintenanceWindows, RetryOptions } from "./options.js";
 import { profileOfDeployment, resolveVersion } from "./versions.js";
+import { counted } from "../../lib/plural.js";
 
 export async function deploymentDto(db: DbTx, row: DeploymentRow): Promise<DeploymentDto> {
   const counts = await countsByDeployment(db, [row.id]);
@@ -50,7 +51,7 @@ async function checkDeviceIds(db: DbTx, organizationId: string, ids: string[]): 
   if (found.length !== unique.length) {
     const known = new Set(found.map((d) => d.id));
     const unknown = unique.filter((id) => !known.has(id));
-    throw badRequest(`target.deviceIds: ${unknown.length} unknown device(s): ${unknown.slice(0, 5).join(", ")}${unknown.length > 5 ? ", ..." : ""}`);
+    throw badRequest(`target.deviceIds: ${counted(unknown.length, "unknown device")}: ${unknown.slice(0, 5).join(", ")}${unknown.length > 5 ? ", ..." : ""}`);
   }
   return unique;
 }

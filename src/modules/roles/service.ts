@@ -7,6 +7,7 @@ import { conflict, notFound } from "../../trpc/errors.js";
 import { SYSTEM_ROLES } from "../../trpc/permissions.js";
 import { addedPermissions, assertMayGrant } from "./access.js";
 import { uniquePermissions } from "./schemas.js";
+import { counted } from "../../lib/plural.js";
 
 /** The roles an organization can use: the system ones and its own custom ones. */
 export const rolesOf = (organizationId: string) => ({ OR: [{ organizationId: null }, { organizationId }] });
@@ -84,8 +85,8 @@ export async function deleteRole(db: DbTx, principal: Principal, id: string) {
     db.membership.count({ where: { roleId: role.id } }),
     db.invitation.count({ where: { roleId: role.id, acceptedAt: null, revokedAt: null, expiresAt: { gt: new Date() } } }),
   ]);
-  if (members > 0) throw conflict(`Role "${role.name}" is assigned to ${members} member(s); give them another role first`);
-  if (invitations > 0) throw conflict(`Role "${role.name}" is offered by ${invitations} pending invitation(s); revoke them first`);
+  if (members > 0) throw conflict(`Role "${role.name}" is assigned to ${counted(members, "member")}; give them another role first`);
+  if (invitations > 0) throw conflict(`Role "${role.name}" is offered by ${counted(invitations, "pending invitation")}; revoke them first`);
   // Membership.role is ON DELETE RESTRICT: a member given the role meanwhile makes this a 409 too.
   await db.role.delete({ where: { id: role.id } });
   return { id: role.id, deleted: true as const };

@@ -13,6 +13,7 @@ import { pageOf } from "../../lib/paging.js";
 import { containsText } from "../../lib/like.js";
 import { endTenantSwitch } from "../../trpc/tenant-switch.js";
 import { isSwitchActive, toSwitchRecord } from "./schemas.js";
+import { counted } from "../../lib/plural.js";
 
 const withSession = { session: { select: { revokedAt: true, expiresAt: true } } } as const;
 
@@ -62,7 +63,7 @@ export async function switchTenant(
   // The entry belongs to the tenant entered: its administrators see who came in and why.
   if (audit) {
     audit.organizationId = target.id;
-    audit.message = `switched from ${home?.name ?? "no organization"} to ${target.name} for ${input.durationMinutes} minutes` +
+    audit.message = `switched from ${home?.name ?? "no organization"} to ${target.name} for ${counted(input.durationMinutes, "minute")}` +
       (input.reason ? `: ${input.reason}` : "");
   }
   return toSwitchRecord(created);

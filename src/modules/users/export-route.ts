@@ -8,6 +8,7 @@ import { exportUsersInput } from "./schemas.js";
 import { CSV_COLUMNS, csvCells, csvRecord, exportBatches } from "./export.js";
 import { errorResponse, type ExtraPaths } from "../../http/docs.js";
 import { guardedJsonRoute } from "../../http/guarded-route.js";
+import { counted } from "../../lib/plural.js";
 
 const PATH = "users.export";
 
@@ -42,7 +43,7 @@ export function usersExportRoutes(services: Services): Router {
         outcome: "success",
         entityType: "user",
         changes: input,
-        message: `exported ${count} users as ${format}`,
+        message: `exported ${counted(count, "user")} as ${format}`,
       }).catch((err: Error) => services.logger.warn({ err: err.message }, "could not record the users export"));
     }),
   );

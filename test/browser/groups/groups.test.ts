@@ -18,6 +18,7 @@ describe.skipIf(!peerAvailable("chromium"))("console groups", () => {
     const berlin = await service.enrollFleet({ prefix: "berlin-edge", devices: 5, labels: { site: "berlin", tier: "edge" } });
     await service.enrollFleet({ prefix: "berlin-core", devices: 2, labels: { site: "berlin", tier: "core" } });
     await service.enrollFleet({ prefix: "paris", devices: 3, labels: { site: "paris", tier: "edge" }, heartbeat: false });
+    await service.enrollFleet({ prefix: "rack", devices: 1, labels: { rack: "r1" }, heartbeat: false });
     berlin.devices[0].failing = true;
     await berlin.heartbeat([berlin.devices[0]]);
   });
@@ -46,6 +47,16 @@ describe.skipIf(!peerAvailable("chromium"))("console groups", () => {
     for (const group of tier.groups) {
       await waitForText(tierTable.getByRole("row").filter({ has: ui.page.getByRole("cell", { name: group.value, exact: true }) }).getByRole("cell").nth(1), String(group.count));
     }
+    await ui.audit();
+  });
+
+  it("counts one of a thing in the singular: 1 value, 1 device, 1 group (src/lib/plural.ts)", async () => {
+    const ui = await suite.open({ user: ADMIN });
+    await ui.goto("/groups?key=rack");
+    const key = ui.page.getByRole("list", { name: "Label keys" }).getByRole("link", { name: /^rack/ });
+    await waitForText(key.locator(".faint"), "1 value · 1 device");
+    const values = ui.page.getByRole("region", { name: "Values of rack" });
+    await waitForText(values.getByText(/carries rack/), "1 device carries rack, in 1 group.");
     await ui.audit();
   });
 

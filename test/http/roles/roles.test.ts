@@ -174,7 +174,7 @@ describe("custom roles", () => {
     await personWithRole(h, acme.org.id, "In use");
     const inUse = await h.api("DELETE", `/api/v1/roles/${used.body.id}`, { key: acme.key });
     expect(inUse.status).toBe(409);
-    expect(inUse.body.message).toContain("assigned to 1 member");
+    expect(inUse.body.message).toContain("assigned to 1 member;");
     expect(await h.services.prisma.role.findUnique({ where: { id: used.body.id } })).not.toBeNull();
 
     const offered = await createRole(acme, { name: "Offered", permissions: ["devices:read"] });

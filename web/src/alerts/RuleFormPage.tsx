@@ -19,6 +19,7 @@ import { AlertsAreaNav } from "./AreaNav";
 import { EMPTY_RULE, formOfRule, ruleBody, ruleProblems, type RuleForm } from "./rule-form";
 import { CONDITION_LABEL, METRIC_LABEL, OPERATOR_LABEL, SEVERITY_ORDER, type ConditionType, type MetricName, type Operator, type Severity } from "./types";
 import "./alerts.css";
+import { plural } from "../../../src/lib/plural";
 
 function NotYours({ title }: { title: string }) {
   return (
@@ -183,7 +184,7 @@ function RuleFormView({ title, initial, ruleId }: { title: string; initial: Rule
             {canReadDevices && (
               scope.error ? <ErrorBox error={scope.error} /> : scope.count === undefined ? (scope.loading && !problems.selector ? <Loading /> : null) : (
                 <p aria-live="polite" className="scope-count">
-                  {scope.every ? "No selector: every device, " : ""}<strong>{scope.count.toLocaleString()}</strong> device{scope.count === 1 ? "" : "s"} match now.
+                  {scope.every ? "No selector: every device, " : ""}<strong>{scope.count.toLocaleString()}</strong> {plural(scope.count, "device")} {scope.count === 1 ? "matches" : "match"} now.
                 </p>
               )
             )}

@@ -18,6 +18,7 @@ import { useToast } from "../ui/toast";
 import { AlertsAreaNav } from "./AreaNav";
 import { selectorText } from "./rule-form";
 import { SEVERITY_TONE, type AlertRule } from "./types";
+import { counted } from "../../../src/lib/plural";
 
 const PAGE = 25;
 
@@ -80,7 +81,7 @@ function RuleList() {
       id: "firing",
       header: "Firing",
       className: "nowrap num",
-      cell: (r) => (r.firingCount > 0 ? <Link to="/alerts" search={{}}>{r.firingCount} device{r.firingCount === 1 ? "" : "s"}</Link> : "0"),
+      cell: (r) => (r.firingCount > 0 ? <Link to="/alerts" search={{}}>{counted(r.firingCount, "device")}</Link> : "0"),
     },
     { id: "state", header: "State", cell: (r) => <span className={`badge badge--${r.enabled ? "success" : "offline"}`}>{r.enabled ? "enabled" : "disabled"}</span> },
     { id: "evaluated", header: "Last evaluated", className: "nowrap", cell: (r) => <RelativeTime value={r.lastEvaluatedAt} /> },

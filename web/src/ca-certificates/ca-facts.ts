@@ -4,6 +4,7 @@
 // is neither renewed nor made the default; only a CA that can sign now becomes the default; only
 // a self-signed root is renewed; the default is not deleted).
 import type { RouterOutputs } from "../api/client";
+import { counted } from "../../../src/lib/plural";
 
 export type CaCertificate = RouterOutputs["caCertificates"]["list"]["items"][number];
 
@@ -21,15 +22,13 @@ export interface Expiry {
   tone: ExpiryTone;
 }
 
-const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? "" : "s"}`;
-
 /** A span of time in the largest unit that still reads precisely enough ("3 days", "11 months"). */
 function span(ms: number): string {
-  if (ms < HOUR) return plural(Math.max(1, Math.floor(ms / MINUTE)), "minute");
-  if (ms < 2 * DAY) return plural(Math.floor(ms / HOUR), "hour");
-  if (ms < 60 * DAY) return plural(Math.floor(ms / DAY), "day");
-  if (ms < 730 * DAY) return plural(Math.floor(ms / (30 * DAY)), "month");
-  return plural(Math.floor(ms / (365 * DAY)), "year");
+  if (ms < HOUR) return counted(Math.max(1, Math.floor(ms / MINUTE)), "minute");
+  if (ms < 2 * DAY) return counted(Math.floor(ms / HOUR), "hour");
+  if (ms < 60 * DAY) return counted(Math.floor(ms / DAY), "day");
+  if (ms < 730 * DAY) return counted(Math.floor(ms / (30 * DAY)), "month");
+  return counted(Math.floor(ms / (365 * DAY)), "year");
 }
 
 /** The time left before `notAfter`, rounded down (never more than is left), and its tone. */

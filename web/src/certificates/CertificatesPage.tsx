@@ -16,6 +16,7 @@ import { Empty, ErrorState, Forbidden } from "../ui/states";
 import { useNow } from "../ui/time";
 import { EXPIRING_WINDOWS } from "./search";
 import "../ca-certificates/ca-certificates.css";
+import { counted } from "../../../src/lib/plural";
 
 type ExpiringCertificate = RouterOutputs["certificates"]["expiring"]["items"][number];
 
@@ -73,7 +74,7 @@ function ExpiringCertificatesCard() {
         value={days}
         onChange={(e) => void navigate({ search: (prev) => ({ ...prev, days: Number(e.target.value) === DEFAULT_DAYS ? undefined : Number(e.target.value), offset: undefined }) })}
       >
-        {windows.map((d) => <option key={d} value={d}>{d} days</option>)}
+        {windows.map((d) => <option key={d} value={d}>{counted(d, "day")}</option>)}
       </select>
     </div>
   );
@@ -84,7 +85,7 @@ function ExpiringCertificatesCard() {
         {stats.isError ? <ErrorState error={stats.error} what="the certificate statistics" retry={() => stats.refetch()} /> : (
           <div className="certificate-stats" aria-busy={stats.isPending || undefined}>
             <Stat label="Valid" value={stats.data ? numbers.format(stats.data.valid) : "…"} />
-            <Stat label={`Expiring within ${days} days`} value={stats.data ? numbers.format(stats.data.expiringSoon) : "…"} tone={stats.data?.expiringSoon ? "warning" : undefined} />
+            <Stat label={`Expiring within ${counted(days, "day")}`} value={stats.data ? numbers.format(stats.data.expiringSoon) : "…"} tone={stats.data?.expiringSoon ? "warning" : undefined} />
             <Stat label="Expired" value={stats.data ? numbers.format(stats.data.expired) : "…"} tone={stats.data?.expired ? "danger" : undefined} />
             <Stat label="Revoked" value={stats.data ? numbers.format(stats.data.revoked) : "…"} />
           </div>
@@ -94,14 +95,14 @@ function ExpiringCertificatesCard() {
         {expiring.isError ? <ErrorState error={expiring.error} what="the expiring certificates" retry={() => expiring.refetch()} /> : (
           <>
             <DataTable
-              caption={`Device certificates expiring within ${days} days`}
+              caption={`Device certificates expiring within ${counted(days, "day")}`}
               columns={columns}
               rows={expiring.data?.items}
               rowKey={(c) => c.id}
               loading={expiring.isFetching}
               loadingRows={4}
               empty={
-                <Empty title={`No device certificate expires within ${days} days`}>
+                <Empty title={`No device certificate expires within ${counted(days, "day")}`}>
                   Valid certificates that are not renewed yet appear here, soonest first. Devices renew their own before they expire.
                 </Empty>
               }

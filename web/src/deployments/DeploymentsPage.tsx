@@ -18,6 +18,7 @@ import { progressSegments } from "./progress";
 import { DEPLOYMENT_STATUSES, type DeploymentListSearch } from "./search";
 import { ROLLOUT_TONE, STATUS_TONE, type Deployment } from "./types";
 import "./deployments.css";
+import { counted } from "../../../src/lib/plural";
 
 const DEFAULT_LIMIT = 25;
 
@@ -45,7 +46,7 @@ export function DeploymentsPage() {
 export function targetText(target: Deployment["target"]): string {
   if (target.labelSelector) return Object.entries(target.labelSelector).map(([k, v]) => `${k}=${v}`).join(", ");
   const n = target.deviceIds?.length ?? 0;
-  return `${n} picked device${n === 1 ? "" : "s"}`;
+  return counted(n, "picked device");
 }
 
 export function DeploymentProgress({ deployment }: { deployment: Deployment }) {

@@ -6,6 +6,7 @@ import { useQuery } from "@tanstack/react-query";
 import { parseSelector, SelectorError } from "../../../src/modules/devices/selector";
 import { q } from "../api/query";
 import { useDebounced } from "../ui/useDebounced";
+import { counted } from "../../../src/lib/plural";
 
 /** The selector's problem, or null when the API would accept it. */
 export function selectorProblem(text: string): string | null {
@@ -49,13 +50,13 @@ export function SelectorInput({ id, label = "Label selector", value, onChange, p
       return (keys.data?.items ?? [])
         .filter((k) => k.key.toLowerCase().startsWith(typingKey.toLowerCase()))
         .slice(0, 20)
-        .map((k) => ({ value: `${head}${k.key}=`, label: `${k.key} (${k.deviceCount} devices)` }));
+        .map((k) => ({ value: `${head}${k.key}=`, label: `${k.key} (${counted(k.deviceCount, "device")})` }));
     }
     const typedValue = term.slice(eq + 1);
     return (values.data?.items ?? [])
       .filter((v) => v.value.toLowerCase().startsWith(typedValue.toLowerCase()))
       .slice(0, 20)
-      .map((v) => ({ value: `${head}${typingKey}=${v.value}`, label: `${v.count} devices` }));
+      .map((v) => ({ value: `${head}${typingKey}=${v.value}`, label: counted(v.count, "device") }));
   }, [eq, keys.data, values.data, typingKey, term, head]);
 
   return (

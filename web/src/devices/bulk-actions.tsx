@@ -7,8 +7,9 @@ import { Button } from "../ui/Button";
 import { ConfirmDialog, Dialog } from "../ui/Dialog";
 import { ErrorBox } from "../ui/states";
 import { useToast } from "../ui/toast";
+import { counted } from "../../../src/lib/plural";
 
-const plural = (n: number) => `${n} device${n === 1 ? "" : "s"}`;
+const devices = (n: number) => counted(n, "device");
 
 export function BulkLabelDialog({ open, onClose, deviceIds, onDone }: { open: boolean; onClose: () => void; deviceIds: string[]; onDone: () => Promise<void> }) {
   const toast = useToast();
@@ -25,7 +26,7 @@ export function BulkLabelDialog({ open, onClose, deviceIds, onDone }: { open: bo
     setError(null);
     try {
       const result = await q.groups.bulkLabels.call(mode === "set" ? { deviceIds, set: { [key]: value } } : { deviceIds, remove: [key] });
-      toast.success(mode === "set" ? `${key}=${value} set on ${plural(result.updated)}` : `${key} removed from ${plural(result.updated)}`);
+      toast.success(mode === "set" ? `${key}=${value} set on ${devices(result.updated)}` : `${key} removed from ${devices(result.updated)}`);
       await onDone();
       onClose();
       setKey("");
@@ -41,12 +42,12 @@ export function BulkLabelDialog({ open, onClose, deviceIds, onDone }: { open: bo
     <Dialog
       open={open}
       onClose={onClose}
-      title={`Label ${plural(deviceIds.length)}`}
+      title={`Label ${devices(deviceIds.length)}`}
       footer={
         <>
           <Button onClick={onClose}>Cancel</Button>
           <Button variant="primary" onClick={apply} busy={busy} disabled={!key || !!keyProblem || !!valueProblem}>
-            {mode === "set" ? `Set label on ${plural(deviceIds.length)}` : `Remove label from ${plural(deviceIds.length)}`}
+            {mode === "set" ? `Set label on ${devices(deviceIds.length)}` : `Remove label from ${devices(deviceIds.length)}`}
           </Button>
         </>
       }
@@ -81,16 +82,16 @@ export function BulkDeleteDialog({ open, onClose, deviceIds, onDone }: { open: b
     <ConfirmDialog
       open={open}
       onClose={onClose}
-      title={`Delete ${plural(deviceIds.length)}?`}
-      confirmLabel={`Delete ${plural(deviceIds.length)}`}
+      title={`Delete ${devices(deviceIds.length)}?`}
+      confirmLabel={`Delete ${devices(deviceIds.length)}`}
       onConfirm={async () => {
         const result = await q.groups.bulkDelete.call({ deviceIds });
-        toast.success(`${plural(result.deleted)} deleted, ${result.revokedCertificates} certificate${result.revokedCertificates === 1 ? "" : "s"} revoked`);
+        toast.success(`${devices(result.deleted)} deleted, ${counted(result.revokedCertificates, "certificate")} revoked`);
         await onDone();
       }}
     >
       <p>
-        {plural(deviceIds.length)} will be removed from the fleet and their certificates revoked: they can no longer
+        {devices(deviceIds.length)} will be removed from the fleet and their certificates revoked: they can no longer
         connect until they enroll again. Their telemetry, logs and history are deleted with them. This cannot be undone.
       </p>
     </ConfirmDialog>

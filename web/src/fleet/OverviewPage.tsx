@@ -16,6 +16,7 @@ import { RelativeTime } from "../ui/time";
 import { StatusBadge, statusLabel } from "../ui/StatusBadge";
 import { DEVICE_STATUSES, STATUS_COLORS } from "../devices/types";
 import "./overview.css";
+import { counted, plural } from "../../../src/lib/plural";
 
 const numbers = new Intl.NumberFormat();
 
@@ -75,9 +76,9 @@ function HealthCard() {
       {health.isPending ? <Loading /> : health.isError ? <ErrorState error={health.error} retry={() => health.refetch()} /> : (
         <div className="health">
           <HealthFigure icon={<Cpu />} value={health.data.resourcePressure.count} label="under resource pressure" detail={`CPU, memory or disk above ${health.data.resourcePressure.thresholds.cpuUsagePercent} %`} tone={health.data.resourcePressure.count ? "warning" : "ok"} />
-          <HealthFigure icon={<HardDrive />} value={health.data.failedContainers.devices} label="with failed containers" detail={`${health.data.failedContainers.containers} containers failed`} tone={health.data.failedContainers.devices ? "danger" : "ok"} />
-          <HealthFigure icon={<ShieldAlert />} value={health.data.certificates.expiringSoon + health.data.certificates.expired} label="certificates expiring or expired" detail={`${health.data.certificates.expired} expired, ${health.data.certificates.expiringSoon} within ${health.data.certificates.expiringWithinDays} days`} tone={health.data.certificates.expired ? "danger" : health.data.certificates.expiringSoon ? "warning" : "ok"} />
-          <HealthFigure icon={<BellRing />} value={health.data.alerts.firing} label={health.data.alerts.firing === 1 ? "alert firing" : "alerts firing"} detail={`${health.data.alerts.bySeverity.critical} critical, ${health.data.alerts.bySeverity.warning} warning`} tone={health.data.alerts.bySeverity.critical ? "danger" : health.data.alerts.firing ? "warning" : "ok"} />
+          <HealthFigure icon={<HardDrive />} value={health.data.failedContainers.devices} label="with failed containers" detail={`${counted(health.data.failedContainers.containers, "container")} failed`} tone={health.data.failedContainers.devices ? "danger" : "ok"} />
+          <HealthFigure icon={<ShieldAlert />} value={health.data.certificates.expiringSoon + health.data.certificates.expired} label="certificates expiring or expired" detail={`${health.data.certificates.expired} expired, ${health.data.certificates.expiringSoon} within ${counted(health.data.certificates.expiringWithinDays, "day")}`} tone={health.data.certificates.expired ? "danger" : health.data.certificates.expiringSoon ? "warning" : "ok"} />
+          <HealthFigure icon={<BellRing />} value={health.data.alerts.firing} label={`${plural(health.data.alerts.firing, "alert")} firing`} detail={`${health.data.alerts.bySeverity.critical} critical, ${health.data.alerts.bySeverity.warning} warning`} tone={health.data.alerts.bySeverity.critical ? "danger" : health.data.alerts.firing ? "warning" : "ok"} />
           {health.data.resourcePressure.devices.length > 0 && (
             <div className="health__list">
               <h3>Under pressure</h3>
@@ -124,7 +125,7 @@ function LabelsCard() {
         <label className="row">
           <span className="visually-hidden">Label key</span>
           <select className="select" value={key ?? ""} onChange={(e) => setPicked(e.target.value)} aria-label="Label key">
-            {keys.data.items.map((k) => <option key={k.key} value={k.key}>{k.key} ({k.valueCount} {k.valueCount === 1 ? "value" : "values"})</option>)}
+            {keys.data.items.map((k) => <option key={k.key} value={k.key}>{k.key} ({counted(k.valueCount, "value")})</option>)}
           </select>
         </label>
       )}

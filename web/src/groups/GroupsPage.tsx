@@ -21,6 +21,7 @@ import { useCan } from "../app/session";
 import { Button } from "../ui/Button";
 import { GroupRollbackDialog } from "../rollback/GroupRollbackDialog";
 import "./groups.css";
+import { counted } from "../../../src/lib/plural";
 
 type Group = RouterOutputs["groups"]["byLabel"]["groups"][number];
 type ByStatus = Group["byStatus"];
@@ -49,7 +50,7 @@ export function GroupsPage() {
                 <li key={k.key}>
                   <Link to="/groups" search={(prev) => ({ ...prev, key: k.key })} className="key-list__item" aria-current={k.key === key ? "page" : undefined}>
                     <span className="mono">{k.key}</span>
-                    <span className="faint num">{k.valueCount} values · {k.deviceCount} devices</span>
+                    <span className="faint num">{counted(k.valueCount, "value")} · {counted(k.deviceCount, "device")}</span>
                   </Link>
                 </li>
               ))}
@@ -86,7 +87,7 @@ function ValuesCard({ labelKey, onRollback }: { labelKey: string; onRollback: On
     <Card title={<>Values of <span className="mono">{labelKey}</span></>}>
       {groups.isPending ? <Loading /> : groups.isError ? <ErrorState error={groups.error} /> : (
         <div className="stack">
-          <p className="muted">{groups.data.total.toLocaleString()} devices carry {labelKey}, in {groups.data.groups.length} groups.</p>
+          <p className="muted">{counted(groups.data.total, "device")} {groups.data.total === 1 ? "carries" : "carry"} {labelKey}, in {counted(groups.data.groups.length, "group")}.</p>
           <Bars
             label={`Devices by ${labelKey}`}
             rows={groups.data.groups.slice(0, 12).map((g) => ({ key: g.value, label: g.value || "(empty)", value: g.count, segments: statusSlices(g.byStatus) }))}
@@ -118,7 +119,7 @@ function SelectorCard({ initial, onSettled, onRollback }: { initial: string; onS
             <div className="stack">
               <Legend slices={statusSlices(result.data.byStatus)} />
               <Link to="/devices" search={{ labels: settled.trim() || undefined }} className="btn">
-                Show these {result.data.total.toLocaleString()} devices <ArrowRight aria-hidden="true" />
+                Show {result.data.total === 1 ? "this" : "these"} {counted(result.data.total, "device")} <ArrowRight aria-hidden="true" />
               </Link>
               {canRollBack && Object.keys(selector).length > 0 && (
                 <Button icon={<Undo2 />} onClick={() => onRollback(selector)}>Roll back an application on these devices</Button>

@@ -2,6 +2,7 @@
 // total grows as each registry's list is read), indeterminate while queued or before any
 // registry was reached, full when the run ended. Pure, tested beside it.
 import type { RouterOutputs } from "../api/client";
+import { counted } from "../../../src/lib/plural";
 
 export type SyncProgress = RouterOutputs["marketplaceStore"]["sync"]["progress"];
 
@@ -30,7 +31,7 @@ export function progressView(p: SyncProgress): ProgressView {
         value: Math.min(p.repositoriesDone, p.repositoriesTotal),
         max: p.repositoriesTotal,
         active: true,
-        text: `${p.repositoriesDone} of ${p.repositoriesTotal} repositories read${where}; ${counts}`,
+        text: `${p.repositoriesDone} of ${counted(p.repositoriesTotal, "repository", "repositories")} read${where}; ${counts}`,
       };
     }
     case "succeeded":

@@ -23,6 +23,7 @@ import { STATUS_TONE } from "./OrganizationSettingsPage";
 import { ORGANIZATION_STATUSES } from "./search";
 import "./organizations.css";
 import "../users/platform.css";
+import { counted } from "../../../src/lib/plural";
 
 type Organization = RouterOutputs["organizations"]["withStats"]["items"][number];
 type StatusMove = "suspend" | "disable" | "enable";
@@ -104,7 +105,7 @@ function OrganizationList() {
     <>
       <PageHeader
         title="Organizations"
-        description={t ? `${t.total} organizations (${t.byStatus.active} active, ${t.byStatus.suspended} suspended, ${t.byStatus.disabled} disabled, ${t.empty} empty) with ${t.userCount} users, ${t.deviceCount} devices and ${t.deploymentCount} deployments.` : "Every organization of the platform."}
+        description={t ? `${counted(t.total, "organization")} (${t.byStatus.active} active, ${t.byStatus.suspended} suspended, ${t.byStatus.disabled} disabled, ${t.empty} empty) with ${counted(t.userCount, "user")}, ${counted(t.deviceCount, "device")} and ${counted(t.deploymentCount, "deployment")}.` : "Every organization of the platform."}
         actions={<Button variant="primary" icon={<Plus />} onClick={() => setCreating(true)}>Create organization</Button>}
       />
       <Card flush>

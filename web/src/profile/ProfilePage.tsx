@@ -16,6 +16,7 @@ import { ErrorBox, ErrorState, Loading } from "../ui/states";
 import { formatDateTime, RelativeTime } from "../ui/time";
 import { useToast } from "../ui/toast";
 import "./profile.css";
+import { counted } from "../../../src/lib/plural";
 
 type Preferences = RouterOutputs["profile"]["getNotificationPreferences"];
 type OpenSession = RouterOutputs["profile"]["sessions"]["items"][number];
@@ -279,7 +280,7 @@ function SessionsCard() {
   async function end(id?: string) {
     const result = await q.profile.terminateSessions.call(id ? { id } : {});
     await queryClient.invalidateQueries({ queryKey: q.profile.sessions.key() });
-    toast.success(`${result.terminated} session${result.terminated === 1 ? "" : "s"} signed out`);
+    toast.success(`${counted(result.terminated, "session")} signed out`);
   }
 
   const columns: Column<OpenSession>[] = [
@@ -307,7 +308,7 @@ function SessionsCard() {
     <Card title="Sessions" flush actions={others > 0 && <Button icon={<LogOut />} onClick={() => setConfirmAll(true)}>Sign out other sessions</Button>}>
       {sessions.isError && <div className="card__body"><ErrorBox error={sessions.error} /></div>}
       <DataTable caption="Your sessions" columns={columns} rows={sessions.data?.items} rowKey={(s) => s.id} loading={sessions.isPending} empty={<p className="muted">No open session.</p>} />
-      <ConfirmDialog open={confirmAll} onClose={() => setConfirmAll(false)} title={`Sign out ${others} other session${others === 1 ? "" : "s"}?`}
+      <ConfirmDialog open={confirmAll} onClose={() => setConfirmAll(false)} title={`Sign out ${counted(others, "other session")}?`}
         confirmLabel="Sign out others" onConfirm={() => end()}>
         <p>Every browser and client signed in as you, except this one, must sign in again.</p>
       </ConfirmDialog>

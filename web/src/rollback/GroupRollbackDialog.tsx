@@ -15,6 +15,7 @@ import { DataTable, type Column } from "../ui/DataTable";
 import { Dialog } from "../ui/Dialog";
 import { ErrorBox } from "../ui/states";
 import { useToast } from "../ui/toast";
+import { counted } from "../../../src/lib/plural";
 
 type Report = RouterOutputs["rollback"]["group"];
 type Outcome = Report["devices"][number];
@@ -49,7 +50,7 @@ export function GroupRollbackDialog({ application, initialTarget, onClose }: {
       if (dry) setDryRun(report);
       else {
         setDone(report);
-        toast.success(`${report.rolledBack} device${report.rolledBack === 1 ? "" : "s"} rolled back`);
+        toast.success(`${counted(report.rolledBack, "device")} rolled back`);
         await Promise.all([queryClient.invalidateQueries({ queryKey: q.deployments.key() }), queryClient.invalidateQueries({ queryKey: q.rollback.key() })]);
       }
     } catch (err) {
@@ -74,7 +75,7 @@ export function GroupRollbackDialog({ application, initialTarget, onClose }: {
             <Button onClick={() => run(true)} busy={busy === "dry"} disabled={problem !== null || busy === "real"}>Dry run</Button>
             {dryRun && (
               <Button variant="danger" onClick={() => run(false)} busy={busy === "real"} disabled={dryRun.rolledBack === 0 || busy === "dry"}>
-                Roll back {dryRun.rolledBack} device{dryRun.rolledBack === 1 ? "" : "s"}
+                Roll back {counted(dryRun.rolledBack, "device")}
               </Button>
             )}
           </>
@@ -97,7 +98,7 @@ export function GroupRollbackDialog({ application, initialTarget, onClose }: {
           replaces the one it runs now. The dry run shows what would happen and changes nothing.
         </p>
         {picked ? (
-          <p>Devices: the {picked.length} device{picked.length === 1 ? "" : "s"} this deployment names.</p>
+          <p>Devices: the {counted(picked.length, "device")} this deployment names.</p>
         ) : (
           <SelectorInput id="rollback-selector" label="Devices (label selector)" value={selector} onChange={(v) => { setSelector(v); setDryRun(null); }} />
         )}
@@ -126,7 +127,7 @@ export function RollbackReport({ report }: { report: Report }) {
     <div className="stack stack--tight">
       <p role="status" data-testid="rollback-summary">
         {report.dryRun ? "Dry run: " : "Done: "}
-        {report.matched} device{report.matched === 1 ? "" : "s"} ran it; {report.rolledBack} {report.dryRun ? "would be" : "were"} rolled back, {report.withoutTarget} without a version to go back to.
+        {counted(report.matched, "device")} ran it; {report.rolledBack} {report.dryRun ? "would be" : "were"} rolled back, {report.withoutTarget} without a version to go back to.
       </p>
       <DataTable
         caption={report.dryRun ? "Dry run of the rollback, per device" : "Rollback result, per device"}

@@ -21,6 +21,7 @@ import { useDebounced } from "../ui/useDebounced";
 import { downloadExport } from "./export";
 import type { UsersSearch } from "./search";
 import "./platform.css";
+import { counted } from "../../../src/lib/plural";
 
 type User = RouterOutputs["users"]["list"]["items"][number];
 type Action = { kind: "disable" | "enable" | "reset"; user: User };
@@ -63,7 +64,7 @@ function UserList() {
     setExporting(true);
     try {
       const count = await downloadExport(filters);
-      toast.success(`Exported ${count} user${count === 1 ? "" : "s"} as CSV`);
+      toast.success(`Exported ${counted(count, "user")} as CSV`);
     } catch (err) {
       toast.error(err, "Could not export the users");
     } finally {
@@ -114,7 +115,7 @@ function UserList() {
     <>
       <PageHeader
         title="Users"
-        description={stats.data ? `${stats.data.total} accounts on the platform: ${stats.data.active} active, ${stats.data.disabled} disabled, ${stats.data.superAdmins} Super Admin${stats.data.superAdmins === 1 ? "" : "s"}.` : "Every account on the platform."}
+        description={stats.data ? `${counted(stats.data.total, "account")} on the platform: ${stats.data.active} active, ${stats.data.disabled} disabled, ${counted(stats.data.superAdmins, "Super Admin")}.` : "Every account on the platform."}
         actions={
           <>
             <Button icon={<Download />} busy={exporting} onClick={exportCsv}>Export CSV</Button>
