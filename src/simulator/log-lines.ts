@@ -1,7 +1,9 @@
 // Plausible device log lines, so that a simulated fleet has something to read and follow in
 // the console's Logs tab: a healthy device writes routine lines of its agent, its container
-// runtime and its system; a failing one writes warnings and errors that match the failure its
-// heartbeat reports (restarts, exits, resource pressure).
+// runtime and its system; a failing one writes the warnings and errors of its one fault, which
+// its heartbeat names and its telemetry counts (Fault).
+import { counted } from "../lib/plural.js";
+
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
 export interface LogLine {
@@ -16,28 +18,75 @@ const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * ite
 const ROUTINE: readonly [string, LogLevel, (n: number) => string][] = [
   ["agent", "info", () => "heartbeat acknowledged"],
   ["agent", "debug", (n) => `desired state unchanged (${n} entries)`],
-  ["agent", "info", (n) => `telemetry batch sent (${n} snapshot${n === 1 ? "" : "s"})`],
-  ["containerd", "info", (n) => `health check passed for ${n} container${n === 1 ? "" : "s"}`],
+  ["agent", "info", (n) => `telemetry batch sent (${counted(n, "snapshot")})`],
+  ["containerd", "info", (n) => `health check passed for ${counted(n, "container")}`],
   ["kernel", "info", () => "eth0: link up, 1000 Mbps full duplex"],
   ["systemd", "info", () => "Started Daily rotation of log files."],
   ["ntpd", "info", (n) => `clock offset ${(n / 10).toFixed(1)} ms, in sync`],
 ];
 
-const TROUBLE: readonly [string, LogLevel, (n: number) => string][] = [
-  ["containerd", "error", (n) => `container app-${n} exited with code 137 (out of memory)`],
-  ["containerd", "warn", (n) => `container app-${n} restarting (back-off ${n * 10} s)`],
-  ["agent", "warn", (n) => `heartbeat took ${n * 400} ms (slow uplink)`],
-  ["kernel", "warn", () => "thermal zone0: temperature above threshold, throttling"],
-  ["agent", "error", () => "failed to pull image: context deadline exceeded"],
+/**
+ * What is wrong with a failing device: one trouble, told alike by its heartbeat (`message`),
+ * its telemetry (`containersFailed`, `errorCount`: the error lines it wrote since the previous
+ * snapshot) and its log lines, so that none of them contradicts the others.
+ */
+export interface Fault {
+  /** the heartbeat's message: why the device is in error */
+  reason: string;
+  /** the container it keeps from running (app-<n>), or null */
+  container: number | null;
+  /** the lines it writes; each error line counts in the telemetry's errorCount */
+  lines: readonly (readonly [string, LogLevel, string])[];
+}
+
+const FAULTS: readonly ((n: number) => Fault)[] = [
+  (n) => ({
+    reason: `container app-${n} keeps exiting with code 137 (out of memory)`,
+    container: n,
+    lines: [["containerd", "error", `container app-${n} exited with code 137 (out of memory)`], ["containerd", "warn", `container app-${n} restarting (back-off ${n * 10} s)`]],
+  }),
+  (n) => ({
+    reason: `container app-${n} cannot start: its image does not download (context deadline exceeded)`,
+    container: n,
+    lines: [["agent", "error", `failed to pull the image of app-${n}: context deadline exceeded`], ["agent", "warn", `heartbeat took ${n * 400} ms (slow uplink)`]],
+  }),
+  () => ({
+    reason: "CPU throttled: temperature above threshold",
+    container: null,
+    lines: [["kernel", "error", "thermal zone0: critical temperature, CPU throttled"], ["kernel", "warn", "thermal zone0: temperature above threshold, throttling"]],
+  }),
 ];
 
+/** The fault a device has whenever it fails: always the same one for the same device name. */
+export function faultOf(deviceName: string): Fault {
+  let hash = 0;
+  for (const char of deviceName) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;
+  return FAULTS[hash % FAULTS.length](1 + (Math.floor(hash / FAULTS.length) % 3));
+}
+
 export class LogModel {
-  /** One to three lines as of `now`, a few milliseconds apart. */
-  lines(failing: boolean, now = Date.now()): LogLine[] {
+  /** error lines written since the telemetry last took the count */
+  private errors = 0;
+
+  /** One to three lines as of `now`, a few milliseconds apart: routine, or the fault's own lines. */
+  lines(fault: Fault | null, now = Date.now()): LogLine[] {
     const count = 1 + Math.floor(Math.random() * 3);
     return Array.from({ length: count }, (_, i) => {
-      const [source, level, text] = failing && Math.random() < 0.7 ? pick(TROUBLE) : pick(ROUTINE);
-      return { timestamp: new Date(now - (count - 1 - i) * 7).toISOString(), level, source, message: text(1 + Math.floor(Math.random() * 5)) };
+      const [source, level, message] = fault ? pick(fault.lines) : routine();
+      if (level === "error") this.errors++;
+      return { timestamp: new Date(now - (count - 1 - i) * 7).toISOString(), level, source, message };
     });
   }
+
+  /** The error lines written since the previous call: a snapshot's errorCount. */
+  takeErrorCount(): number {
+    const errors = this.errors;
+    this.errors = 0;
+    return errors;
+  }
+}
+
+function routine(): readonly [string, LogLevel, string] {
+  const [source, level, text] = pick(ROUTINE);
+  return [source, level, text(1 + Math.floor(Math.random() * 5))];
 }

@@ -14,6 +14,8 @@ export interface TelemetrySnapshot {
   errorCount: number;
 }
 
+import type { Fault } from "./log-lines.js";
+
 const GiB = 1024 ** 3;
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 
@@ -29,12 +31,17 @@ export class MetricsModel {
   private restarts = 0;
   private containers = 1 + Math.floor(Math.random() * 6);
 
-  snapshot(failing: boolean, now = Date.now()): TelemetrySnapshot {
+  /**
+   * The device's figures now: while it has a fault, the container the fault stops is the failed
+   * one, and `errors` (the error lines its logs hold since the previous snapshot) its errorCount.
+   */
+  snapshot(fault: Fault | null, errors = 0, now = Date.now()): TelemetrySnapshot {
+    const failing = fault !== null;
     this.cpu = clamp(this.cpu + (Math.random() - 0.5) * 10 + (failing ? 15 : 0), 0, 100);
     this.memoryShare = clamp(this.memoryShare + (Math.random() - 0.5) * 0.04, 0.05, 0.98);
     this.diskShare = clamp(this.diskShare + Math.random() * 0.0005, 0.01, 0.99);
     if (failing && Math.random() < 0.2) this.restarts++;
-    const failed = failing ? 1 + Math.floor(Math.random() * Math.max(1, this.containers - 1)) : 0;
+    const failed = fault?.container ? 1 : 0;
     return {
       timestamp: new Date(now).toISOString(),
       cpuUsagePercent: Math.round(this.cpu * 10) / 10,
@@ -46,7 +53,7 @@ export class MetricsModel {
       restartCount: this.restarts,
       containersRunning: this.containers - failed,
       containersFailed: failed,
-      errorCount: failing ? 1 + Math.floor(Math.random() * 20) : 0,
+      errorCount: errors,
     };
   }
 }

@@ -6,7 +6,7 @@
 import { DeploymentAgent, type DeploymentAgentOptions, type DesiredDeploymentEntry } from "./deployment-agent.js";
 import type { JsonClient, JsonResponse } from "./http-client.js";
 import { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKeyAlgorithm, type DeviceKeys } from "./identity.js";
-import { LogModel, type LogLine } from "./log-lines.js";
+import { faultOf, LogModel, type Fault, type LogLine } from "./log-lines.js";
 import { MetricsModel, type TelemetrySnapshot } from "./metrics.js";
 import { Outbox, retryAfterMs, type FlushResult } from "./outbox.js";
 
@@ -40,6 +40,10 @@ export class VirtualDevice {
   certificatePem: string | null = null;
   certificateNotAfter: Date | null = null;
   failing = false;
+  /** what is wrong while it fails (null otherwise): the one fault its heartbeat, telemetry and logs all tell */
+  get fault(): Fault | null {
+    return this.failing ? faultOf(this.reportedDeviceId) : null;
+  }
   private x5t = "";
   private token: { value: string; expiresAt: number } | null = null;
   private readonly metrics = new MetricsModel();
@@ -116,7 +120,7 @@ export class VirtualDevice {
       "POST",
       "/api/v1/agent/heartbeat",
       {
-        status: this.failing ? "error" : "online",
+        ...(this.fault ? { status: "error", message: this.fault.reason } : { status: "online" }),
         ...(includeFacts ? { facts: this.facts() } : {}),
         ...(reports.length ? { deployments: reports } : {}),
       },
@@ -143,23 +147,23 @@ export class VirtualDevice {
 
   /** A snapshot now, into the outbox (sent by `deliverTelemetry`). */
   collectTelemetry() {
-    this.telemetryOutbox.add([this.metrics.snapshot(this.failing)]);
+    this.telemetryOutbox.add([this.metrics.snapshot(this.fault, this.logs.takeErrorCount())]);
   }
 
   /** A few log lines now (the model's: routine, or trouble while failing), into the outbox (sent by `deliverLogs`). */
   collectLogs() {
-    this.logOutbox.add(this.logs.lines(this.failing));
+    this.logOutbox.add(this.logs.lines(this.fault));
   }
 
   /** One snapshot in one request, as is: no outbox, no resend (tests and tools). */
   async sendTelemetry(): Promise<JsonResponse> {
-    return this.client.request("POST", "/api/v1/agent/telemetry", { snapshots: [this.metrics.snapshot(this.failing)] }, {
+    return this.client.request("POST", "/api/v1/agent/telemetry", { snapshots: [this.metrics.snapshot(this.fault, this.logs.takeErrorCount())] }, {
       authorization: await this.authorization(),
     });
   }
 
   /** A batch of log lines in one request, as is (the model's, or the ones given): no outbox, no resend. */
-  async sendLogs(entries: LogLine[] = this.logs.lines(this.failing)): Promise<JsonResponse> {
+  async sendLogs(entries: LogLine[] = this.logs.lines(this.fault)): Promise<JsonResponse> {
     return this.client.request("POST", "/api/v1/agent/logs", { entries }, {
       authorization: await this.authorization(),
     });
@@ -186,7 +190,7 @@ export class VirtualDevice {
     for (let t = fromMs; t <= toMs; t += stepMs) times.push(t);
     let last: JsonResponse = { status: 200, body: undefined, headers: {} };
     for (let i = 0; i < times.length; i += TELEMETRY_BATCH) {
-      const snapshots = times.slice(i, i + TELEMETRY_BATCH).map((t) => this.metrics.snapshot(this.failing, t));
+      const snapshots = times.slice(i, i + TELEMETRY_BATCH).map((t) => this.metrics.snapshot(this.fault, 0, t)); // no log lines of those times
       for (;;) {
         last = await this.client.request("POST", "/api/v1/agent/telemetry", { snapshots }, { authorization: await this.authorization() });
         const wait = last.status === 429 || last.status === 503 ? retryAfterMs(last.headers["retry-after"], Date.now()) : null;

@@ -21,7 +21,18 @@ import { GroupCommit, type GroupCommitOptions } from "../../lib/group-commit.js"
 
 export interface HeartbeatWrite {
   status: "online" | "error";
+  /** with status error: what is wrong */
+  message?: string;
   facts?: Facts;
+  /** reported deployment states: a failed one's message is the reason of an error without its own */
+  deployments?: { state: string; message?: string }[];
+}
+
+/** Why a device reports `error` (kept while it stays in error without saying why again); null when online. */
+export function statusReasonOf(input: HeartbeatWrite): string | null {
+  if (input.status !== "error") return null;
+  const failed = input.deployments?.find((d) => d.state === "failed" && d.message?.trim());
+  return (input.message || failed?.message?.trim() || null)?.slice(0, 500) ?? null;
 }
 
 export interface HeartbeatResult {
@@ -37,6 +48,7 @@ interface Row {
   org: string;
   fingerprint: string;
   status: string;
+  reason: string | null;
   os: string | null;
   arch: string | null;
   agentVersion: string | null;
@@ -57,10 +69,10 @@ const STATEMENT = `
     SELECT set_config('synchronous_commit', 'off', true) AS "setting"
   ), input AS (
     SELECT * FROM jsonb_to_recordset($1::text::jsonb) AS x(
-      "i" int, "device" uuid, "org" uuid, "fingerprint" text, "status" text, "os" text, "arch" text,
+      "i" int, "device" uuid, "org" uuid, "fingerprint" text, "status" text, "reason" text, "os" text, "arch" text,
       "agentVersion" text, "hardwareModel" text, "ipAddress" text, "facts" jsonb)
   ), prev AS (
-    SELECT d."id", d."status" AS "previous", x.*
+    SELECT d."id", d."status" AS "previous", d."statusReason" AS "previousReason", x.*
       FROM input x JOIN "Device" d ON d."id" = x."device" AND d."organizationId" = x."org"
      WHERE EXISTS (SELECT 1 FROM async_commit a WHERE a."setting" = 'off')
        AND EXISTS (SELECT 1 FROM "DeviceCertificate" c
@@ -73,6 +85,9 @@ const STATEMENT = `
     UPDATE "Device" d SET
       "status" = p."status",
       "statusChangedAt" = CASE WHEN p."previous" = p."status" THEN d."statusChangedAt" ELSE (now() AT TIME ZONE 'UTC') END,
+      -- an error heartbeat without a reason keeps the one it had while it stays in error
+      "statusReason" = CASE WHEN p."status" <> 'error' THEN NULL
+                            ELSE COALESCE(p."reason", CASE WHEN p."previous" = 'error' THEN p."previousReason" END) END,
       "updatedAt" = CASE WHEN p."previous" = p."status" THEN d."updatedAt" ELSE (now() AT TIME ZONE 'UTC') END,
       "lastSeenAt" = (now() AT TIME ZONE 'UTC'),
       "os" = COALESCE(p."os", d."os"),
@@ -83,11 +98,12 @@ const STATEMENT = `
       "facts" = COALESCE(p."facts", d."facts")
     FROM prev p
     WHERE d."id" = p."id"
-    RETURNING p."i", d."id", d."organizationId", p."previous", d."status" AS "current"
+    RETURNING p."i", d."id", d."organizationId", p."previous", d."status" AS "current", d."statusReason" AS "reason"
   ), logged AS (
     INSERT INTO "DeviceEvent" ("organizationId", "deviceId", "type", "message", "data", "actorType", "actorId", "createdAt")
-    SELECT u."organizationId", u."id", 'status_changed', 'Status changed from ' || u."previous" || ' to ' || u."current",
-           jsonb_build_object('from', u."previous", 'to', u."current", 'reason', 'heartbeat'), 'device', u."id"::text, (now() AT TIME ZONE 'UTC')
+    SELECT u."organizationId", u."id", 'status_changed', 'Status changed from ' || u."previous" || ' to ' || u."current" || COALESCE(': ' || u."reason", ''),
+           jsonb_strip_nulls(jsonb_build_object('from', u."previous", 'to', u."current", 'reason', 'heartbeat', 'message', u."reason")),
+           'device', u."id"::text, (now() AT TIME ZONE 'UTC')
       FROM upd u WHERE u."previous" <> u."current"
     RETURNING 1
   )
@@ -105,6 +121,7 @@ function rowOf(i: number, device: DevicePrincipal, input: HeartbeatWrite, source
     org: device.organizationId,
     fingerprint: device.fingerprint,
     status: input.status,
+    reason: statusReasonOf(input),
     os: named.os ?? null,
     arch: named.arch ?? null,
     agentVersion: named.agentVersion ?? null,

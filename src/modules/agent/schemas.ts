@@ -49,6 +49,8 @@ export const deploymentReport = z.object({
 
 export const heartbeatInput = z.object({
   status: z.enum(["online", "error"]).default("online").describe("error: the agent reports a problem (the device is reachable)"),
+  message: z.string().trim().max(500).optional()
+    .describe("with status error: what is wrong, shown on the device's page and in its status-change activity (without it: the message of a deployment this heartbeat reports failed)"),
   facts: factsSchema.optional().describe("replaces the facts reported before (named facts are kept when omitted)"),
   deployments: z.array(deploymentReport).max(1000).optional().describe("progress of the deployments the device was given"),
 });

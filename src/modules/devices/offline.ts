@@ -27,7 +27,7 @@ export async function markOfflineDevices(db: DbTx, now: Date, heartbeatIntervalS
        WHERE d."status" IN ('online', 'error') AND d."lastSeenAt" < ${utc(cutoff)}
        FOR UPDATE OF d SKIP LOCKED
     ), marked AS (
-      UPDATE "Device" d SET "status" = 'offline', "statusChangedAt" = ${utc(now)}, "updatedAt" = ${utc(now)}
+      UPDATE "Device" d SET "status" = 'offline', "statusReason" = NULL, "statusChangedAt" = ${utc(now)}, "updatedAt" = ${utc(now)}
         FROM stale s
        WHERE d."id" = s."id"
       RETURNING d."id", d."organizationId", s."status" AS "from", d."lastSeenAt"

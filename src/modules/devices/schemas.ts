@@ -18,6 +18,8 @@ export const deviceOutput = z.object({
   claimActive: z.boolean(),
   status: deviceStatus,
   statusChangedAt: isoOrNull,
+  /** why the device is in `error` (its heartbeat's message, or a failed deployment's); null in any other status */
+  statusReason: z.string().nullable(),
   labels: z.record(z.string(), z.string()),
   os: z.string().nullable(),
   arch: z.string().nullable(),
@@ -91,6 +93,7 @@ export interface DeviceRow {
   claimActive: boolean;
   status: string;
   statusChangedAt: Date | string | null;
+  statusReason?: string | null;
   labels: unknown;
   os: string | null;
   arch: string | null;
@@ -118,6 +121,7 @@ export function toDeviceDto(row: DeviceRow): DeviceDto {
     claimActive: row.claimActive,
     status: (DEVICE_STATUSES as readonly string[]).includes(row.status) ? (row.status as DeviceStatus) : "error",
     statusChangedAt: isoNullable(row.statusChangedAt),
+    statusReason: row.status === "error" ? (row.statusReason ?? null) : null,
     labels: labelsOf(row.labels),
     os: row.os,
     arch: row.arch,

@@ -1,5 +1,6 @@
 // The device agent protocol end to end, with keys generated here: enrollment tokens,
 // enrollment, device authentication, heartbeat, certificate renewal and offline detection.
+import crypto from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SignJWT } from "jose";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
@@ -254,6 +255,33 @@ describe("device authentication and heartbeat", () => {
     expect((await heartbeat(h, d, { status: "error" })).status).toBe(200);
     expect((await h.services.prisma.device.findUniqueOrThrow({ where: { id: d.deviceId } })).status).toBe("error");
     expect((await heartbeat(h, d, { status: "bogus" })).status).toBe(400);
+  });
+
+  it("keeps why a device is in error (its heartbeat's message, else a failed deployment's) on the device and in the status-change activity, until it is online again", async () => {
+    const d = await enroll(h, token.token);
+    const get = async () => (await h.api("GET", `/api/v1/devices/${d.deviceId}`, { key: acme.key })).body;
+    const reason = "container app-2 keeps exiting with code 137 (out of memory)";
+    expect((await heartbeat(h, d, { status: "error", message: reason })).status).toBe(200);
+    expect(await get()).toMatchObject({ status: "error", statusReason: reason });
+    const listed = await h.api("GET", `/api/v1/devices?search=${encodeURIComponent(d.reportedDeviceId)}`, { key: acme.key });
+    expect(listed.body.items.find((i: { id: string }) => i.id === d.deviceId)).toMatchObject({ statusReason: reason });
+    const activity = await h.api("GET", `/api/v1/devices/${d.deviceId}/activity?type=status_changed`, { key: acme.key });
+    expect(activity.status, activity.text).toBe(200);
+    expect(activity.body.items[0]).toMatchObject({ message: `Status changed from provisioned to error: ${reason}`, data: { from: "provisioned", to: "error", message: reason } });
+
+    // still in error without saying why again: the reason stays; online: none
+    await heartbeat(h, d, { status: "error" });
+    expect((await get()).statusReason).toBe(reason);
+    await heartbeat(h, d);
+    expect(await get()).toMatchObject({ status: "online", statusReason: null });
+    const online = (await h.api("GET", `/api/v1/devices/${d.deviceId}/activity?type=status_changed`, { key: acme.key })).body.items[0];
+    expect(online).toMatchObject({ message: "Status changed from error to online", data: { from: "error", to: "online" } });
+    expect(online.data).not.toHaveProperty("message");
+
+    // an error with a failed deployment and no message of its own: the deployment's message
+    const failed = "image pull failed: manifest unknown";
+    await heartbeat(h, d, { status: "error", deployments: [{ deploymentId: crypto.randomUUID(), state: "failed", message: failed }] });
+    expect(await get()).toMatchObject({ status: "error", statusReason: failed });
   });
 
   it("accepts EdDSA and RS256 device keys", async () => {

@@ -68,6 +68,11 @@ export function DevicePage() {
         {tabs.map((t) => (
           <Link key={t} to="/devices/$deviceId" params={{ deviceId }} search={{ tab: t }} role="tab" aria-selected={t === tab} className="tab" replace>
             {TAB_LABELS[t]}
+      {d.status === "error" && (
+        <p className="alert-box alert-box--error" role="status" aria-label="Why the device is in error">
+          <strong>Error:</strong> {d.statusReason ?? "the device reports an error without saying why; its logs may tell."}
+        </p>
+      )}
           </Link>
         ))}
       </div>
