@@ -5,9 +5,9 @@ import type { DelayRange } from "./deployment-agent.js";
 import type { DeviceKeyAlgorithm } from "./identity.js";
 
 export const USAGE = `usage: npm run simulate -- --url <service url> --token <enrollment token> [--token <another> ...] --devices <N>
-         [--heartbeat 30s] [--telemetry 60s|0] [--logs 30s|0] [--failure-rate 0.05] [--prefix sim-xyz]
-         [--concurrency 8] [--key ES256|EdDSA|RS256]
-         deployments: [--deployment-failure-rate <p, default --failure-rate>] [--download 2s-8s]
+         [--heartbeat 30s] [--telemetry 60s|0] [--logs 30s|0] [--failure-rate 0.02] [--prefix sim-xyz]
+         [--concurrency 8] [--key ES256|EdDSA|RS256] [--seed <n>] [--failing-device <name> ...]
+         deployments: [--deployment-failure-rate 0] [--fail-install <app>@<version> ...] [--download 2s-8s]
          [--install 1s-4s] [--remove 500ms-2s] [--time-scale 1 | --fast] [--busy-heartbeat 1s]`;
 
 /** "500ms", "30s", "2m", "1h" or plain seconds. */
@@ -42,7 +42,7 @@ export function parseSimulatorArgs(argv: string[]): SimulatorOptions {
       heartbeat: { type: "string", default: "30s" },
       telemetry: { type: "string", default: "60s" },
       logs: { type: "string", default: "30s" },
-      "failure-rate": { type: "string", default: "0.05" },
+      "failure-rate": { type: "string", default: "0.02" },
       prefix: { type: "string" },
       concurrency: { type: "string", default: "8" },
       key: { type: "string", default: "ES256" },
@@ -53,6 +53,9 @@ export function parseSimulatorArgs(argv: string[]): SimulatorOptions {
       "time-scale": { type: "string" },
       fast: { type: "boolean", default: false },
       "busy-heartbeat": { type: "string" },
+      seed: { type: "string" },
+      "fail-install": { type: "string", multiple: true },
+      "failing-device": { type: "string", multiple: true },
     },
     strict: true,
   });
@@ -68,13 +71,19 @@ export function parseSimulatorArgs(argv: string[]): SimulatorOptions {
   const enrollConcurrency = Number(values.concurrency);
   if (!Number.isInteger(enrollConcurrency) || enrollConcurrency < 1 || enrollConcurrency > 256) throw new Error("--concurrency: 1 to 256");
   if (!["ES256", "EdDSA", "RS256"].includes(values.key!)) throw new Error("--key: ES256, EdDSA or RS256");
-  const deploymentFailureRate = values["deployment-failure-rate"] === undefined ? failureRate : Number(values["deployment-failure-rate"]);
+  // Deployments fail only when asked: a canary that pauses by chance teaches nothing.
+  const deploymentFailureRate = Number(values["deployment-failure-rate"] ?? 0);
   if (!(deploymentFailureRate >= 0 && deploymentFailureRate <= 1)) throw new Error("--deployment-failure-rate: a number from 0 to 1");
   if (values.fast && values["time-scale"] !== undefined) throw new Error("--fast is --time-scale 0: give one of them");
   const timeScale = values.fast ? 0 : Number(values["time-scale"] ?? 1);
   if (!(timeScale >= 0 && timeScale <= 1000)) throw new Error("--time-scale: a number from 0 (immediate) to 1000");
   const busyHeartbeatMs = values["busy-heartbeat"] === undefined ? undefined : parseDuration(values["busy-heartbeat"], "busy-heartbeat");
   if (busyHeartbeatMs !== undefined && busyHeartbeatMs < 50) throw new Error("--busy-heartbeat: at least 50ms");
+  const seed = values.seed === undefined ? undefined : Number(values.seed);
+  if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0 && seed <= 0xffffffff)) throw new Error("--seed: a whole number from 0 to 4294967295");
+  for (const planned of values["fail-install"] ?? []) {
+    if (!/^[^@\s]+@[^@\s]+$/.test(planned)) throw new Error(`--fail-install: "${planned}" is not <application>@<version> (e.g. mqtt-broker@5.0.2)`);
+  }
   new URL(values.url); // throws a readable error for a bad URL
   return {
     url: values.url,
@@ -96,6 +105,9 @@ export function parseSimulatorArgs(argv: string[]): SimulatorOptions {
     },
     timeScale,
     ...(busyHeartbeatMs !== undefined ? { busyHeartbeatMs } : {}),
+    ...(seed !== undefined ? { seed } : {}),
+    ...(values["fail-install"]?.length ? { failInstalls: values["fail-install"] } : {}),
+    ...(values["failing-device"]?.length ? { failingDevices: values["failing-device"] } : {}),
   };
 }
 

@@ -67,6 +67,12 @@ export interface DeploymentAgentOptions {
   random?: () => number;
   /** transitions kept per deployment in `history` (for tests and demos) */
   historyLimit?: number;
+  /**
+   * a deliberate failure plan: installs of these `name@version` (name: a component of the
+   * profile, or the application id) fail on every attempt, in the install step, with a message
+   * saying it is on purpose (`--fail-install`); they draw no random number
+   */
+  failInstalls?: readonly string[];
 }
 
 type Phase = "download" | "install";
@@ -88,6 +94,8 @@ export interface LocalDeployment {
   dueAt: number | null;
   /** the step an install will fail in (decided when it starts), null when it succeeds */
   failIn: Phase | null;
+  /** the message of a failure planned on purpose (`failInstalls`) */
+  plannedFailure?: string;
   /** the last state the service acknowledged (a heartbeat that carried it succeeded) */
   reportedState: AgentDeploymentState | null;
   reportedMessage?: string;
@@ -118,6 +126,7 @@ export class DeploymentAgent {
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly historyLimit: number;
+  private readonly failInstalls: ReadonlySet<string>;
 
   constructor(options: DeploymentAgentOptions = {}) {
     this.failureRate = options.failureRate ?? 0;
@@ -126,6 +135,7 @@ export class DeploymentAgent {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.historyLimit = options.historyLimit ?? 32;
+    this.failInstalls = new Set(options.failInstalls ?? []);
     if (!(this.failureRate >= 0 && this.failureRate <= 1)) throw new Error("failureRate: a number from 0 to 1");
     if (!(this.timeScale >= 0)) throw new Error("timeScale: a number of at least 0");
     for (const [name, [min, max]] of Object.entries(this.timings)) {
@@ -173,7 +183,8 @@ export class DeploymentAgent {
         for (const other of this.entries.values()) {
           if (other.applicationId === entry.applicationId && other.action === "install") this.entries.delete(other.deploymentId);
         }
-        const failIn = this.random() < this.failureRate ? (this.random() < 0.5 ? "download" : "install") : null;
+        const planned = this.plannedFailure(entry);
+        const failIn = planned ? "install" : this.random() < this.failureRate ? (this.random() < 0.5 ? "download" : "install") : null;
         const created: LocalDeployment = {
           deploymentId: entry.deploymentId,
           applicationId: entry.applicationId,
@@ -185,6 +196,7 @@ export class DeploymentAgent {
           downloaded: false,
           dueAt: null,
           failIn,
+          ...(planned ? { plannedFailure: planned } : {}),
           reportedState: null,
           history: [],
         };
@@ -284,6 +296,15 @@ export class DeploymentAgent {
     return counts;
   }
 
+  /** The message of a failure `failInstalls` plans for this install, if it names it. */
+  private plannedFailure(entry: DesiredDeploymentEntry): string | undefined {
+    if (!this.failInstalls.size) return undefined;
+    const components = Array.isArray(entry.profile?.components) ? (entry.profile.components as Array<{ name?: unknown }>) : [];
+    const names = [entry.applicationId, ...components.map((c) => String(c?.name))];
+    const planned = names.map((name) => `${name}@${entry.version}`).find((n) => this.failInstalls.has(n));
+    return planned ? `install failed: ${planned} does not start on this device (simulated on purpose: --fail-install ${planned})` : undefined;
+  }
+
   private delay([min, max]: DelayRange): number {
     return (min + this.random() * (max - min)) * this.timeScale;
   }
@@ -310,7 +331,7 @@ export class DeploymentAgent {
     const phase = entry.failIn ?? "install";
     const messages = FAILURE_MESSAGES[phase];
     this.record(entry, "failed");
-    entry.message = messages[Math.min(messages.length - 1, Math.floor(this.random() * messages.length))];
+    entry.message = entry.plannedFailure ?? messages[Math.min(messages.length - 1, Math.floor(this.random() * messages.length))];
     entry.dueAt = null;
   }
 }

@@ -10,6 +10,7 @@ import type { DeviceKeyAlgorithm } from "./identity.js";
 import { closedLoop, LatencyRecorder } from "./latency.js";
 import { VirtualDevice } from "./virtual-device.js";
 import { retryAfterMs } from "./outbox.js";
+import { seededRandom } from "./random.js";
 
 export interface SimulatorOptions {
   /** service base URL, e.g. http://localhost:3000 */
@@ -31,6 +32,16 @@ export interface SimulatorOptions {
   failureRate: number;
   /** chance that a deployment fails on a device (reports failed with a message); default failureRate */
   deploymentFailureRate?: number;
+  /**
+   * makes the random choices repeatable: each device draws from streams derived from the seed
+   * and its name (random.ts), so the same seed and prefix fail the same installs and start
+   * the same health failures on the same devices; absent: Math.random
+   */
+  seed?: number;
+  /** a deliberate failure plan: installs of these `name@version` fail on every device, every attempt (deployment-agent.ts) */
+  failInstalls?: string[];
+  /** a deliberate failure plan: these devices (reported ids, e.g. demo-000013) report `error` all along */
+  failingDevices?: string[];
   /** how long downloading, installing and removing take: [min, max] ms each (default 2-8 s, 1-4 s, 0.5-2 s) */
   deploymentTimings?: Partial<DeploymentTimings>;
   /** multiplies the deployment delays: 1 real time (default), 0.01 a hundred times faster, 0 immediate */
@@ -108,9 +119,16 @@ export class FleetSimulator extends EventEmitter {
     const prefix = options.idPrefix ?? `sim-${Date.now().toString(36)}`;
     const timeScale = options.timeScale ?? 1;
     this.busyHeartbeatMs = Math.min(options.heartbeatMs, options.busyHeartbeatMs ?? Math.max(100, 1000 * timeScale));
-    const deploymentOptions = { failureRate: options.deploymentFailureRate ?? options.failureRate, timings: options.deploymentTimings, timeScale };
+    const deploymentOptions = {
+      failureRate: options.deploymentFailureRate ?? options.failureRate, timings: options.deploymentTimings, timeScale, failInstalls: options.failInstalls,
+    };
+    const failing = new Set(options.failingDevices ?? []);
+    const { seed } = options;
     for (let n = 1; n <= options.devices; n++) {
-      this.devices.push(new VirtualDevice(`${prefix}-${String(n).padStart(6, "0")}`, this.client, options.keyAlgorithm, deploymentOptions));
+      const name = `${prefix}-${String(n).padStart(6, "0")}`;
+      this.devices.push(new VirtualDevice(name, this.client, options.keyAlgorithm,
+        { ...deploymentOptions, ...(seed === undefined ? {} : { random: seededRandom(seed, name, "deployments") }) },
+        { alwaysFailing: failing.has(name), ...(seed === undefined ? {} : { random: seededRandom(seed, name, "health") }) }));
     }
   }
 

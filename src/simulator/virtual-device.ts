@@ -56,9 +56,18 @@ export class VirtualDevice {
     private readonly client: JsonClient,
     private readonly algorithm: DeviceKeyAlgorithm = "ES256",
     deploymentOptions: DeploymentAgentOptions = {},
+    health: { random?: () => number; alwaysFailing?: boolean } = {},
   ) {
     this.deployments = new DeploymentAgent(deploymentOptions);
+    this.healthRandom = health.random ?? Math.random;
+    this.alwaysFailing = health.alwaysFailing ?? false;
+    this.failing = this.alwaysFailing;
   }
+
+  /** the health dice (seeded with `--seed`) */
+  private readonly healthRandom: () => number;
+  /** reports `error` from its first heartbeat on and never recovers (`--failing-device`, on purpose) */
+  readonly alwaysFailing: boolean;
 
   facts() {
     return {
@@ -105,8 +114,9 @@ export class VirtualDevice {
 
   /** Rolls the failure dice: start failing with `failureRate`, recover with probability one half. */
   updateHealth(failureRate: number) {
-    if (this.failing) this.failing = Math.random() >= 0.5;
-    else this.failing = Math.random() < failureRate;
+    if (this.alwaysFailing) this.failing = true;
+    else if (this.failing) this.failing = this.healthRandom() >= 0.5;
+    else this.failing = this.healthRandom() < failureRate;
   }
 
   /**

@@ -236,12 +236,18 @@ describe("options", () => {
     const base = ["--url", "http://localhost:3000", "--token", "fme_x", "--devices", "5"];
     const defaults = parseSimulatorArgs(base);
     expect(defaults).toMatchObject({
-      failureRate: 0.05, deploymentFailureRate: 0.05, timeScale: 1,
+      // about 2 % of heartbeat intervals start a health failure; deployments fail only when asked
+      failureRate: 0.02, deploymentFailureRate: 0, timeScale: 1,
       deploymentTimings: { downloadMs: [2000, 8000], installMs: [1000, 4000], removeMs: [500, 2000] },
     });
     expect(parseSimulatorArgs([...base, "--fast", "--deployment-failure-rate", "0.2"])).toMatchObject({ timeScale: 0, deploymentFailureRate: 0.2 });
     expect(parseSimulatorArgs([...base, "--time-scale", "0.1", "--busy-heartbeat", "200ms"])).toMatchObject({ timeScale: 0.1, busyHeartbeatMs: 200 });
     expect(() => parseSimulatorArgs([...base, "--fast", "--time-scale", "1"])).toThrow(/--fast/);
+    expect(defaults.seed).toBeUndefined();
+    expect(parseSimulatorArgs([...base, "--seed", "42", "--fail-install", "mqtt-broker@5.0.2", "--failing-device", "sim-000003"]))
+      .toMatchObject({ seed: 42, failInstalls: ["mqtt-broker@5.0.2"], failingDevices: ["sim-000003"] });
+    expect(() => parseSimulatorArgs([...base, "--seed", "x"])).toThrow(/--seed/);
+    expect(() => parseSimulatorArgs([...base, "--fail-install", "mqtt-broker"])).toThrow(/--fail-install.*<application>@<version>/);
     // one token: no round robin; several (one per time zone): devices enroll with each in turn
     expect(defaults.enrollmentTokens).toBeUndefined();
     const zoned = parseSimulatorArgs([...base, "--token", "fme_y", "--token", "fme_z"]);
@@ -286,5 +292,56 @@ describe("maintenance windows and retries", () => {
     advance(1);
     expect(agent.get(D1)).toMatchObject({ state: "running", attempt: 2 });
     expect(heartbeat([{ ...install(D1), attempt: 2 }])).toEqual([{ deploymentId: D1, state: "running", attempt: 2 }]);
+  });
+});
+
+describe("deliberate and seeded failures", () => {
+  const withComponent = (deploymentId: string, name: string, version: string): DesiredDeploymentEntry => ({
+    ...install(deploymentId, version, name === "mqtt-broker" ? APP : OTHER_APP), profile: { id: "p", type: "compose", components: [{ name, properties: {} }] },
+  });
+
+  it("failInstalls fails every attempt of the named application version, with a message saying it is on purpose; others run", () => {
+    const { agent, heartbeat } = fixture({ failureRate: 0, timeScale: 0, failInstalls: ["mqtt-broker@5.0.2"] });
+    heartbeat([withComponent(D1, "mqtt-broker", "5.0.2"), withComponent(D2, "vision-gateway", "5.0.2")]);
+    expect(agent.get(D1)).toMatchObject({
+      state: "failed", message: "install failed: mqtt-broker@5.0.2 does not start on this device (simulated on purpose: --fail-install mqtt-broker@5.0.2)",
+    });
+    expect(agent.get(D2)?.state).toBe("running");
+    // an automatic retry (a higher attempt) fails the same way
+    heartbeat([{ ...withComponent(D1, "mqtt-broker", "5.0.2"), attempt: 2 }, withComponent(D2, "vision-gateway", "5.0.2")]);
+    expect(agent.get(D1)).toMatchObject({ state: "failed", attempt: 2, history: ["downloading", "installing", "failed"] });
+    // another version of the same application is not named: it runs
+    const other = fixture({ failureRate: 0, timeScale: 0, failInstalls: ["mqtt-broker@5.0.2"] });
+    other.heartbeat([withComponent(D1, "mqtt-broker", "5.0.3")]);
+    expect(other.agent.get(D1)?.state).toBe("running");
+  });
+
+  it("the same seed fails the same installs on the same devices, whatever the order devices are driven in", () => {
+    const failedWith = (seed: number, order: number[]) => {
+      const simulator = new FleetSimulator({
+        url: "http://127.0.0.1:9", enrollmentToken: "fme_x", devices: 20, heartbeatMs: 1000, telemetryMs: 0,
+        failureRate: 0, deploymentFailureRate: 0.3, timeScale: 0, seed, idPrefix: "seeded",
+      });
+      simulator.client.close();
+      for (const i of order) simulator.devices[i].deployments.apply([install(D1)]);
+      return simulator.devices.filter((d) => d.deployments.get(D1)?.state === "failed").map((d) => d.reportedDeviceId);
+    };
+    const forward = [...Array(20).keys()];
+    const first = failedWith(7, forward);
+    expect(first.length).toBeGreaterThan(0);
+    expect(first.length).toBeLessThan(20);
+    expect(failedWith(7, [...forward].reverse())).toEqual(first);
+    expect(failedWith(8, forward)).not.toEqual(first);
+  });
+
+  it("failingDevices report error from the first heartbeat and never recover; the others roll seeded dice", () => {
+    const simulator = new FleetSimulator({
+      url: "http://127.0.0.1:9", enrollmentToken: "fme_x", devices: 3, heartbeatMs: 1000, telemetryMs: 0,
+      failureRate: 0, seed: 1, idPrefix: "demo", failingDevices: ["demo-000002"],
+    });
+    simulator.client.close();
+    expect(simulator.devices.map((d) => d.failing)).toEqual([false, true, false]);
+    for (let i = 0; i < 50; i++) for (const d of simulator.devices) d.updateHealth(0);
+    expect(simulator.devices.map((d) => d.failing)).toEqual([false, true, false]);
   });
 });
