@@ -13,6 +13,7 @@ import { extraOpenApiPaths, mountLeanAgentRoute, plainRoutes } from "./http/rout
 import { acceptEmptyBody } from "./http/empty-body.js";
 import { rateLimitMiddleware } from "./http/rate-limit.js";
 import { csrfGuard } from "./http/csrf.js";
+import { requestLogLevel } from "./http/request-log.js";
 import { consoleRoutes } from "./http/console.js";
 import { errorBody } from "./trpc/errors.js";
 import { storableInput } from "./http/storable-input.js";
@@ -43,13 +44,9 @@ export function createApp(services: Services): Express {
     res.setHeader("x-request-id", id);
     const started = process.hrtime.bigint();
     res.on("finish", () => {
-      logger.info({
-        requestId: id,
-        method: req.method,
-        path: loggablePath(req.originalUrl),
-        status: res.statusCode,
-        ms: Number(process.hrtime.bigint() - started) / 1e6,
-      }, "request");
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      const entry = { requestId: id, method: req.method, path: loggablePath(req.originalUrl), status: res.statusCode, ms };
+      logger[requestLogLevel(res.statusCode, ms, String(res.getHeader("content-type") ?? ""), config.LOG_SLOW_REQUEST_MS)](entry, "request");
     });
     next();
   });

@@ -11,6 +11,7 @@ import { writeAudit } from "./trpc/audit.js";
 export interface BootstrapResult {
   created: boolean;
   adminEmail?: string;
+  adminUserId?: string;
   /** only when generated here: printed once, never stored in clear */
   generatedPassword?: string;
   generatedApiKey?: string;
@@ -68,6 +69,7 @@ export async function bootstrap(services: Services): Promise<BootstrapResult> {
     return {
       created: true,
       adminEmail: admin.email,
+      adminUserId: admin.id,
       generatedPassword,
       generatedApiKey: config.BOOTSTRAP_API_KEY ? undefined : apiKey,
     };

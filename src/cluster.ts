@@ -24,7 +24,10 @@ export function superviseWorkers(config: Config, logger: Logger): void {
   cluster.on("exit", (worker, code, signal) => {
     if (signals.stopping) {
       if (code !== 0) failedExits++;
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failedExits > 0 ? 1 : 0);
+      if (Object.keys(cluster.workers ?? {}).length === 0) {
+        logger.info({ failedExits }, "stopped");
+        process.exit(failedExits > 0 ? 1 : 0);
+      }
       return;
     }
     logger.error({ pid: worker.process.pid, code, signal }, "worker exited; starting another");

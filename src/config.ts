@@ -24,6 +24,11 @@ const schema = z.object({
   DATABASE_URL: z.string().url().optional(),
   DATABASE_POOL_SIZE: int(1, 200).default(10),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /**
+   * a request that took at least this many milliseconds is logged at warn (0: never); every
+   * other request is logged at debug, and a 5xx at warn
+   */
+  LOG_SLOW_REQUEST_MS: int(0, 3_600_000).default(1000),
   /** 32 bytes as 64 hex characters or base64; generated into DATA_DIR/encryption.key when absent */
   ENCRYPTION_KEY: z.string().optional(),
   /** secret for signing access tokens (HS256); generated into DATA_DIR/jwt.key when absent */

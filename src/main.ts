@@ -7,6 +7,7 @@ import { createLogger } from "./lib/logger.js";
 import { buildConsole, consoleBuildState } from "./lib/console-build.js";
 import { startService } from "./server.js";
 import { onStopSignals } from "./lib/stop-signals.js";
+import { keepFirstStart } from "./first-start.js";
 
 async function main() {
   let config;
@@ -42,24 +43,36 @@ async function main() {
 
   const b = service.bootstrapResult;
   if (b.created) {
-    // Printed once, to the terminal only (not through the structured log).
-    const lines = [
-      "",
+    // Printed to the terminal (not through the structured log) and kept in DATA_DIR, mode 0600,
+    // until the admin changes the password (src/first-start.ts): request logs cannot bury it.
+    const block = [
       "First start: created organization 'default' and its Super Admin.",
       `  web console:   ${where}/   (sign in with the e-mail and password below)`,
       `  admin e-mail:  ${b.adminEmail}`,
-      b.generatedPassword ? `  password:      ${b.generatedPassword}   (shown once; set BOOTSTRAP_ADMIN_PASSWORD to choose it)` : "  password:      from BOOTSTRAP_ADMIN_PASSWORD",
-      b.generatedApiKey ? `  API key:       ${b.generatedApiKey}   (shown once; set BOOTSTRAP_API_KEY to choose it)` : "  API key:       from BOOTSTRAP_API_KEY",
+      b.generatedPassword ? `  password:      ${b.generatedPassword}   (generated; set BOOTSTRAP_ADMIN_PASSWORD to choose it)` : "  password:      from BOOTSTRAP_ADMIN_PASSWORD",
+      b.generatedApiKey ? `  API key:       ${b.generatedApiKey}   (generated; set BOOTSTRAP_API_KEY to choose it)` : "  API key:       from BOOTSTRAP_API_KEY",
       `  API docs:      ${where}/api/v1/docs`,
-      "",
     ];
-    process.stdout.write(lines.join("\n") + "\n");
+    let kept = "";
+    if (b.generatedPassword || b.generatedApiKey) {
+      try {
+        const file = keepFirstStart(config.DATA_DIR, block.join("\n"), b.adminUserId!);
+        kept = `  kept in:       ${file}   (mode 0600; deleted when the admin changes the password)`;
+      } catch (err) {
+        kept = `  not kept:      ${(err as Error).message}; copy the password and the key now`;
+      }
+    }
+    process.stdout.write(["", ...block, ...(kept ? [kept] : []), "", ""].join("\n"));
   }
 
   const signals = onStopSignals((reason) => {
     logger.info({ signal: reason }, "shutting down");
+    const stopping = Date.now();
     service.stop().then(
-      () => process.exit(0),
+      () => {
+        logger.info({ ms: Date.now() - stopping }, "stopped");
+        process.exit(0);
+      },
       (err: Error) => {
         logger.error({ err: err.message }, "shutdown failed");
         process.exit(1);

@@ -89,6 +89,7 @@ export async function startConsoleService(env: Record<string, string> = {}): Pro
     BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
     BOOTSTRAP_API_KEY: ADMIN.key,
     HEARTBEAT_INTERVAL_SECONDS: "3600",
+    LOG_LEVEL: "debug", // one line per request (requestLog reads them); at info only errors and slow ones
     ...env,
   }, { defaultKey: ADMIN.key, watch });
   const fleets: FleetSimulator[] = [];

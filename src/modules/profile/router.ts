@@ -11,6 +11,7 @@ import {
   changePassword, getNotificationPreferences, getProfile, listSessions, ownActivity, putNotificationPreferences,
   terminateSessions, updateProfile,
 } from "./service.js";
+import { forgetFirstStart } from "../../first-start.js";
 
 const TAG = "Profile";
 
@@ -55,7 +56,12 @@ export const profileRouter = router({
     })
     .input(changePasswordInput)
     .output(changePasswordOutput)
-    .mutation(({ ctx, input }) => changePassword(ctx.services, ctx.db, ctx.principal, ctx.audit, input)),
+    .mutation(async ({ ctx, input }) => {
+      const changed = await changePassword(ctx.services, ctx.db, ctx.principal, ctx.audit, input);
+      // The first start's generated password is void now: its kept copy goes (src/first-start.ts).
+      ctx.afterCommit(() => forgetFirstStart(ctx.services.config.DATA_DIR, ctx.principal.userId));
+      return changed;
+    }),
 
   sessions: authedProcedure
     .meta({ openapi: { method: "GET", path: "/profile/sessions", tags: [TAG], summary: "The caller's open sessions (most recently used first)" } })

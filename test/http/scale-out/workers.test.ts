@@ -38,7 +38,7 @@ describe.skipIf(!ON_POSTGRES)("WORKERS=2 on one PostgreSQL (skipped without DATA
   beforeAll(async () => {
     h = await createHarness({ ...SHARED_KEYS });
     acme = await h.createTenant("Acme Workers");
-    p = await startServerProcess("workers", { DATABASE_URL: databaseUrlOf(h), WORKERS: "2" }, acme.key);
+    p = await startServerProcess("workers", { DATABASE_URL: databaseUrlOf(h), WORKERS: "2", LOG_LEVEL: "debug" }, acme.key);
   });
 
   afterAll(async () => {
