@@ -4,13 +4,13 @@ import crypto from "node:crypto";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import helmet from "helmet";
 import { createExpressMiddleware } from "@trpc/server/adapters/express";
-import { createOpenApiExpressMiddleware } from "trpc-to-openapi";
 import type { Services } from "./services.js";
 import { appRouter, procedureMetas } from "./trpc/router.js";
-import { createContextFactory, noteRequestOfError, requestIdOf, successStatusOf } from "./trpc/context.js";
+import { createContextFactory, noteRequestOfError, requestIdOf } from "./trpc/context.js";
 import { buildOpenApiDocument, docsRouter } from "./http/docs.js";
 import { extraOpenApiPaths, mountLeanAgentRoute, plainRoutes } from "./http/routes.js";
 import { acceptEmptyBody } from "./http/empty-body.js";
+import { restFacade } from "./http/rest-facade.js";
 import { rateLimitMiddleware } from "./http/rate-limit.js";
 import { csrfGuard } from "./http/csrf.js";
 import { requestLogLevel } from "./http/request-log.js";
@@ -24,10 +24,6 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
 /** The request path as logged: no query string (tickets travel there) and no path secrets. */
 export function loggablePath(url: string): string {
   return url.split("?")[0].replace(/^(\/api\/v1\/public\/invitations\/)[^/]+/, "$1[redacted]");
-}
-
-function successStatusByPath(): Map<string, number> {
-  return new Map(procedureMetas().flatMap(([path, meta]) => (meta.successStatus ? [[path, meta.successStatus] as const] : [])));
 }
 
 export function createApp(services: Services): Express {
@@ -112,18 +108,8 @@ export function createApp(services: Services): Express {
   // What procedures cannot answer (downloads, streams, redirects): each domain's plain routes,
   // listed in src/http/routes.ts.
   app.use("/api/v1", ...plainRoutes(services));
-  const statuses = successStatusByPath();
-  app.use("/api/v1", createOpenApiExpressMiddleware({
-    router: appRouter,
-    createContext,
-    maxBodySize: config.BODY_LIMIT_BYTES,
-    onError: noteRequestOfError,
-    responseMeta: ({ paths, errors, ctx }) => {
-      if (errors.length > 0 || !paths || paths.length !== 1) return {};
-      const status = successStatusOf(ctx) ?? statuses.get(paths[0]);
-      return status ? { status } : {};
-    },
-  }) as unknown as express.RequestHandler);
+  // The REST facade, last (src/http/rest-facade.ts: path parameters decoded, error bodies as documented).
+  app.use("/api/v1", restFacade(services, appRouter));
 
   // The web console at / (its pages and assets); API paths never reach it.
   app.use(consoleRoutes());

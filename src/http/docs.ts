@@ -9,22 +9,23 @@ const require = createRequire(import.meta.url);
 const swaggerDir = path.dirname(require.resolve("swagger-ui-dist/package.json"));
 
 /**
- * The error body of every operation (src/trpc/init.ts builds it; the REST adapter adds
- * `issues` for invalid input), declared once as `components.schemas.Error`.
+ * The error body of every operation (the error formatter, src/trpc/init.ts, builds it;
+ * src/http/rest-facade.ts puts the invalid fields at the top), declared once as
+ * `components.schemas.Error`.
  */
 const ERROR_SCHEMA = {
   type: "object",
   required: ["code", "message", "data"],
   properties: {
     code: { type: "string", description: "The error code, e.g. BAD_REQUEST, NOT_FOUND, CONFLICT, TOO_MANY_REQUESTS" },
-    message: { type: "string", description: "What went wrong; never internal details" },
+    message: { type: "string", description: "What went wrong; never internal details. Invalid input names every invalid field: `Invalid input: commonName: required; limit: must be a number`" },
     issues: {
       type: "array",
       description: "Invalid input only: one entry per invalid field, `path` naming it",
       items: {
         type: "object",
-        required: ["message", "path"],
-        properties: { message: { type: "string" }, code: { type: "string" }, path: { type: "array", items: { type: ["string", "integer"] } } },
+        required: ["path", "message", "code"],
+        properties: { path: { type: "array", items: { type: "string" } }, message: { type: "string" }, code: { type: "string" } },
       },
     },
     data: {
@@ -34,14 +35,6 @@ const ERROR_SCHEMA = {
         code: { type: "string" },
         httpStatus: { type: "integer" },
         requestId: { type: "string", description: "The X-Request-Id of the request, for support and logs" },
-        issues: {
-          type: "array",
-          items: {
-            type: "object",
-            required: ["path", "message", "code"],
-            properties: { path: { type: "array", items: { type: "string" } }, message: { type: "string" }, code: { type: "string" } },
-          },
-        },
       },
     },
   },
@@ -62,7 +55,7 @@ export function buildOpenApiDocument(appRouter: AppRouter, extraPaths: ExtraPath
     description:
       "Multi-tenant management of edge device fleets. Authenticate with `X-API-Key: <key>` or " +
       "`Authorization: Bearer <access token>` from `POST /api/v1/auth/login`. Errors are JSON: " +
-      "`{ code, message, data: { requestId, issues? } }`.",
+      "`{ code, message, issues?, data: { requestId } }`; `message` names every invalid field.",
     version: "1.0.0",
     baseUrl: "/api/v1",
     securitySchemes: {

@@ -1,6 +1,6 @@
 // Error answers written outside the two adapters, in the very shapes the adapters give: the
-// REST facade's (trpc-to-openapi's node-http adapter, which `sendRestError` mirrors) and
-// tRPC's own envelope (`{ error }`, or one per call of a batch). Both run the error through
+// REST facade's (`restErrorBody`, to which the facade's own answers are rewritten too,
+// src/http/rest-facade.ts) and tRPC's own envelope (`{ error }`, or one per call of a batch). Both run the error through
 // the error formatter (src/trpc/init.ts), so the message, the masking of internal errors, the
 // log line and `data.requestId` are the same as everywhere else. Used by the lean agent route
 // and by the request boundary (storable-input.ts).
@@ -11,13 +11,13 @@ import { getErrorShape, transformTRPCResponse } from "@trpc/server/unstable-core
 import { ZodError } from "zod";
 import type { Services } from "../services.js";
 import type { Context, RequestInfo } from "../trpc/context.js";
-import { translateDatabaseError } from "../trpc/errors.js";
+import { invalidInputMessage, translateDatabaseError, type InputIssue } from "../trpc/errors.js";
 import { t } from "../trpc/init.js";
 
 /** Any failure as the TRPCError the adapters would have made of it. */
 function asTrpcError(err: unknown): TRPCError {
   if (err instanceof TRPCError) return err;
-  if (err instanceof ZodError) return new TRPCError({ code: "BAD_REQUEST", message: "Input validation failed", cause: err });
+  if (err instanceof ZodError) return new TRPCError({ code: "BAD_REQUEST", message: "Invalid input", cause: err });
   return translateDatabaseError(err) ?? new TRPCError({ code: "INTERNAL_SERVER_ERROR", cause: err instanceof Error ? err : new Error(String(err)) });
 }
 
@@ -34,20 +34,27 @@ export function sendJson(res: Response, status: number, body: unknown) {
   res.end(json);
 }
 
-/** The REST facade's error answer: `{ message, code, data: { code, httpStatus, requestId, issues? }, issues? }`. */
+/** What the error formatter (src/trpc/init.ts) makes of every error. */
+interface ErrorShape {
+  message: string;
+  data: { code: string; httpStatus: number; requestId?: string; issues?: InputIssue[] };
+}
+
+/**
+ * The REST body of an error: `{ message, code, data: { code, httpStatus, requestId }, issues? }`,
+ * the invalid fields once, at the top, and named in the message. tRPC clients read the same
+ * issues in `data.issues`, where the formatter puts them.
+ */
+export function restErrorBody(shape: ErrorShape) {
+  const { issues, ...data } = shape.data;
+  return { message: issues ? invalidInputMessage(issues) : shape.message, code: data.code, data, ...(issues ? { issues } : {}) };
+}
+
+/** The REST facade's error answer, for errors written outside it. */
 export function restErrorAnswer(services: Services, request: RequestInfo, err: unknown, procedurePath?: string): { status: number; body: object } {
   const error = asTrpcError(err);
-  const shape = shapeOf(services, request, error, "mutation", procedurePath);
-  const validation = error.code === "BAD_REQUEST" && error.cause instanceof ZodError ? error.cause : null;
-  return {
-    status: getHTTPStatusCodeFromError(error),
-    body: {
-      ...shape,
-      message: validation ? "Input validation failed" : shape.message,
-      code: error.code,
-      ...(validation ? { issues: validation.issues } : {}),
-    },
-  };
+  const shape = shapeOf(services, request, error, "mutation", procedurePath) as ErrorShape;
+  return { status: getHTTPStatusCodeFromError(error), body: restErrorBody(shape) };
 }
 
 export function sendRestError(services: Services, res: Response, request: RequestInfo, err: unknown, procedurePath?: string) {

@@ -1,18 +1,16 @@
 // A plain express route (downloads, streams) behind the same gate as the procedures:
 // authenticateRequest() and denyAccess() from src/trpc/procedures.ts (refusals and denials
 // are audited alike), can() for permissions, zod for the JSON body, and the REST facade's
-// error body { code, message, data: { code, httpStatus, requestId, issues? } }.
+// error body { code, message, data: { code, httpStatus, requestId }, issues? } (sendRestError).
 import type { Request, RequestHandler, Response } from "express";
-import { TRPCError } from "@trpc/server";
-import { getHTTPStatusCodeFromError } from "@trpc/server/http";
-import { ZodError, type z } from "zod";
+import type { z } from "zod";
 import type { Services } from "../services.js";
 import { assertSuperAdmin, authenticateRequest, denyAccess } from "../trpc/procedures.js";
 import { requestInfoOf, type RequestInfo } from "../trpc/context.js";
-import { translateDatabaseError } from "../trpc/errors.js";
 import type { Permission } from "../trpc/permissions.js";
 import { can, type Principal } from "../trpc/principal.js";
 import { jsonBodyOf } from "./storable-input.js";
+import { sendRestError } from "./error-response.js";
 
 export interface RouteAccess {
   permission?: Permission;
@@ -66,27 +64,5 @@ function sendRouteError(services: Services, res: Response, request: RequestInfo,
     res.destroy(err instanceof Error ? err : undefined);
     return;
   }
-  let status: number;
-  let code: string;
-  let message: string;
-  let issues: { path: string[]; message: string; code: string }[] | undefined;
-  if (err instanceof ZodError) {
-    status = 400;
-    code = "BAD_REQUEST";
-    issues = err.issues.map((i) => ({ path: i.path.map(String), message: i.message, code: i.code }));
-    message = `Invalid input: ${issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ")}`;
-  } else {
-    const known = err instanceof TRPCError ? err : translateDatabaseError(err);
-    if (known && known.code !== "INTERNAL_SERVER_ERROR") {
-      status = getHTTPStatusCodeFromError(known);
-      code = known.code;
-      message = known.message;
-    } else {
-      services.logger.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, requestId: request.requestId }, "internal error");
-      status = 500;
-      code = "INTERNAL_SERVER_ERROR";
-      message = "Internal server error";
-    }
-  }
-  res.status(status).json({ code, message, data: { code, httpStatus: status, requestId: request.requestId, ...(issues ? { issues } : {}) }, ...(issues ? { issues } : {}) });
+  sendRestError(services, res, request, err);
 }

@@ -11,7 +11,8 @@
 //   `["0", "name"]` in a batch);
 // * a JSON body, read here once (body-parser: size limit, charset, gzip; @hapi/bourne: no
 //   "__proto__" keys) and handed on as `req.body`, so no adapter reads it again; every string
-//   value and object key is checked.
+//   value and object key is checked. A malformed body answers 400 saying where it breaks
+//   (line, column and offset: src/lib/json-syntax.ts).
 //
 // A refusal is a 400 in the surface's own error shape (the REST facade's validation error, or
 // tRPC's envelope with one entry per call of a batch), before authentication, audit, handler
@@ -34,6 +35,7 @@ import {
   type FieldPattern,
   type JsonPath,
 } from "../lib/unstorable-strings.js";
+import { jsonSyntaxMessage } from "../lib/json-syntax.js";
 import { sendRestError, sendTrpcError } from "./error-response.js";
 import { DeclaredOperations } from "./declared-operations.js";
 
@@ -106,6 +108,10 @@ function queryRefusal(search: string, trpc: boolean): Refusal | null {
     if (problem) return { status: 400, path: counts.get(key)! > 1 ? [key, occurrence] : [key], message: problem };
   }
   return null;
+}
+
+function isJson(text: string): boolean {
+  return parseJsonOr(text) !== undefined;
 }
 
 function parseJsonOr(text: string): unknown {
@@ -200,10 +206,13 @@ export function storableInput(services: Services, routes: { restPaths: string[];
     if (!hasBody(req) || !req.is("application/json")) return next(); // none, or not JSON: the route answers (415)
     readText(req, res, (err?: unknown) => {
       if (err) return answer(() => bodyFailure(err));
+      const text = req.body as string;
       try {
-        req.body = req.body === "" ? undefined : bourne.parse(req.body as string, { protoAction: "error" });
+        req.body = text === "" ? undefined : bourne.parse(text, { protoAction: "error" });
       } catch {
-        return answer(() => new TRPCError({ code: "PARSE_ERROR", message: "Failed to parse request body" }));
+        // bourne parses with JSON.parse, then refuses a "__proto__" key in what parsed
+        const message = isJson(text) ? 'The body holds a "__proto__" key, which is refused' : jsonSyntaxMessage(text);
+        return answer(() => new TRPCError({ code: "PARSE_ERROR", message }));
       }
       const patterns = lossyPatternsOf(req, lossy);
       const found = findUnstorableString(req.body, patterns.length ? (path) => patterns.some((p) => matchesPattern(path, p)) : undefined);

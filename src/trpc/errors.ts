@@ -1,6 +1,8 @@
 // Domain errors are TRPCErrors with the right code; everything else is translated here
 // once (database errors) or masked by the error formatter (anything unexpected).
 import { TRPCError } from "@trpc/server";
+import type { ZodError } from "zod";
+import { plural } from "../lib/plural.js";
 
 export const notFound = (what: string) => new TRPCError({ code: "NOT_FOUND", message: `${what} not found` });
 export const conflict = (message: string) => new TRPCError({ code: "CONFLICT", message });
@@ -15,6 +17,38 @@ export const unavailable = (message: string) => new TRPCError({ code: "SERVICE_U
  */
 export function errorBody(requestId: string, httpStatus: number, code: string, message: string) {
   return { code, message, data: { code, httpStatus, requestId } };
+}
+
+/** One invalid field of an input: its path and what is wrong with it. */
+export interface InputIssue {
+  path: string[];
+  message: string;
+  code: string;
+}
+
+// zod's default sentence for a value of the wrong type ("Invalid input: expected number, received NaN").
+const WRONG_TYPE = /^Invalid input: expected (\w+), received (\w+)$/;
+
+/** zod's default wording, said shortly; a schema's own message is kept as it is. */
+function shortMessage(issue: ZodError["issues"][number]): string {
+  if (issue.code === "unrecognized_keys") return `unknown ${plural(issue.keys.length, "field")} ${issue.keys.map((k) => JSON.stringify(k)).join(", ")}`;
+  const wrongType = issue.code === "invalid_type" ? WRONG_TYPE.exec(issue.message) : null;
+  if (!wrongType) return issue.message;
+  const [, expected, received] = wrongType;
+  if (received === "undefined") return "required";
+  if (expected === "int") return "must be a whole number";
+  if (expected === "number") return "must be a number";
+  return `must be ${/^[aeiou]/.test(expected) ? "an" : "a"} ${expected}, not ${received}`;
+}
+
+/** The invalid fields of an input, named by their paths ("commonName: required", "limit: must be a number"). */
+export function inputIssues(error: ZodError): InputIssue[] {
+  return error.issues.map((i) => ({ path: i.path.map(String), message: shortMessage(i), code: i.code }));
+}
+
+/** The message of a validation error: every invalid field with what is wrong with it. */
+export function invalidInputMessage(issues: InputIssue[]): string {
+  return `Invalid input: ${issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ")}`;
 }
 
 interface PrismaLikeError {

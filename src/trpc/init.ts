@@ -3,6 +3,7 @@ import { initTRPC, TRPCError } from "@trpc/server";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import { ZodError } from "zod";
 import { requestIdOfError, type Context } from "./context.js";
+import { inputIssues, invalidInputMessage } from "./errors.js";
 import type { FieldPattern } from "../lib/unstorable-strings.js";
 
 export interface Meta extends OpenApiMeta {
@@ -36,13 +37,11 @@ export const t = initTRPC
     errorFormatter({ shape, error, ctx }) {
       const internal = error.code === "INTERNAL_SERVER_ERROR";
       if (internal) ctx?.services.logger.error({ err: describe(error.cause ?? error), requestId: ctx.request.requestId }, "internal error");
-      const issues = error.cause instanceof ZodError
-        ? error.cause.issues.map((i) => ({ path: i.path.map(String), message: i.message, code: i.code }))
-        : undefined;
+      const issues = error.cause instanceof ZodError ? inputIssues(error.cause) : undefined;
       const message = internal
         ? "Internal server error"
         : issues
-          ? `Invalid input: ${issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ")}`
+          ? invalidInputMessage(issues)
           // trpc-to-openapi's own text for this one is garbled (an unclosed quote around the type).
           : error.code === "UNSUPPORTED_MEDIA_TYPE" ? "Send the body as application/json" : error.message;
       return {

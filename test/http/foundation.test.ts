@@ -201,12 +201,27 @@ describe("errors", () => {
     expect(res.body.code).toBe("BAD_REQUEST");
     const paths = res.body.issues.map((i: { path: string[] }) => i.path.join("."));
     expect(paths).toEqual(expect.arrayContaining(["email", "password"]));
+    // named in the message too, the same on tRPC; the issues once (REST: at the top; tRPC: data.issues)
+    expect(res.body.message).toMatch(/^Invalid input: (?=.*email: )(?=.*password: required)/);
+    expect(res.body.data.issues).toBeUndefined();
+    const trpc = await h.api("POST", "/trpc/auth.login", { key: null, body: { email: "x" } });
+    expect(trpc.status).toBe(400);
+    expect(trpc.body.error.message).toBe(res.body.message);
+    expect(trpc.body.error.data.issues).toEqual(res.body.issues);
   });
 
   it("answers malformed JSON with 400 and a wrong content type with 415", async () => {
     const broken = await h.api("POST", "/api/v1/auth/login", { key: null, raw: "{not json", headers: { "content-type": "application/json" } });
     expect(broken.status).toBe(400);
     expectErrorBody(broken, "PARSE_ERROR", 400);
+    // where it broke: line and column (from 1) and the offset, on REST and tRPC alike
+    const text = '{\n  "email": "a@example.test",\n  "password": "x",\n}';
+    const trailing = await h.api("POST", "/api/v1/auth/login", { key: null, raw: text, headers: { "content-type": "application/json" } });
+    expect(trailing.status).toBe(400);
+    expect(trailing.body.message).toBe('Malformed JSON at line 4, column 1 (offset 50): unexpected "}"');
+    const cut = await h.api("POST", "/trpc/auth.login", { key: null, raw: '{"email": "a@example.test", "pass', headers: { "content-type": "application/json" } });
+    expect(cut.status).toBe(400);
+    expect(cut.body.error.message).toBe("Malformed JSON at line 1, column 34 (offset 33): the text ends too early");
     const wrongType = await h.api("POST", "/api/v1/auth/login", { key: null, raw: "a=b", headers: { "content-type": "text/plain" } });
     expect(wrongType.status).toBe(415);
     expectErrorBody(wrongType, "UNSUPPORTED_MEDIA_TYPE", 415);

@@ -10,10 +10,10 @@
 //   at most BODY_LIMIT_BYTES (413), valid JSON (400 PARSE_ERROR), no string PostgreSQL cannot
 //   store (400): the request boundary (src/http/storable-input.ts) read and checked it; then the device token
 //   (401/403, refusals of a known device audited), then the zod schema `heartbeatInput`
-//   (400 "Input validation failed" naming every field in `data.issues[].path`);
+//   (400 naming every field in `message` and `issues[].path`);
 // * error bodies are the error formatter's shape with the facade's additions
 //   (`sendRestError`, src/http/error-response.ts): `{ message, code, data: { code, httpStatus,
-//   requestId, issues? }, issues? }`, internal errors masked and logged;
+//   requestId }, issues? }`, internal errors masked and logged;
 // * the handler is the procedure's (`handleHeartbeat`) and the answer is checked against
 //   `heartbeatOutput`. The tRPC procedure `agent.heartbeat` stays: it documents this path in
 //   openapi.json (no second path item) and serves tRPC clients.

@@ -50,20 +50,5 @@ export function labelDiff(before: Labels, after: Labels) {
   return { added, removed, changed: Object.keys(added).length > 0 || removed.length > 0 };
 }
 
-/**
- * The REST facade hands path parameters over still percent-encoded (trpc-to-openapi does not
- * decode them), so `/labels/env%2Fstage` must be decoded here, exactly once. Label keys never
- * contain `%`, so decoding cannot turn one valid key into another.
- */
-export function decodePathSegment(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
-}
-
-/** A label key taken from a URL path. */
-export const labelKeyInPath = z.string().max(400).transform(decodePathSegment).pipe(labelKey);
 /** Any key (statistics: an impossible key simply matches nothing) taken from a URL path. */
-export const anyKeyInPath = z.string().min(1).max(800).transform(decodePathSegment).pipe(z.string().min(1).max(256));
+export const anyKeyInPath = z.string().min(1).max(256);

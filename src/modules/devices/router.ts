@@ -6,7 +6,7 @@ import { protectedProcedure, router } from "../../trpc/procedures.js";
 import { pageOf, pageOutput, pagingInput } from "../../lib/paging.js";
 import { deviceAuthCacheOf } from "../../trpc/device-auth.js";
 import { actorOf } from "./activity.js";
-import { labelKey, labelKeyInPath, labelsSchema, labelValue, parseSelectorString } from "./labels.js";
+import { labelKey, labelsSchema, labelValue, parseSelectorString } from "./labels.js";
 import { DEVICE_EVENT_TYPES, deviceEventOutput, deviceOutput, deviceStatus, toDeviceDto, toDeviceEventDto } from "./schemas.js";
 import {
   addLabel,
@@ -139,7 +139,7 @@ export const devicesRouter = router({
       openapi: { method: "DELETE", path: "/devices/{id}/labels/{key}", tags: [TAG], summary: "Remove one label (404 when the device does not carry it)" },
       audit,
     })
-    .input(idInput.extend({ key: labelKeyInPath }))
+    .input(idInput.extend({ key: labelKey }))
     .output(deviceOutput)
     .mutation(async ({ ctx, input }) =>
       toDeviceDto(await removeLabel(ctx.db, actorOf(ctx.principal), ctx.principal.organizationId, input.id, input.key)),

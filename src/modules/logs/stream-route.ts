@@ -6,16 +6,15 @@
 // id), then pushes new lines as the device sends them, until the client goes away.
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { TRPCError } from "@trpc/server";
-import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import { z } from "zod";
 import type { Services } from "../../services.js";
-import { requestIdOf } from "../../trpc/context.js";
-import { badRequest } from "../../trpc/errors.js";
+import { requestInfoOf } from "../../trpc/context.js";
 import { requireDevice } from "../telemetry/device.js";
 import { followLogs } from "./follow.js";
 import { LOG_LEVELS, logFilterInput, type LogLineDto } from "./schemas.js";
 import { logsAfter, newestLogId, tailLogs } from "./service.js";
 import { authorizeRequest } from "../../http/guarded-route.js";
+import { sendRestError } from "../../http/error-response.js";
 import { errorResponse, type ExtraPaths } from "../../http/docs.js";
 import { perService } from "../../lib/per-service.js";
 
@@ -32,11 +31,6 @@ const streamQuery = z.object({
   after: z.string().regex(LINE_ID, "after must be a log line id").optional(),
 });
 
-function sendError(req: Request, res: Response, err: TRPCError) {
-  const httpStatus = getHTTPStatusCodeFromError(err);
-  res.status(httpStatus).json({ code: err.code, message: err.message, data: { code: err.code, httpStatus, requestId: requestIdOf(req) } });
-}
-
 function parseQuery(req: Request) {
   const level = req.query.level;
   const parsed = streamQuery.safeParse({
@@ -47,10 +41,8 @@ function parseQuery(req: Request) {
     after: req.query.after,
     level: level === undefined ? undefined : Array.isArray(level) ? level : [level],
   });
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
-    throw badRequest(`Invalid input: ${issues}`);
-  }
+  // 400 naming each field, as every operation's (the error formatter, src/trpc/init.ts)
+  if (!parsed.success) throw new TRPCError({ code: "BAD_REQUEST", message: "Invalid input", cause: parsed.error });
   return parsed.data;
 }
 
@@ -119,7 +111,7 @@ export function logStreamRoutes(services: Services): Router {
     } catch (err) {
       follower?.stop();
       if (res.headersSent) return void res.end();
-      if (err instanceof TRPCError && err.code !== "INTERNAL_SERVER_ERROR") return sendError(req, res, err);
+      if (err instanceof TRPCError && err.code !== "INTERNAL_SERVER_ERROR") return sendRestError(services, res, requestInfoOf(req), err);
       next(err);
     }
   });

@@ -183,7 +183,7 @@ describe("op 4: activity export", () => {
     // A range that ends before it starts names the request's own fields.
     const { res, text } = await exportActivity({ startDate: "2030-01-01", endDate: "2020-01-01" });
     expect(res.status).toBe(400);
-    expect(JSON.parse(text).data.issues).toEqual([{ path: ["endDate"], code: "custom", message: "must be after startDate" }]);
+    expect(JSON.parse(text).issues).toEqual([{ path: ["endDate"], code: "custom", message: "must be after startDate" }]);
   });
 
   it("is for Super Admins only", async () => {

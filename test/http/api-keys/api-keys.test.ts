@@ -408,7 +408,7 @@ describe("POST /organizations/{orgId}/api-keys/{id}/rotate", () => {
     ] as const) {
       const res = await rotate(acme, old.body.id, body);
       expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(res.body.data.issues.map((i: { path: string[] }) => i.path.join("."))).toContain(field);
+      expect(res.body.issues.map((i: { path: string[] }) => i.path.join("."))).toContain(field);
     }
     expect(await h.services.prisma.apiKey.count({ where: { organizationId: acme.org.id } })).toBe(keys);
     expect((await h.services.prisma.apiKey.findUniqueOrThrow({ where: { id: old.body.id } })).revokedAt).toBeNull();

@@ -174,7 +174,7 @@ describe("a device's deployments: GET /devices/{id}/deployments", () => {
     expect((await entries(d[4].deviceId)).body).toEqual({ items: [], total: 0, hasMore: false });
     const bad = await entries(d[0].deviceId, "?desired=maybe");
     expect(bad.status).toBe(400);
-    expect(JSON.stringify(bad.body.issues ?? bad.body.data?.issues)).toContain("desired");
+    expect(JSON.stringify(bad.body.issues)).toContain("desired");
   });
 
   it("is secured: 401, 403 without deployments:read, 404 across tenants and for an unknown device", async () => {
@@ -411,7 +411,7 @@ describe("group rollback", () => {
     const res = await groupRollback(body);
     expect(res.status, res.text).toBe(400);
     expect(res.body.code).toBe("BAD_REQUEST");
-    const named = [...(res.body.data?.issues ?? []).map((i: { path: unknown; message: string }) => `${JSON.stringify(i.path)} ${i.message}`), res.body.message].join(" ");
+    const named = [...(res.body.issues ?? []).map((i: { path: unknown; message: string }) => `${JSON.stringify(i.path)} ${i.message}`), res.body.message].join(" ");
     expect(named).toContain(field);
     expect(await snapshot()).toBe(before);
   });

@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 const api = (method: string, path: string, body?: unknown, tenant: Tenant = acme) => h.api(method, `/api/v1/marketplace-store${path}`, { key: tenant.key, body });
-const issuePaths = (res: { body: { data: { issues?: Array<{ path: string[] }> } } }) => (res.body.data.issues ?? []).map((i) => i.path.join("."));
+const issuePaths = (res: { body: { issues?: Array<{ path: string[] }> } }) => (res.body.issues ?? []).map((i) => i.path.join("."));
 const globalRegistry = async (body: Record<string, unknown>) => {
   const res = await h.api("POST", "/api/v1/global-registries/oci", { key: ADMIN_KEY, body: { url: "https://registry.example.com", ...body } });
   expect(res.status, res.text).toBe(201);
@@ -72,7 +72,7 @@ describe("marketplace store configuration", () => {
     const unknown = await api("PUT", "", { globalRegistryIds: [known.id, "00000000-0000-4000-8000-000000000000"] });
     expect(unknown.status).toBe(400);
     expect(issuePaths(unknown)).toEqual(["globalRegistryIds.1"]);
-    expect(unknown.body.data.issues[0].message).toContain("00000000-0000-4000-8000-000000000000");
+    expect(unknown.body.issues[0].message).toContain("00000000-0000-4000-8000-000000000000");
     // Nothing was stored by the refused requests.
     expect((await api("GET", "")).body).toMatchObject({ syncIntervalMinutes: 15, globalRegistryIds: [] });
   });

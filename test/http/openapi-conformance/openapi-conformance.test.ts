@@ -20,7 +20,7 @@ import { marketplaceJobs } from "../../../src/modules/marketplace/jobs.js";
 import { ADMIN_EMAIL, ADMIN_KEY, ADMIN_PASSWORD, createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import { startOciRegistry, type OciRegistryServer } from "../../support/oci-registry.js";
 import { peerAvailable } from "../../support/peers.js";
-import { insertDevices } from "../agent/fleet-support.js";
+import { createEnrollmentToken, enroll, ensureCa, insertDevices } from "../agent/fleet-support.js";
 import { appYaml } from "../registries-git/support.js";
 
 type Json = any;
@@ -340,6 +340,155 @@ describe("error responses validated against the document's declared error schema
 });
 
 // ---------------------------------------------------------------------------------------------
+// Every operation of the document, walked: invalid input is named in `message`, and path
+// parameters arrive percent-decoded.
+
+const METHODS: Method[] = ["get", "put", "post", "delete", "patch"];
+type Parameter = { in: string; name: string; required?: boolean; schema?: Json };
+type Operation = { method: Method; template: string; parameters: Parameter[]; body?: Json };
+
+function documentedOperations(): Operation[] {
+  return Object.entries<Json>(deref.paths).flatMap(([template, item]) =>
+    METHODS.filter((method) => item[method]).map((method) => ({
+      method, template, parameters: item[method].parameters ?? [], body: item[method].requestBody?.content?.["application/json"]?.schema,
+    })));
+}
+
+const isUuid = (schema: Json) => schema?.format === "uuid";
+const isNumeric = (schema: Json): boolean => ["number", "integer"].includes(schema?.type) || (schema?.anyOf ?? schema?.oneOf ?? []).some(isNumeric);
+/** Every character percent-encoded ("a-b" -> "%61%2D%62"): what the facade must decode. */
+const encodeAll = (value: string) => [...Buffer.from(value, "utf8")].map((b) => `%${b.toString(16).toUpperCase().padStart(2, "0")}`).join("");
+
+describe("every operation, walked from the document", () => {
+  let bearer: string;
+  let device: { token(): Promise<string> };
+  beforeAll(async () => {
+    bearer = await h.login(ADMIN_EMAIL, ADMIN_PASSWORD); // a Super Admin: every operation but the device's
+    await ensureCa(h, acme.key);
+    device = await enroll(h, (await createEnrollmentToken(h, acme.key)).token);
+  }, 60_000);
+
+  /** One call as its caller would make it: the device's own operations with the device's token, the rest as the Super Admin. */
+  async function call(op: Operation, path: string, query = "", body?: unknown) {
+    const token = op.template.startsWith("/agent/") && op.template !== "/agent/enroll" ? await device.token() : bearer;
+    const res = await fetch(`${baseUrl}${path}${query}`, {
+      method: op.method.toUpperCase(),
+      // same-origin, as the console sends: the cross-site guard of the cookie sign-in answers before any input is read
+      headers: { authorization: `Bearer ${token}`, "sec-fetch-site": "same-origin", ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let json: Json;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, body: json, text };
+  }
+
+  /** The template with each path parameter filled: a fresh UUID for ids, a plausible string otherwise. */
+  const filled = (op: Operation, value = (p: Parameter) => (isUuid(p.schema) ? crypto.randomUUID() : `x-${crypto.randomBytes(6).toString("hex")}`)) =>
+    op.template.replace(/\{([^}]+)\}/g, (_m, name: string) => value(op.parameters.find((p) => p.in === "path" && p.name === name)!));
+
+  it("names the field in `message` for every missing required body field and every numeric query parameter given a word (400, issues once)", async () => {
+    const failures: string[] = [];
+    let checked = 0;
+    for (const op of documentedOperations()) {
+      const label = `${op.method.toUpperCase()} ${op.template}`;
+      const expectNamed = (res: { status: number; body: Json; text: string }, fields: string[], what: string) => {
+        checked++;
+        const message: string = res.body?.message ?? "";
+        const unnamed = fields.filter((field) => !message.includes(`${field}: `));
+        if (res.status !== 400 || unnamed.length) failures.push(`${label} ${what}: expected 400 naming ${unnamed.join(", ") || fields.join(", ")} in message, got ${res.status} ${res.text.slice(0, 200)}`);
+        else if (!Array.isArray(res.body.issues) || res.body.data?.issues !== undefined) failures.push(`${label} ${what}: the issues belong at the top, once: ${res.text.slice(0, 200)}`);
+      };
+      const required: string[] = op.body?.required ?? [];
+      if (required.length) expectNamed(await call(op, filled(op), "", {}), required, "with an empty body");
+      for (const p of op.parameters.filter((p) => p.in === "query" && isNumeric(p.schema))) {
+        expectNamed(await call(op, filled(op), `?${p.name}=abc`, op.body ? {} : undefined), [p.name], `with ?${p.name}=abc`);
+      }
+    }
+    expect(checked).toBeGreaterThan(100);
+    expect(failures, failures.join("\n")).toEqual([]);
+  }, 300_000);
+
+  it("says it in words: a CA without commonName, ?limit=abc (the examples of the report)", async () => {
+    const ca = await h.api("POST", "/api/v1/ca-certificates/generate", { key: acme.key, body: { name: "No common name" } });
+    expect(ca.status).toBe(400);
+    expect(ca.body).toEqual({
+      code: "BAD_REQUEST",
+      message: "Invalid input: commonName: required",
+      issues: [{ path: ["commonName"], message: "required", code: "invalid_type" }],
+      data: { code: "BAD_REQUEST", httpStatus: 400, requestId: ca.headers.get("x-request-id") },
+    });
+    const limit = await h.api("GET", "/api/v1/devices?limit=abc", { key: acme.key });
+    expect(limit.status).toBe(400);
+    expect(limit.body.message).toBe("Invalid input: limit: must be a number");
+    expect(violations(declaredResponse("get", "/devices", 400), limit.body)).toEqual([]);
+  });
+
+  it("hands every path parameter to the operation percent-decoded (each operation: an encoded id answers as the plain one)", async () => {
+    const failures: string[] = [];
+    const byString: string[] = [];
+    let checked = 0;
+    for (const op of documentedOperations()) {
+      const params = op.parameters.filter((p) => p.in === "path");
+      if (!params.length) continue;
+      if (params.some((p) => !isUuid(p.schema))) byString.push(`${op.method} ${op.template}`);
+      const values = new Map(params.map((p) => [p.name, isUuid(p.schema) ? crypto.randomUUID() : `x-${crypto.randomBytes(6).toString("hex")}`]));
+      const body = op.body ? {} : undefined;
+      const plain = await call(op, filled(op, (p) => values.get(p.name)!), "", body);
+      const encoded = await call(op, filled(op, (p) => encodeAll(values.get(p.name)!)), "", body);
+      checked++;
+      if (plain.status !== encoded.status || plain.body?.message !== encoded.body?.message) {
+        failures.push(`${op.method.toUpperCase()} ${op.template}: plain ${plain.status} ${plain.body?.message}, encoded ${encoded.status} ${encoded.body?.message}`);
+      }
+    }
+    expect(checked).toBeGreaterThan(100);
+    expect(failures, failures.join("\n")).toEqual([]);
+    // A string parameter is not found either way: those are checked with real values below.
+    expect(byString.sort()).toEqual([
+      "delete /devices/{id}/labels/{key}", "get /audit/entity/{entityType}/{entityId}", "get /groups/by-label/{key}",
+      "get /groups/label-keys/{key}/values", "get /organizations/by-slug/{slug}", "get /public/invitations/{token}",
+      "post /public/invitations/{token}/accept",
+    ]);
+  }, 300_000);
+
+  it("finds what an encoded string parameter names: a slug, label keys with a slash, an audit entity, an invitation token", async () => {
+    const get = (path: string, key: string | null = acme.key) => h.api("GET", `/api/v1${path}`, { key });
+    const bySlug = await get(`/organizations/by-slug/${encodeAll(acme.org.slug)}`);
+    expect(bySlug.status, bySlug.text).toBe(200);
+    expect(bySlug.body.id).toBe(acme.org.id);
+
+    const groups = await get(`/groups/by-label/${encodeAll("hw/model")}`);
+    expect(groups.status, groups.text).toBe(200);
+    expect(groups.body).toMatchObject({ labelKey: "hw/model", total: 1 });
+    const values = await get(`/groups/label-keys/${encodeAll("hw/model")}/values`);
+    expect(values.status, values.text).toBe(200);
+    expect(JSON.stringify(values.body)).toContain("pi 5");
+
+    const entry = (await get("/audit?limit=1")).body.items[0];
+    const entity = await get(`/audit/entity/${encodeAll(entry.entityType)}/${encodeAll(entry.entityId)}`);
+    expect(entity.status, entity.text).toBe(200);
+    expect(entity.body.items.map((e: { id: string }) => e.id)).toContain(entry.id);
+
+    const role = (await get("/roles?limit=200")).body.items.find((r: { name: string }) => /viewer/i.test(r.name));
+    const invitation = await h.api("POST", "/api/v1/invitations", { key: acme.key, body: { email: `decoded-${crypto.randomBytes(3).toString("hex")}@example.test`, roleId: role.id } });
+    expect(invitation.status, invitation.text).toBe(201);
+    const invited = await get(`/public/invitations/${encodeAll(invitation.body.token)}`, null);
+    expect(invited.status, invited.text).toBe(200);
+    const accepted = await h.api("POST", `/api/v1/public/invitations/${encodeAll(invitation.body.token)}/accept`, { key: null, body: { name: "Decoded Person", password: "a-long-enough-password-1" } });
+    expect(accepted.status, accepted.text).toBeLessThan(300);
+
+    const labelled = await h.services.prisma.device.findFirstOrThrow({ where: { organizationId: acme.org.id, labels: { path: ["hw/model"], equals: "pi 5" } } });
+    const removed = await h.api("DELETE", `/api/v1/devices/${labelled.id}/labels/${encodeAll("hw/model")}`, { key: acme.key });
+    expect(removed.status, removed.text).toBe(200);
+    expect((await h.services.prisma.device.findUniqueOrThrow({ where: { id: labelled.id } })).labels).not.toHaveProperty("hw/model");
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
 // openapi-typescript + openapi-fetch, type-checked in memory with the TypeScript compiler.
 // Last in the file on purpose: type generation and checking hold the event loop (which the
 // service shares) for seconds, long enough for idle keep-alive sockets to time out under a request.
@@ -468,13 +617,13 @@ export async function specOperations(orgId: string, id: string, slug: string) {
       .toEqual([expect.stringContaining("Type 'string' is not assignable to type 'number'")]);
   });
 
-  it("lets a client read the error fields the document's own description promises ({ code, message, data: { requestId, issues? } })", () => {
+  it("lets a client read the error fields the document's own description promises ({ code, message, issues?, data: { requestId } })", () => {
     const usage = `${USAGE_HEADER}
 export async function errors(slug: string) {
   const res = await client.GET("/organizations/by-slug/{slug}", { params: { path: { slug } } });
   if (res.error) {
     const requestId: string | undefined = res.error.data?.requestId;
-    const issues: Array<{ path: string[]; message: string }> | undefined = res.error.data?.issues;
+    const issues: Array<{ path: string[]; message: string }> | undefined = res.error.issues;
   }
 }
 `;

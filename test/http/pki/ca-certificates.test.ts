@@ -107,7 +107,7 @@ describe("generate a self-signed CA", () => {
   ])("refuses %j with a 400 naming %s", async (body, field) => {
     const res = await generate(acme, body);
     expect(res.status).toBe(400);
-    expect(res.body.data.issues.map((i: { path: string[] }) => i.path.join("."))).toContain(field);
+    expect(res.body.issues.map((i: { path: string[] }) => i.path.join("."))).toContain(field);
   });
 
   it("refuses a duplicate name with 409", async () => {
@@ -227,7 +227,7 @@ describe("upload a CA", () => {
     it("a missing certificate, naming the field", async () => {
       const res = await upload(acme, { name: "No cert" });
       expect(res.status).toBe(400);
-      expect(res.body.data.issues[0].path).toEqual(["certificatePem"]);
+      expect(res.body.issues[0].path).toEqual(["certificatePem"]);
     });
 
     it("the same certificate twice (409) and a name taken (409)", async () => {
@@ -449,7 +449,7 @@ describe("delete", () => {
     await h.api("PATCH", `/api/v1/ca-certificates/${b.id}/default`, { key: t.key });
     const stillValid = await h.api("DELETE", `/api/v1/ca-certificates/${a.id}`, { key: t.key });
     expect(stillValid.status).toBe(409);
-    expect(stillValid.body.message).toContain("1 device certificate(s) that are still valid");
+    expect(stillValid.body.message).toContain("has issued 1 device certificate that is still valid;");
 
     const revoke = await h.api("POST", `/api/v1/devices/${deviceId}/certificates/${issued.record.id}/revoke`, { key: t.key, body: { reason: "Cessation of operation" } });
     expect(revoke.status).toBe(200);

@@ -169,7 +169,7 @@ describe("revoke", () => {
     const { record } = await enrollCertificate(h, acme.org.id, deviceId);
     const bad = await h.api("POST", certPath(deviceId, record.id, "/revoke"), { key: acme.key, body: { reason: "Bored" } });
     expect(bad.status).toBe(400);
-    expect(bad.body.data.issues[0].path).toEqual(["reason"]);
+    expect(bad.body.issues[0].path).toEqual(["reason"]);
     expect((await h.api("POST", certPath(deviceId, record.id, "/revoke"), { key: acme.key, body: {} })).status).toBe(400);
     expect((await h.api("POST", certPath(otherDeviceId, record.id, "/revoke"), { key: acme.key, body: { reason: "Other" } })).status).toBe(404);
     expect((await h.api("POST", certPath(crypto.randomUUID(), record.id, "/revoke"), { key: acme.key, body: { reason: "Other" } })).status).toBe(404);

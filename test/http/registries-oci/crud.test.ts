@@ -95,7 +95,7 @@ describe("create (spec op 2)", () => {
     for (const [body, field] of cases) {
       const res = await api("POST", "", body);
       expect(res.status, `${JSON.stringify(body)}: ${res.text}`).toBe(400);
-      expect(res.body.data.issues.map((i: { path: string }) => i.path).join(","), JSON.stringify(body)).toContain(field);
+      expect(res.body.issues.map((i: { path: string }) => i.path).join(","), JSON.stringify(body)).toContain(field);
     }
     expect((await api("POST", "", { name: "Exactly 500", url: URL_A, description: "d".repeat(500) })).status).toBe(201);
     expect((await api("POST", "", { name: "ab", url: URL_A })).status).toBe(201);

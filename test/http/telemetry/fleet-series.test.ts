@@ -100,7 +100,7 @@ describe("GET /api/v1/fleet/telemetry", () => {
     for (const [query, field] of [["interval=1m", "interval"], ["from=yesterday", "from"]] as const) {
       const res = await h.api("GET", `/api/v1/fleet/telemetry?${query}`, { key: acme.key });
       expect(res.status, query).toBe(400);
-      expect(res.body.data.issues.map((i: { path: string[] }) => i.path[0])).toContain(field);
+      expect(res.body.issues.map((i: { path: string[] }) => i.path[0])).toContain(field);
     }
     const selector = await h.api("GET", `/api/v1/fleet/telemetry?labels=site`, { key: acme.key });
     expect(selector.status).toBe(400);

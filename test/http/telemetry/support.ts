@@ -34,7 +34,7 @@ export async function sendAllTelemetry(h: Harness, device: EnrolledDevice, snaps
 
 /** The field paths a 400 names (the REST facade's message is generic; its issues name each field). */
 export const issuePaths = (body: { issues?: { path: unknown[] }[]; data?: { issues?: { path: unknown[] }[] } }) =>
-  (body.data?.issues ?? body.issues ?? []).map((i) => i.path.join("."));
+  (body.issues ?? []).map((i) => i.path.join("."));
 
 /** An empty database of its own (no migration applied) for the tests of a describe block. */
 export function freshDatabase(): () => OpenedDatabase {

@@ -197,7 +197,7 @@ describe("ingest: POST /api/v1/agent/telemetry", () => {
     ]);
     expect(res.status).toBe(400);
     expect(issuePaths(res.body)).toEqual(["snapshots.1.timestamp"]);
-    expect(res.body.data.issues[0].message).toMatch(/timestamp is in the future/);
+    expect(res.body.issues[0].message).toMatch(/timestamp is in the future/);
   });
 
   it("takes at most 1,000 snapshots per batch, and at least one", async () => {
@@ -275,7 +275,7 @@ describe("op 11: GET /api/v1/devices/{id}/telemetry", () => {
     }
     // the field is named, with the forms it takes
     const yesterday = await h.api("GET", `${base}?from=yesterday`, { key: acme.key });
-    expect(yesterday.body.data.issues).toEqual([{ path: ["from"], code: "invalid_union", message: expect.stringContaining("ISO 8601 date-time with offset") }]);
+    expect(yesterday.body.issues).toEqual([{ path: ["from"], code: "invalid_union", message: expect.stringContaining("ISO 8601 date-time with offset") }]);
     // a plain date is ISO 8601 too (midnight UTC)
     expect((await h.api("GET", `${base}?from=2020-01-01&to=2020-01-02&interval=1h`, { key: acme.key })).status).toBe(200);
   });

@@ -62,8 +62,8 @@ export function tokenIn(text: string, prefix: "fmp_" | "fmv_") {
   return match![0];
 }
 
-/** The field paths a 400 names (top-level issues of the REST facade, or data.issues). */
+/** The field paths a 400 names (the REST body's issues). */
 export const issuePaths = (body: { issues?: { path: string[] }[]; data?: { issues?: { path: string[] }[] } }) =>
-  (body.issues ?? body.data?.issues ?? []).map((i) => i.path.join("."));
+  (body.issues ?? []).map((i) => i.path.join("."));
 
 export const randomId = () => crypto.randomUUID();
