@@ -157,17 +157,22 @@ export interface RetryDispatched {
  * processes (the rollout job, a heartbeat) that both find a retry due, the second finds the
  * entry no longer failed and skips it, so an attempt is handed out once. Nothing is handed
  * out while the rollout is paused, aborted or failed, or the deployment is not running.
- * `deviceId` limits it to one device (its heartbeat).
+ * `deviceId` limits it to one device (its heartbeat), `deploymentId` to one deployment (an
+ * operator's retry of a batch's failed devices, whose `reason` the entries then carry).
  */
-export async function dispatchDueRetries(db: DbTx, scope: { deviceId?: string } = {}): Promise<RetryDispatched[]> {
+export async function dispatchDueRetries(db: DbTx, scope: { deviceId?: string; deploymentId?: string; reason?: string } = {}): Promise<RetryDispatched[]> {
   const deviceId = scope.deviceId ?? null;
+  const deploymentId = scope.deploymentId ?? null;
+  const reason = scope.reason ?? null;
   return db.$queryRaw<RetryDispatched[]>`
     UPDATE "DeploymentDevice" dd
        SET "state" = 'pending', "attempt" = dd."attempt" + 1, "retryAt" = NULL, "dispatchedAt" = ${UTC_NOW}, "stateChangedAt" = ${UTC_NOW},
-           "reason" = 'automatic retry: attempt ' || (dd."attempt" + 1) || ' of ' || (d."retry"->>'maxAttempts')
+           "reason" = CASE WHEN ${reason}::text IS NULL THEN 'automatic retry: attempt ' || (dd."attempt" + 1) || ' of ' || (d."retry"->>'maxAttempts')
+                           ELSE ${reason}::text || ': attempt ' || (dd."attempt" + 1) END
       FROM "Deployment" d
      WHERE dd."retryAt" <= ${UTC_NOW} AND dd."state" = 'failed' AND dd."desiredAction" = 'install'
        AND (${deviceId}::uuid IS NULL OR dd."deviceId" = ${deviceId}::uuid)
+       AND (${deploymentId}::uuid IS NULL OR dd."deploymentId" = ${deploymentId}::uuid)
        AND d."id" = dd."deploymentId" AND d."status" = 'running' AND d."rolloutState" NOT IN ('paused', 'aborted', 'failed')
        -- with a disruption budget a retry waits for a place: admitWithinBudget hands it out
        AND d."disruptionBudget" IS NULL

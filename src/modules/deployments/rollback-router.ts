@@ -3,11 +3,12 @@ import { z } from "zod";
 import { pageOutput, pagingInput } from "../../lib/paging.js";
 import { protectedProcedure, router } from "../../trpc/procedures.js";
 import { groupRollbackInput } from "./schemas.js";
-import { applicationOfDevice, deploymentHistory, rollBack, rollbackCandidates } from "./rollback.js";
+import { applicationOfDevice, deploymentHistory, noTargetReason, rollBack, rollbackCandidates } from "./rollback.js";
 import { eventsOf } from "./events.js";
 import { conflict } from "../../trpc/errors.js";
 
 const TAG = "Rollback";
+const NO_HISTORY = "no other version of the application ran successfully on this device";
 const audit = { entity: "device" };
 
 const outcome = z.object({
@@ -23,7 +24,8 @@ const outcome = z.object({
 const targetOutput = z.object({
   deviceId: z.string(),
   applicationId: z.string(),
-  currentVersion: z.string().nullable(),
+  currentVersion: z.string().nullable().describe("the version the device runs (or last ran): a version it was told to install counts once it reported it running"),
+  pendingVersion: z.string().nullable().describe("a version the device is told to install and has not reported running yet (an upgrade or a rollback on its way)"),
   targetVersion: z.string().nullable().describe("null: nothing to roll back to"),
   targetProfileId: z.string().nullable(),
   available: z.boolean(),
@@ -68,7 +70,7 @@ export const rollbackRouter = router({
       const applicationId = await applicationOfDevice(ctx.db, org, input.id, input.applicationId);
       const [candidate] = await rollbackCandidates(ctx.db, org, { deviceIds: [input.id] }, applicationId);
       if (!candidate?.targetVersionId) {
-        throw conflict(`No version to roll back to: no other version of the application ran successfully on this device (current: ${candidate?.currentVersion ?? "none"})`);
+        throw conflict(`No version to roll back to: ${candidate ? noTargetReason(candidate) : NO_HISTORY} (current: ${candidate?.currentVersion ?? "none"})`);
       }
       const [result] = await rollBack(ctx.db, org, ctx.principal.userId, applicationId, [candidate], eventsOf(ctx));
       if (result.status !== "rolled_back") throw conflict(`No version to roll back to: ${result.reason}`);
@@ -92,6 +94,7 @@ export const rollbackRouter = router({
         deviceId: input.id,
         applicationId,
         currentVersion: candidate?.currentVersion ?? null,
+        pendingVersion: candidate?.pendingVersion ?? null,
         targetVersion: candidate?.targetVersion ?? null,
         targetProfileId: candidate?.targetProfileId ?? null,
         available: Boolean(candidate?.targetVersionId),

@@ -17,6 +17,8 @@ export interface RollbackCandidate {
   deviceId: string;
   deviceName: string;
   currentVersion: string | null;
+  /** a version the device is told to install and has not reported running yet (an upgrade or a rollback on its way) */
+  pendingVersion: string | null;
   targetVersion: string | null;
   targetVersionId: string | null;
   targetProfileId: string | null;
@@ -26,15 +28,16 @@ export interface RollbackCandidate {
 
 /**
  * For each device of the target, its current version of the application (the entry it is
- * told to install, else the last one in its history) and the most recent other version that
- * ran successfully. One statement for any number of devices.
+ * told to install once it reported it running, else the last one in its history: a version on
+ * its way, such as a pending rollback, is not current yet but `pendingVersion`) and the most
+ * recent other version that ran successfully. One statement for any number of devices.
  */
 export async function rollbackCandidates(db: DbTx, organizationId: string, target: BulkTarget, applicationId: string): Promise<RollbackCandidate[]> {
   return db.$queryRaw<RollbackCandidate[]>`
     WITH devices AS (
       SELECT d."id", d."name" FROM "Device" d WHERE ${targetCondition(organizationId, target)}
     ), installed AS (
-      SELECT DISTINCT ON (dd."deviceId") dd."deviceId", dep."version"
+      SELECT DISTINCT ON (dd."deviceId") dd."deviceId", dep."version", dd."state"
         FROM "DeploymentDevice" dd JOIN "Deployment" dep ON dep."id" = dd."deploymentId"
        WHERE dd."deviceId" IN (SELECT "id" FROM devices) AND dep."applicationId" = ${applicationId}::uuid AND dd."desiredAction" = 'install'
        ORDER BY dd."deviceId", dd."dispatchedAt" DESC NULLS LAST
@@ -44,7 +47,8 @@ export async function rollbackCandidates(db: DbTx, organizationId: string, targe
        WHERE h."deviceId" IN (SELECT "id" FROM devices) AND h."applicationId" = ${applicationId}::uuid
        ORDER BY h."deviceId", h."finishedAt" DESC
     ), current AS (
-      SELECT d."id" AS "deviceId", COALESCE(i."version", l."version") AS "version"
+      SELECT d."id" AS "deviceId", COALESCE(CASE WHEN i."state" = 'running' THEN i."version" END, l."version") AS "version",
+             CASE WHEN i."state" IN ('pending', 'downloading', 'installing') THEN i."version" END AS "pending"
         FROM devices d LEFT JOIN installed i ON i."deviceId" = d."id" LEFT JOIN last_run l ON l."deviceId" = d."id"
     ), target AS (
       SELECT DISTINCT ON (h."deviceId") h."deviceId", h."version", h."applicationVersionId", h."profileId", h."deploymentId"
@@ -54,10 +58,11 @@ export async function rollbackCandidates(db: DbTx, organizationId: string, targe
          AND EXISTS (SELECT 1 FROM "ApplicationVersion" v WHERE v."id" = h."applicationVersionId")
        ORDER BY h."deviceId", h."finishedAt" DESC
     )
-    SELECT d."id"::text AS "deviceId", d."name" AS "deviceName", c."version" AS "currentVersion",
+    SELECT d."id"::text AS "deviceId", d."name" AS "deviceName", c."version" AS "currentVersion", c."pending" AS "pendingVersion",
            t."version" AS "targetVersion", t."applicationVersionId"::text AS "targetVersionId", t."profileId" AS "targetProfileId",
            t."deploymentId"::text AS "sourceDeploymentId"
-      FROM devices d JOIN current c ON c."deviceId" = d."id" LEFT JOIN target t ON t."deviceId" = d."id"
+      -- a target already on its way (a rollback not running yet) is not rolled back to twice
+      FROM devices d JOIN current c ON c."deviceId" = d."id" LEFT JOIN target t ON t."deviceId" = d."id" AND t."version" IS DISTINCT FROM c."pending"
      WHERE c."version" IS NOT NULL
      ORDER BY d."name", d."id"`;
 }
@@ -84,6 +89,11 @@ export interface RollbackOutcome {
 }
 
 export const NO_TARGET_REASON = "no other version of the application ran successfully on this device (or it left the catalog)";
+
+/** Why a candidate has no target: nothing to go back to, or that version is already on its way. */
+export function noTargetReason(c: Pick<RollbackCandidate, "pendingVersion">): string {
+  return c.pendingVersion ? `${c.pendingVersion} is already on its way to this device (told to install it, not running yet)` : NO_TARGET_REASON;
+}
 
 /**
  * Rolls back the candidates that have a target: one all-at-once deployment per (version,
@@ -154,7 +164,7 @@ export async function rollBack(
       fromVersion: c.currentVersion,
       toVersion: c.targetVersion,
       deploymentId: deploymentOf.get(c.deviceId) ?? null,
-      reason: rolledBack ? null : (refusedOf.get(c.deviceId) ?? NO_TARGET_REASON),
+      reason: rolledBack ? null : (refusedOf.get(c.deviceId) ?? noTargetReason(c)),
     };
   });
 }

@@ -53,9 +53,14 @@ export function successTarget(size: number, successThreshold: number): number {
   return Math.max(1, ceilPercent(size, successThreshold));
 }
 
+/** How reasons name a batch: "canary", "batch 2". */
+export function batchLabel(index: number): string {
+  return index === 0 ? "canary" : `batch ${index}`;
+}
+
 /** Judges the batch in flight. The failure threshold is checked first: safety before progress. */
 export function judgeBatch(batch: BatchProgress, thresholds: Thresholds): BatchVerdict {
-  const name = batch.index === 0 ? "canary" : `batch ${batch.index}`;
+  const name = batchLabel(batch.index);
   const failedPercent = batch.size === 0 ? 0 : (batch.failed * 100) / batch.size;
   if (!batch.failureAccepted && batch.failed > 0 && failedPercent >= thresholds.failureThreshold) {
     return {
@@ -72,6 +77,100 @@ export function judgeBatch(batch: BatchProgress, thresholds: Thresholds): BatchV
     };
   }
   return { kind: "wait" };
+}
+
+/**
+ * What happened to a batch once it left in_progress, recorded with it (DeploymentBatch.outcome)
+ * and shown in the rollout status: how it ended, who moved it when a person did, and its
+ * counts at that moment. A batch is `succeeded` only when `running >= successTarget` then;
+ * one an operator moved past below that line is `promoted`, naming them.
+ */
+export interface BatchOutcome {
+  kind: "succeeded" | "promoted" | "failed" | "cancelled";
+  /** the operator's move that ended it (promote, approve, abort), null when the service judged it */
+  move: "promote" | "approve" | "abort" | null;
+  /** who made that move (an e-mail address), null when the service judged it */
+  by: string | null;
+  /** ISO time */
+  at: string;
+  running: number;
+  failed: number;
+  size: number;
+  successTarget: number;
+}
+
+/** The counts a batch's outcome records. */
+export type BatchCounts = Pick<BatchProgress, "index" | "size" | "running" | "failed">;
+
+/** The outcome of a batch the service judged (succeeded at its target, failed at its timeout). */
+export function judgedOutcome(kind: "succeeded" | "failed", batch: BatchCounts, thresholds: Pick<Thresholds, "successThreshold">, at: Date): BatchOutcome {
+  return { kind, move: null, by: null, at: at.toISOString(), ...countsOf(batch, thresholds) };
+}
+
+/**
+ * The outcome of the batch in flight that an operator moves past (promote, approve): succeeded
+ * when it reached its success target anyway, else promoted by them with the counts of now.
+ */
+export function acceptedOutcome(move: "promote" | "approve", by: string, batch: BatchCounts, thresholds: Pick<Thresholds, "successThreshold">, at: Date): BatchOutcome {
+  const counts = countsOf(batch, thresholds);
+  const reached = counts.running >= counts.successTarget;
+  return { kind: reached ? "succeeded" : "promoted", move, by, at: at.toISOString(), ...counts };
+}
+
+/** The outcome of the batch in flight when an operator aborts the rollout. */
+export function abortedOutcome(by: string | null, batch: BatchCounts, thresholds: Pick<Thresholds, "successThreshold">, at: Date): BatchOutcome {
+  return { kind: "cancelled", move: "abort", by, at: at.toISOString(), ...countsOf(batch, thresholds) };
+}
+
+function countsOf(batch: BatchCounts, thresholds: Pick<Thresholds, "successThreshold">) {
+  return { running: batch.running, failed: batch.failed, size: batch.size, successTarget: successTarget(batch.size, thresholds.successThreshold) };
+}
+
+/** "2 of 3 running (3 needed), 1 failed" */
+export function countsText(c: Pick<BatchOutcome, "running" | "failed" | "size" | "successTarget">): string {
+  return `${c.running} of ${c.size} running (${c.successTarget} needed), ${c.failed} failed`;
+}
+
+/** The outcome in words, as the status shows it: "promoted by alice@example.com with 2 of 3 running (3 needed), 1 failed". */
+export function outcomeText(o: BatchOutcome): string {
+  switch (o.kind) {
+    case "succeeded":
+      return `reached the success threshold: ${countsText(o)}${o.by ? `; ${o.move}d by ${o.by}` : ""}`;
+    case "promoted":
+      return `${o.move === "approve" ? "approved" : "promoted"} by ${o.by} with ${countsText(o)}`;
+    case "failed":
+      return `timed out below its success target: ${countsText(o)}`;
+    case "cancelled":
+      return `cancelled${o.by ? ` (rollout aborted by ${o.by})` : ""} with ${countsText(o)}`;
+  }
+}
+
+/**
+ * The completed rollout's reason, from its batches' outcomes: "all 3 batches reached the
+ * success threshold" only when each did; else it names what each of the others was
+ * ("all 2 batches done: 1 reached the success threshold; the canary was promoted by
+ * alice@example.com below its success target, with 2 of 3 running (3 needed), 1 failed").
+ */
+export function completionReason(batches: ReadonlyArray<{ index: number; outcome: BatchOutcome | null }>): string {
+  const n = batches.length;
+  const reached = batches.filter((b) => b.outcome?.kind === "succeeded").length;
+  if (reached === n) return `all ${n} batch${n === 1 ? "" : "es"} reached the success threshold`;
+  const others = batches.filter((b) => b.outcome?.kind !== "succeeded").map((b) => `${b.index === 0 ? "the canary" : batchLabel(b.index)} was ${b.outcome ? outcomeText(b.outcome) : "not run"}`);
+  return `all ${n} batch${n === 1 ? "" : "es"} done: ${reached} reached the success threshold; ${others.join("; ")}`;
+}
+
+/**
+ * What a batch in flight waits for, said when the rollout moves on after a person's move
+ * (resume, retry): "waiting for 3 of 3 running (2 running, 1 failed) until <deadline>", and
+ * when its failed devices leave too few to reach the target, that it cannot succeed without them.
+ */
+export function waitingText(batch: BatchCounts, thresholds: Pick<Thresholds, "successThreshold">, deadline: Date | null): string {
+  const target = successTarget(batch.size, thresholds.successThreshold);
+  const until = deadline ? ` until ${deadline.toISOString()}` : "";
+  const text = `waiting for ${target} of ${batch.size} running (${batch.running} running, ${batch.failed} failed)${until}`;
+  const reachable = batch.size - batch.failed;
+  if (reachable >= target) return text;
+  return `${text}; it cannot reach that while ${batch.failed} ${batch.failed === 1 ? "device stays" : "devices stay"} failed (at most ${reachable} can run): retry the failed devices, promote it as it is, or abort`;
 }
 
 /** Where the rollout goes once batch `index` succeeded. */

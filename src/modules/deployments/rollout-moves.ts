@@ -7,18 +7,26 @@ export type RolloutState = (typeof ROLLOUT_STATES)[number];
 
 export const TERMINAL_ROLLOUT_STATES: readonly RolloutState[] = ["completed", "aborted", "failed"];
 
-export type RolloutMove = "initialize" | "start" | "promote" | "approve" | "pause" | "resume" | "abort";
+export type RolloutMove = "initialize" | "start" | "promote" | "approve" | "pause" | "resume" | "retry" | "abort";
 
-/** The states each operator move is allowed from. */
+/**
+ * The states each operator move is allowed from. promote accepts the batch in flight as it is:
+ * the canary (in flight or at its gate), or whichever batch a pause stopped; retry gives the
+ * failed devices of the batch in flight a new attempt (and resumes a paused rollout).
+ */
 export const MOVES_ALLOWED_FROM: Record<RolloutMove, readonly RolloutState[]> = {
   initialize: ["draft", "initialized"],
   start: ["initialized"],
-  promote: ["canary", "awaiting_approval"],
+  promote: ["canary", "awaiting_approval", "paused"],
   approve: ["awaiting_approval"],
   pause: ["canary", "awaiting_approval", "in_progress"],
   resume: ["paused"],
+  retry: ["canary", "in_progress", "paused"],
   abort: ["initialized", "canary", "awaiting_approval", "in_progress", "paused"],
 };
+
+/** How a refusal names the move. */
+const MOVE_PHRASE: Partial<Record<RolloutMove, string>> = { retry: "retry the failed devices of" };
 
 export interface RolloutPosition {
   state: RolloutState;
@@ -29,7 +37,14 @@ export interface RolloutPosition {
 /** Why `move` is not allowed from `position` (the 409's message), or null when it is. */
 export function moveRefusal(move: RolloutMove, position: RolloutPosition): string | null {
   const allowed = MOVES_ALLOWED_FROM[move];
-  if (!allowed.includes(position.state)) return `Cannot ${move} the rollout: it is ${position.state} (allowed from ${allowed.join(", ")})`;
+  if (!allowed.includes(position.state)) {
+    const refusal = `Cannot ${MOVE_PHRASE[move] ?? move} the rollout: it is ${position.state} (allowed from ${allowed.join(", ")})`;
+    // Approve opens a gate; a paused batch has not reached one: say which moves make progress.
+    if (move === "approve" && position.state === "paused") {
+      return `${refusal}. The paused batch is not at an approval gate: resume it to wait for its success target, retry its failed devices, promote it as it is, or abort`;
+    }
+    return refusal;
+  }
   // Promote is the canary's gate; later gates are approvals.
   if (move === "promote" && position.state === "awaiting_approval" && position.currentBatch !== 0) {
     return `Cannot promote the rollout: it is awaiting_approval of batch ${position.currentBatch}, not of the canary; approve it instead`;

@@ -2,7 +2,7 @@
 import type { DbTx } from "../../db/client.js";
 import { isoNullable } from "../devices/schemas.js";
 import { stagedStrategyOf } from "./rollout.js";
-import { successTarget, type RolloutState } from "./rollout-machine.js";
+import { outcomeText, successTarget, type BatchOutcome, type RolloutState } from "./rollout-machine.js";
 import type { RolloutDto } from "./schemas.js";
 import { SERVICE_STATE, type DeploymentRow } from "./store.js";
 
@@ -20,9 +20,11 @@ export async function rolloutStatus(db: DbTx, row: DeploymentRow): Promise<Rollo
   const strategy = stagedStrategyOf(row);
   const [batches, counts, retries, [windows]] = await Promise.all([
     db.deploymentBatch.findMany({ where: { deploymentId: row.id }, orderBy: { index: "asc" } }),
+    // A continuous deployment's leaver that does not keep it left its batch (the batch shrank by
+    // it, and judging it no longer counts it: verdict-precheck.ts): it is counted in no batch.
     db.$queryRaw<Array<{ batchIndex: number | null; state: string; n: number }>>`
       SELECT "batchIndex", ${SERVICE_STATE} AS "state", count(*)::int AS "n"
-        FROM "DeploymentDevice" WHERE "deploymentId" = ${row.id}::uuid GROUP BY 1, 2`,
+        FROM "DeploymentDevice" WHERE "deploymentId" = ${row.id}::uuid AND ("leftAt" IS NULL OR "desiredAction" = 'install') GROUP BY 1, 2`,
     db.deploymentDevice.aggregate({ where: { deploymentId: row.id, retryAt: { not: null } }, _count: { _all: true }, _min: { retryAt: true } }),
     db.$queryRaw<Array<{ waiting: number; next: Date | null; joined: number; left: number }>>`
       SELECT count(*) FILTER (WHERE ${SERVICE_STATE} = 'waiting_for_window')::int AS "waiting",
@@ -50,6 +52,7 @@ export async function rolloutStatus(db: DbTx, row: DeploymentRow): Promise<Rollo
       kind: b.kind as RolloutDto["batches"][number]["kind"],
       size: b.size,
       state: b.state as RolloutDto["batches"][number]["state"],
+      outcome: b.outcome ? { ...(b.outcome as unknown as BatchOutcome), summary: outcomeText(b.outcome as unknown as BatchOutcome) } : null,
       counts: perBatch.get(b.index) ?? emptyBatchCounts(),
       successTarget: successTarget(b.size, strategy.successThreshold),
       startedAt: isoNullable(b.startedAt),

@@ -2,13 +2,15 @@
 // reports and the timeout job trigger. Every function here runs inside a transaction that
 // holds the deployment's row lock (lockDeployment), and takes its decisions from
 // rollout-machine.ts.
+import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
 import { conflict } from "../../trpc/errors.js";
+import { UTC_NOW } from "../devices/sql.js";
 import type { DeploymentEvents } from "./events.js";
-import { admitWithinBudget, cancelNotStarted, dispatchInstall } from "./dispatch.js";
+import { admitWithinBudget, cancelNotStarted, dispatchDueRetries, dispatchInstall } from "./dispatch.js";
 import {
-  afterBatchSucceeded, assertMoveAllowed, judgeBatch, resumeTarget, TERMINAL_ROLLOUT_STATES,
-  type RolloutMove, type RolloutState,
+  abortedOutcome, acceptedOutcome, afterBatchSucceeded, assertMoveAllowed, batchLabel, completionReason, judgeBatch, judgedOutcome,
+  outcomeText, resumeTarget, TERMINAL_ROLLOUT_STATES, waitingText, type BatchOutcome, type RolloutMove, type RolloutState,
 } from "./rollout-machine.js";
 import type { DeploymentRow } from "./store.js";
 import type { StagedStrategy, Strategy } from "./strategy.js";
@@ -63,8 +65,18 @@ function batchDeadline(row: DeploymentRow, strategy: StagedStrategy, from: Date)
   return new Date(inWindows ?? from.getTime() + strategy.batchTimeoutSeconds * 1000);
 }
 
-async function finishBatch(db: DbTx, deploymentId: string, index: number, state: "succeeded" | "failed" | "cancelled"): Promise<void> {
-  await db.deploymentBatch.updateMany({ where: { deploymentId, index, state: { in: ["planned", "in_progress"] } }, data: { state, completedAt: new Date() } });
+/** Ends batch `index` (when planned or in flight) with its outcome: its state says how, the outcome who and with which counts. */
+async function finishBatch(db: DbTx, deploymentId: string, index: number, outcome: BatchOutcome): Promise<void> {
+  await db.deploymentBatch.updateMany({
+    where: { deploymentId, index, state: { in: ["planned", "in_progress"] } },
+    data: { state: outcome.kind, outcome: outcome as unknown as Prisma.InputJsonValue, completedAt: new Date(outcome.at) },
+  });
+}
+
+/** The completed rollout's reason, from every batch's recorded outcome (rollout-machine.ts completionReason). */
+async function completedReason(db: DbTx, deploymentId: string): Promise<string> {
+  const batches = await db.deploymentBatch.findMany({ where: { deploymentId }, orderBy: { index: "asc" }, select: { index: true, outcome: true } });
+  return completionReason(batches.map((b) => ({ index: b.index, outcome: b.outcome as BatchOutcome | null })));
 }
 
 /** initialize: freezes the device set and plans the batches (again, while only initialized). */
@@ -88,19 +100,30 @@ export async function startRollout(db: DbTx, row: DeploymentRow, events: Deploym
   return moveRollout(db, row, { rolloutState: "canary", currentBatch: 0, rolloutReason: null, status: "running", startedAt: new Date() }, events);
 }
 
-/** promote (the canary's gate) and approve (any gate): the current batch is accepted and the next one dispatched. */
-export async function advanceRollout(db: DbTx, row: DeploymentRow, move: "promote" | "approve", events: DeploymentEvents): Promise<DeploymentRow> {
+/**
+ * promote (the batch in flight as it is: the canary, or a paused batch; or the canary's gate)
+ * and approve (any gate): the current batch is accepted and the next one dispatched. A batch
+ * still in flight is recorded as it is: succeeded when it reached its success target anyway,
+ * else promoted by `by` with its counts of now.
+ */
+export async function advanceRollout(db: DbTx, row: DeploymentRow, move: "promote" | "approve", events: DeploymentEvents, by: string): Promise<DeploymentRow> {
   assertRolloutMove(move, row);
   const strategy = stagedStrategyOf(row);
   const current = row.currentBatch ?? 0;
-  // An early promotion accepts the canary as it is; the operator's call is recorded.
-  await finishBatch(db, row.id, current, "succeeded");
+  const inFlight = await batchInFlight(db, row.organizationId, row.id);
+  let accepted: BatchOutcome | null = null;
+  if (inFlight) {
+    accepted = acceptedOutcome(move, by, inFlight, strategy, new Date());
+    await finishBatch(db, row.id, current, accepted);
+  }
   const batchCount = await db.deploymentBatch.count({ where: { deploymentId: row.id } });
+  const change = { pausedFrom: null };
   if (current >= batchCount - 1) {
-    return moveRollout(db, row, { rolloutState: "completed", completedAt: new Date(), rolloutReason: `${move}d by an operator: every batch done` }, events);
+    return moveRollout(db, row, { ...change, rolloutState: "completed", completedAt: new Date(), rolloutReason: await completedReason(db, row.id) }, events);
   }
   await startBatch(db, row, current + 1, strategy);
-  return moveRollout(db, row, { rolloutState: "in_progress", currentBatch: current + 1, rolloutReason: null }, events);
+  const reason = accepted?.kind === "promoted" ? `${batchLabel(current)} ${outcomeText(accepted)}; ${batchLabel(current + 1)} dispatched` : null;
+  return moveRollout(db, row, { ...change, rolloutState: "in_progress", currentBatch: current + 1, rolloutReason: reason }, events);
 }
 
 export async function pauseRollout(db: DbTx, row: DeploymentRow, reason: string, events: DeploymentEvents): Promise<DeploymentRow> {
@@ -113,16 +136,22 @@ export async function pauseRollout(db: DbTx, row: DeploymentRow, reason: string,
  * time does not count), and when the failure threshold had paused it, the operator's resume
  * accepts those failures: the batch is judged on its success threshold from now on.
  */
-export async function resumeRollout(db: DbTx, row: DeploymentRow, events: DeploymentEvents): Promise<DeploymentRow> {
+export async function resumeRollout(db: DbTx, row: DeploymentRow, events: DeploymentEvents, by: string): Promise<DeploymentRow> {
   assertRolloutMove("resume", row);
   const strategy = stagedStrategyOf(row);
+  const deadline = batchDeadline(row, strategy, new Date());
   if (row.currentBatch !== null) {
     await db.deploymentBatch.updateMany({
       where: { deploymentId: row.id, index: row.currentBatch, state: "in_progress" },
-      data: { failureAccepted: true, deadlineAt: batchDeadline(row, strategy, new Date()) },
+      data: { failureAccepted: true, deadlineAt: deadline },
     });
   }
-  const resumed = await moveRollout(db, row, { rolloutState: resumeTarget(row.pausedFrom as RolloutState | null), pausedFrom: null, rolloutReason: null }, events);
+  // Says what the batch in flight waits for now (and when its failures make its target unreachable).
+  const batch = await batchInFlight(db, row.organizationId, row.id);
+  const reason = batch
+    ? `${batchLabel(batch.index)} resumed by ${by}: ${batch.failed > 0 ? "failures accepted; " : ""}${waitingText(batch, strategy, deadline)}`
+    : `resumed by ${by}`;
+  const resumed = await moveRollout(db, row, { rolloutState: resumeTarget(row.pausedFrom as RolloutState | null), pausedFrom: null, rolloutReason: reason }, events);
   // continuous: devices that joined the batch in flight while it was paused were not told yet
   if (row.continuous && row.currentBatch !== null && (resumed.rolloutState === "canary" || resumed.rolloutState === "in_progress")) {
     await dispatchInstall(db, resumed, row.currentBatch);
@@ -130,9 +159,45 @@ export async function resumeRollout(db: DbTx, row: DeploymentRow, events: Deploy
   return evaluateLocked(db, resumed, events);
 }
 
+/**
+ * retry: the failed devices of the batch in flight get a new attempt now (the automatic
+ * retries' own hand-out, dispatch.ts; under a disruption budget as places free up). The batch
+ * gets a fresh timeout and the failure threshold watches it again; a paused rollout resumes.
+ */
+export async function retryFailedRollout(db: DbTx, row: DeploymentRow, events: DeploymentEvents, by: string): Promise<DeploymentRow> {
+  assertRolloutMove("retry", row);
+  const strategy = stagedStrategyOf(row);
+  const batch = await batchInFlight(db, row.organizationId, row.id);
+  if (!batch) throw conflict(`Cannot retry the failed devices of the rollout: no batch is in flight (batch ${row.currentBatch} is done)`);
+  const label = batchLabel(batch.index);
+  // Due now: the automatic retries' hand-out gives each its next attempt.
+  // (also those already waiting for an automatic retry; a leaver that keeps it is still in the batch)
+  const due = await db.$executeRaw`
+    UPDATE "DeploymentDevice" SET "retryAt" = ${UTC_NOW}
+     WHERE "deploymentId" = ${row.id}::uuid AND "batchIndex" = ${batch.index}::int AND "state" = 'failed' AND "desiredAction" = 'install'`;
+  if (due === 0) throw conflict(`Cannot retry the failed devices of the ${label}: none of its devices failed`);
+  const deadline = batchDeadline(row, strategy, new Date());
+  await db.deploymentBatch.updateMany({ where: { deploymentId: row.id, index: batch.index, state: "in_progress" }, data: { failureAccepted: false, deadlineAt: deadline } });
+  const state = row.rolloutState === "paused" ? resumeTarget(row.pausedFrom as RolloutState | null) : (row.rolloutState as RolloutState);
+  const reason = `${label}: ${due} failed device${due === 1 ? "" : "s"} retried by ${by}; ${waitingText({ ...batch, failed: 0 }, strategy, deadline)}`;
+  const moved = await moveRollout(db, row, { rolloutState: state, pausedFrom: null, rolloutReason: reason }, events);
+  // under a disruption budget the retries wait for a place like any (dispatch.ts)
+  if (moved.disruptionBudget) await admitWithinBudget(db, moved);
+  else {
+    for (const r of await dispatchDueRetries(db, { deploymentId: row.id, reason: `retried by ${by}` })) {
+      events.progress(r.organizationId, r.deploymentId, r.deviceId, "pending", `retried by ${by}: attempt ${r.attempt}`);
+    }
+  }
+  return moved;
+}
+
 /** abort: nothing new is dispatched; devices that have not started are cancelled; in-flight ones finish. */
-export async function abortRollout(db: DbTx, row: DeploymentRow, reason: string, events: DeploymentEvents): Promise<DeploymentRow> {
+export async function abortRollout(db: DbTx, row: DeploymentRow, reason: string, events: DeploymentEvents, by: string | null = null): Promise<DeploymentRow> {
   assertRolloutMove("abort", row);
+  const strategy = stagedStrategyOf(row);
+  // the batch in flight is recorded with its counts before its pending devices are cancelled
+  const inFlight = await batchInFlight(db, row.organizationId, row.id);
+  if (inFlight) await finishBatch(db, row.id, inFlight.index, abortedOutcome(by, inFlight, strategy, new Date()));
   await cancelNotStarted(db, row.id, "rollout aborted");
   await db.deploymentBatch.updateMany({ where: { deploymentId: row.id, state: { in: ["planned", "in_progress"] } }, data: { state: "cancelled", completedAt: new Date() } });
   return moveRollout(db, row, { rolloutState: "aborted", completedAt: new Date(), rolloutReason: reason, pausedFrom: null }, events);
@@ -171,18 +236,18 @@ export async function evaluateLocked(db: DbTx, row: DeploymentRow, events: Deplo
     case "failure_threshold":
       return moveRollout(db, row, { rolloutState: "paused", pausedFrom: row.rolloutState, rolloutReason: verdict.reason }, events);
     case "timed_out":
-      await finishBatch(db, row.id, index, "failed");
+      await finishBatch(db, row.id, index, judgedOutcome("failed", batch, strategy, new Date()));
       await cancelNotStarted(db, row.id, "rollout failed");
       await db.deploymentBatch.updateMany({ where: { deploymentId: row.id, state: "planned" }, data: { state: "cancelled" } });
       return moveRollout(db, row, { rolloutState: "failed", completedAt: new Date(), rolloutReason: verdict.reason }, events);
     case "succeeded": {
-      await finishBatch(db, row.id, index, "succeeded");
+      await finishBatch(db, row.id, index, judgedOutcome("succeeded", batch, strategy, new Date()));
       const batchCount = await db.deploymentBatch.count({ where: { deploymentId: row.id } });
       const next = afterBatchSucceeded(index, batchCount, strategy.autoAdvance);
       if (next.state === "completed") {
-        return moveRollout(db, row, { rolloutState: "completed", completedAt: new Date(), rolloutReason: `all ${batchCount} batches reached the success threshold` }, events);
+        return moveRollout(db, row, { rolloutState: "completed", completedAt: new Date(), rolloutReason: await completedReason(db, row.id) }, events);
       }
-      if (!next.dispatchNext) return moveRollout(db, row, { rolloutState: "awaiting_approval", rolloutReason: `${index === 0 ? "canary" : `batch ${index}`} succeeded; waiting for approval` }, events);
+      if (!next.dispatchNext) return moveRollout(db, row, { rolloutState: "awaiting_approval", rolloutReason: `${batchLabel(index)} succeeded; waiting for approval` }, events);
       await startBatch(db, row, index + 1, strategy);
       return moveRollout(db, row, { rolloutState: "in_progress", currentBatch: index + 1, rolloutReason: null }, events);
     }

@@ -203,7 +203,20 @@ const batchCounts = z.object({
 });
 
 export const BATCH_KINDS = ["canary", "batch", "late_joiners"] as const;
-export const BATCH_STATES = ["planned", "in_progress", "succeeded", "failed", "cancelled"] as const;
+export const BATCH_STATES = ["planned", "in_progress", "succeeded", "promoted", "failed", "cancelled"] as const;
+
+/** rollout-machine.ts BatchOutcome, with its words. */
+const batchOutcome = z.object({
+  kind: z.enum(["succeeded", "promoted", "failed", "cancelled"]).describe("succeeded: it reached its success target; promoted: an operator accepted it below it; failed: it timed out below it; cancelled: the rollout was aborted"),
+  move: z.enum(["promote", "approve", "abort"]).nullable().describe("the operator's move that ended it; null when the service judged it"),
+  by: z.string().nullable().describe("who made that move (e-mail address, and the API key when one was used)"),
+  at: z.string(),
+  running: z.number().int().describe("devices running at that moment"),
+  failed: z.number().int().describe("devices failed at that moment"),
+  size: z.number().int(),
+  successTarget: z.number().int(),
+  summary: z.string().describe("the outcome in words, e.g. 'promoted by alice@example.com with 2 of 3 running (3 needed), 1 failed'"),
+});
 
 export const rolloutOutput = z.object({
   deploymentId: z.string(),
@@ -214,7 +227,8 @@ export const rolloutOutput = z.object({
       index: z.number().int(),
       kind: z.enum(BATCH_KINDS).describe("canary, a planned batch, or (continuous) the devices that joined after the rollout completed"),
       size: z.number().int(),
-      state: z.enum(BATCH_STATES),
+      state: z.enum(BATCH_STATES).describe("promoted: accepted by an operator below its success target (outcome says who, when and the counts)"),
+      outcome: batchOutcome.nullable().describe("how the batch ended, recorded when it did; null while planned or in flight"),
       counts: batchCounts,
       successTarget: z.number().int().describe("devices that must be running for the batch to succeed"),
       startedAt: z.string().nullable(),

@@ -137,6 +137,32 @@ describe("leavers of a staged continuous deployment", () => {
   });
 });
 
+describe("a leaver's counts", () => {
+  it("a device that ran and then leaves no longer counts in its batch: not running there while it removes it, nor after", async () => {
+    const fleet = await enrollFleet(h, acme.key, 2, { labels: { line: "drill" } });
+    const id = await createAndStart({
+      target: { labelSelector: { line: "drill" } }, continuous: true,
+      strategy: { type: "staged", canary: { count: 2 }, batches: [], successThreshold: 100, failureThreshold: 100, autoAdvance: false },
+    });
+    const [runs, fails] = fleet;
+    await report(runs, id, "running");
+    await report(fails, id, "failed");
+    expect((await rollout(id)).batches[0]).toMatchObject({ size: 2, state: "in_progress", counts: { running: 1, failed: 1 } });
+
+    expect((await h.api("PATCH", `/api/v1/devices/${runs.deviceId}`, { key: acme.key, body: { labels: { line: "press-2" } } })).status).toBe(200);
+    expect(await entry(id, runs)).toMatchObject({ state: "running", desiredAction: "remove" });
+    // the canary shrank by it, and its counts no longer hold it (the rollout status and the judgement agree)
+    const shrunk = await rollout(id);
+    expect(shrunk.batches[0]).toMatchObject({ size: 1, successTarget: 1, counts: { running: 0, failed: 1, skipped: 0 } });
+    expect(shrunk.membership).toMatchObject({ left: 1 });
+    await report(runs, id, "removed");
+    expect((await rollout(id)).batches[0]).toMatchObject({ size: 1, counts: { running: 0, failed: 1, skipped: 0 } });
+    // judged the same way: the one device left in the canary failed, and that is all of it
+    await judgeDeploymentsInFlight(h.services);
+    expect(await rollout(id)).toMatchObject({ state: "paused", reason: "canary: 1 of 1 devices failed (100%, failure threshold 100%)" });
+  });
+});
+
 describe("a completed rollout under a disruption budget", () => {
   it("still admits the devices the budget held and hands out the retries that fall due", async () => {
     const fleet = await enrollFleet(h, acme.key, 4, { labels: { line: "paint" } });

@@ -191,7 +191,7 @@ describe("rollback target", () => {
       const res = await target(d[0].deviceId, acme.key, query);
       expect(res.status, res.text).toBe(200);
       expect(res.body).toEqual({
-        deviceId: d[0].deviceId, applicationId: appId, currentVersion: "2.0.0", targetVersion: "1.0.0", targetProfileId: "compose-main", available: true,
+        deviceId: d[0].deviceId, applicationId: appId, currentVersion: "2.0.0", pendingVersion: null, targetVersion: "1.0.0", targetProfileId: "compose-main", available: true,
       });
     }
     // a device that runs 2.0.0 fine still has 1.0.0 to go back to
@@ -252,6 +252,18 @@ describe("device rollback", () => {
     expect(desired.some((x) => x.version === "2.0.0" || x.deploymentId === v2)).toBe(false);
   });
 
+  it("while the rollback is on its way, the target reports it pending, never as the current version, and is not rolled back to twice", async () => {
+    for (const state of [null, "downloading", "installing"]) {
+      if (state) await agentHeartbeat(h, d[0], [{ deploymentId: rollbackId, state }]);
+      expect((await target(d[0].deviceId)).body, `rollback ${state ?? "pending"}`).toMatchObject({
+        currentVersion: "2.0.0", pendingVersion: "1.0.0", targetVersion: null, available: false,
+      });
+    }
+    const again = await rollback(d[0].deviceId);
+    expect(again.status, again.text).toBe(409);
+    expect(again.body.message).toBe("No version to roll back to: 1.0.0 is already on its way to this device (told to install it, not running yet) (current: 2.0.0)");
+  });
+
   it("once the device runs it, the history shows the rollback on top and the target moves on", async () => {
     await agentHeartbeat(h, d[0], [{ deploymentId: rollbackId, state: "running" }]);
     const res = await history(d[0].deviceId);
@@ -261,7 +273,7 @@ describe("device rollback", () => {
       ["1.0.0", true, v1],
     ]);
     // on 1.0.0 now, and 2.0.0 never ran successfully here: nothing to roll back to
-    expect((await target(d[0].deviceId)).body).toMatchObject({ currentVersion: "1.0.0", targetVersion: null, available: false });
+    expect((await target(d[0].deviceId)).body).toMatchObject({ currentVersion: "1.0.0", pendingVersion: null, targetVersion: null, available: false });
     expect((await rollback(d[0].deviceId)).status).toBe(409);
   });
 
@@ -375,11 +387,11 @@ describe("group rollback", () => {
     expect(byDevice[d[3].deviceId].reason, "the dry run gives another reason").toBe(dryRunReason);
   });
 
-  it("by device ids too; devices already back on 1.0.0 have no target", async () => {
+  it("by device ids too; devices whose rollback to 1.0.0 is on its way have no target (they still run 2.0.0)", async () => {
     const res = await groupRollback({ deviceIds: [d[1].deviceId, e0.deviceId], applicationId: appId, dryRun: true });
     expect(res.status, res.text).toBe(200);
     const byDevice = Object.fromEntries(res.body.devices.map((x: { deviceId: string }) => [x.deviceId, x]));
-    expect(byDevice[d[1].deviceId]).toMatchObject({ status: "no_target", fromVersion: "1.0.0" });
+    expect(byDevice[d[1].deviceId]).toMatchObject({ status: "no_target", fromVersion: "2.0.0", reason: "1.0.0 is already on its way to this device (told to install it, not running yet)" });
     expect(byDevice[e0.deviceId]).toMatchObject({ status: "rolled_back", fromVersion: "2.0.0", toVersion: "1.0.0" });
   });
 

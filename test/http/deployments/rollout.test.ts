@@ -132,7 +132,11 @@ describe("canary, failure threshold, approvals, completion", () => {
   it("resumes: the accepted failures do not pause it again; the batch succeeds at its threshold", async () => {
     const res = await move(id, "resume");
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ state: "in_progress", reason: null });
+    // it says what it waits for now, and that the failed devices keep the target out of reach
+    expect(res.body).toMatchObject({
+      state: "in_progress",
+      reason: expect.stringMatching(/^batch 1 resumed by owner@acme-rollouts\.example\.test \(API key test key\): failures accepted; waiting for 19 of 23 running \(0 running, 7 failed\) until \S+Z; it cannot reach that while 7 devices stay failed \(at most 16 can run\)/),
+    });
     await report(batch1.slice(7), id, "running"); // 16 running: target is 19
     expect((await status(id)).state).toBe("in_progress");
     await report(batch1.slice(0, 3), id, "running"); // three failed devices recovered: 19

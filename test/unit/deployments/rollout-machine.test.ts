@@ -8,16 +8,17 @@ import {
   type BatchProgress, type RolloutMove, type RolloutState,
 } from "../../../src/modules/deployments/rollout-machine.js";
 
-const MOVES: RolloutMove[] = ["initialize", "start", "promote", "approve", "pause", "resume", "abort"];
+const MOVES: RolloutMove[] = ["initialize", "start", "promote", "approve", "pause", "resume", "retry", "abort"];
 
 /** The design: which state each move is allowed from (docs/domain.md, rollout-machine.ts header). */
 const EXPECTED_ALLOWED: Record<RolloutMove, RolloutState[]> = {
   initialize: ["draft", "initialized"],
   start: ["initialized"],
-  promote: ["canary", "awaiting_approval"],
+  promote: ["canary", "awaiting_approval", "paused"],
   approve: ["awaiting_approval"],
   pause: ["canary", "awaiting_approval", "in_progress"],
   resume: ["paused"],
+  retry: ["canary", "in_progress", "paused"],
   abort: ["initialized", "canary", "awaiting_approval", "in_progress", "paused"],
 };
 
@@ -54,8 +55,15 @@ describe("assertMoveAllowed: every move from every state", () => {
       const err = refusal(move, state, batch);
       expect(err.code).toBe("CONFLICT");
       expect(err.message).toContain(`it is ${state}`);
-      expect(err.message).toContain(`Cannot ${move}`);
+      expect(err.message).toContain(move === "retry" ? "Cannot retry the failed devices of the rollout" : `Cannot ${move}`);
     }
+  });
+
+  it("approve from paused says which moves make progress", () => {
+    expect(refusal("approve", "paused", 0).message).toBe(
+      "Cannot approve the rollout: it is paused (allowed from awaiting_approval). The paused batch is not at an approval gate: "
+        + "resume it to wait for its success target, retry its failed devices, promote it as it is, or abort",
+    );
   });
 
   it("no move leaves a terminal state", () => {

@@ -3,7 +3,7 @@
 // the counts in words beside it, and the time left before the batch in flight times out.
 import { useEffect, useState } from "react";
 import { formatDateTime } from "../../ui/time";
-import { BATCH_STATE_TONE } from "./labels";
+import { BATCH_STATE_TONE, batchStateText } from "./labels";
 import { batchName, batchSegments, clockRuns, failureLimit, thresholdLines, timeLeft, type Batch, type Rollout } from "./timeline";
 
 export function BatchTimeline({ rollout }: { rollout: Rollout }) {
@@ -29,7 +29,9 @@ function BatchRow({ rollout, batch, now }: { rollout: Rollout; batch: Batch; now
       <div className="timeline__body">
         <div className="timeline__head">
           <strong>{name}</strong>
-          <span className={`badge ${BATCH_STATE_TONE[batch.state]}`}>{batch.state.replace("_", " ")}</span>
+          <span className={`badge ${rollout.state === "paused" && batch.state === "in_progress" ? "badge--warning" : BATCH_STATE_TONE[batch.state]}`} data-testid={`batch-state-${batch.index}`}>
+            {batchStateText(rollout, batch)}
+          </span>
           <span className="muted">{batch.size} device{batch.size === 1 ? "" : "s"}</span>
           {clockRuns(rollout, batch) && batch.deadlineAt && (
             <span className="timeline__clock" title={`Times out at ${formatDateTime(batch.deadlineAt)}`} data-testid={`timeout-${batch.index}`}>
@@ -52,6 +54,11 @@ function BatchRow({ rollout, batch, now }: { rollout: Rollout; batch: Batch; now
             </li>
           ))}
         </ul>
+        {batch.outcome && (
+          <p className="batch-outcome" data-testid={`batch-outcome-${batch.index}`}>
+            {name}: {batch.outcome.summary}{batch.outcome.move ? <> · <span className="faint">{formatDateTime(batch.outcome.at)}</span></> : null}
+          </p>
+        )}
         <p className="faint batch-lines">
           Success line: {batch.successTarget} running ({rollout.successThreshold}%) · failure line: {failureLimit(batch.size, rollout.failureThreshold)} failed ({rollout.failureThreshold}%)
         </p>

@@ -6,7 +6,7 @@
 import { useEffect, useRef, useState, type ReactElement } from "react";
 import { Link, useNavigate, useParams, useSearch } from "@tanstack/react-router";
 import { keepPreviousData, useQuery, useQueryClient, type UseQueryResult } from "@tanstack/react-query";
-import { Ban, CheckCheck, Pause, Play, Rocket, Square, Trash2, Undo2 } from "lucide-react";
+import { Ban, CheckCheck, Pause, Play, RotateCcw, Rocket, Square, Trash2, Undo2 } from "lucide-react";
 import { statusOf, type RouterOutputs } from "../../api/client";
 import { q } from "../../api/query";
 import { useRealtimeEvents } from "../../app/realtime";
@@ -25,7 +25,7 @@ import { RemovalCard } from "./RemovalCard";
 import { DEVICE_STATES, type DeviceState } from "./search";
 import { BatchTimeline } from "./BatchTimeline";
 import type { Rollout } from "./timeline";
-import { STATE_TONE, stateLabel } from "./labels";
+import { deploymentStatusText, positionText, retryable, shortfall, STATE_TONE, stateLabel } from "./labels";
 import "./rollout.css";
 
 type Deployment = RouterOutputs["deployments"]["get"];
@@ -107,7 +107,7 @@ function DeploymentView() {
     <>
       <PageHeader
         breadcrumb={<DeploymentsLink />}
-        title={<span className="row">{d.name} <span className={`badge ${STATUS_TONE[d.status]}`}>{d.status}</span></span>}
+        title={<span className="row">{d.name} <span className={`badge ${STATUS_TONE[d.status]}`} data-testid="deployment-status">{deploymentStatusText(d.status)}</span></span>}
         description={
           <>
             {d.applicationName} <code>{d.version}</code> · profile <code>{d.profileId}</code> · {targetText(d)} ·{" "}
@@ -140,13 +140,17 @@ function targetText(d: Deployment): string {
 }
 
 /** A control's button and its confirmation, which says what will happen. */
-function useControl(deployment: Deployment, batches: number, currentBatch: number | null = null) {
+function useControl(deployment: Deployment, batches: number, rollout?: Rollout) {
   const queryClient = useQueryClient();
   const toast = useToast();
   const [open, setOpen] = useState<Control | null>(null);
   const [conflict, setConflict] = useState<unknown>(null);
-  const position = { state: deployment.rolloutState, currentBatch, status: deployment.status, staged: deployment.strategy.type === "staged" };
+  const currentBatch = rollout?.currentBatch ?? null;
+  const below = rollout ? shortfall(rollout) : null;
+  const failed = rollout ? retryable(rollout) : 0;
+  const position = { state: deployment.rolloutState, currentBatch, status: deployment.status, staged: deployment.strategy.type === "staged", retryable: failed };
   const states = controlStates(position);
+  const labels = controlLabels(below !== null);
 
   async function run(control: Control) {
     const id = deployment.id;
@@ -157,13 +161,14 @@ function useControl(deployment: Deployment, batches: number, currentBatch: numbe
         case "approve": await q.deployments.rollout.approve.call({ id }); break;
         case "pause": await q.deployments.rollout.pause.call({ id }); break;
         case "resume": await q.deployments.rollout.resume.call({ id }); break;
+        case "retry": await q.deployments.rollout.retryFailed.call({ id }); break;
         case "abort": await q.deployments.rollout.abort.call({ id }); break;
         case "stop": await q.deployments.stop.call({ id, force: false }); break;
         case "forceStop": await q.deployments.stop.call({ id, force: true }); break;
         case "delete": break;
       }
       setConflict(null);
-      toast.success(`${CONTROL_LABELS[control]}: done`);
+      toast.success(`${labels[control]}: done`);
     } catch (err) {
       // Someone (or the rollout job) moved it first: say so and show where it is now.
       if (statusOf(err) === 409) {
@@ -182,28 +187,32 @@ function useControl(deployment: Deployment, batches: number, currentBatch: numbe
     <ConfirmDialog
       open
       onClose={() => setOpen(null)}
-      title={`${CONTROL_LABELS[open]}?`}
-      confirmLabel={CONTROL_LABELS[open]}
-      danger={open === "abort" || open === "stop" || open === "forceStop"}
+      title={`${labels[open]}?`}
+      confirmLabel={labels[open]}
+      danger={open === "abort" || open === "stop" || open === "forceStop" || (open === "promote" && below !== null)}
       onConfirm={() => run(open)}
     >
-      <p>{controlConsequence(open, { ...position, batches })}</p>
+      <p>{controlConsequence(open, { ...position, batches, shortfall: below })}</p>
     </ConfirmDialog>
   );
-  return { states, open: setOpen, dialog, conflict, dismissConflict: () => setConflict(null) };
+  return { states, labels, open: setOpen, dialog, conflict, dismissConflict: () => setConflict(null) };
 }
 
-const CONTROL_LABELS: Record<Control, string> = {
-  start: "Start",
-  promote: "Promote canary",
-  approve: "Approve next batch",
-  pause: "Pause",
-  resume: "Resume",
-  abort: "Abort",
-  stop: "Stop",
-  forceStop: "Force stop",
-  delete: "Delete",
-};
+/** The controls' names: promoting a batch in flight below its success target is "Promote anyway". */
+function controlLabels(belowTarget: boolean): Record<Control, string> {
+  return {
+    start: "Start",
+    promote: belowTarget ? "Promote anyway" : "Promote canary",
+    approve: "Approve next batch",
+    pause: "Pause",
+    resume: "Resume",
+    retry: "Retry failed devices",
+    abort: "Abort",
+    stop: "Stop",
+    forceStop: "Force stop",
+    delete: "Delete",
+  };
+}
 
 const CONTROL_ICONS: Partial<Record<Control, ReactElement>> = {
   start: <Play />,
@@ -211,14 +220,15 @@ const CONTROL_ICONS: Partial<Record<Control, ReactElement>> = {
   approve: <CheckCheck />,
   pause: <Pause />,
   resume: <Play />,
+  retry: <RotateCcw />,
   abort: <Ban />,
 };
 
-function ControlButton({ control, states, onOpen, variant }: { control: Control; states: Record<Control, string | null>; onOpen: (c: Control) => void; variant?: "primary" | "danger" }) {
-  const refusal = states[control];
+function ControlButton({ control, use, variant }: { control: Control; use: { states: Record<Control, string | null>; labels: Record<Control, string>; open: (c: Control) => void }; variant?: "primary" | "danger" }) {
+  const refusal = use.states[control];
   return (
-    <Button variant={refusal ? "secondary" : variant} icon={CONTROL_ICONS[control]} disabled={refusal !== null} title={refusal ?? undefined} onClick={() => onOpen(control)}>
-      {CONTROL_LABELS[control]}
+    <Button variant={refusal ? "secondary" : variant} icon={CONTROL_ICONS[control]} disabled={refusal !== null} title={refusal ?? undefined} onClick={() => use.open(control)}>
+      {use.labels[control]}
     </Button>
   );
 }
@@ -226,18 +236,19 @@ function ControlButton({ control, states, onOpen, variant }: { control: Control;
 function RolloutCard({ deployment, rollout }: { deployment: Deployment; rollout: UseQueryResult<Rollout> }) {
   const canWrite = useCan("deployments:write");
   const batches = rollout.data?.batches.length ?? 0;
-  const control = useControl(deployment, batches, rollout.data?.currentBatch ?? null);
+  const control = useControl(deployment, batches, rollout.data);
   const r = rollout.data;
+  // the rollout's own read may land a moment after the deployment's: words about its batch only once both agree
+  const position = r && r.state === deployment.rolloutState ? positionText(r) : null;
+  const paused = deployment.rolloutState === "paused" && r?.state === "paused" && r.batches.some((b) => b.index === r.currentBatch && b.state === "in_progress");
   return (
     <Card title="Rollout" id="rollout">
       <div className="stack">
         <div className="rollout-head">
           <div className="rollout-state">
-            <span className="faint">State</span>
+            <span className="faint">Rollout</span>
             <strong className={`rollout-state__value rollout-state--${deployment.rolloutState}`} data-testid="rollout-state">{stateLabel(deployment.rolloutState)}</strong>
-            {r && r.currentBatch !== null && !["completed", "aborted", "failed", "draft", "initialized"].includes(r.state) && (
-              <span className="muted">{r.currentBatch === 0 ? "canary in flight" : `batch ${r.currentBatch} of ${batches - 1}`}</span>
-            )}
+            {position && <span className="muted" data-testid="rollout-position">{position}</span>}
           </div>
           {r && (
             <dl className="facts rollout-thresholds">
@@ -248,9 +259,15 @@ function RolloutCard({ deployment, rollout }: { deployment: Deployment; rollout:
             </dl>
           )}
         </div>
-        {deployment.rolloutReason && ["paused", "failed", "aborted", "completed", "initialized"].includes(deployment.rolloutState) && (
+        {deployment.rolloutReason && (
           <div className={`alert-box ${deployment.rolloutState === "paused" || deployment.rolloutState === "failed" ? "alert-box--warning" : "alert-box--info"}`} role="status">
-            <p><strong>{REASON_TITLE[deployment.rolloutState] ?? "Reason"}:</strong> {deployment.rolloutReason}</p>
+            <p><strong>{REASON_TITLE[deployment.rolloutState] ?? "Latest"}:</strong> {deployment.rolloutReason}</p>
+            {paused && canWrite && (
+              <p data-testid="paused-moves">
+                Nothing new is dispatched while it is paused. To make progress: <strong>Retry failed devices</strong> (each gets its next attempt),{" "}
+                <strong>{control.labels.promote}</strong> (accept the batch as it is), <strong>Resume</strong> (accept its failures and wait for its success target), or <strong>Abort</strong>.
+              </p>
+            )}
           </div>
         )}
         {control.conflict != null && (
@@ -261,12 +278,13 @@ function RolloutCard({ deployment, rollout }: { deployment: Deployment; rollout:
         )}
         {canWrite && (
           <div className="row rollout-controls" role="group" aria-label="Rollout controls">
-            <ControlButton control="start" states={control.states} onOpen={control.open} variant="primary" />
-            <ControlButton control="promote" states={control.states} onOpen={control.open} variant="primary" />
-            <ControlButton control="approve" states={control.states} onOpen={control.open} variant="primary" />
-            <ControlButton control="pause" states={control.states} onOpen={control.open} />
-            <ControlButton control="resume" states={control.states} onOpen={control.open} />
-            <ControlButton control="abort" states={control.states} onOpen={control.open} variant="danger" />
+            <ControlButton control="start" use={control} variant="primary" />
+            <ControlButton control="promote" use={control} variant="primary" />
+            <ControlButton control="approve" use={control} variant="primary" />
+            <ControlButton control="pause" use={control} />
+            <ControlButton control="resume" use={control} />
+            <ControlButton control="retry" use={control} />
+            <ControlButton control="abort" use={control} variant="danger" />
           </div>
         )}
         {control.dialog}
@@ -312,7 +330,7 @@ function AllAtOnceCard({ deployment }: { deployment: Deployment }) {
         </p>
         {canWrite && (
           <div className="row rollout-controls" role="group" aria-label="Rollout controls">
-            <ControlButton control="start" states={control.states} onOpen={control.open} variant="primary" />
+            <ControlButton control="start" use={control} variant="primary" />
           </div>
         )}
         {control.conflict != null && <ErrorBox error={control.conflict} />}
@@ -345,7 +363,7 @@ function DeploymentActions({ deployment, onDeleted }: { deployment: Deployment; 
   return (
     <>
       <Button icon={<Undo2 />} onClick={() => setRollback(true)}>Roll back devices</Button>
-      <ControlButton control="stop" states={control.states} onOpen={control.open} variant="danger" />
+      <ControlButton control="stop" use={control} variant="danger" />
       <Button variant="danger" icon={<Trash2 />} disabled={control.states.delete !== null} title={control.states.delete ?? undefined} onClick={() => setConfirmDelete(true)}>
         Delete
       </Button>

@@ -4,10 +4,10 @@
 import { describe, expect, it } from "vitest";
 import { assertMoveAllowed, ROLLOUT_STATES } from "../../../../src/modules/deployments/rollout-machine";
 import { DEPLOYMENT_STATUSES } from "../../../../src/modules/deployments/schemas";
-import { controlStates } from "./controls";
+import { controlConsequence, controlStates } from "./controls";
 
 const BATCHES = [null, 0, 1, 2];
-const MOVES = ["promote", "approve", "pause", "resume", "abort"] as const;
+const MOVES = ["promote", "approve", "pause", "resume", "retry", "abort"] as const;
 
 function serviceAnswer(move: (typeof MOVES)[number], state: (typeof ROLLOUT_STATES)[number], currentBatch: number | null): string | null {
   try {
@@ -23,7 +23,7 @@ describe("rollout controls follow the service's state machine", () => {
   for (const state of ROLLOUT_STATES) {
     for (const currentBatch of BATCHES) {
       it(`${state}, batch ${currentBatch}`, () => {
-        const controls = controlStates({ state, currentBatch, status: "running", staged: true });
+        const controls = controlStates({ state, currentBatch, status: "running", staged: true, retryable: 1 });
         for (const move of MOVES) expect(controls[move], move).toBe(serviceAnswer(move, state, currentBatch));
       });
     }
@@ -34,6 +34,21 @@ describe("rollout controls follow the service's state machine", () => {
     const later = controlStates({ state: "awaiting_approval", currentBatch: 1, status: "running", staged: true });
     expect(later.approve).toBeNull();
     expect(later.promote).toContain("approve it instead");
+  });
+
+  it("offers a retry only when a device of the batch in flight failed, and says so", () => {
+    expect(controlStates({ state: "paused", currentBatch: 0, status: "running", staged: true, retryable: 0 }).retry).toBe("None of the devices of the batch in flight failed");
+    expect(controlStates({ state: "paused", currentBatch: 0, status: "running", staged: true, retryable: 2 }).retry).toBeNull();
+  });
+
+  it("a promotion below the success target names the shortfall in its confirmation", () => {
+    const shortfall = { batch: "The canary", text: "2 of 3 running, 3 needed", failed: 1 };
+    expect(controlConsequence("promote", { state: "paused", currentBatch: 0, staged: true, batches: 2, shortfall })).toBe(
+      "The canary has not reached its success target: 2 of 3 running, 3 needed (1 failed). It is recorded as promoted below its target by you, and batch 1 is dispatched to its devices.",
+    );
+    expect(controlConsequence("promote", { state: "awaiting_approval", currentBatch: 0, staged: true, batches: 2, shortfall: null })).toBe(
+      "The canary is accepted as it is and batch 1 is dispatched to its devices.",
+    );
   });
 
   it("offers no rollout move for an all-at-once deployment", () => {

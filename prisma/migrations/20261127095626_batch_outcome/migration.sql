@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "DeploymentBatch" ADD COLUMN     "outcome" JSONB;
