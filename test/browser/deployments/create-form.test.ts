@@ -7,9 +7,12 @@
 //   was entered, and the batch sizes the form previewed are the ones the service plans;
 // * the secret never comes back: not in the page, not in any response the page received;
 // * the same form edits the draft (PATCH), keeping the secret and the options;
-// * a profile for one architecture: the target step counts the devices it runs on (op 12's
-//   byArchitecture), the batch preview is cut from those, as the service cuts it; maintenance
-//   windows are refused in the API's words when they never open, then stored as entered.
+// * a profile for some architectures (arm64 and arm, over simulated devices that report arm64,
+//   amd64 and armv7): the target step says how many devices match and how many can run it, as
+//   the service's POST /groups/eligibility counts them (armv7 is arm), the batch preview is cut
+//   from those, and the rollout the service plans covers exactly them; maintenance windows are
+//   refused in the API's words when they never open, then stored as entered, added by an edit
+//   and cleared by one.
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { peerAvailable } from "../../support/peers.js";
@@ -59,7 +62,7 @@ describe.skipIf(!peerAvailable("chromium"))("console deployment form", () => {
         name: "Vision Gateway",
         profiles: [
           { id: "compose-any", type: "compose", components: [component("gateway")] },
-          { id: "compose-arm", type: "compose", components: [component("gateway")], requiredResources: { cpu: { cores: 1, architectures: ["arm64"] } } },
+          { id: "compose-arm", type: "compose", components: [component("gateway")], requiredResources: { cpu: { cores: 1, architectures: ["arm64", "arm"] } } },
         ],
         parameters: PARAMETERS,
       },
@@ -84,7 +87,7 @@ describe.skipIf(!peerAvailable("chromium"))("console deployment form", () => {
     await page.getByLabel("Application", { exact: true }).selectOption({ label: "Vision Gateway (1.0.0)" });
     const armProfile = page.getByRole("radio", { name: /compose-arm/ });
     await armProfile.waitFor();
-    expect(await page.locator("label.profile-option", { has: armProfile }).textContent()).toContain("not on amd64, arm, riscv64");
+    expect(await page.locator("label.profile-option", { has: armProfile }).textContent()).toContain("not on amd64 (x86_64), riscv64");
     await page.getByRole("radio", { name: /compose-any/ }).check();
     await ui.audit();
     await page.getByRole("button", { name: "Next: Target" }).click();
@@ -191,12 +194,20 @@ describe.skipIf(!peerAvailable("chromium"))("console deployment form", () => {
     expect(await page.getByLabel("siteCode", { exact: true }).inputValue()).toBe("TUR-01");
     await page.getByRole("button", { name: "Next: Strategy" }).click();
     expect(await page.getByLabel("Attempts in all").inputValue()).toBe("4");
+    // A draft created without maintenance windows gets them in the edit.
+    expect(stored.maintenanceWindows).toBeNull();
+    await page.getByLabel("Install only in maintenance windows").check();
+    await page.getByLabel("Time zone", { exact: true }).fill("Europe/Rome");
+    await page.getByLabel("Install window 1 opens at").fill("22:00");
+    await page.getByLabel("Install window 1 closes at").fill("23:30");
     await page.getByRole("button", { name: "Next: Review" }).click();
+    await waitForText(page.getByRole("region", { name: "Review" }), (t) => t.includes("22:00–23:30 (Europe/Rome)"));
     await ui.audit();
     await page.getByRole("button", { name: "Save changes" }).click();
     await waitForPath(page, (url) => url.pathname === `/deployments/${id}`, "the deployment's page");
     const edited = await service.call("GET", `/api/v1/deployments/${id}`);
     expect(edited).toMatchObject({ name: "vision rollout (turin)", parameters: stored.parameters, secretParameterNames: ["apiToken"], strategy: stored.strategy, retry: stored.retry });
+    expect(edited.maintenanceWindows).toEqual({ timeZone: "Europe/Rome", windows: [{ days: ["mon", "tue", "wed", "thu", "fri"], start: "22:00", end: "23:30" }] });
 
     // The secret never came back.
     expect(await page.content()).not.toContain(SECRET);
@@ -210,32 +221,41 @@ describe.skipIf(!peerAvailable("chromium"))("console deployment form", () => {
     await ui.goto("/deployments/new");
     await page.getByLabel("Name", { exact: true }).fill("arm gateways");
     await page.getByLabel("Application", { exact: true }).selectOption({ label: "Vision Gateway (1.0.0)" });
-    await page.getByRole("radio", { name: /compose-arm/ }).check();
+    const armProfile = page.getByRole("radio", { name: /compose-arm/ });
+    await armProfile.check();
+    // One vocabulary: the profile's architectures named as manifests name them, with what devices report.
+    expect(await page.locator("label.profile-option", { has: armProfile }).textContent()).toContain("Runs on arm64 (aarch64), arm (armv7, armv6)");
     await page.getByRole("button", { name: "Next: Target" }).click();
 
-    // The simulator gives devices different architectures; the page says how many run arm64.
+    // The simulator gives devices different architectures (arm64, amd64, armv7); the page says how
+    // many match and how many can run the profile, as the service counts them: armv7 runs arm.
     await page.getByLabel("Devices whose labels match").fill("site=turin");
-    const matched = await service.call<{ total: number; byArchitecture: Record<string, number> }>("POST", "/api/v1/groups/query", { body: { labelSelector: { site: "turin" } } });
-    const arm = matched.byArchitecture.arm64 ?? 0;
-    expect(Object.values(matched.byArchitecture).reduce((a, b) => a + b, 0)).toBe(matched.total);
-    expect(arm, "the simulated fleet mixes architectures").toBeLessThan(matched.total);
-    const skipped = Object.entries(matched.byArchitecture).filter(([a]) => a !== "arm64");
-    const fit = page.locator(".arch-fit");
-    await waitForText(fit, (t) => t.includes(`${arm} of them can run this profile`));
-    for (const [archName, n] of skipped) expect(await fit.textContent()).toContain(`${n} ${archName}`);
+    const reported = await service.call<{ items: { arch: string | null }[] }>("GET", "/api/v1/devices?labels=site%3Dturin&limit=100");
+    const archs = reported.items.map((d) => d.arch);
+    expect(archs.filter((a) => a === "armv7").length, "the simulated fleet has an armv7 device").toBeGreaterThan(0);
+    expect(archs.filter((a) => a === "amd64").length, "and devices the profile cannot run on").toBeGreaterThan(0);
+    const fit = await service.call<{ matched: number; eligible: number; skipped: number; skippedByArchitecture: Record<string, number> }>(
+      "POST", "/api/v1/groups/eligibility", { body: { labelSelector: { site: "turin" }, architectures: ["arm64", "arm"] } },
+    );
+    expect(fit).toMatchObject({ matched: 6, eligible: archs.filter((a) => a === "arm64" || a === "armv7").length, skippedByArchitecture: { amd64: archs.filter((a) => a === "amd64").length } });
+    const sentence = `6 devices match, ${fit.eligible} can run this profile (${fit.skipped} skipped: architecture, ${fit.skipped} amd64 (x86_64))`;
+    await waitForText(page.getByTestId("target-fit"), (t) => t.includes(sentence));
+    await ui.audit();
     await ui.screenshot("deployment-form-architecture-fit");
     await page.getByRole("button", { name: "Next: Parameters" }).click();
     await page.getByLabel("siteCode", { exact: true }).fill("TUR-02");
     await page.getByLabel("apiToken", { exact: true }).fill("t");
     await page.getByRole("button", { name: "Next: Strategy" }).click();
 
-    // Staged over the eligible devices only.
+    // Staged over the eligible devices only, the preview saying so.
     await page.getByRole("button", { name: "Staged" }).click();
     await page.getByLabel("Canary", { exact: true }).fill("1");
     const preview = page.getByRole("list", { name: "Planned batches" });
     await waitForText(preview, (t) => t.includes("Canary"));
+    expect(await page.getByTestId("batch-fit").textContent()).toContain(sentence);
     const sizes = (await preview.getByRole("listitem").allTextContents()).map((t) => Number(/(\d+) devices?$/.exec(t)![1]));
-    expect(sizes.reduce((a, b) => a + b, 0)).toBe(arm);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(fit.eligible);
+    await ui.screenshot("deployment-form-architecture-batches");
 
     // Maintenance windows: a window with no day never opens, refused as the API refuses it.
     await page.getByLabel("Install only in maintenance windows").check();
@@ -273,10 +293,13 @@ describe.skipIf(!peerAvailable("chromium"))("console deployment form", () => {
     expect(stored.profileId).toBe("compose-arm");
     expect(stored.maintenanceWindows).toEqual({ timeZone: "Europe/Rome", timeZoneLabel: "tz", windows: [{ days: ["sat", "sun"], start: "01:30", end: "05:00" }] });
 
-    // The batches the service plans cover exactly the devices the preview counted.
+    // The batches the service plans cover exactly the devices the preview counted; it skips the others (the armv7 device is not skipped).
     await service.call("POST", `/api/v1/deployments/${id}/rollout/initialize`);
-    const rollout = await service.call<{ batches: { size: number }[] }>("GET", `/api/v1/deployments/${id}/rollout`);
+    const rollout = await service.call<{ batches: { size: number }[]; skippedDevices: number }>("GET", `/api/v1/deployments/${id}/rollout`);
     expect(rollout.batches.map((b) => b.size)).toEqual(sizes);
+    expect(rollout.skippedDevices).toBe(fit.skipped);
+    const skippedDevices = await service.call<{ items: { reason: string }[] }>("GET", `/api/v1/deployments/${id}/devices?state=skipped&limit=100`);
+    expect(skippedDevices.items.map((d) => d.reason).every((r) => r.includes("architecture amd64"))).toBe(true);
 
     // Editing: the windows come back into the form; removing them clears them (PATCH null).
     await ui.goto(`/deployments/${id}/edit`);

@@ -208,19 +208,33 @@ describe.skipIf(!peerAvailable("chromium"))("console removal and rollback", () =
     expect(await dialog.getByRole("button", { name: "Dry run" }).isDisabled()).toBe(true);
     await dialog.getByLabel("Application").selectOption({ label: "Line Monitor" });
     await dialog.getByRole("button", { name: "Dry run" }).click();
-    const api = await service.call<{ matched: number; rolledBack: number; withoutTarget: number }>(
-      "POST", "/api/v1/groups/rollback", { body: { labelSelector: { row: "b" }, applicationId, dryRun: true } },
-    );
+    type DryRun = { matched: number; rolledBack: number; withoutTarget: number; devices: Array<{ deviceId: string; deviceName: string; status: string; fromVersion: string | null; toVersion: string | null; reason: string | null }> };
+    const before = await service.call<{ total: number }>("GET", "/api/v1/deployments?limit=1");
+    const api = await service.call<DryRun>("POST", "/api/v1/groups/rollback", { body: { labelSelector: { row: "b" }, applicationId, dryRun: true } });
     expect(api.matched).toBe(2);
     await waitForText(dialog.getByTestId("rollback-summary"),
       `Dry run: 2 devices ran it; ${api.rolledBack} would be rolled back, ${api.withoutTarget} without a version to go back to.`);
+    // The dry run lists each device with its from and to versions, as the API's dry run does, and changes nothing.
+    const dryRows = dialog.getByRole("table", { name: "Dry run of the rollback, per device" }).locator("tbody tr");
+    await expect.poll(() => dryRows.count()).toBe(api.devices.length);
+    expect((await dryRows.allTextContents()).map((r) => r.replace(/\s+/g, " ").trim()).sort()).toEqual(api.devices.map((d) => (d.status === "rolled_back"
+      ? `${d.deviceName}from ${d.fromVersion} to ${d.toVersion}will roll back`
+      : `${d.deviceName}stays on ${d.fromVersion ?? "none"}no target ${d.reason}`)).sort());
+    // The device the previous test left on 1.1.0 would go back to 1.0.0.
+    expect(api.devices.find((d) => d.deviceId === rowB.devices[1].deviceId)).toMatchObject({ status: "rolled_back", fromVersion: "1.1.0", toVersion: "1.0.0" });
+    expect((await service.call<{ total: number }>("GET", "/api/v1/deployments?limit=1")).total).toBe(before.total);
     await ui.audit();
     await ui.screenshot("groups-rollback-dry-run");
-    expect(api.rolledBack).toBeGreaterThan(0);
     await dialog.getByRole("button", { name: `Roll back ${api.rolledBack} device${api.rolledBack === 1 ? "" : "s"}` }).click();
     await waitForText(dialog.getByTestId("rollback-summary"), `Done: 2 devices ran it; ${api.rolledBack} were rolled back, ${api.withoutTarget} without a version to go back to.`);
     await ui.audit();
-    // The device the previous test left on 1.1.0 is now told to install 1.0.0.
+    await ui.screenshot("groups-rollback-done");
+    // The API shows the rollback dispatched: each rolled-back device is told to install its target version by a new deployment.
+    expect((await service.call<{ total: number }>("GET", "/api/v1/deployments?limit=1")).total).toBeGreaterThan(before.total);
+    for (const d of api.devices.filter((x) => x.status === "rolled_back")) {
+      const desired = await service.call<{ items: Array<{ version: string; desiredAction: string | null; deploymentStatus: string }> }>("GET", `/api/v1/devices/${d.deviceId}/deployments?desired=true`);
+      expect(desired.items.filter((e) => e.desiredAction === "install").map((e) => [e.version, e.deploymentStatus]), d.deviceName).toEqual([[d.toVersion, "running"]]);
+    }
     expect((await heartbeat(rowB, rowB.devices[1])).filter((d) => d.action === "install").map((d) => d.version)).toEqual(["1.0.0"]);
   });
 

@@ -312,11 +312,11 @@ function useTargetCount(draft: DeploymentDraft, profile: Profile | undefined): T
   return { count: stats.data?.total, fit: fit.data, byStatus: stats.data?.byStatus, loading: stats.isPending, error: stats.error ?? fit.error };
 }
 
-/** "12 devices match, 9 can run this profile (3 skipped: architecture amd64 (x86_64) 2, no architecture reported 1)". */
+/** "12 devices match, 9 can run this profile (3 skipped: architecture, 2 amd64 (x86_64), 1 no architecture reported)". */
 export function fitSentence(fit: Fit): string {
   const devices = (n: number) => counted(n, "device");
-  const skipped = Object.entries(fit.skippedByArchitecture).sort(([, a], [, b]) => b - a).map(([arch, n]) => `${architectureLabel(arch)} ${n.toLocaleString()}`);
-  return `${devices(fit.matched)} match${fit.matched === 1 ? "es" : ""}, ${fit.eligible.toLocaleString()} can run this profile${fit.skipped ? ` (${fit.skipped.toLocaleString()} skipped: architecture ${skipped.join(", ")})` : ""}`;
+  const skipped = Object.entries(fit.skippedByArchitecture).sort(([, a], [, b]) => b - a).map(([arch, n]) => `${n.toLocaleString()} ${architectureLabel(arch)}`);
+  return `${devices(fit.matched)} match${fit.matched === 1 ? "es" : ""}, ${fit.eligible.toLocaleString()} can run this profile${fit.skipped ? ` (${fit.skipped.toLocaleString()} skipped: architecture, ${skipped.join(", ")})` : ""}`;
 }
 
 function TargetStep({ draft, update, errors, target, profile }: StepProps & { target: TargetCount; profile: Profile | undefined }) {
