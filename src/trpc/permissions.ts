@@ -4,6 +4,7 @@
 export const PERMISSION_CATALOGUE = {
   "organizations:read": "Read organizations",
   "organizations:write": "Create, update and delete organizations",
+  "organizations:branding": "Change the organization's description and branding (brand colour, logo)",
   "users:read": "Read users",
   "users:write": "Create, update and delete users",
   "members:read": "Read organization members",
@@ -72,7 +73,8 @@ export const SYSTEM_ROLES: { name: string; description: string; permissions: str
   {
     name: "admin",
     description: "Manages the organization, its members and everything in it",
-    permissions: ORGANIZATION_PERMISSIONS.filter((p) => p !== "tenant:switch"),
+    // Branding is the owners' (and of custom roles given it): an administrator renames only.
+    permissions: ORGANIZATION_PERMISSIONS.filter((p) => p !== "tenant:switch" && p !== "organizations:branding"),
   },
   {
     name: "operator",

@@ -9,10 +9,11 @@ import { bulkUsersOutput, mailSentOutput } from "../users/schemas.js";
 import {
   aggregateStatsOutput, bulkDeleteInput, bulkDeleteOutput, canDeleteOutput, createOrganizationInput, idInput,
   listOrganizationsInput, organizationOutput, organizationPageOutput, orgUserInput, orgUsersBulkInput,
-  renameOrganizationInput, statusChangeInput, toOrganizationDto, updateOrganizationInput,
+  brandOrganizationInput, renameOrganizationInput, statusChangeInput, toOrganizationDto, updateOrganizationInput,
 } from "./schemas.js";
 import {
-  createOrganization, getOrganization, getOrganizationBySlug, listOrganizations, renameOrganization, updateOrganization,
+  brandOrganization, createOrganization, getOrganization, getOrganizationBySlug, listOrganizations, renameOrganization,
+  updateOrganization,
 } from "./service.js";
 import { changeOrganizationStatus } from "./status.js";
 import { aggregateStats, statsByOrganization } from "./stats.js";
@@ -160,6 +161,19 @@ export const organizationsRouter = router({
     .input(renameOrganizationInput)
     .output(organizationOutput)
     .mutation(async ({ ctx, input }) => toOrganizationDto(await renameOrganization(ctx.db, ctx.principal, input.id, input.name))),
+
+  brand: protectedProcedure("organizations:branding")
+    .meta({
+      openapi: {
+        method: "PATCH", path: "/organizations/{id}/branding", tags: [TAG],
+        summary: "Change the organization's description and branding (brand colour, logo)",
+        description: "For members holding organizations:branding in it (owners; custom roles given it). Other fields stay with the Super Admin's PATCH /organizations/{id}.",
+      },
+      audit,
+    })
+    .input(brandOrganizationInput)
+    .output(organizationOutput)
+    .mutation(async ({ ctx, input }) => toOrganizationDto(await brandOrganization(ctx.db, ctx.principal, input))),
 
   canDelete: read
     .meta({ openapi: { method: "GET", path: "/organizations/{id}/can-delete", tags: [TAG], summary: "Whether the organization can be deleted, and why not" } })

@@ -97,6 +97,12 @@ export const statusChangeInput = z.object({
 
 export const renameOrganizationInput = z.object({ id: z.string().uuid(), name });
 
+export const brandOrganizationInput = z.object({
+  id: z.string().uuid(),
+  description: description.nullable().optional(),
+  branding: freeObject.optional().describe("replaces the whole branding object (the console reads primaryColor and logo)"),
+});
+
 export const bulkDeleteInput = z.object({
   ids: z.array(z.string().uuid()).min(1).max(100),
 });

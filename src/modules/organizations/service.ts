@@ -7,7 +7,7 @@ import { conflict, notFound } from "../../trpc/errors.js";
 import { pageOf } from "../../lib/paging.js";
 import { containsText } from "../../lib/like.js";
 import type { z } from "zod";
-import type { createOrganizationInput, listOrganizationsInput, updateOrganizationInput } from "./schemas.js";
+import type { brandOrganizationInput, createOrganizationInput, listOrganizationsInput, updateOrganizationInput } from "./schemas.js";
 import { deriveFreeSlug } from "./slug.js";
 
 export function visibleOrganizations(principal: Principal) {
@@ -72,6 +72,18 @@ export async function updateOrganization(db: DbTx, principal: Principal, input: 
     Object.assign(data, statusChangeData(input.active ? "active" : "suspended", principal, "set through the deprecated active field"));
   }
   return db.organization.update({ where: { id: org.id }, data });
+}
+
+/** The description and branding, for whoever holds organizations:branding in it. */
+export async function brandOrganization(db: DbTx, principal: Principal, input: z.infer<typeof brandOrganizationInput>) {
+  const org = await getOrganization(db, principal, input.id);
+  return db.organization.update({
+    where: { id: org.id },
+    data: {
+      ...(input.description !== undefined ? { description: input.description } : {}),
+      ...(input.branding !== undefined ? { branding: input.branding as Prisma.InputJsonObject } : {}),
+    },
+  });
 }
 
 export async function renameOrganization(db: DbTx, principal: Principal, id: string, name: string) {

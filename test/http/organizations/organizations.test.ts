@@ -1,4 +1,5 @@
-// Organizations: create, list, get (by id and slug), update (spec op 8) and rename.
+// Organizations: create, list, get (by id and slug), update (spec op 8), rename, and the
+// description and branding under organizations:branding.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY, createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import { expectSecured } from "../../support/security.js";
@@ -230,6 +231,59 @@ describe("POST /organizations/{id}/rename", () => {
   });
 });
 
+describe("PATCH /organizations/{id}/branding", () => {
+  it("lets an owner change the description and the branding; nothing else changes; audited", async () => {
+    const t = await h.createTenant("Brand Corp");
+    const accessToken = await h.login(t.user.email, t.user.password);
+    const branding = { primaryColor: "#0a7d5a", logo: "data:image/png;base64,iVBORw0KGgo=", theme: "kept" };
+    const res = await h.api("PATCH", `/api/v1/organizations/${t.org.id}/branding`, {
+      key: null, token: accessToken, body: { description: "Parcel robots", branding, name: "Not Renamed" },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ id: t.org.id, name: "Brand Corp", description: "Parcel robots", branding });
+    const row = await h.services.prisma.organization.findUniqueOrThrow({ where: { id: t.org.id } });
+    expect(row).toMatchObject({ name: "Brand Corp", description: "Parcel robots", branding });
+    const entry = await h.services.prisma.auditEntry.findFirst({ where: { action: "organizations.brand", entityId: t.org.id } });
+    expect(entry).toMatchObject({ organizationId: t.org.id, userId: t.user.id, outcome: "success" });
+
+    // Only what is given changes: the description alone keeps the branding.
+    const again = await h.api("PATCH", `/api/v1/organizations/${t.org.id}/branding`, { key: t.key, body: { description: null } });
+    expect(again.status).toBe(200);
+    expect(again.body.description ?? null).toBeNull();
+    expect(again.body.branding).toEqual(branding);
+  });
+
+  it("answers 400 naming the field, 403 without organizations:branding (viewers, administrators), 404 across tenants", async () => {
+    const path = `/api/v1/organizations/${acme.org.id}/branding`;
+    const before = await h.services.prisma.organization.findUniqueOrThrow({ where: { id: acme.org.id } });
+    const notObject = await h.api("PATCH", path, { key: acme.key, body: { branding: "blue" } });
+    expect(notObject.status).toBe(400);
+    expect(notObject.body.message).toContain("branding");
+    const long = await h.api("PATCH", path, { key: acme.key, body: { description: "x".repeat(501) } });
+    expect(long.status).toBe(400);
+    expect(issuePaths(long.body)).toContain("description");
+    await expectSecured(h, acme, globex, { method: "PATCH", path, body: { description: "Mine" }, permission: "organizations:branding", foreignPath: path });
+    for (const role of ["viewer", "admin"] as const) {
+      const key = await h.createKey(acme.org.id, ["*"], { role });
+      const refused = await h.api("PATCH", path, { key, body: { description: `${role} was here` } });
+      expect(refused.status, role).toBe(403);
+    }
+    const after = await h.services.prisma.organization.findUniqueOrThrow({ where: { id: acme.org.id } });
+    expect(after).toMatchObject({ description: before.description, branding: before.branding });
+  });
+
+  it("is in the permission catalogue the role editor reads, held by owners and not by administrators", async () => {
+    const catalogue = await h.api("GET", "/api/v1/roles/permissions", { key: acme.key });
+    expect(catalogue.status).toBe(200);
+    expect(JSON.stringify(catalogue.body)).toContain("organizations:branding");
+    const roles = await h.api("GET", "/api/v1/system-roles");
+    const byName = new Map((roles.body.items as { name: string; permissions: string[] }[]).map((r) => [r.name, r.permissions]));
+    expect(byName.get("owner")).toEqual(["*"]);
+    expect(byName.get("admin")).not.toContain("organizations:branding");
+    expect(byName.get("admin")).toContain("organizations:write");
+  });
+});
+
 it("documents every organization operation in openapi.json", async () => {
   const doc = await h.api("GET", "/api/v1/openapi.json", { key: null });
   const paths = doc.body.paths;
@@ -238,7 +292,7 @@ it("documents every organization operation in openapi.json", async () => {
     ["get", "/organizations/with-stats"], ["post", "/organizations/bulk-delete"], ["get", "/organizations/by-slug/{slug}"],
     ["get", "/organizations/{id}"], ["patch", "/organizations/{id}"], ["delete", "/organizations/{id}"],
     ["post", "/organizations/{id}/enable"], ["post", "/organizations/{id}/suspend"], ["post", "/organizations/{id}/disable"],
-    ["post", "/organizations/{id}/rename"], ["get", "/organizations/{id}/can-delete"], ["post", "/organizations/{id}/users/bulk"],
+    ["post", "/organizations/{id}/rename"], ["patch", "/organizations/{id}/branding"], ["get", "/organizations/{id}/can-delete"], ["post", "/organizations/{id}/users/bulk"],
     ["post", "/organizations/{id}/users/{userId}/reset-password"],
   ]) expect(paths[path]?.[method], `${method} ${path}`).toBeDefined();
   expect(ADMIN_KEY).toBeTruthy();
