@@ -6,8 +6,8 @@ import { z } from "zod";
 import { protectedProcedure, router } from "../../trpc/procedures.js";
 import { pageOf, pageOutput, pagingInput } from "../../lib/paging.js";
 import { organizationOfPath } from "../members/organization-scope.js";
-import { apiKeyListItemOutput, apiKeyOutput, createApiKeyInput, createdApiKeyOutput, rotateApiKeyInput, rotatedApiKeyOutput, toApiKeyDto, updateApiKeyInput } from "./schemas.js";
-import { createApiKey, creatorsOf, getApiKey, listApiKeys, revokeApiKey, rotateApiKey, updateApiKey } from "./service.js";
+import { apiKeyListItemOutput, apiKeyOutput, createApiKeyInput, createdApiKeyOutput, rotateApiKeyInput, rotatedApiKeyOutput, toApiKeyDto, toReplacedKeyDto, updateApiKeyInput } from "./schemas.js";
+import { createApiKey, creatorsOf, getApiKey, listApiKeys, replacedKeysOf, revokeApiKey, rotateApiKey, updateApiKey } from "./service.js";
 
 const TAG = "API keys";
 const orgPath = z.object({ orgId: z.string().uuid() });
@@ -21,10 +21,11 @@ export const apiKeysRouter = router({
     .query(async ({ ctx, input }) => {
       const org = await organizationOfPath(ctx.db, ctx.principal, input.orgId);
       const { items, total } = await listApiKeys(ctx.db, org.id, input);
-      const creators = await creatorsOf(ctx.db, items);
+      const [creators, replaced] = await Promise.all([creatorsOf(ctx.db, items), replacedKeysOf(ctx.db, org.id, items)]);
       const withCreator = items.map((row) => {
         const creator = row.createdById ? creators.get(row.createdById) : undefined;
-        return { ...toApiKeyDto(row), ...(creator ? { creator } : {}) };
+        const replaces = replaced.get(row.id);
+        return { ...toApiKeyDto(row), ...(creator ? { creator } : {}), ...(replaces ? { replaces: toReplacedKeyDto(replaces) } : {}) };
       });
       return pageOf(withCreator, total, input.offset);
     }),
@@ -46,10 +47,12 @@ export const apiKeysRouter = router({
   get: protectedProcedure("api-keys:read")
     .meta({ openapi: { method: "GET", path: "/organizations/{orgId}/api-keys/{id}", tags: [TAG], summary: "Get an API key (without the key)" } })
     .input(keyPath)
-    .output(apiKeyOutput)
+    .output(apiKeyListItemOutput.omit({ creator: true }))
     .query(async ({ ctx, input }) => {
       const org = await organizationOfPath(ctx.db, ctx.principal, input.orgId);
-      return toApiKeyDto(await getApiKey(ctx.db, org.id, input.id));
+      const row = await getApiKey(ctx.db, org.id, input.id);
+      const replaces = (await replacedKeysOf(ctx.db, org.id, [row])).get(row.id);
+      return { ...toApiKeyDto(row), ...(replaces ? { replaces: toReplacedKeyDto(replaces) } : {}) };
     }),
 
   update: protectedProcedure("api-keys:write")

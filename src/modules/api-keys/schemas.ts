@@ -62,13 +62,28 @@ export const apiKeyOutput = z.object({
   expiresAt: z.string().datetime().optional(),
   createdAt: z.string().datetime(),
   createdBy: z.string().uuid().optional(),
+  replacedById: z.string().uuid().optional()
+    .describe("set once the key was rotated: the key that replaced it. It keeps working until its handover ends (expiresAt), then answers 401 like an expired key"),
+  replacedAt: z.string().datetime().optional().describe("when the key was rotated"),
 });
 export type ApiKeyDto = z.infer<typeof apiKeyOutput>;
+
+/** The key a rotation replaced, as the key that replaced it shows it: its use stays readable after it ends. */
+export const replacedKeyOutput = z.object({
+  id: z.string().uuid(),
+  keyPrefix: z.string().length(8),
+  createdAt: z.string().datetime(),
+  lastUsedAt: z.string().datetime().optional().describe("the old key's last use, also once it no longer works"),
+  replacedAt: z.string().datetime(),
+  revokedAt: z.string().datetime().optional(),
+  expiresAt: z.string().datetime().optional(),
+});
 
 /** A list entry also names its creator (a member's name and e-mail), so nobody has to look up the id. */
 export const apiKeyListItemOutput = apiKeyOutput.extend({
   creator: z.object({ id: z.string().uuid(), name: z.string(), email: z.string() }).optional()
     .describe("the creating user's name and e-mail; absent when the key has no creator or the account is gone"),
+  replaces: replacedKeyOutput.optional().describe("the key this one replaced in a rotation, with its use history"),
 });
 
 export const createdApiKeyOutput = apiKeyOutput.extend({
@@ -96,5 +111,19 @@ export function toApiKeyDto(row: ApiKey): ApiKeyDto {
     ...(row.expiresAt ? { expiresAt: row.expiresAt.toISOString() } : {}),
     createdAt: row.createdAt.toISOString(),
     ...(row.createdById ? { createdBy: row.createdById } : {}),
+    ...(row.replacedById ? { replacedById: row.replacedById } : {}),
+    ...(row.replacedAt ? { replacedAt: row.replacedAt.toISOString() } : {}),
+  };
+}
+
+export function toReplacedKeyDto(row: ApiKey): z.infer<typeof replacedKeyOutput> {
+  return {
+    id: row.id,
+    keyPrefix: row.keyPrefix,
+    createdAt: row.createdAt.toISOString(),
+    ...(row.lastUsedAt ? { lastUsedAt: row.lastUsedAt.toISOString() } : {}),
+    replacedAt: (row.replacedAt ?? row.updatedAt).toISOString(),
+    ...(row.revokedAt ? { revokedAt: row.revokedAt.toISOString() } : {}),
+    ...(row.expiresAt ? { expiresAt: row.expiresAt.toISOString() } : {}),
   };
 }

@@ -4,7 +4,7 @@
 import type { DbTx } from "../../db/client.js";
 import type { Principal } from "../../trpc/principal.js";
 import type { AuditNote } from "../../trpc/audit.js";
-import { badRequest, notFound } from "../../trpc/errors.js";
+import { badRequest, conflict, notFound } from "../../trpc/errors.js";
 import { API_KEY_PREFIX } from "../../trpc/auth.js";
 import { randomToken, sha256Hex } from "../../lib/crypto.js";
 import { addedPermissions, assertMayGrant } from "../roles/access.js";
@@ -61,6 +61,13 @@ export async function listApiKeys(db: DbTx, organizationId: string, page: { limi
     db.apiKey.count({ where }),
   ]);
   return { items, total };
+}
+
+/** The keys `rows` replaced in rotations, by the replacing key's id, in one query (the list shows them). */
+export async function replacedKeysOf(db: DbTx, organizationId: string, rows: readonly { id: string }[]) {
+  const ids = rows.map((r) => r.id);
+  const old = ids.length ? await db.apiKey.findMany({ where: { organizationId, replacedById: { in: ids } } }) : [];
+  return new Map(old.map((k) => [k.replacedById!, k]));
 }
 
 /** The creators of `rows`, by id, in one query (the list names them). */
@@ -122,6 +129,7 @@ export async function rotateApiKey(
   audit?: AuditNote | null,
 ) {
   const current = await getApiKey(db, organizationId, id);
+  if (current.replacedById) throw conflict(`This key was already rotated: key ${current.replacedById} replaces it; rotate that one`);
   const now = new Date();
   const expiresAt = input.expiresAt === undefined ? current.expiresAt : input.expiresAt === null ? null : new Date(input.expiresAt);
   if (expiresAt && expiresAt <= now) {
@@ -137,7 +145,9 @@ export async function rotateApiKey(
   const end = input.graceSeconds === 0
     ? { revokedAt: now }
     : { expiresAt: current.expiresAt && current.expiresAt < graceEnd ? current.expiresAt : graceEnd };
-  const replaced = await db.apiKey.update({ where: { id: current.id }, data: end });
+  // Marked replaced (the list says so during the handover) and linked to its successor, which
+  // shows the old key's use after it ends.
+  const replaced = await db.apiKey.update({ where: { id: current.id }, data: { ...end, replacedById: row.id, replacedAt: now } });
   if (audit) audit.message = [`replaces ${current.keyPrefix}…`, input.graceSeconds === 0 ? "revoked at once" : `working until ${replaced.expiresAt!.toISOString()}`, audit.message].filter(Boolean).join("; ");
   return {
     row,
