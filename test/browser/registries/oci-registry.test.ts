@@ -183,6 +183,19 @@ describe.skipIf(!peerAvailable("chromium") || !peerAvailable("docker-registry") 
     expect(await row.getByRole("cell").nth(0).textContent()).toBe("7");
     await waitForText(row.getByRole("cell").nth(3), "mandatory");
     await ui.screenshot("registries-global");
+
+    // A refused submit (ui/FormFooter): the dialog stays open with what was typed and the API's message.
+    ui.expectStatus(409, "globalRegistries.oci.create");
+    await globalCard.getByRole("button", { name: "Add global registry" }).click();
+    await dialog.getByLabel("Name").fill("Vendor apps");
+    await dialog.getByLabel("URL").fill(registry.url);
+    await dialog.getByRole("button", { name: "Add global OCI registry" }).click();
+    await waitForText(dialog.getByRole("alert"), /named "Vendor apps" already exists/);
+    expect(await dialog.getByLabel("Name").inputValue()).toBe("Vendor apps");
+    expect(await dialog.getByRole("button", { name: "Add global OCI registry" }).isEnabled()).toBe(true);
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await dialog.waitFor({ state: "hidden" });
+    expect(await globalCard.getByRole("row").count()).toBe(2);
   });
 
   it("shows a viewer the registries and their history without any write control", async () => {
@@ -201,5 +214,19 @@ describe.skipIf(!peerAvailable("chromium") || !peerAvailable("docker-registry") 
     await expect.poll(() => ui.page.getByRole("dialog", { name: "Sync history of “Edge packages”" }).getByRole("listitem").count()).toBe(2);
     await ui.audit();
     await ui.screenshot("registries-viewer");
+    await ui.page.getByRole("dialog", { name: "Sync history of “Edge packages”" }).getByRole("button", { name: "Close" }).click();
+
+    // A list that cannot be read (ui/QueryTable): the error in place of the table, with a retry that reads it again.
+    const unreachable = (url: URL) => url.pathname.includes("registries.oci.list");
+    await ui.page.route(unreachable, (route) => route.abort("connectionrefused"));
+    await ui.page.reload();
+    const retry = ociCard.getByRole("button", { name: "Try again" });
+    await retry.waitFor();
+    await ociCard.getByText("The service cannot be reached.", { exact: false }).waitFor();
+    expect(await ociCard.getByRole("table").count()).toBe(0);
+    await ui.page.unroute(unreachable);
+    await retry.click();
+    await row.waitFor();
+    expect(await retry.count()).toBe(0);
   });
 });

@@ -47,3 +47,27 @@ export function messageOf(error: unknown): string {
   if (statusOf(error) === 0) return "The service cannot be reached. Check your connection; the page retries by itself.";
   return error.message;
 }
+
+/** Names the form field an API message (and its issue path) is about, or null: not a field's. */
+export type FieldOf = (message: string, path?: readonly (string | number)[]) => string | null;
+
+/**
+ * A refusal split into the messages about fields (shown next to them) and the rest (shown in an
+ * ErrorBox). Only 400 and 409 are about the input; other statuses are always "the rest".
+ */
+export function splitRefusal(err: unknown, fieldOf: FieldOf): { fields: Record<string, string>; rest: unknown } {
+  const status = statusOf(err);
+  if (!isApiError(err) || (status !== 400 && status !== 409)) return { fields: {}, rest: err };
+  const issues = (err.data as ApiErrorData | undefined)?.issues;
+  const fields: Record<string, string> = {};
+  if (issues?.length) {
+    for (const issue of issues) {
+      const field = fieldOf(issue.message, issue.path);
+      if (!field) return { fields: {}, rest: err };
+      fields[field] ??= issue.message;
+    }
+    return { fields, rest: null };
+  }
+  const field = fieldOf(err.message);
+  return field ? { fields: { [field]: err.message }, rest: null } : { fields: {}, rest: err };
+}

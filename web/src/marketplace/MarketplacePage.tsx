@@ -1,8 +1,8 @@
 // The marketplace store: which global registries it reads (beside the mandatory ones),
 // enable/disable, sync now with a live progress bar (the progress stream), and its sync history
 // with each run's per-product breakdown and skip reasons.
-import { useEffect, useState, type FormEvent } from "react";
-import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useState } from "react";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { Power, PowerOff, RefreshCw, Settings, Store } from "lucide-react";
 import { statusOf, type RouterOutputs } from "../api/client";
 import { q } from "../api/query";
@@ -12,9 +12,10 @@ import { Card, PageHeader } from "../ui/Card";
 import { DataTable, type Column } from "../ui/DataTable";
 import { Dialog } from "../ui/Dialog";
 import { Pagination } from "../ui/Pagination";
+import { FormFooter } from "../ui/FormFooter";
 import { Empty, ErrorBox, ErrorState, Forbidden, Loading } from "../ui/states";
 import { RelativeTime } from "../ui/time";
-import { useToast } from "../ui/toast";
+import { useAction } from "../ui/useAction";
 import { formatDuration, intervalText } from "../registries/forms";
 import { outcomeCounts, progressView } from "./progress";
 import { useSyncProgress } from "./useSyncProgress";
@@ -38,9 +39,11 @@ export function MarketplacePage() {
 
 function StoreArea() {
   const canWrite = useCan("registries:write");
-  const queryClient = useQueryClient();
-  const toast = useToast();
-  const [busy, setBusy] = useState(false);
+  const setUp = useAction({ mutationFn: () => q.marketplaceStore.put.call({}) }, {
+    invalidates: [q.marketplaceStore.key()],
+    success: "Marketplace store set up",
+    failure: "Could not set up the store",
+  });
   // 404 until the store is set up: the page offers to set it up.
   const store = useQuery(q.marketplaceStore.get.options());
 
@@ -51,18 +54,7 @@ function StoreArea() {
         <Empty
           title="No marketplace store yet"
           action={canWrite && (
-            <Button variant="primary" icon={<Store />} busy={busy} onClick={async () => {
-              setBusy(true);
-              try {
-                await q.marketplaceStore.put.call({});
-                toast.success("Marketplace store set up");
-                await queryClient.invalidateQueries({ queryKey: q.marketplaceStore.key() });
-              } catch (err) {
-                toast.error(err, "Could not set up the store");
-              } finally {
-                setBusy(false);
-              }
-            }}>Set up the store</Button>
+            <Button variant="primary" icon={<Store />} busy={setUp.isPending} onClick={() => void setUp.run()}>Set up the store</Button>
           )}
         >
           The store syncs the platform's mandatory global registries, and the optional ones you choose, into this organization's catalog.
@@ -76,26 +68,16 @@ function StoreArea() {
 
 function StoreView({ store }: { store: StoreDto }) {
   const canWrite = useCan("registries:write");
-  const queryClient = useQueryClient();
-  const toast = useToast();
   const [configuring, setConfiguring] = useState(false);
-  const [busy, setBusy] = useState<"sync" | "toggle" | null>(null);
   const { progress, stream } = useSyncProgress(true);
-  const refresh = () => queryClient.invalidateQueries({ queryKey: q.marketplaceStore.key() });
   const running = progress ? progress.state === "queued" || progress.state === "running" : store.syncing;
-
-  async function act(which: "sync" | "toggle", action: () => Promise<unknown>, done: string, failed: string) {
-    setBusy(which);
-    try {
-      await action();
-      toast.success(done);
-      await refresh();
-    } catch (err) {
-      toast.error(err, failed);
-    } finally {
-      setBusy(null);
-    }
-  }
+  const invalidates = [q.marketplaceStore.key()];
+  const toggle = useAction({ mutationFn: (enable: boolean) => (enable ? q.marketplaceStore.enable : q.marketplaceStore.disable).call() }, {
+    invalidates,
+    success: (_, enable) => (enable ? "Store enabled" : "Store disabled"),
+    failure: "Could not change the store",
+  });
+  const sync = useAction({ mutationFn: () => q.marketplaceStore.sync.call() }, { invalidates, success: "Sync queued", failure: "Could not start the sync" });
 
   return (
     <div className="stack">
@@ -105,15 +87,15 @@ function StoreView({ store }: { store: StoreDto }) {
           <Button icon={<Settings />} onClick={() => setConfiguring(true)}>Configure</Button>
           <Button
             icon={store.enabled ? <PowerOff /> : <Power />}
-            busy={busy === "toggle"}
-            onClick={() => act("toggle", () => (store.enabled ? q.marketplaceStore.disable : q.marketplaceStore.enable).call(), store.enabled ? "Store disabled" : "Store enabled", "Could not change the store")}
+            busy={toggle.isPending}
+            onClick={() => void toggle.run(!store.enabled)}
           >{store.enabled ? "Disable" : "Enable"}</Button>
           <Button
             variant="primary"
             icon={<RefreshCw />}
-            busy={busy === "sync"}
+            busy={sync.isPending}
             disabled={!store.enabled || running}
-            onClick={() => act("sync", () => q.marketplaceStore.sync.call(), "Sync queued", "Could not start the sync")}
+            onClick={() => void sync.run()}
           >Sync now</Button>
         </>}
       >
@@ -138,7 +120,7 @@ function StoreView({ store }: { store: StoreDto }) {
         />
       </Card>
       <SyncHistory />
-      <ConfigureDialog open={configuring} store={store} onClose={() => setConfiguring(false)} onSaved={async () => { setConfiguring(false); toast.success("Store configuration saved"); await refresh(); }} />
+      <ConfigureDialog open={configuring} store={store} onClose={() => setConfiguring(false)} />
     </div>
   );
 }
@@ -161,7 +143,7 @@ function SyncProgressBar({ progress, stream }: { progress: ReturnType<typeof use
       <div className="row">
         <strong>Sync progress</strong>
         <span className={`connection connection--${stream.state === "live" ? "live" : "reconnecting"}`}>
-          {stream.state === "live" ? "Live" : stream.state === "reconnecting" ? `Reconnecting in ${stream.retryInSeconds} s` : "Connecting"}
+          {stream.state === "live" ? "Live" : stream.state === "reconnecting" ? stream.retryInSeconds === null ? "Reconnecting" : `Reconnecting in ${stream.retryInSeconds} s` : "Connecting"}
         </span>
       </div>
       <div
@@ -179,13 +161,16 @@ function SyncProgressBar({ progress, stream }: { progress: ReturnType<typeof use
   );
 }
 
-function ConfigureDialog({ open, store, onClose, onSaved }: { open: boolean; store: StoreDto; onClose: () => void; onSaved: () => Promise<void> }) {
+function ConfigureDialog({ open, store, onClose }: { open: boolean; store: StoreDto; onClose: () => void }) {
   const session = useSession();
   const [interval, setIntervalText] = useState(String(store.syncIntervalMinutes));
   const [includeAll, setIncludeAll] = useState(store.includeAllGlobalRegistries);
   const [chosen, setChosen] = useState<Set<string>>(new Set(store.globalRegistryIds));
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const save = useAction(q.marketplaceStore.put.mutation(), {
+    invalidates: [q.marketplaceStore.key()],
+    success: "Store configuration saved",
+    onSuccess: onClose,
+  });
   // A Super Admin sees every global registry; anyone else the ones already chosen (by their names in the store's list).
   const globals = useQuery({ ...q.globalRegistries.oci.list.options({ limit: 200, offset: 0 }), enabled: open && session.isSuperAdmin });
   useEffect(() => {
@@ -193,7 +178,7 @@ function ConfigureDialog({ open, store, onClose, onSaved }: { open: boolean; sto
     setIntervalText(String(store.syncIntervalMinutes));
     setIncludeAll(store.includeAllGlobalRegistries);
     setChosen(new Set(store.globalRegistryIds));
-    setError(null);
+    save.reset();
   }, [open]); // eslint-disable-line react-hooks/exhaustive-deps
   const options = session.isSuperAdmin
     ? (globals.data?.items ?? []).filter((g) => !g.mandatory).map((g) => ({ id: g.id, name: g.name }))
@@ -201,24 +186,10 @@ function ConfigureDialog({ open, store, onClose, onSaved }: { open: boolean; sto
   const minutes = Number(interval);
   const intervalProblem = interval.trim() === "" || !Number.isInteger(minutes) || minutes < 0 || minutes > 10_080 ? "Give whole minutes from 0 (manual syncs only) to 10080." : null;
 
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    if (intervalProblem) return;
-    setBusy(true);
-    setError(null);
-    try {
-      await q.marketplaceStore.put.call({ enabled: store.enabled, syncIntervalMinutes: minutes, includeAllGlobalRegistries: includeAll, globalRegistryIds: [...chosen] });
-      await onSaved();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
 
   return (
     <Dialog open={open} onClose={onClose} title="Configure the marketplace store">
-      <form className="stack" onSubmit={submit} noValidate>
+      <form className="stack" onSubmit={save.submit(() => ({ enabled: store.enabled, syncIntervalMinutes: minutes, includeAllGlobalRegistries: includeAll, globalRegistryIds: [...chosen] }), { valid: !intervalProblem })} noValidate>
         <div className="field">
           <label htmlFor="store-interval">Sync interval (minutes)</label>
           <input id="store-interval" className="input" type="number" min={0} max={10_080} value={interval} onChange={(e) => setIntervalText(e.target.value)} aria-invalid={intervalProblem ? true : undefined} aria-describedby={intervalProblem ? "store-interval-error" : undefined} />
@@ -235,11 +206,7 @@ function ConfigureDialog({ open, store, onClose, onSaved }: { open: boolean; sto
             </label>
           ))}
         </fieldset>
-        {error != null && <ErrorBox error={error} />}
-        <div className="dialog__footer dialog__footer--inline">
-          <Button onClick={onClose} disabled={busy}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={busy} disabled={!!intervalProblem}>Save</Button>
-        </div>
+        <FormFooter action={save} onCancel={onClose} disabled={!!intervalProblem} submitLabel="Save" />
       </form>
     </Dialog>
   );

@@ -2,39 +2,38 @@
 // password field that starts empty: the stored credential never comes back, an edit that leaves
 // it empty keeps it.
 import { useEffect } from "react";
-import { Button } from "../ui/Button";
 import { Dialog } from "../ui/Dialog";
-import { ErrorBox } from "../ui/states";
+import { FormFooter } from "../ui/FormFooter";
+import type { Action } from "../ui/useAction";
 import { EMPTY_FORM, formProblems, type RegistryForm, type RegistryKind } from "./forms";
 import { useFormFields } from "../ui/useFormFields";
-import { useSubmit } from "../ui/useSubmit";
 
 const KIND_NAME: Record<RegistryKind, string> = { git: "Git registry", oci: "OCI registry", global: "global OCI registry" };
 /** "a Git registry", "an OCI registry": the article follows the sound. */
 const WITH_ARTICLE: Record<RegistryKind, string> = { git: "a Git registry", oci: "an OCI registry", global: "a global OCI registry" };
 
-export function RegistryDialog({ kind, open, initial, hasCredentials, onClose, onSubmit }: {
+export function RegistryDialog({ kind, open, initial, hasCredentials, onClose, action }: {
   kind: RegistryKind;
   open: boolean;
   /** the registry being edited, as a form; null: a new one */
   initial: RegistryForm | null;
   hasCredentials?: boolean;
   onClose: () => void;
-  onSubmit: (form: RegistryForm) => Promise<void>;
+  /** creates or saves; closes the dialog on success */
+  action: Action<RegistryForm>;
 }) {
   const editing = initial !== null;
   const { form, set, reset, valid, id, problem, described } = useFormFields<RegistryForm>(initial ?? EMPTY_FORM, `${kind}-registry`, (f) => formProblems(kind, f, editing));
-  const { busy, error, clear, submit } = useSubmit(onSubmit);
   useEffect(() => {
     if (open) {
       reset(initial ?? EMPTY_FORM);
-      clear();
+      action.reset();
     }
   }, [open]); // eslint-disable-line react-hooks/exhaustive-deps
 
   return (
     <Dialog open={open} onClose={onClose} title={editing ? `Edit ${KIND_NAME[kind]} “${initial.name}”` : `Add ${WITH_ARTICLE[kind]}`}>
-      <form className="stack" onSubmit={submit(form, valid)} noValidate>
+      <form className="stack" onSubmit={action.submit(() => form, { valid })} noValidate>
         <div className="field">
           <label htmlFor={id("name")}>Name</label>
           <input id={id("name")} className="input" value={form.name} maxLength={100} onChange={(e) => set("name", e.target.value)} {...described("name")} />
@@ -109,11 +108,7 @@ export function RegistryDialog({ kind, open, initial, hasCredentials, onClose, o
             {problem("credential")}
           </div>
         )}
-        {error != null && <ErrorBox error={error} />}
-        <div className="dialog__footer dialog__footer--inline">
-          <Button onClick={onClose} disabled={busy}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={busy} disabled={!valid}>{editing ? "Save" : `Add ${KIND_NAME[kind]}`}</Button>
-        </div>
+        <FormFooter action={action} onCancel={onClose} disabled={!valid} submitLabel={editing ? "Save" : `Add ${KIND_NAME[kind]}`} />
       </form>
     </Dialog>
   );

@@ -1,8 +1,9 @@
 // Dialogs on the native <dialog> element: showModal() gives the focus trap, Escape, the
 // backdrop and inertness of the page behind, with the accessible name from its heading.
-import { useEffect, useId, useRef, useState, type ReactNode } from "react";
+import { useEffect, useId, useRef, type ReactNode } from "react";
 import { Button } from "./Button";
 import { ErrorBox } from "./states";
+import { useAction, type Action } from "./useAction";
 
 export function Dialog({ open, onClose, title, children, footer, wide }: {
   open: boolean;
@@ -39,34 +40,25 @@ export function Dialog({ open, onClose, title, children, footer, wide }: {
 /**
  * A destructive or consequential action asks first and says what will happen. The confirm
  * button names the action ("Delete 3 devices"); a failure stays in the dialog with the API's
- * message.
+ * message. The action is a `useAction` (with its invalidation and toast), or `onConfirm`.
  */
-export function ConfirmDialog({ open, onClose, title, children, confirmLabel, onConfirm, danger = true }: {
+export function ConfirmDialog({ open, onClose, title, children, confirmLabel, onConfirm, action, danger = true }: {
   open: boolean;
   onClose: () => void;
   title: string;
   children: ReactNode;
   confirmLabel: string;
-  onConfirm: () => Promise<unknown> | unknown;
+  onConfirm?: () => Promise<unknown> | unknown;
+  /** runs on confirm (input-less: bind the input in its mutationFn); closes the dialog on success */
+  action?: Action<void, unknown>;
   danger?: boolean;
 }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const own = useAction<void, unknown>({ mutationFn: async () => onConfirm?.() });
+  const run = action ?? own;
+  const { reset } = run;
   useEffect(() => {
-    if (open) setError(null);
-  }, [open]);
-  async function confirm() {
-    setBusy(true);
-    setError(null);
-    try {
-      await onConfirm();
-      onClose();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+    if (open) reset();
+  }, [open, reset]);
   return (
     <Dialog
       open={open}
@@ -74,13 +66,13 @@ export function ConfirmDialog({ open, onClose, title, children, confirmLabel, on
       title={title}
       footer={
         <>
-          <Button onClick={onClose} disabled={busy}>Cancel</Button>
-          <Button variant={danger ? "danger" : "primary"} onClick={confirm} busy={busy}>{confirmLabel}</Button>
+          <Button onClick={onClose} disabled={run.isPending}>Cancel</Button>
+          <Button variant={danger ? "danger" : "primary"} onClick={async () => (await run.run()) && onClose()} busy={run.isPending}>{confirmLabel}</Button>
         </>
       }
     >
       {children}
-      {error != null && <ErrorBox error={error} />}
+      {run.error != null && <ErrorBox error={run.error} />}
     </Dialog>
   );
 }
