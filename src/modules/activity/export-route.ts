@@ -9,7 +9,7 @@ import { isoInstant } from "../../lib/iso-time.js";
 import { auditPages } from "../audit/pages.js";
 import { ACTIVITY_CSV_COLUMNS, activityTypesInput, toActivityItem, type ActivityItem } from "./schemas.js";
 import { activityFilterWhere } from "./service.js";
-import { isEmptyRange, userNamesOf } from "../audit/service.js";
+import { entityNamesOf, isEmptyRange, userNamesOf } from "../audit/service.js";
 import { downloadFileName, streamDownload } from "../../http/download.js";
 import { guardedJsonRoute } from "../../http/guarded-route.js";
 import { downloadPathItem } from "../../http/download-openapi.js";
@@ -45,8 +45,8 @@ export function activityExportRoutes(services: Services): Router {
     // Each page of entries becomes a page of items with one user lookup per page.
     async function* items(): AsyncGenerator<ActivityItem[]> {
       for await (const page of auditPages(services.prisma, where, input.maxRecords)) {
-        const names = await userNamesOf(services.prisma, page);
-        yield page.map((e) => toActivityItem(e, names));
+        const [names, entities] = await Promise.all([userNamesOf(services.prisma, page), entityNamesOf(services.prisma, page)]);
+        yield page.map((e) => toActivityItem(e, names, entities));
       }
     }
     await streamDownload(

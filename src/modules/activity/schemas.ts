@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { AuditEntry } from "../../generated/prisma/client.js";
 import { isoInstant } from "../../lib/iso-time.js";
 import { ACTIVITY_TYPES, activityTypeOf, describeActivity, type ActivityType } from "./types.js";
+import { entityNameOf, type EntityNames } from "../audit/service.js";
 
 export const activityTypesInput = z.array(z.enum(ACTIVITY_TYPES)).max(ACTIVITY_TYPES.length);
 
@@ -26,6 +27,7 @@ export const activityItemOutput = z.object({
   actorId: z.string().nullable(),
   entityType: z.string().nullable(),
   entityId: z.string().nullable(),
+  entityName: z.string().nullable().describe("the entity's name: a device's current name; null for other kinds, or when the device is gone"),
   sourceIp: z.string().nullable(),
   userAgent: z.string().nullable(),
   createdAt: z.string().datetime(),
@@ -34,13 +36,14 @@ export type ActivityItem = z.infer<typeof activityItemOutput>;
 
 export type UserNames = Map<string, { email: string; name: string }>;
 
-export function toActivityItem(e: AuditEntry, users: UserNames): ActivityItem {
+export function toActivityItem(e: AuditEntry, users: UserNames, entities: EntityNames = new Map()): ActivityItem {
   const type = (activityTypeOf(e) ?? "change") as ActivityType;
   const user = e.userId ? users.get(e.userId) : undefined;
+  const entityName = entityNameOf(entities, e);
   return {
     id: e.id,
     type,
-    summary: describeActivity(type, e),
+    summary: describeActivity(type, e, entityName),
     action: e.action,
     outcome: e.outcome,
     organizationId: e.organizationId,
@@ -51,6 +54,7 @@ export function toActivityItem(e: AuditEntry, users: UserNames): ActivityItem {
     actorId: e.actorId,
     entityType: e.entityType,
     entityId: e.entityId,
+    entityName,
     sourceIp: e.sourceIp,
     userAgent: e.userAgent,
     createdAt: e.createdAt.toISOString(),
@@ -59,7 +63,7 @@ export function toActivityItem(e: AuditEntry, users: UserNames): ActivityItem {
 
 export const ACTIVITY_CSV_COLUMNS: { header: string; value: (a: ActivityItem) => unknown }[] = [
   "id", "createdAt", "type", "summary", "action", "outcome", "organizationId", "userId", "userEmail", "userName",
-  "actorType", "actorId", "entityType", "entityId", "sourceIp", "userAgent",
+  "actorType", "actorId", "entityType", "entityId", "entityName", "sourceIp", "userAgent",
 ].map((k) => ({ header: k, value: (a: ActivityItem) => a[k as keyof ActivityItem] }));
 
 export const inactiveMemberOutput = z.object({

@@ -1,12 +1,12 @@
 // The activity feed: audit entries of the activity types (types.ts), newest first, with the
-// user's name and e-mail joined in one query per page. Scope: the caller's organization;
+// user's name and e-mail, and the device's name, each joined in one query per page. Scope: the caller's organization;
 // a Super Admin may look at any organization (or all of them).
 import type { DbTx } from "../../db/client.js";
 import { Prisma, type AuditEntry } from "../../generated/prisma/client.js";
 import type { Principal } from "../../trpc/principal.js";
 import { notFound } from "../../trpc/errors.js";
 import { pageOf } from "../../lib/paging.js";
-import { NEWEST_FIRST, timeRange, userNamesOf, visibleEntries } from "../audit/service.js";
+import { entityNamesOf, NEWEST_FIRST, timeRange, userNamesOf, visibleEntries } from "../audit/service.js";
 import { toActivityItem } from "./schemas.js";
 import { ACTIVITY_TYPES, activityWhere, activityWhereOf, type ActivityType } from "./types.js";
 
@@ -35,14 +35,14 @@ export async function listActivity(db: DbTx, principal: Principal, f: ActivityFi
     db.auditEntry.findMany({ where, orderBy: NEWEST_FIRST, take: f.limit, skip: f.offset }),
     db.auditEntry.count({ where }),
   ]);
-  const names = await userNamesOf(db, rows);
-  return pageOf(rows.map((r) => toActivityItem(r, names)), total, f.offset);
+  const [names, entities] = await Promise.all([userNamesOf(db, rows), entityNamesOf(db, rows)]);
+  return pageOf(rows.map((r) => toActivityItem(r, names, entities)), total, f.offset);
 }
 
 export async function recentActivity(db: DbTx, principal: Principal, limit: number) {
   const rows = await db.auditEntry.findMany({ where: activityFilterWhere(principal, {}), orderBy: NEWEST_FIRST, take: limit });
-  const names = await userNamesOf(db, rows);
-  return { items: rows.map((r) => toActivityItem(r, names)) };
+  const [names, entities] = await Promise.all([userNamesOf(db, rows), entityNamesOf(db, rows)]);
+  return { items: rows.map((r) => toActivityItem(r, names, entities)) };
 }
 
 /** A user of another tenant is a 404 unless they acted in the caller's organization. */

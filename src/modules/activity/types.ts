@@ -59,7 +59,7 @@ export function activityTypeOf(e: Pick<AuditEntry, "action" | "outcome" | "actor
 }
 
 /** A one-line description for people reading the feed. */
-export function describeActivity(type: ActivityType, e: Pick<AuditEntry, "action" | "entityType" | "entityId" | "message">): string {
+export function describeActivity(type: ActivityType, e: Pick<AuditEntry, "action" | "entityType" | "entityId" | "message">, entityName?: string | null): string {
   switch (type) {
     case "login":
       return "Signed in";
@@ -74,7 +74,8 @@ export function describeActivity(type: ActivityType, e: Pick<AuditEntry, "action
     case "tenant_switch":
       return e.action === "tenant.switch" ? "Switched into the organization" : e.action === "tenant.return" ? "Returned from a tenant switch" : "Tenant switch expired";
     default: {
-      const what = e.entityType ? ` ${e.entityType}${e.entityId ? ` ${e.entityId}` : ""}` : "";
+      // A named entity by its name (its id is in entityId), otherwise by its id.
+      const what = e.entityType ? ` ${e.entityType}${entityName ? ` “${entityName}”` : e.entityId ? ` ${e.entityId}` : ""}` : "";
       return `${type === "api_key_use" ? "API key: " : ""}${e.action}${what}`;
     }
   }

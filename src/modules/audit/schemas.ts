@@ -45,6 +45,8 @@ export const auditEntryOutput = z.object({
   createdAt: z.string().datetime(),
   user: z.object({ email: z.string(), name: z.string() }).nullable().optional()
     .describe("the person behind the action (userId), in lists; null when there is none or the account is gone"),
+  entityName: z.string().nullable().optional()
+    .describe("the entity's name, in lists: a device's current name; null for other kinds, or when the device is gone"),
 });
 export type AuditEntryDto = z.infer<typeof auditEntryOutput>;
 

@@ -68,9 +68,33 @@ export async function searchAudit(db: DbTx, principal: Principal, f: Partial<Aud
     db.auditEntry.findMany({ where, orderBy: NEWEST_FIRST, take: f.limit, skip: f.offset }),
     db.auditEntry.count({ where }),
   ]);
-  // The people behind the page's entries: one lookup for the page, not one per row.
-  const names = await userNamesOf(db, rows);
-  return pageOf(rows.map((r) => ({ ...toAuditEntryDto(r), user: (r.userId && names.get(r.userId)) || null })), total, f.offset);
+  // The people behind the page's entries and the devices they concern: one lookup each for
+  // the page, not one per row.
+  const [names, entities] = await Promise.all([userNamesOf(db, rows), entityNamesOf(db, rows)]);
+  return pageOf(rows.map((r) => ({
+    ...toAuditEntryDto(r),
+    user: (r.userId && names.get(r.userId)) || null,
+    entityName: entityNameOf(entities, r),
+  })), total, f.offset);
+}
+
+/** The entity types whose entries name a device: the procedures' "devices", and "device". */
+const DEVICE_ENTITIES = new Set(["devices", "device"]);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Names of the entities in `entries`, by id: today devices' (their current name), in one query. */
+export type EntityNames = Map<string, string>;
+
+export async function entityNamesOf(db: DbTx, entries: Pick<AuditEntry, "entityType" | "entityId">[]): Promise<EntityNames> {
+  const ids = [...new Set(entries.flatMap((e) => (e.entityType && DEVICE_ENTITIES.has(e.entityType) && e.entityId && UUID.test(e.entityId) ? [e.entityId] : [])))];
+  if (ids.length === 0) return new Map();
+  const devices = await db.device.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } });
+  return new Map(devices.map((d) => [d.id, d.name]));
+}
+
+/** The entry's entity's name, or null (not a named kind, or the device is gone). */
+export function entityNameOf(names: EntityNames, e: Pick<AuditEntry, "entityType" | "entityId">): string | null {
+  return (e.entityType && DEVICE_ENTITIES.has(e.entityType) && e.entityId && names.get(e.entityId)) || null;
 }
 
 /** The e-mail and name of the people behind `entries`, in one query. */

@@ -12,7 +12,7 @@ import { hashPassword, verifyPassword } from "../../lib/crypto.js";
 import { pageOf } from "../../lib/paging.js";
 import { NEWEST_FIRST, timeRange } from "../audit/service.js";
 import { toActivityItem } from "../activity/schemas.js";
-import { userNamesOf } from "../audit/service.js";
+import { entityNamesOf, userNamesOf } from "../audit/service.js";
 import { activityWhere, type ActivityType } from "../activity/types.js";
 import { describeDevice, notificationPreferences, type NotificationPreferences } from "./schemas.js";
 
@@ -159,6 +159,6 @@ export async function ownActivity(db: DbTx, principal: Principal, f: { types?: A
     db.auditEntry.findMany({ where, orderBy: NEWEST_FIRST, take: f.limit, skip: f.offset }),
     db.auditEntry.count({ where }),
   ]);
-  const names = await userNamesOf(db, rows);
-  return pageOf(rows.map((r) => toActivityItem(r, names)), total, f.offset);
+  const [names, entities] = await Promise.all([userNamesOf(db, rows), entityNamesOf(db, rows)]);
+  return pageOf(rows.map((r) => toActivityItem(r, names, entities)), total, f.offset);
 }

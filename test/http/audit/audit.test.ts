@@ -269,3 +269,48 @@ describe("security", () => {
     expect(page.items[0].entityType).toBe("widget");
   });
 });
+
+describe("entity names", () => {
+  it("names a device by its current name in the audit log and the activity, by id once it is gone; each page asks for the names once", async () => {
+    const ids: string[] = [];
+    for (const name of ["press-1", "press-2"]) {
+      const device = await h.services.prisma.device.create({ data: { organizationId: acme.org.id, name } });
+      ids.push(device.id);
+    }
+    const requestId = rid();
+    for (const [i, id] of ids.entries()) {
+      const res = await h.api("PATCH", `/api/v1/devices/${id}`, { key: acme.key, body: { name: `Press line ${i + 1}` }, headers: { "x-request-id": requestId } });
+      expect(res.status, res.text).toBe(200);
+    }
+    const page = await h.api("GET", `/api/v1/audit?requestId=${requestId}`, { key: acme.key });
+    expect(page.status).toBe(200);
+    expect(page.body.items.map((e: { entityId: string; entityName: string }) => [e.entityId, e.entityName]).sort())
+      .toEqual([[ids[0], "Press line 1"], [ids[1], "Press line 2"]].sort());
+    // Entries about other things carry no name.
+    const logout = await h.api("GET", "/api/v1/audit?action=auth.logout&limit=1", { key: acme.key });
+    expect(logout.body.items[0].entityName).toBeNull();
+
+    const activity = await h.api("GET", "/api/v1/activity?types=api_key_use&limit=100", { key: acme.key });
+    expect(activity.status).toBe(200);
+    const renamed = activity.body.items.find((a: { entityId: string }) => a.entityId === ids[0]);
+    expect(renamed).toMatchObject({ entityName: "Press line 1", summary: "API key: devices.update device “Press line 1”" });
+
+    // One lookup of the devices per page, whatever the number of rows naming them.
+    const lookups: string[] = [];
+    const spied = h.services.prisma.$extends({ query: { device: { findMany: ({ args, query }) => { lookups.push(JSON.stringify(args.where)); return query(args); } } } });
+    const { searchAudit } = await import("../../../src/modules/audit/service.js");
+    const principal = { organizationId: acme.org.id, isSuperAdmin: false } as Parameters<typeof searchAudit>[1];
+    const viaService = await searchAudit(spied as unknown as Parameters<typeof searchAudit>[0], principal, { requestId, limit: 50, offset: 0 });
+    expect(viaService.items.map((e) => e.entityName).sort()).toEqual(["Press line 1", "Press line 2"]);
+    expect(lookups).toHaveLength(1);
+
+    // A deleted device: its entries stay, by id.
+    expect((await h.api("DELETE", `/api/v1/devices/${ids[1]}`, { key: acme.key })).status).toBe(200);
+    const after = await h.api("GET", `/api/v1/audit?requestId=${requestId}`, { key: acme.key });
+    expect(after.body.items.find((e: { entityId: string }) => e.entityId === ids[1]).entityName).toBeNull();
+
+    // Another tenant sees neither the entries nor the names.
+    const theirs = await h.api("GET", `/api/v1/audit?entityId=${ids[0]}`, { key: globex.key });
+    expect(theirs.body.total).toBe(0);
+  });
+});
