@@ -1,12 +1,17 @@
 // `npm run demo`: the whole service in one process on the embedded database, with content.
 //
 // Starts the service on a fresh PGlite data directory (./data-demo, DEMO_DIR), then, through
-// the public REST API only: a demo organization with its operator and an API key, a CA, an
-// enrollment token, a Git registry with sample applications (a bare repository served over
-// smart HTTP on loopback by this process, with `git http-backend`), a first sync, and 50
-// simulated devices enrolling and heartbeating over the agent protocol. Prints where to look:
-// the web console first, with whom to sign in.
-// Ctrl-C (or SIGTERM) stops the simulator, the service and the Git server, in that order.
+// the public REST API only: a demo organization with its operator (role operator) and an API
+// key with the operator's permissions, a CA, enrollment tokens, a Git registry with the sample
+// applications (scripts/sample-apps.ts: a bare repository served over smart HTTP on loopback
+// by this process), a first sync, 50 simulated devices enrolling and heartbeating over the
+// agent protocol, and a continuous deployment. Then prints where to look (the web console
+// first, with whom to sign in) and only then, in the background, enrolls 3 more devices that
+// join the continuous deployment late (53 devices in all). The simulated devices follow a
+// fixed plan (scripts/demo-plan.ts): nothing fails by chance, one device reports errors and one
+// application version fails to install, on purpose, so the README's tour ends the same way
+// at every run.
+// Ctrl-C (or SIGTERM) stops the simulators, the service and the Git server, in that order.
 //
 // PORT (default 3000), DEMO_DIR (default ./data-demo), DEMO_DEVICES (default 50).
 import fs from "node:fs";
@@ -14,11 +19,12 @@ import path from "node:path";
 import { loadConfig } from "../src/config.js";
 import { createLogger } from "../src/lib/logger.js";
 import { startService, type RunningService } from "../src/server.js";
-import { FleetSimulator } from "../src/simulator/engine.js";
+import { FleetSimulator, type SimulatorOptions } from "../src/simulator/engine.js";
 import { formatProgress } from "../src/simulator/cli.js";
 import { onStopSignals } from "../src/lib/stop-signals.js";
-import { startGitServer, type GitServer } from "../test/support/git-server/index.js";
 import { demoBanner } from "./demo-banner.js";
+import { DEMO_SIMULATION, OPERATOR, setUpDemoOrganization } from "./demo-plan.js";
+import { addSampleRegistry, apiCaller, serveSampleApps, syncSummary, type SampleAppsServer } from "./sample-apps.js";
 
 const DEMO_DIR = path.resolve(process.env.DEMO_DIR ?? "./data-demo");
 const MARKER = ".fleet-demo";
@@ -29,97 +35,10 @@ const shown = (p: string) => {
   return relative === "" ? "." : relative.startsWith("..") ? p : relative;
 };
 const DEVICES = Number(process.env.DEMO_DEVICES ?? 50);
+/** devices that enroll after the continuous deployment started, and join it */
+const LATE_DEVICES = 3;
 /** The time zones the demo devices sit in (label tz), in turn. */
 const DEMO_TIME_ZONES = ["Europe/Berlin", "America/New_York", "Asia/Tokyo"];
-const OPERATOR = { email: "operator@demo.example", password: "demo-operator-password" };
-
-// ---------------------------------------------------------------------------------------
-// Sample applications, per /work/shared/design/manifest.md (one our format, one Margo).
-
-const manifest = (id: string, name: string, version: string, extra: { description: string; category: string; tags: string[]; type?: string; vendor: string; cores?: number }) => `apiVersion: fleet.app/v1alpha1
-kind: ApplicationManifest
-metadata:
-  id: ${id}
-  name: ${name}
-  version: ${version}
-  description: ${extra.description}
-  catalog:
-    category: ${extra.category}
-    tags: [${extra.tags.join(", ")}]
-    icon: ./icon.svg
-    organization: [{ name: ${extra.vendor}, site: https://example.com }]
-deploymentProfiles:
-  - id: ${extra.type ?? "compose"}-default
-    type: ${extra.type ?? "compose"}
-    components:
-      - name: ${id}
-        properties:
-          repository: oci://registry.example/apps/${id}
-          revision: ${version}
-          timeout: 5m0s
-    requiredResources:
-      cpu: { cores: ${extra.cores ?? 0.5}, architectures: [arm64, amd64] }
-      memory: 512Mi
-      storage: 1Gi
-${id === "vision-gateway" ? VISION_PARAMETERS : ""}`;
-
-// Parameters a deployment of the vision gateway gives (docs/deployments.md): a checked number
-// with a default, and a secret without one.
-const VISION_PARAMETERS = `parameters:
-  pollSeconds:
-    value: 30
-    description: how often the cameras are polled
-    schema: { type: integer, minimum: 5, maximum: 3600 }
-    targets: [{ pointer: POLL_SECONDS, components: [vision-gateway] }]
-  cloudToken:
-    description: token for the inference cloud
-    secret: true
-    required: true
-    schema: { type: string }
-    targets: [{ pointer: CLOUD_TOKEN, components: [vision-gateway] }]
-`;
-
-const ICON = `<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="16" height="16"><rect width="16" height="16" fill="#2a7"/></svg>\n`;
-
-const MARGO = `apiVersion: margo.org/v1-alpha1
-kind: ApplicationDescription
-metadata:
-  id: plc-connector
-  name: PLC Connector
-  version: 1.0.0
-  description: OPC UA and Modbus bridge to MQTT
-  catalog:
-    application:
-      descriptionFile: ./README.md
-      tagline: Field bus to MQTT
-      tags: [industrial, opcua, modbus]
-    author: [{ name: Demo Vendor }]
-    organization: [{ name: Demo Vendor, site: https://example.com }]
-deploymentProfiles:
-  - type: helm.v3
-    id: helm
-    components:
-      - name: plc-connector
-        properties:
-          repository: oci://registry.example/charts/plc-connector
-          revision: 1.0.0
-`;
-
-const APP_FILES: Record<string, string> = {
-  "README.md": "Sample applications of the fleet-manager demo.\n",
-  "apps/vision-gateway/2.4.0/app.yaml": manifest("vision-gateway", "Vision Gateway", "2.4.0", { description: "Camera ingest and on-device inference", category: "vision", tags: ["vision", "inference"], vendor: "Acme Industrial", cores: 1.5 }),
-  "apps/vision-gateway/2.4.0/icon.svg": ICON,
-  "apps/vision-gateway/2.4.1/app.yaml": manifest("vision-gateway", "Vision Gateway", "2.4.1", { description: "Camera ingest and on-device inference", category: "vision", tags: ["vision", "inference"], vendor: "Acme Industrial", cores: 1.5 }),
-  "apps/vision-gateway/2.4.1/icon.svg": ICON,
-  "apps/mqtt-broker/app.yaml": manifest("mqtt-broker", "MQTT Broker", "5.0.2", { description: "Local MQTT broker for sensors", category: "messaging", tags: ["mqtt", "messaging"], vendor: "Demo Vendor", type: "helm" }),
-  "apps/mqtt-broker/icon.svg": ICON,
-  "apps/telemetry-forwarder/app.yaml": manifest("telemetry-forwarder", "Telemetry Forwarder", "0.9.0", { description: "Batches and forwards sensor data", category: "monitoring", tags: ["telemetry"], vendor: "Demo Vendor" }),
-  "apps/telemetry-forwarder/icon.svg": ICON,
-  "apps/plc-connector/margo.yaml": MARGO,
-  "apps/plc-connector/README.md": "# PLC Connector\n\nBridges OPC UA and Modbus devices to MQTT.\n",
-};
-
-// ---------------------------------------------------------------------------------------
 
 function prepareDataDir() {
   if (fs.existsSync(DEMO_DIR)) {
@@ -149,10 +68,13 @@ async function main() {
   });
   const logger = createLogger(config.LOG_LEVEL, fs.createWriteStream(logFile, { flags: "a" }));
 
-  const say = (line = "") => process.stdout.write(line + "\n");
+  const tty = process.stdout.isTTY;
+  // On a terminal the progress line rewrites itself: a line said meanwhile clears it first.
+  const say = (line = "") => process.stdout.write((tty ? "\r\x1b[2K" : "") + line + "\n");
+  const startedAt = Date.now();
   say(`starting the service on the embedded database in ${shown(DEMO_DIR)} (log: ${shown(logFile)})`);
   let service: RunningService | null = null;
-  let git: GitServer | null = null;
+  let samples: SampleAppsServer | null = null;
   let simulator: FleetSimulator | null = null;
   let lateSimulator: FleetSimulator | null = null;
   let ticker: NodeJS.Timeout | null = null;
@@ -166,7 +88,7 @@ async function main() {
     await simulator?.stop().catch(() => undefined);
     await lateSimulator?.stop().catch(() => undefined);
     await service?.stop().catch((err: Error) => say(`service stop failed: ${err.message}`));
-    await git?.close().catch(() => undefined);
+    await samples?.close().catch(() => undefined);
     say(`stopped. The data stays in ${shown(DEMO_DIR)} until the next demo; look at it again with DATA_DIR=${shown(path.join(DEMO_DIR, "db"))} npm start`);
     process.exit(code);
   };
@@ -178,29 +100,11 @@ async function main() {
     const b = service.bootstrapResult;
     if (!b.created || !b.generatedApiKey) throw new Error("the demo needs a fresh database (bootstrap did not run)");
     const adminKey = b.generatedApiKey;
+    const call = apiCaller(base);
 
-    const call = async (method: string, p: string, opts: { key?: string; token?: string; body?: unknown } = {}) => {
-      const headers: Record<string, string> = {};
-      if (opts.key) headers["x-api-key"] = opts.key;
-      if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-      if (opts.body !== undefined || method !== "GET") headers["content-type"] = "application/json";
-      const res = await fetch(base + p, { method, headers, body: method === "GET" ? undefined : JSON.stringify(opts.body ?? {}) });
-      const text = await res.text();
-      const body = text ? JSON.parse(text) : undefined;
-      if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 300)}`);
-      return body;
-    };
-
-    // Organization, its operator (owner) and an API key created by the operator.
-    const org = await call("POST", "/api/v1/organizations", { key: adminKey, body: { name: "Demo Fleet", slug: "demo", description: "Created by npm run demo" } });
-    const roles = await call("GET", "/api/v1/roles?limit=200", { key: adminKey });
-    const owner = (roles.items ?? roles.data).find((r: { name: string; organizationId: string | null }) => r.name === "owner");
-    const operator = await call("POST", "/api/v1/users", { key: adminKey, body: { email: OPERATOR.email, name: "Demo Operator", password: OPERATOR.password } });
-    await call("POST", `/api/v1/users/${operator.id}/organizations`, { key: adminKey, body: { organizationId: org.id, roleId: owner.id } });
-    const login = await call("POST", "/api/v1/auth/login", { body: OPERATOR });
-    const apiKey = await call("POST", `/api/v1/organizations/${org.id}/api-keys`, { token: login.accessToken, body: { name: "demo", description: "full-permission key of the demo operator", permissions: ["*"] } });
+    const { org, apiKey } = await setUpDemoOrganization(call, adminKey);
     const key: string = apiKey.key;
-    say(`organization '${org.slug}' (${org.id}), operator ${OPERATOR.email}, API key ${apiKey.keyPrefix}…`);
+    say(`organization '${org.slug}' (${org.id}), operator ${OPERATOR.email} (role operator), API key ${apiKey.keyPrefix}… with the operator's permissions`);
 
     // PKI and enrollment.
     const ca = await call("POST", "/api/v1/ca-certificates/generate", { key, body: { name: "Demo Root CA", commonName: "Demo Fleet Root CA", validityDays: 3650 } });
@@ -213,25 +117,24 @@ async function main() {
     }
     say(`CA '${ca.name}' (default: ${ca.isDefault}), enrollment token ${token.tokenPrefix}… (devices in ${DEMO_TIME_ZONES.join(", ")}: label tz)`);
 
-    // Git registry over smart HTTP on loopback, served by this process.
-    let repo: { url: string } | null = null;
+    // The sample applications: a Git registry over smart HTTP on loopback, served by this process.
     let registry: { id: string } | null = null;
     try {
-      git = await startGitServer(); // needs the git command-line tool (git http-backend)
-      repo = await git.createRepo("demo-apps", APP_FILES);
+      samples = await serveSampleApps();
     } catch (err) {
-      say(`no Git registry: could not serve a Git repository (${(err as Error).message.split("\n")[0]}); is git installed?`);
+      say(`no Git registry: ${(err as Error).message}`);
     }
-    if (repo) {
-      registry = await call("POST", "/api/v1/registries/git", { key, body: { name: "demo apps", url: repo.url, branch: "main", path: "/apps", syncIntervalMinutes: 5 } });
-      const synced = await call("POST", `/api/v1/registries/git/${registry!.id}/sync`, { key });
-      say(`Git registry ${repo.url} synced at ${synced.commit?.slice(0, 7)}: ${synced.applicationsFound} manifests, ${synced.applicationsImported} imported, ${synced.errors.length} errors, ${synced.rejectedManifests.length} rejected`);
+    if (samples) {
+      const added = await addSampleRegistry(call, key, samples.url, "demo apps");
+      registry = added.registry;
+      say(`Git registry ${samples.url} ${syncSummary(added.synced)}`);
     }
 
-    // Devices.
+    // Devices, on the demo's plan (scripts/demo-plan.ts).
+    const traffic = { heartbeatMs: 10_000, telemetryMs: 15_000, logsMs: 20_000 };
     simulator = new FleetSimulator({
-      url: base, enrollmentToken: token.token, enrollmentTokens: zoneTokens.map((t) => t.token), devices: DEVICES, heartbeatMs: 10_000, telemetryMs: 15_000, logsMs: 20_000,
-      failureRate: 0.02, idPrefix: "demo", enrollConcurrency: 8,
+      url: base, enrollmentToken: token.token, enrollmentTokens: zoneTokens.map((t) => t.token), devices: DEVICES, ...traffic,
+      ...DEMO_SIMULATION, enrollConcurrency: 8,
     });
     const started = Date.now();
     await simulator.enrollAll();
@@ -253,24 +156,7 @@ async function main() {
         },
       });
       await call("POST", `/api/v1/deployments/${continuous!.id}/start`, { key });
-      say(`continuous deployment '${continuous!.name}' started on every device labelled site=demo-plant`);
-      lateSimulator = new FleetSimulator({
-        url: base, enrollmentToken: token.token, devices: 3, heartbeatMs: 10_000, telemetryMs: 15_000, logsMs: 20_000,
-        failureRate: 0.02, idPrefix: "demo-late", enrollConcurrency: 3,
-      });
-      await lateSimulator.enrollAll();
-      if (stopping) return;
-      lateSimulator.startTraffic();
-      // Wait (bounded) until the late devices run it: they joined after the start.
-      const deadline = Date.now() + 90_000;
-      let joined = { joined: 0, running: 0 };
-      while (Date.now() < deadline && !stopping) {
-        const late = (await call("GET", `/api/v1/deployments/${continuous!.id}/devices?limit=100`, { key })).items.filter((e: { lateJoiner: boolean }) => e.lateJoiner);
-        joined = { joined: late.length, running: late.filter((e: { state: string }) => e.state === "running").length };
-        if (joined.running >= 3) break;
-        await new Promise((r) => setTimeout(r, 2000));
-      }
-      say(`3 devices enrolled after the start joined '${continuous!.name}': ${joined.joined} joined, ${joined.running} running it`);
+      say(`continuous deployment '${continuous!.name}' (telemetry-forwarder 0.9.0) started on every device labelled site=demo-plant`);
     }
 
     const device = (await call("GET", "/api/v1/devices?limit=1", { key })).items?.[0] ?? null;
@@ -279,22 +165,52 @@ async function main() {
       operator: OPERATOR,
       organizationSlug: org.slug,
       enrolledDevices: stats.enrolled,
+      lateDevices: continuous ? LATE_DEVICES : 0,
       superAdmin: { email: b.adminEmail, password: b.generatedPassword, apiKey: adminKey },
       demoApiKey: key,
       enrollmentToken: token.token,
-      gitRegistry: repo && registry ? { url: repo.url, id: registry.id } : null,
+      gitRegistry: samples && registry ? { url: samples.url, id: registry.id } : null,
       deviceId: device?.id ?? null,
       continuousDeployment: continuous,
     }));
-    const tty = process.stdout.isTTY;
+    say(`(ready ${Math.round((Date.now() - startedAt) / 1000)} s after the start)`);
     ticker = setInterval(() => {
       if (!simulator || stopping) return;
       const line = formatProgress(simulator.stats(), (Date.now() - started) / 1000);
       process.stdout.write(tty ? `\r\x1b[2K${line}` : line + "\n");
     }, tty ? 1000 : 15_000);
+
+    // After the banner, in the background: devices that enroll after the continuous deployment
+    // started, and join it.
+    if (continuous) void joinLate(continuous, key, { url: base, enrollmentToken: token.token, devices: LATE_DEVICES, ...traffic, ...DEMO_SIMULATION, idPrefix: "demo-late", failingDevices: [], enrollConcurrency: LATE_DEVICES });
   } catch (err) {
     say(`demo failed: ${(err as Error).message}`);
     await stop(1);
+  }
+
+  async function joinLate(continuous: { id: string; name: string }, key: string, options: SimulatorOptions) {
+    const call = apiCaller(options.url);
+    try {
+      lateSimulator = new FleetSimulator(options);
+      await lateSimulator.enrollAll();
+      if (stopping) return;
+      lateSimulator.startTraffic();
+      // Until each has its outcome: running (or failed), or skipped when the profile does not
+      // support its architecture (one of the three is armv7: waiting for it to run never ends).
+      const deadline = Date.now() + 120_000;
+      let late: Array<{ state: string; reason: string | null }> = [];
+      const settled = (e: { state: string }) => ["running", "failed", "skipped"].includes(e.state);
+      while (Date.now() < deadline && !stopping) {
+        late = (await call("GET", `/api/v1/deployments/${continuous.id}/devices?limit=200`, { key })).items.filter((e: { lateJoiner: boolean }) => e.lateJoiner);
+        if (late.length >= options.devices && late.every(settled)) break;
+        await new Promise((r) => setTimeout(r, 2000));
+      }
+      const count = (state: string) => late.filter((e) => e.state === state).length;
+      const outcome = [`${count("running")} running it`, ...(count("skipped") ? [`${count("skipped")} skipped (architecture)`] : []), ...(count("failed") ? [`${count("failed")} failed`] : [])];
+      if (!stopping) say(`${options.devices} devices (${options.idPrefix}-*) enrolled after '${continuous.name}' started and joined it: ${outcome.join(", ")}; ${(simulator?.stats().enrolled ?? 0) + lateSimulator.stats().enrolled} devices in all`);
+    } catch (err) {
+      if (!stopping) say(`late devices: ${(err as Error).message}`);
+    }
   }
 }
 

@@ -23,7 +23,7 @@ describe("npm run demo's printout", () => {
     const consoleLine = out.findIndex((l) => l.startsWith(" Web console"));
     expect(out[consoleLine]).toMatch(/^ Web console\s+http:\/\/127\.0\.0\.1:3123\/$/);
     expect(out[consoleLine + 1].trim()).toBe("sign in as operator@demo.example / demo-operator-password");
-    expect(out[consoleLine + 2]).toContain("organization 'demo', 50 live devices");
+    expect(out[consoleLine + 2]).toContain("organization 'demo', role operator, 50 live devices");
     // Before any other address: the console is where a newcomer goes.
     const firstOtherUrl = out.findIndex((l, i) => i > 2 && i !== consoleLine && l.includes("http://") && !l.includes("demo is running"));
     expect(consoleLine).toBeGreaterThan(0);
@@ -38,6 +38,15 @@ describe("npm run demo's printout", () => {
     expect(out).toContain("npm run simulate -- --url http://127.0.0.1:3123 --token et_demo --devices 20 --prefix more");
     expect(out).toContain("/api/v1/registries/git/reg-1/sync");
     expect(out).toContain("/api/v1/devices/dev-1/telemetry/latest");
+  });
+
+  it("counts the devices that join later in the total, and says what fails on purpose", () => {
+    const out = demoBanner({ ...FACTS, lateDevices: 3, continuousDeployment: { id: "dep-1", name: "forwarder-everywhere" } });
+    // the fleet health will read 53: the banner says so, not 50
+    expect(out).toContain("organization 'demo', role operator, 53 devices (50 now, 3 more in a minute)");
+    expect(out).toContain("'forwarder-everywhere' (telemetry-forwarder): devices enrolled later get it too");
+    expect(out).toContain("demo-000013 reports errors all along; mqtt-broker 5.0.2");
+    expect(out).toContain("is a broken build every device fails to install (its staged rollout pauses by itself); nothing else fails.");
   });
 
   it("without git and devices it says so and leaves their calls out", () => {

@@ -26,6 +26,8 @@ export type { CommitOptions, CreateRepoOptions, RepoFiles } from "./repositories
 export interface GitServerOptions {
   /** When set, every request needs these HTTP Basic credentials (else 401). */
   auth?: { username: string; password: string };
+  /** the port on 127.0.0.1 (default: any free one) */
+  port?: number;
 }
 
 export interface GitServer {
@@ -69,7 +71,7 @@ export async function startGitServer(options: GitServerOptions = {}): Promise<Gi
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
+    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
