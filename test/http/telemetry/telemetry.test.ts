@@ -171,7 +171,8 @@ describe("ingest: POST /api/v1/agent/telemetry", () => {
     expect(res.status).toBe(400);
     expect(res.body.code).toBe("BAD_REQUEST");
     expect(issuePaths(res.body)).toEqual(["snapshots.2.cpuUsagePercent"]);
-    expect(res.body.issues[0].path).toEqual(["snapshots", 2, "cpuUsagePercent"]);
+    expect(res.body.issues[0].path).toEqual(["snapshots", "2", "cpuUsagePercent"]);
+    expect(res.body.message).toMatch(/^Invalid input: snapshots\.2\.cpuUsagePercent: /);
     expect(await countOf(other.deviceId)).toBe(before);
 
     for (const [bad, field] of [
