@@ -12,6 +12,12 @@ import { parse, serialize } from "cookie";
 
 export const SESSION_COOKIE = "fm_session";
 export const SESSION_COOKIE_PREFIX = "fmc_";
+/**
+ * Beside the session cookie, with the same life: a flag scripts may read ("1", no secret), so
+ * that the console asks who is signed in only when someone may be. Without it, every visit
+ * while signed out would begin with a 401 (an error in the browser's console).
+ */
+export const SIGNED_IN_COOKIE = "fm_signed_in";
 
 /** The session secret the request carries in its cookie, if any. */
 export function sessionCookieOf(headers: IncomingHttpHeaders): string | null {
@@ -29,8 +35,10 @@ function attributes(res: Response) {
 
 export function setSessionCookie(res: Response, secret: string, expiresAt: Date): void {
   res.append("Set-Cookie", serialize(SESSION_COOKIE, secret, { ...attributes(res), expires: expiresAt }));
+  res.append("Set-Cookie", serialize(SIGNED_IN_COOKIE, "1", { ...attributes(res), httpOnly: false, expires: expiresAt }));
 }
 
 export function clearSessionCookie(res: Response): void {
   res.append("Set-Cookie", serialize(SESSION_COOKIE, "", { ...attributes(res), expires: new Date(0) }));
+  res.append("Set-Cookie", serialize(SIGNED_IN_COOKIE, "", { ...attributes(res), httpOnly: false, expires: new Date(0) }));
 }

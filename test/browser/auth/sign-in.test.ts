@@ -97,20 +97,66 @@ describe.skipIf(!peerAvailable("chromium"))("console sign-in", () => {
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
   });
 
-  it("signs out from the user menu: the session ends on the server and the cookie is gone", async () => {
+  it("opens the console signed out without one error in the browser's console: no 401 to ask who is signed in", async () => {
+    const ui = await suite.open();
+    // Every console message and every refused answer, the browser's own "Failed to load
+    // resource" lines included (the harness checks the answers, not those lines).
+    const errors: string[] = [];
+    ui.page.on("console", (message) => void (message.type() === "error" && errors.push(message.text())));
+    ui.page.on("response", (response) => void (response.status() >= 400 && errors.push(`${response.status()} ${response.url()}`)));
+    await ui.page.goto("/devices");
+    await waitForPath(ui.page, (url) => url.pathname === "/sign-in" && url.searchParams.get("next") === "/devices", "sign-in, then back to /devices");
+    await ui.page.getByRole("heading", { name: "Sign in to Fleet Manager" }).waitFor();
+    await ui.page.waitForLoadState("networkidle");
+    await ui.audit();
+    expect(errors).toEqual([]);
+  });
+
+  it("signs out from the user menu: the pages stop before the session ends, which then ends on the server, and the cookies are gone", async () => {
     const user = await service.createUser("operator");
     const ui = await suite.open();
     await ui.signIn(user);
+    // The flag the console reads to know whether to ask who is signed in: readable, no secret.
+    expect((await ui.context.cookies()).find((c) => c.name === "fm_signed_in")).toMatchObject({ value: "1", httpOnly: false, sameSite: "Strict" });
     await ui.goto("/devices");
     const cookie = (await ui.context.cookies()).find((c) => c.name === "fm_session")!.value;
+
+    // The sign-out request is held until the test lets it go: by then the signed-in pages must
+    // be gone (nothing left to poll or refetch), and nothing but the sign-out (and the sign-in page's public reads) may reach the
+    // service after it (a read answered after the session ends is a 401: "your session has ended").
+    let logoutStarted = false;
+    const after: string[] = [];
+    ui.page.on("request", (request) => {
+      const url = new URL(request.url());
+      if (logoutStarted && /^\/(trpc|api)\//.test(url.pathname) && !/auth[./]/.test(url.pathname)) after.push(url.pathname);
+    });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const held = new Promise<void>((resolve) => {
+      void ui.page.route((url) => url.pathname.includes("auth.logout") || url.pathname === "/api/v1/auth/logout", async (route) => {
+        logoutStarted = true;
+        resolve();
+        await released;
+        await route.continue();
+      });
+    });
 
     await ui.page.getByRole("button", { name: `Account: ${user.name}` }).click();
     await ui.audit();
     await ui.page.getByRole("button", { name: "Sign out" }).click();
+    await held;
+    expect(await ui.page.getByRole("navigation", { name: "Main" }).count(), "the signed-in area is gone before the session ends").toBe(0);
+    expect(await ui.page.getByRole("heading", { level: 1, name: "Devices" }).count()).toBe(0);
+    await ui.page.getByRole("status").filter({ hasText: "Signing out" }).waitFor();
+    release();
     await waitForPath(ui.page, (url) => url.pathname === "/sign-in", "the sign-in page");
     await ui.page.getByRole("heading", { name: "Sign in to Fleet Manager" }).waitFor();
+    await ui.page.waitForLoadState("networkidle");
     await ui.audit();
-    expect((await ui.context.cookies()).find((c) => c.name === "fm_session")).toBeUndefined();
+    expect(after, "requests after the sign-out began").toEqual([]);
+    const cookies = (await ui.context.cookies()).map((c) => c.name);
+    expect(cookies).not.toContain("fm_session");
+    expect(cookies).not.toContain("fm_signed_in");
 
     // The old cookie, presented again by hand, no longer names a session.
     const res = await service.api("GET", "/api/v1/tenant/context", { key: null, headers: { cookie: `fm_session=${cookie}` } });

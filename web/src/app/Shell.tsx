@@ -2,7 +2,8 @@
 // a switcher when there is more than one), the live connection, the theme, the user's menu,
 // and the banner of an active tenant switch. Pages render inside, each in its own Suspense
 // and error boundary so that one failing page never blanks the console.
-import { Suspense, useEffect, useRef, useState, type ReactNode } from "react";
+import { Suspense, useEffect, useLayoutEffect, useRef, useState, type ReactNode } from "react";
+import { flushSync } from "react-dom";
 import { Link, Outlet, useNavigate, useRouterState } from "@tanstack/react-router";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { Building2, ChevronDown, LogOut, Monitor, Moon, Sun, UserRound } from "lucide-react";
@@ -13,7 +14,7 @@ import { useToast } from "../ui/toast";
 import { NAV } from "./nav";
 import { canGoLive, RealtimeProvider, useRealtimeState } from "./realtime";
 import { useOrganizationChanged, useSession, type Session } from "./session";
-import { setBrandColor, setThemeChoice, useTheme, type ThemeChoice } from "./theme";
+import { rememberBrandColor, rememberedBrandColor, setBrandColor, setThemeChoice, useTheme, type ThemeChoice } from "./theme";
 import { brandingOf } from "../organizations/branding";
 import { TenantSwitchBanner, TenantSwitchDialog } from "./tenant-switch";
 import { PageErrorBoundary } from "./PageErrorBoundary";
@@ -21,7 +22,12 @@ import "./shell.css";
 
 export function Shell() {
   const session = useSession();
-  const logo = useOrganizationBranding(session);
+  const [signingOut, setSigningOut] = useState(false);
+  const logo = useOrganizationBranding(session, !signingOut);
+  const signOut = useSignOut(() => flushSync(() => setSigningOut(true)));
+  // Signing out: the pages are gone (their polling and live updates with them) before the
+  // session ends, so nothing asks for anything with it afterwards (a 401 would say "ended").
+  if (signingOut) return <Loading label="Signing out" />;
   return (
     <RealtimeProvider organizationId={session.organization.id} enabled={canGoLive(session.permissions)}>
       <a className="skip-link" href="#main">Skip to content</a>
@@ -41,7 +47,7 @@ export function Shell() {
             <div className="topbar__spacer" />
             <ConnectionIndicator />
             <ThemeMenu />
-            <UserMenu session={session} />
+            <UserMenu session={session} onSignOut={signOut} />
           </header>
           {session.activeSwitch && <TenantSwitchBanner session={session} />}
           <main id="main" className="content" tabIndex={-1}>
@@ -63,11 +69,18 @@ export function Shell() {
  * query as that page, so a saved change shows at once; without organizations:read (a custom
  * role) the console keeps its own look rather than ask for what the role may not read.
  */
-function useOrganizationBranding(session: Session): string | undefined {
+function useOrganizationBranding(session: Session, active: boolean): string | undefined {
   const canRead = session.permissions.includes("organizations:read");
-  const org = useQuery({ ...q.organizations.get.options({ id: session.organization.id }), enabled: canRead });
+  const organizationId = session.organization.id;
+  const org = useQuery({ ...q.organizations.get.options({ id: organizationId }), enabled: canRead && active });
   const branding = brandingOf(org.data?.branding);
-  useEffect(() => setBrandColor(branding.primaryColor ?? null), [branding.primaryColor]);
+  // Until the organization is read, the colour this browser last showed for it; painted
+  // before the shell's first frame (a layout effect), so a reload shows no other colour first.
+  const color = !canRead ? null : org.data ? branding.primaryColor ?? null : rememberedBrandColor(organizationId);
+  useLayoutEffect(() => setBrandColor(color), [color]);
+  useEffect(() => {
+    if (org.data) rememberBrandColor(organizationId, branding.primaryColor ?? null);
+  }, [org.data, organizationId, branding.primaryColor]);
   useEffect(() => () => setBrandColor(null), []);
   return branding.logo;
 }
@@ -232,22 +245,30 @@ function ThemeMenu() {
   );
 }
 
-function UserMenu({ session }: { session: Session }) {
+/**
+ * Signing out, in this order: `stop` unmounts the signed-in pages (their polling, refetches and
+ * the realtime channel go with them) and what is still in flight is cancelled; only then does
+ * the session end; then sign-in, and what the signed-in area could see is dropped.
+ */
+function useSignOut(stop: () => void): () => Promise<void> {
   const queryClient = useQueryClient();
   const navigate = useNavigate();
   const toast = useToast();
-  async function signOut() {
+  return async () => {
+    stop();
+    await queryClient.cancelQueries();
     try {
       await q.auth.logout.call({});
     } catch (err) {
       // An already ended session is signed out anyway.
       if (!(err instanceof Error)) toast.error(err);
     }
-    // Leave the signed-in area first, then drop what it could see: cleared while the shell is
-    // mounted, its queries (the firing count, the page's own) would be asked again, signed out.
     await navigate({ to: "/sign-in", search: {} });
     queryClient.clear();
-  }
+  };
+}
+
+function UserMenu({ session, onSignOut }: { session: Session; onSignOut: () => Promise<void> }) {
   return (
     <Menu label={`Account: ${session.name}`} button={<><UserRound aria-hidden="true" /><span className="user-name">{session.name}</span><ChevronDown aria-hidden="true" /></>}>
       {(close) => (
@@ -264,7 +285,7 @@ function UserMenu({ session }: { session: Session }) {
               </Link>
             </li>
             <li>
-              <button type="button" className="menu__item menu__item--row" onClick={() => { close(); void signOut(); }}>
+              <button type="button" className="menu__item menu__item--row" onClick={() => { close(); void onSignOut(); }}>
                 <LogOut aria-hidden="true" /> Sign out
               </button>
             </li>

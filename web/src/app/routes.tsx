@@ -17,18 +17,27 @@ import { activitySearch } from "../activity/search";
 import { usersSearch } from "../users/search";
 import { organizationsSearch } from "../organizations/search";
 import { queryClient, setSessionEndedHandler } from "./query-client";
-import { sessionQuery } from "./session";
+import { forgetSignedIn, mayBeSignedIn, sessionQuery } from "./session";
 import { Shell } from "./Shell";
-import { Empty } from "../ui/states";
+import { Compass } from "lucide-react";
+import "./shell.css";
 
 const rootRoute = createRootRouteWithContext<{ queryClient: QueryClient }>()({
   component: Outlet,
-  notFoundComponent: () => (
-    <Empty title="This page does not exist" action={<Link to="/">Go to the overview</Link>}>
-      The address may be mistyped, or the page was moved.
-    </Empty>
-  ),
+  notFoundComponent: NotFound,
 });
+
+/** A path that is no console page: a page of its own (with its h1), and the way to the overview. */
+function NotFound() {
+  return (
+    <main id="main" className="state not-found">
+      <Compass aria-hidden="true" />
+      <h1>This page does not exist</h1>
+      <p>The address may be mistyped, or the page was moved.</p>
+      <Link to="/">Go to the overview</Link>
+    </main>
+  );
+}
 
 /** A path inside the console to return to after sign-in; anything else (another site) is ignored. */
 export function safeNext(next: string | undefined): string {
@@ -58,10 +67,15 @@ const appRoute = createRoute({
     // The page's code loads while the session is read, not after it: a cold start saves a
     // round trip (the router fetches a route's chunk only once every beforeLoad is done).
     for (const match of matches) void router.loadRouteChunk(router.routesById[match.routeId])?.catch(() => undefined);
+    const known = context.queryClient.getQueryData(sessionQuery().queryKey) !== undefined;
+    if (!known && !mayBeSignedIn()) throw redirect({ to: "/sign-in", search: { next: location.href } });
     try {
       await context.queryClient.ensureQueryData(sessionQuery());
     } catch (err) {
-      if (statusOf(err) === 401) throw redirect({ to: "/sign-in", search: { next: location.href } });
+      if (statusOf(err) === 401) {
+        forgetSignedIn();
+        throw redirect({ to: "/sign-in", search: { next: location.href } });
+      }
       throw err;
     }
   },
@@ -296,6 +310,7 @@ export const router = createRouter({
 // drop what it could see and return to sign-in, then to this page.
 setSessionEndedHandler(() => {
   const { pathname, href } = router.state.location;
+  forgetSignedIn();
   if (pathname === "/sign-in") return;
   // No session known to this page yet: the 401 is the signed-in area's own first check, which
   // leads to sign-in by itself. Nothing ended, so the sign-in page must not say it did.

@@ -13,6 +13,20 @@ export type { Permission };
 
 export const sessionQuery = () => q.tenant.context.options();
 
+/**
+ * Whether this browser may hold a session: the service sets a flag scripts can read beside
+ * the HttpOnly session cookie, with the same life (src/trpc/session-cookie.ts). Without it the
+ * console goes to sign-in without asking (a 401 there would be an error in the browser's console).
+ */
+export function mayBeSignedIn(): boolean {
+  return /(^|;\s*)fm_signed_in=1(;|$)/.test(document.cookie);
+}
+
+/** The session turned out to be over (a 401): the flag no longer says anything. */
+export function forgetSignedIn(): void {
+  document.cookie = "fm_signed_in=; Path=/; Max-Age=0; SameSite=Strict";
+}
+
 export function useSession(): Session {
   return useSuspenseQuery(sessionQuery()).data;
 }

@@ -2,7 +2,7 @@
 // organization's brand colour (organizations/branding.ts), set as the accent variables of the
 // theme shown, so a theme change repaints it too.
 import { useSyncExternalStore } from "react";
-import { cssVariables, paletteFor } from "../organizations/branding";
+import { cssVariables, HEX_COLOR, paletteFor } from "../organizations/branding";
 
 export type ThemeChoice = "light" | "dark" | "system";
 const STORAGE_KEY = "fleet-console-theme";
@@ -34,6 +34,27 @@ export function setBrandColor(color: string | null) {
   if (color === brandColor) return;
   brandColor = color;
   applyTheme();
+}
+
+const BRAND_KEY = "fleet-console-brand";
+
+/**
+ * The brand colour this browser last showed for `organizationId`: the shell paints it before
+ * its first frame, so a reload does not flash the console's own colour until the organization
+ * is read again (which then confirms or replaces it).
+ */
+export function rememberedBrandColor(organizationId: string): string | null {
+  try {
+    const saved = JSON.parse(localStorage.getItem(BRAND_KEY) ?? "null") as { organizationId?: unknown; color?: unknown } | null;
+    return saved?.organizationId === organizationId && typeof saved.color === "string" && HEX_COLOR.test(saved.color) ? saved.color : null;
+  } catch {
+    return null;
+  }
+}
+
+export function rememberBrandColor(organizationId: string, color: string | null) {
+  if (color) localStorage.setItem(BRAND_KEY, JSON.stringify({ organizationId, color }));
+  else localStorage.removeItem(BRAND_KEY);
 }
 
 export function setThemeChoice(choice: ThemeChoice) {

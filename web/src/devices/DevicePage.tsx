@@ -5,6 +5,7 @@ import { Suspense, useState, type ReactNode } from "react";
 import { Link, useNavigate, useParams, useSearch } from "@tanstack/react-router";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { Pencil, Trash2, Unlink } from "lucide-react";
+import { statusOf } from "../api/client";
 import { q } from "../api/query";
 import { useCan } from "../app/session";
 import { useRealtimeEvents } from "../app/realtime";
@@ -40,11 +41,18 @@ export function DevicePage() {
 
   if (device.isPending || deleted) return <Loading label="Loading the device" />;
   if (device.isError) {
-    // A stale link (a deleted device) still leads somewhere: back to the table.
+    // A stale link (a deleted device) still leads somewhere: back to the table. Asking again
+    // would not bring a deleted device back, so a 404 offers the way back instead of a retry.
+    const gone = statusOf(device.error) === 404;
     return (
       <>
-        <PageHeader breadcrumb={<Link to="/devices">Devices</Link>} title="Device" />
-        <ErrorState error={device.error} what="this device" retry={() => device.refetch()} />
+        <PageHeader breadcrumb={<Link to="/devices">Devices</Link>} title={gone ? "Device not found" : "Device"} />
+        <ErrorState
+          error={device.error}
+          what="this device"
+          retry={gone ? undefined : () => device.refetch()}
+          action={gone && <Link className="btn" to="/devices">Back to devices</Link>}
+        />
       </>
     );
   }
@@ -60,6 +68,11 @@ export function DevicePage() {
         description={<>Last seen <RelativeTime value={d.lastSeenAt} /> · status since <RelativeTime value={d.statusChangedAt ?? d.createdAt} /></>}
         actions={<DeviceActions device={d} onDeleted={() => setDeleted(true)} />}
       />
+      {d.status === "error" && (
+        <p className="alert-box alert-box--error" role="status" aria-label="Why the device is in error">
+          <strong>Error:</strong> {d.statusReason ?? "the device reports an error without saying why; its logs may tell."}
+        </p>
+      )}
       <div className="device-top">
         <FactsCard device={d} />
         <LabelsCard device={d} />
@@ -68,11 +81,6 @@ export function DevicePage() {
         {tabs.map((t) => (
           <Link key={t} to="/devices/$deviceId" params={{ deviceId }} search={{ tab: t }} role="tab" aria-selected={t === tab} className="tab" replace>
             {TAB_LABELS[t]}
-      {d.status === "error" && (
-        <p className="alert-box alert-box--error" role="status" aria-label="Why the device is in error">
-          <strong>Error:</strong> {d.statusReason ?? "the device reports an error without saying why; its logs may tell."}
-        </p>
-      )}
           </Link>
         ))}
       </div>

@@ -36,7 +36,7 @@ export function Forbidden({ what }: { what: string }) {
 }
 
 /** A failed request: the API's message and request id, and a retry. 403 reads as forbidden. */
-export function ErrorState({ error, retry, what }: { error: unknown; retry?: () => void; what?: string }) {
+export function ErrorState({ error, retry, what, action }: { error: unknown; retry?: () => void; what?: string; action?: ReactNode }) {
   if (statusOf(error) === 403 && what) return <Forbidden what={what} />;
   const requestId = requestIdOf(error);
   return (
@@ -50,6 +50,7 @@ export function ErrorState({ error, retry, what }: { error: unknown; retry?: () 
           Try again
         </Button>
       )}
+      {action}
     </div>
   );
 }
