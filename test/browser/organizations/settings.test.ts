@@ -2,8 +2,9 @@
 // a brand colour (a light yellow the console must darken to stay legible) and a logo; after a
 // reload the console paints itself with them (the accent variables, a primary button, the
 // sidebar's logo), in the light and the dark theme with axe passing, and the API stores them.
-// An administrator (organizations:write) may only rename; a viewer sees the settings and no
-// control that changes them.
+// An administrator (organizations:write) may only rename; an owner changes the description and
+// the branding (organizations:branding, which the role editor offers), and a reload paints the
+// brand colour from the first frame; a viewer sees the settings and no control that changes them.
 import { beforeAll, describe, expect, it } from "vitest";
 import { peerAvailable } from "../../support/peers.js";
 import { ADMIN, type ConsoleService, type User } from "../../support/console-service.js";
@@ -148,5 +149,60 @@ describe.skipIf(!peerAvailable("chromium"))("organization settings and branding"
     expect(await asViewer.page.getByRole("textbox").count()).toBe(0);
     await expectAccent(asViewer, paletteFor(BRAND, "light").accent);
     await asViewer.screenshot("organization-settings-viewer");
+  });
+  it("an owner changes the description and the brand colour under organizations:branding, and a reload shows no other colour first", async () => {
+    const owner = await service.createUser("owner", { name: "Olga Owner" });
+    const ui = await suite.open({ user: owner });
+    await ui.goto("/organization");
+    const details = ui.page.getByRole("form", { name: "Organization details" });
+    await details.getByLabel("Description").fill("Parcel robots, run by their owner");
+    expect(await details.getByLabel("Primary contact").count()).toBe(0); // still the Super Admin's
+    await details.getByRole("button", { name: "Save details" }).click();
+    await ui.page.getByText("Organization details saved").waitFor();
+
+    const OWNER_BRAND = "#0a7d5a";
+    const branding = ui.page.getByRole("form", { name: "Branding" });
+    await branding.getByLabel("Hex value").fill(OWNER_BRAND);
+    await branding.getByRole("button", { name: "Save branding" }).click();
+    await ui.page.getByText("Branding saved").waitFor();
+    expect(await service.call("GET", `/api/v1/organizations/${service.defaultOrg.id}`)).toMatchObject({
+      description: "Parcel robots, run by their owner",
+      branding: { primaryColor: OWNER_BRAND, logo: LOGO_DATA_URL },
+    });
+    const accent = paletteFor(OWNER_BRAND, "light").accent;
+    await expectAccent(ui, accent);
+    await ui.audit();
+    await ui.screenshot("organization-settings-owner");
+
+    // A reload while the organization's answer is held back: the shell is drawn, and already in
+    // the brand's colour (the one this browser last showed), not the console's own.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let held!: () => void;
+    const asked = new Promise<void>((resolve) => (held = resolve));
+    await ui.page.route((url) => url.pathname.includes("organizations.get"), async (route) => {
+      held();
+      await released;
+      await route.continue();
+    });
+    await ui.page.reload();
+    await ui.page.getByRole("navigation", { name: "Main" }).waitFor();
+    await asked; // the organization is being read, its answer held
+    expect(await accentOf(ui)).toBe(accent);
+    release();
+    await ui.page.unrouteAll({ behavior: "wait" });
+    await ui.settled();
+    await ui.page.getByRole("form", { name: "Branding" }).waitFor();
+    expect(await accentOf(ui)).toBe(accent);
+    await ui.audit();
+
+    // The role editor offers the permission, described as what it allows.
+    await ui.goto("/members/roles");
+    await ui.page.getByRole("button", { name: "Create role" }).click();
+    const dialog = ui.page.getByRole("dialog");
+    const box = dialog.getByRole("checkbox", { name: "organizations:branding", exact: true });
+    await box.waitFor();
+    expect(await ui.page.locator(`[id="${await box.getAttribute("aria-describedby")}"]`).textContent()).toMatch(/description and branding/);
+    await ui.audit();
   });
 });

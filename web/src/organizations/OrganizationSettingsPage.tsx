@@ -1,7 +1,8 @@
 // The organization the session acts in: its details and its branding (colour and logo, which
 // the console paints itself with: app/Shell.tsx). What is editable follows the API: renaming
-// needs organizations:write (POST /organizations/{id}/rename); everything else is the
-// organization update (spec op 8, PATCH), which the API reserves for Super Admins.
+// needs organizations:write (POST /organizations/{id}/rename); the description and branding
+// organizations:branding (PATCH /organizations/{id}/branding: owners, custom roles given it);
+// everything else is the organization update (spec op 8, PATCH), reserved for Super Admins.
 import { useState, type ChangeEvent, type FormEvent } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { ImageUp, Trash2 } from "lucide-react";
@@ -54,6 +55,7 @@ function useSaved() {
 function DetailsCard({ org }: { org: Organization }) {
   const session = useSession();
   const canRename = useCan("organizations:write");
+  const canBrand = useCan("organizations:branding");
   const isSuperAdmin = session.isSuperAdmin;
   const saved = useSaved();
   const toast = useToast();
@@ -80,7 +82,9 @@ function DetailsCard({ org }: { org: Organization }) {
           billingEmail: billingEmail.trim() || null,
         });
       } else {
-        await q.organizations.rename.call({ id: org.id, name: name.trim() });
+        if (canRename && name.trim() !== org.name) await q.organizations.rename.call({ id: org.id, name: name.trim() });
+        const nextDescription = description.trim() || null;
+        if (canBrand && nextDescription !== (org.description ?? null)) await q.organizations.brand.call({ id: org.id, description: nextDescription });
       }
       toast.success("Organization details saved");
       await saved();
@@ -99,7 +103,7 @@ function DetailsCard({ org }: { org: Organization }) {
       {!isSuperAdmin && (
         <>
           {!canRename && <><dt>Name</dt><dd>{org.name}</dd></>}
-          <dt>Description</dt><dd>{org.description || <span className="faint">none</span>}</dd>
+          {!canBrand && <><dt>Description</dt><dd>{org.description || <span className="faint">none</span>}</dd></>}
           <dt>Primary contact</dt><dd>{org.primaryContact || <span className="faint">none</span>}</dd>
           <dt>Billing e-mail</dt><dd>{org.billingEmail || <span className="faint">none</span>}</dd>
         </>
@@ -107,21 +111,25 @@ function DetailsCard({ org }: { org: Organization }) {
     </dl>
   );
 
-  if (!canRename && !isSuperAdmin) return <Card title="Details">{facts}</Card>;
+  if (!canRename && !canBrand && !isSuperAdmin) return <Card title="Details">{facts}</Card>;
   return (
     <Card title="Details">
       <form className="stack" onSubmit={submit} aria-label="Organization details">
-        <div className="field">
-          <label htmlFor="org-name">Name</label>
-          <input id="org-name" className="input" required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} aria-invalid={!!nameProblem} aria-describedby={nameProblem ? "org-name-problem" : undefined} />
-          {nameProblem && <span id="org-name-problem" className="field__error">{nameProblem}</span>}
-        </div>
+        {(canRename || isSuperAdmin) && (
+          <div className="field">
+            <label htmlFor="org-name">Name</label>
+            <input id="org-name" className="input" required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} aria-invalid={!!nameProblem} aria-describedby={nameProblem ? "org-name-problem" : undefined} />
+            {nameProblem && <span id="org-name-problem" className="field__error">{nameProblem}</span>}
+          </div>
+        )}
+        {(canBrand || isSuperAdmin) && (
+          <div className="field">
+            <label htmlFor="org-description">Description</label>
+            <textarea id="org-description" className="input" rows={2} maxLength={500} value={description} onChange={(e) => setDescription(e.target.value)} />
+          </div>
+        )}
         {isSuperAdmin && (
           <>
-            <div className="field">
-              <label htmlFor="org-description">Description</label>
-              <textarea id="org-description" className="input" rows={2} maxLength={500} value={description} onChange={(e) => setDescription(e.target.value)} />
-            </div>
             <div className="grid grid--2">
               <div className="field">
                 <label htmlFor="org-contact">Primary contact</label>
@@ -135,9 +143,9 @@ function DetailsCard({ org }: { org: Organization }) {
           </>
         )}
         {facts}
-        {!isSuperAdmin && <p className="field__hint">Only a Super Admin can change the description, contact and branding.</p>}
+        {!isSuperAdmin && <p className="field__hint">Only a Super Admin can change the {canBrand ? "" : "description, "}contact and billing e-mail.</p>}
         {error != null && <ErrorBox error={error} />}
-        <div><Button type="submit" variant="primary" busy={busy} disabled={!!nameProblem}>{isSuperAdmin ? "Save details" : "Rename"}</Button></div>
+        <div><Button type="submit" variant="primary" busy={busy} disabled={!!nameProblem}>{isSuperAdmin || canBrand ? "Save details" : "Rename"}</Button></div>
       </form>
     </Card>
   );
@@ -174,7 +182,8 @@ function PalettePreview({ color }: { color: string }) {
 
 function BrandingCard({ org }: { org: Organization }) {
   const session = useSession();
-  const canEdit = session.isSuperAdmin;
+  const canBrand = useCan("organizations:branding");
+  const canEdit = session.isSuperAdmin || canBrand;
   const stored = brandingOf(org.branding);
   const saved = useSaved();
   const toast = useToast();
@@ -203,7 +212,9 @@ function BrandingCard({ org }: { org: Organization }) {
     setError(null);
     try {
       const next: Branding = { ...(useColor ? { primaryColor: color.toLowerCase() } : {}), ...(logo ? { logo } : {}) };
-      await q.organizations.update.call({ id: org.id, branding: withBranding(org.branding, next) });
+      const branding = withBranding(org.branding, next);
+      if (canBrand) await q.organizations.brand.call({ id: org.id, branding });
+      else await q.organizations.update.call({ id: org.id, branding });
       toast.success("Branding saved: the console now shows it to every member");
       await saved();
     } catch (err) {
