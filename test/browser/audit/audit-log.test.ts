@@ -3,7 +3,7 @@
 // list exactly as the API's search does, and live in the URL; an entry opens to its changed
 // fields; an export with the current filters downloads as a real file (CSV and JSON) holding
 // the API's rows; a viewer sees the log and no write control; the platform activity view
-// and its export are for Super Admins.
+// and its export are for Super Admins. A device is named by its name, linked to its page.
 import fs from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Locator } from "playwright-core";
@@ -233,6 +233,29 @@ describe.skipIf(!peerAvailable("chromium"))("console audit log", () => {
     expect(new Set(records.map((r) => r.type))).toEqual(new Set(["login"]));
     expect(records.map((r) => r.id).slice(0, logins.items.length)).toEqual(logins.items.map((a) => a.id));
     await waitForText(ui.page.getByRole("status", { name: "Export of the platform activity" }), new RegExp(`^Downloaded .*\\.csv: ${logins.total} rows`));
+    await ui.audit();
+  });
+  it("names a device by its name, linked to its page, in the audit log and the platform activity", async () => {
+    const fleet = await service.enrollFleet({ prefix: "audited", devices: 1 });
+    const id = fleet.devices[0].deviceId!;
+    expect((await service.api("PATCH", `/api/v1/devices/${id}`, { body: { name: "Sorter north" } })).status).toBe(200);
+
+    const ui = await suite.open({ user: ADMIN });
+    await ui.goto(`/audit?entityId=${id}`);
+    const table = ui.page.getByRole("table", { name: "Audit entries" });
+    const renamed = table.locator("tbody tr").filter({ hasText: "devices.update" });
+    await waitForText(renamed.locator("td").nth(4), `device Sorter north${id}`);
+    await ui.screenshot("audit-log-device-named");
+
+    // The activity's summary names it too.
+    await ui.goto("/activity");
+    await ui.page.getByRole("table", { name: "Platform activity" }).getByText("API key: devices.update device “Sorter north”").first().waitFor();
+
+    await ui.goto(`/audit?entityId=${id}`);
+    await renamed.getByRole("link", { name: "Sorter north" }).click();
+    await waitForPath(ui.page, (url) => url.pathname === `/devices/${id}`, "the device's page");
+    await ui.page.getByRole("heading", { level: 1, name: /Sorter north/ }).waitFor();
+    await ui.settled();
     await ui.audit();
   });
 });

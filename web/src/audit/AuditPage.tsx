@@ -49,7 +49,7 @@ export function AuditPage() {
 }
 
 /** A text filter typed freely, written to the URL once typing pauses. */
-function TextFilter({ id, label, value, placeholder, onChange }: { id: string; label: string; value: string | undefined; placeholder?: string; onChange: (v: string | undefined) => void }) {
+function TextFilter({ id, label, value, placeholder, wide, onChange }: { id: string; label: string; value: string | undefined; placeholder?: string; wide?: boolean; onChange: (v: string | undefined) => void }) {
   const [draft, setDraft] = useState(value ?? "");
   const settled = useDebounced(draft);
   useEffect(() => setDraft(value ?? ""), [value]);
@@ -57,7 +57,7 @@ function TextFilter({ id, label, value, placeholder, onChange }: { id: string; l
     if ((settled.trim() || undefined) !== value) onChange(settled.trim() || undefined);
   }, [settled]); // eslint-disable-line react-hooks/exhaustive-deps
   return (
-    <div className="field">
+    <div className={wide ? "field audit-filter--wide" : "field"}>
       <label htmlFor={id}>{label}</label>
       <input id={id} className="input" type="search" value={draft} placeholder={placeholder} onChange={(e) => setDraft(e.target.value)} />
     </div>
@@ -116,7 +116,7 @@ function AuditLog() {
       <ExportStatus what="audit log" exporter={exporter} />
       <Card flush>
         <form className="toolbar audit-filters" role="search" aria-label="Audit log filters" onSubmit={(e) => e.preventDefault()}>
-          <TextFilter id="audit-q" label="Search" value={search.q} placeholder="action, entity, id, message" onChange={(v) => void setSearch({ q: v })} />
+          <TextFilter id="audit-q" label="Search" wide value={search.q} placeholder="action, entity, id, message" onChange={(v) => void setSearch({ q: v })} />
           {canReadMembers && (
             <div className="field">
               <label htmlFor="audit-user">Person</label>
@@ -133,7 +133,7 @@ function AuditLog() {
               {ACTOR_TYPES.map((t) => <option key={t} value={t}>{ACTOR_TYPE_LABEL[t]}</option>)}
             </select>
           </div>
-          <TextFilter id="audit-action" label="Action" value={search.action} placeholder="devices.update or devices.*" onChange={(v) => void setSearch({ action: v })} />
+          <TextFilter id="audit-action" label="Action" wide value={search.action} placeholder="devices.update or devices.*" onChange={(v) => void setSearch({ action: v })} />
           <TextFilter id="audit-entity-type" label="Entity type" value={search.entityType} placeholder="device" onChange={(v) => void setSearch({ entityType: v })} />
           <TextFilter id="audit-entity-id" label="Entity id" value={search.entityId} onChange={(v) => void setSearch({ entityId: v })} />
           <div className="field">
@@ -197,7 +197,7 @@ function AuditLog() {
                         </div>
                       </td>
                       <td><span className="mono">{e.action}</span></td>
-                      <td>{e.entityType ? <span>{e.entityType} {e.entityId && <span className="mono faint">{e.entityId}</span>}</span> : <span className="faint">—</span>}</td>
+                      <td><EntityCell entry={e} /></td>
                       <td><span className={`badge ${OUTCOME_TONE[e.outcome]}`}>{e.outcome}</span></td>
                     </tr>
                     {expanded && (
@@ -265,4 +265,18 @@ function EntryDetails({ entry }: { entry: Entry }) {
       </dl>
     </div>
   );
+}
+
+/** The entry's entity: a device by its name (a link to it) above its id; others by type and id. */
+function EntityCell({ entry: e }: { entry: { entityType: string | null; entityId: string | null; entityName?: string | null } }) {
+  if (!e.entityType) return <span className="faint">—</span>;
+  if (e.entityName && e.entityId) {
+    return (
+      <div className="audit-actor">
+        <span>{e.entityType} <Link to="/devices/$deviceId" params={{ deviceId: e.entityId }}>{e.entityName}</Link></span>
+        <span className="mono faint">{e.entityId}</span>
+      </div>
+    );
+  }
+  return <span>{e.entityType} {e.entityId && <span className="mono faint">{e.entityId}</span>}</span>;
 }
