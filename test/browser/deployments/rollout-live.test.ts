@@ -24,14 +24,14 @@ const STATE_LABELS: Record<RolloutState, string> = {
   draft: "Draft", initialized: "Planned", canary: "Canary", awaiting_approval: "Awaiting approval", in_progress: "In progress",
   paused: "Paused", completed: "Completed", aborted: "Aborted", failed: "Failed",
 };
-const ROLLOUT_MOVES = [["promote", "Promote canary"], ["approve", "Approve next batch"], ["pause", "Pause"], ["resume", "Resume"], ["abort", "Abort"]] as const;
+const ROLLOUT_MOVES = [["promote", "Promote canary"], ["approve", "Approve next batch"], ["pause", "Pause"], ["resume", "Resume"], ["retry", "Retry failed devices"], ["abort", "Abort"]] as const;
 const COUNTED = ["pending", "downloading", "installing", "running", "failed", "skipped"] as const;
 
 interface RolloutStatus {
   state: RolloutState;
   currentBatch: number | null;
   reason: string | null;
-  batches: Array<{ index: number; size: number; state: string; counts: Record<string, number> }>;
+  batches: Array<{ index: number; size: number; state: string; successTarget: number; counts: Record<string, number> }>;
 }
 
 const rolloutOf = (id: string) => service.call<RolloutStatus>("GET", `/api/v1/deployments/${id}/rollout`);
@@ -46,19 +46,24 @@ async function expectPageMatchesApi(ui: ConsolePage, id: string, expected: Rollo
   expect(rollout.state).toBe(expected);
   expect(deployment.rolloutState).toBe(expected);
   const position = { state: rollout.state, currentBatch: rollout.currentBatch };
+  const inFlight = rollout.batches.find((b) => b.index === rollout.currentBatch && b.state === "in_progress");
   // The state shown above is the deployment's read; the controls also follow the rollout's own
   // read (its current batch), refreshed beside it, which may land a moment later.
   const start = controls(ui.page).getByRole("button", { name: "Start", exact: true });
   await expect.poll(() => start.isDisabled(), { timeout: UI_TIMEOUT_MS, message: "Start" }).toBe(!EDITABLE_STATUSES.includes(deployment.status));
-  for (const [move, label] of ROLLOUT_MOVES) {
+  for (const [move, name] of ROLLOUT_MOVES) {
     const refusal = moveRefusal(move, position);
+    // promoting a batch in flight below its success target, where allowed, is "Promote anyway"
+    const label = move === "promote" && !refusal && inFlight && inFlight.counts.running < inFlight.successTarget ? "Promote anyway" : name;
+    // a retry also needs a failed device in the batch in flight (the service's 409 says so)
+    const nothingToRetry = move === "retry" && !refusal && (inFlight ? inFlight.counts.failed + inFlight.counts.waitingToRetry : 0) === 0;
     const button = controls(ui.page).getByRole("button", { name: label, exact: true });
-    await expect.poll(() => button.isDisabled(), { timeout: UI_TIMEOUT_MS, message: `${label} in ${expected} (batch ${rollout.currentBatch})` }).toBe(refusal !== null);
-    if (refusal) {
+    await expect.poll(() => button.isDisabled(), { timeout: UI_TIMEOUT_MS, message: `${label} in ${expected} (batch ${rollout.currentBatch})` }).toBe(refusal !== null || nothingToRetry);
+    if (refusal || nothingToRetry) {
       // The service agrees: the move the page does not offer is refused, naming the state.
-      const res = await service.api("POST", `/api/v1/deployments/${id}/rollout/${move}`, { body: {} });
+      const res = await service.api("POST", `/api/v1/deployments/${id}/rollout/${move === "retry" ? "retry-failed" : move}`, { body: {} });
       expect(res.status, `${move} from ${expected}`).toBe(409);
-      expect(res.body.message).toBe(refusal);
+      if (refusal) expect(res.body.message).toBe(refusal);
     }
   }
   await expectCountsMatchApi(ui, id);
@@ -200,7 +205,7 @@ describe.skipIf(!peerAvailable("chromium"))("console rollout page, live", () => 
     await reportAll(fleet, failing.slice(3), id, "failed", "download failed: digest mismatch of layer 3 (simulated)");
     rollout = await expectPageMatchesApi(ui, id, "paused");
     expect(rollout.reason).toBe("batch 2: 4 of 11 devices failed (36.4%, failure threshold 30%)");
-    await waitForText(ui.page.locator(".alert-box").filter({ hasText: "Paused:" }), `Paused: ${rollout.reason}`);
+    await waitForText(ui.page.locator(".alert-box").filter({ hasText: "Paused:" }).locator("p").first(), `Paused: ${rollout.reason}`);
     // The per-device table filtered by state (in the URL) shows the failed devices with the agent's message.
     await ui.page.getByLabel("State", { exact: true }).selectOption("failed");
     await expect.poll(() => new URL(ui.page.url()).searchParams.get("state")).toBe("failed");
@@ -223,14 +228,14 @@ describe.skipIf(!peerAvailable("chromium"))("console rollout page, live", () => 
     await pauseDialog.getByRole("button", { name: "Pause", exact: true }).click();
     await waitForText(ui.page.getByTestId("rollout-conflict"), /Cannot pause the rollout: it is paused/);
     await expectPageMatchesApi(ui, id, "paused");
-    await waitForText(ui.page.locator(".alert-box").filter({ hasText: "Paused:" }), "Paused: paused from the command line");
+    await waitForText(ui.page.locator(".alert-box").filter({ hasText: "Paused:" }).locator("p").first(), "Paused: paused from the command line");
     await ui.audit();
 
     await confirmControl(ui, "Resume", /returns to the state it paused from/);
     await expectPageMatchesApi(ui, id, "in_progress");
     await confirmControl(ui, "Abort", /Nothing new is dispatched and devices that have not started are cancelled/);
     rollout = await expectPageMatchesApi(ui, id, "aborted");
-    await waitForText(ui.page.locator(".alert-box").filter({ hasText: "Aborted:" }), `Aborted: ${rollout.reason}`);
+    await waitForText(ui.page.locator(".alert-box").filter({ hasText: "Aborted:" }).locator("p").first(), `Aborted: ${rollout.reason}`);
     await ui.audit();
 
     // One page load for the whole rollout: every change came over the realtime channel.

@@ -150,7 +150,8 @@ function useControl(deployment: Deployment, batches: number, rollout?: Rollout) 
   const failed = rollout ? retryable(rollout) : 0;
   const position = { state: deployment.rolloutState, currentBatch, status: deployment.status, staged: deployment.strategy.type === "staged", retryable: failed };
   const states = controlStates(position);
-  const labels = controlLabels(below !== null);
+  // "Promote anyway" only where a promotion is allowed and would accept the batch below its target
+  const labels = controlLabels(below !== null && states.promote === null);
 
   async function run(control: Control) {
     const id = deployment.id;
@@ -261,13 +262,15 @@ function RolloutCard({ deployment, rollout }: { deployment: Deployment; rollout:
         </div>
         {deployment.rolloutReason && (
           <div className={`alert-box ${deployment.rolloutState === "paused" || deployment.rolloutState === "failed" ? "alert-box--warning" : "alert-box--info"}`} role="status">
-            <p><strong>{REASON_TITLE[deployment.rolloutState] ?? "Latest"}:</strong> {deployment.rolloutReason}</p>
-            {paused && canWrite && (
-              <p data-testid="paused-moves">
-                Nothing new is dispatched while it is paused. To make progress: <strong>Retry failed devices</strong> (each gets its next attempt),{" "}
-                <strong>{control.labels.promote}</strong> (accept the batch as it is), <strong>Resume</strong> (accept its failures and wait for its success target), or <strong>Abort</strong>.
-              </p>
-            )}
+            <div className="stack stack--tight">
+              <p><strong>{REASON_TITLE[deployment.rolloutState] ?? "Latest"}:</strong> {deployment.rolloutReason}</p>
+              {paused && canWrite && (
+                <p data-testid="paused-moves">
+                  Nothing new is dispatched while it is paused. To make progress: <strong>Retry failed devices</strong> (each gets its next attempt),{" "}
+                  <strong>{control.labels.promote}</strong> (accept the batch as it is), <strong>Resume</strong> (accept its failures and wait for its success target), or <strong>Abort</strong>.
+                </p>
+              )}
+            </div>
           </div>
         )}
         {control.conflict != null && (
