@@ -80,7 +80,7 @@ export function MembersPage() {
       <Card title="Members" flush actions={
         <>
           <label htmlFor="member-search" className="visually-hidden">Search members</label>
-          <input id="member-search" className="input" type="search" placeholder="Search by name or e-mail" value={search} onChange={(e) => { setSearch(e.target.value); setOffset(0); }} />
+          <input id="member-search" className="input member-search" type="search" placeholder="Search by name or e-mail" value={search} onChange={(e) => { setSearch(e.target.value); setOffset(0); }} />
         </>
       }>
         {members.isError ? <ErrorState error={members.error} what="the members" retry={() => members.refetch()} /> : (

@@ -27,18 +27,21 @@ export function ProfilePage() {
   return (
     <>
       <PageHeader title="Profile" description="Your account, your sessions and what you may do in this organization." />
-      <div className="grid grid--2">
-        <AccountCard />
-        <PasswordCard />
-        <PreferencesCard />
-        <OrganizationsCard />
+      {/* One gap between every card, the grid's and the ones below it alike. */}
+      <div className="stack">
+        <div className="grid grid--2">
+          <AccountCard />
+          <PasswordCard />
+          <PreferencesCard />
+          <OrganizationsCard />
+        </div>
+        <SessionsCard />
+        <Card title="Permissions here">
+          <ul className="chips" aria-label="Permissions">
+            {session.permissions.map((p) => <li key={p} className="chip">{p}</li>)}
+          </ul>
+        </Card>
       </div>
-      <SessionsCard />
-      <Card title="Permissions here">
-        <ul className="chips" aria-label="Permissions">
-          {session.permissions.map((p) => <li key={p} className="chip">{p}</li>)}
-        </ul>
-      </Card>
     </>
   );
 }
