@@ -48,12 +48,12 @@ export interface ConsoleSuite {
  * For a test file: a service (with `env` added to its configuration) and Chromium, started
  * before its tests (together: each takes seconds) and closed after them.
  */
-export function consoleSuite(env: Record<string, string> = {}): ConsoleSuite {
+export function consoleSuite(env: Record<string, string> = {}, options: Parameters<typeof startConsoleService>[1] = {}): ConsoleSuite {
   let service: ConsoleService | undefined;
   let browser: Browser | undefined;
   beforeAll(async () => {
-    [service, browser] = await Promise.all([startConsoleService(env), launchBrowser()]);
-  });
+    [service, browser] = await Promise.all([startConsoleService(env, options), launchBrowser()]);
+  }, options.asNewcomer ? 240_000 : undefined);
   afterAll(async () => {
     await browser?.close();
     await service?.close();

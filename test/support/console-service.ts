@@ -10,9 +10,9 @@
 import crypto from "node:crypto";
 import { FleetSimulator, type SimulatorOptions } from "../../src/simulator/engine.js";
 import type { VirtualDevice } from "../../src/simulator/virtual-device.js";
-import type { ApiResponse, CallOptions } from "./harness.js";
+import { restClient, type ApiResponse, type CallOptions } from "./harness.js";
 import { SecretWatch } from "./secret-watch.js";
-import { spawnService, type ServerProcess } from "./server-process.js";
+import { eventually, spawnService, type ServerProcess } from "./server-process.js";
 
 export const ADMIN = {
   email: "admin@console.test",
@@ -49,10 +49,23 @@ export interface SimulatedFleet {
   sendTelemetry(count?: number, devices?: VirtualDevice[]): Promise<void>;
 }
 
+/** What a first start without BOOTSTRAP_ADMIN_PASSWORD/BOOTSTRAP_API_KEY printed (README, Quick start). */
+export interface FirstStart {
+  /** the block's lines, as printed */
+  block: string[];
+  email: string;
+  password: string;
+  apiKey: string;
+  /** the file the block is kept in (DATA_DIR/first-start.txt) */
+  keptIn: string;
+}
+
 export interface ConsoleService {
   url: string;
   process: ServerProcess;
   defaultOrg: Organization;
+  /** with `asNewcomer`: the first-start block the service printed (the admin and key it generated) */
+  firstStart?: FirstStart;
   /** the REST API as the bootstrap admin's API key (or as `opts.key` / `opts.token`) */
   api<T = any>(method: string, path: string, opts?: CallOptions): Promise<ApiResponse<T>>;
   /** the same, failing the test on anything but a 2xx, answering the body */
@@ -81,19 +94,43 @@ export interface ConsoleService {
   close(): Promise<void>;
 }
 
-/** Starts the service; `env` adds to (or overrides) its configuration. */
-export async function startConsoleService(env: Record<string, string> = {}): Promise<ConsoleService> {
+/** The value after `label:` in the printed first-start block. */
+function firstStartField(block: string[], label: string): string {
+  const line = block.find((l) => l.startsWith(`  ${label}:`));
+  if (!line) throw new Error(`no "${label}" line in the first-start block:\n${block.join("\n")}`);
+  return line.slice(line.indexOf(":") + 1).trim().split(/\s+/)[0];
+}
+
+/**
+ * Starts the service; `env` adds to (or overrides) its configuration. `asNewcomer`: as plain
+ * `npm start` (no bootstrap e-mail, password or key chosen, LOG_LEVEL info): the admin and key
+ * are the generated ones its first-start block prints (`firstStart`), and `api` uses that key.
+ */
+export async function startConsoleService(env: Record<string, string> = {}, options: { asNewcomer?: boolean } = {}): Promise<ConsoleService> {
   const watch = new SecretWatch([ADMIN.password, ADMIN.key, USER_PASSWORD]);
-  const proc = await spawnService("console", {
+  const chosen: Record<string, string> = options.asNewcomer ? {} : {
     BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
     BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
     BOOTSTRAP_API_KEY: ADMIN.key,
     HEARTBEAT_INTERVAL_SECONDS: "3600",
     LOG_LEVEL: "debug", // one line per request (requestLog reads them); at info only errors and slow ones
-    ...env,
-  }, { defaultKey: ADMIN.key, watch });
+  };
+  const proc = await spawnService("console", { ...chosen, ...env }, { defaultKey: ADMIN.key, watch, startTimeoutMs: options.asNewcomer ? 180_000 : undefined });
+  let firstStart: FirstStart | undefined;
+  let api = proc.api;
+  if (options.asNewcomer) {
+    // printed right after "ready"
+    const block = await eventually(async () => {
+      const start = proc.output.findIndex((l) => l.startsWith("First start:"));
+      const end = proc.output.findIndex((l, i) => i > start && /^ {2}(kept in|not kept):/.test(l));
+      return start >= 0 && end > start && proc.output.slice(start, end + 1);
+    }, 30_000, "the first-start block");
+    firstStart = { block, email: firstStartField(block, "admin e-mail"), password: firstStartField(block, "password"), apiKey: firstStartField(block, "API key"), keptIn: firstStartField(block, "kept in") };
+    watch.add(firstStart.password);
+    watch.add(firstStart.apiKey);
+    api = restClient(proc.url, firstStart.apiKey, watch);
+  }
   const fleets: FleetSimulator[] = [];
-  const api = proc.api;
 
   const call: ConsoleService["call"] = async (method, path, opts) => {
     const res = await api(method, path, opts);
@@ -124,6 +161,7 @@ export async function startConsoleService(env: Record<string, string> = {}): Pro
     url: proc.url,
     process: proc,
     defaultOrg,
+    firstStart,
     api,
     call,
     addMember,
@@ -204,7 +242,9 @@ export async function startConsoleService(env: Record<string, string> = {}): Pro
       if (code !== 0) problems.push(`the service exited with ${code}`);
       const errors = proc.output.filter((line) => line.includes('"level":50') || line.includes('"level":60'));
       if (errors.length) problems.push(`the service logged errors:\n${errors.slice(0, 10).join("\n")}`);
-      problems.push(...watch.check(proc.output));
+      // the first-start block shows the generated password and key on purpose; no other line may
+      const printedOnPurpose = new Set(firstStart?.block ?? []);
+      problems.push(...watch.check(proc.output.filter((line) => !printedOnPurpose.has(line))));
       if (problems.length) throw new Error(problems.join("\n"));
     },
   };
