@@ -108,6 +108,12 @@ describe.skipIf(!peerAvailable("chromium"))("console API keys", () => {
     expect(await withKey(newKey, "/api/v1/devices")).toBe(200);
     const afterRotation = (await service.call("GET", keysPath)).items.filter((k: { name: string }) => k.name === "CI reader");
     expect(afterRotation).toEqual([expect.objectContaining({ name: "CI reader", keyPrefix: newKey.slice(0, 8), permissions: ["devices:read", "members:read"], description: "reads the fleet for the pipeline" })]);
+    // The old key is gone from the table, but its use is not: the new key names the key it
+    // replaced and when that one was last used (by the requests above).
+    expect(afterRotation[0].replaces).toMatchObject({ keyPrefix: key.slice(0, 8), lastUsedAt: expect.any(String), revokedAt: expect.any(String) });
+    const rotatedRow = ui.page.getByRole("table", { name: "API keys" }).getByRole("row").filter({ hasText: `${newKey.slice(0, 8)}…` });
+    await waitForText(rotatedRow.getByRole("cell").nth(1), `${newKey.slice(0, 8)}…replaces ${key.slice(0, 8)}…`);
+    await waitForText(rotatedRow.getByRole("cell").nth(4), (t) => t.startsWith(`neverold key ${key.slice(0, 8)}…: `) && !t.endsWith("never"));
 
     // Rotate with a handover: the old key keeps working for an hour beside the new one.
     await ui.page.getByRole("button", { name: "Rotate CI reader" }).click();
@@ -130,8 +136,17 @@ describe.skipIf(!peerAvailable("chromium"))("console API keys", () => {
     expect(ending).toBeLessThanOrEqual(3_600_000);
     expect(pair.find((k) => k.keyPrefix === newestKey.slice(0, 8))!.expiresAt).toBeUndefined();
     const keysTable = ui.page.getByRole("table", { name: "API keys" });
-    const oldRow = keysTable.getByRole("row").filter({ hasText: `${newKey.slice(0, 8)}…` });
+    // The old key is marked replaced until its handover ends, and can no longer be rotated; the
+    // newest names it.
+    const oldRow = keysTable.getByRole("row").filter({ has: ui.page.getByText("replaced", { exact: true }) });
+    // (It replaced the first key in its turn, and still says so.)
+    await waitForText(oldRow.getByRole("cell").nth(1), `${newKey.slice(0, 8)}…replacedreplaces ${key.slice(0, 8)}…`);
     await waitForText(oldRow.getByRole("cell").nth(5), (t) => /^in (1 hr\.|5\d min\.|60 min\.)$/.test(t));
+    expect(await oldRow.getByRole("button", { name: "Rotate CI reader" }).count()).toBe(0);
+    const newestRow = keysTable.getByRole("row").filter({ hasText: `${newestKey.slice(0, 8)}…` });
+    await waitForText(newestRow.getByRole("cell").nth(1), `${newestKey.slice(0, 8)}…replaces ${newKey.slice(0, 8)}…`);
+    expect((await service.call("GET", keysPath)).items.find((k: { keyPrefix: string }) => k.keyPrefix === newKey.slice(0, 8)).replacedById)
+      .toBe((await service.call("GET", keysPath)).items.find((k: { keyPrefix: string }) => k.keyPrefix === newestKey.slice(0, 8)).id);
     await ui.settled();
     await ui.screenshot("api-keys-rotated-handover");
 

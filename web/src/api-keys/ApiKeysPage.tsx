@@ -56,7 +56,18 @@ export function ApiKeysPage() {
 
   const columns: Column<ApiKey>[] = [
     { id: "name", header: "Name", cell: (k) => <div className="stacked-cell"><strong>{k.name}</strong>{k.description && <span className="faint">{k.description}</span>}</div> },
-    { id: "prefix", header: "Key", cell: (k) => <code>{k.keyPrefix}…</code> },
+    {
+      id: "prefix",
+      header: "Key",
+      // A rotated key is marked until its handover ends (then it is expired or gone); its
+      // successor names it, so the old key's use stays readable after it ends.
+      cell: (k) => (
+        <div className="stacked-cell">
+          <span className="row row--nowrap"><code>{k.keyPrefix}…</code>{k.replacedById && !isExpired(k) && <span className="badge badge--warning">replaced</span>}</span>
+          {k.replaces && <span className="faint">replaces <code>{k.replaces.keyPrefix}…</code></span>}
+        </div>
+      ),
+    },
     { id: "permissions", header: "Permissions", cell: (k) => <PermissionChips permissions={k.permissions} max={3} /> },
     {
       id: "creator",
@@ -65,7 +76,16 @@ export function ApiKeysPage() {
         ? <div className="stacked-cell"><span>{k.creator.name}{k.creator.id === session.userId && <span className="faint"> (you)</span>}</span><span className="faint"><RelativeTime value={k.createdAt} /></span></div>
         : <span className="faint">unknown</span>,
     },
-    { id: "lastUsed", header: "Last used", cell: (k) => <RelativeTime value={k.lastUsedAt} /> },
+    {
+      id: "lastUsed",
+      header: "Last used",
+      cell: (k) => (
+        <div className="stacked-cell">
+          <RelativeTime value={k.lastUsedAt} />
+          {k.replaces && <span className="faint">old key <code>{k.replaces.keyPrefix}…</code>: <RelativeTime value={k.replaces.lastUsedAt} /></span>}
+        </div>
+      ),
+    },
     {
       id: "expires",
       header: "Expires",
@@ -76,7 +96,7 @@ export function ApiKeysPage() {
       header: "Actions",
       cell: (k: ApiKey) => (
         <div className="row row--nowrap">
-          {!isExpired(k) && <Button size="small" icon={<RefreshCw />} onClick={() => { setHandoverSeconds(0); setRotating(k); }} aria-label={`Rotate ${k.name}`}>Rotate</Button>}
+          {!isExpired(k) && !k.replacedById && <Button size="small" icon={<RefreshCw />} onClick={() => { setHandoverSeconds(0); setRotating(k); }} aria-label={`Rotate ${k.name}`}>Rotate</Button>}
           <Button size="small" icon={<Ban />} onClick={() => setRevoking(k)} aria-label={`Revoke ${k.name}`}>Revoke</Button>
         </div>
       ),
