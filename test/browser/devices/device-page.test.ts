@@ -39,6 +39,20 @@ describe.skipIf(!peerAvailable("chromium"))("console device page", () => {
     await ui.screenshot("device-page");
   });
 
+  it("says why a device is in error beside its status, as its heartbeat told it", async () => {
+    const device = fleet.devices[3];
+    device.failing = true;
+    await fleet.heartbeat([device]);
+    const api = await service.call<{ status: string; statusReason: string }>("GET", `/api/v1/devices/${device.deviceId}`);
+    expect(api.status).toBe("error");
+    expect(api.statusReason).toBe(device.fault!.reason);
+    const ui = await suite.open({ user: ADMIN });
+    await ui.goto(`/devices/${device.deviceId}`);
+    await waitForText(ui.page.getByRole("status", { name: "Why the device is in error" }), `Error: ${api.statusReason}`);
+    await ui.screenshot("device-page-error");
+    await ui.audit();
+  });
+
   it("edits the labels in place: the API holds exactly the new set, and the activity shows the change", async () => {
     const device = fleet.devices[1];
     const ui = await suite.open({ user: ADMIN });
