@@ -2,8 +2,8 @@
 // organization's custom ones, created and edited with the permission picker, each with the
 // number of members holding it (GET /organizations/{orgId}/members/stats). A custom role that
 // members hold cannot be deleted; the API says so and the dialog shows it.
-import { useState, type FormEvent } from "react";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { useQuery } from "@tanstack/react-query";
 import { Pencil, Plus, Trash2 } from "lucide-react";
 import type { RouterOutputs } from "../api/client";
 import { q } from "../api/query";
@@ -12,8 +12,9 @@ import { Button } from "../ui/Button";
 import { Card } from "../ui/Card";
 import { DataTable, type Column } from "../ui/DataTable";
 import { ConfirmDialog, Dialog } from "../ui/Dialog";
-import { Empty, ErrorBox, ErrorState, Forbidden } from "../ui/states";
-import { useToast } from "../ui/toast";
+import { FormFooter } from "../ui/FormFooter";
+import { Empty, ErrorState, Forbidden } from "../ui/states";
+import { useAction } from "../ui/useAction";
 import { MembersArea } from "../members/MembersTabs";
 import { PermissionChips } from "./PermissionChips";
 import { expandPermissions, PermissionPicker, permissionCatalogueQuery } from "./PermissionPicker";
@@ -25,10 +26,12 @@ export function RolesPage() {
   const canRead = useCan("roles:read");
   const canWrite = useCan("roles:write");
   const canCount = useCan("members:read");
-  const queryClient = useQueryClient();
-  const toast = useToast();
   const [editing, setEditing] = useState<Role | "new" | null>(null);
   const [deleting, setDeleting] = useState<Role | null>(null);
+  const remove = useAction({ mutationFn: () => q.roles.delete.call({ id: deleting!.id }) }, {
+    invalidates: [q.roles.key()],
+    success: () => `Role “${deleting?.name ?? ""}” deleted`,
+  });
   // Built-in roles come first, then the custom ones by name; an organization has a handful.
   const roles = useQuery({ ...q.roles.list.options({ limit: 200, offset: 0 }), enabled: canRead });
   const stats = useQuery({ ...q.members.stats.options({ orgId: session.organization.id }), enabled: canRead && canCount });
@@ -83,11 +86,7 @@ export function RolesPage() {
         onClose={() => setDeleting(null)}
         title={`Delete role “${deleting?.name ?? ""}”?`}
         confirmLabel="Delete role"
-        onConfirm={async () => {
-          await q.roles.delete.call({ id: deleting!.id });
-          toast.success(`Role “${deleting!.name}” deleted`);
-          await queryClient.invalidateQueries({ queryKey: q.roles.key() });
-        }}
+        action={remove}
       >
         <p>The role is gone for good. A role that members hold, or that a pending invitation offers, cannot be deleted.</p>
       </ConfirmDialog>
@@ -98,38 +97,24 @@ export function RolesPage() {
 /** Create (role null) or edit a custom role. */
 function RoleDialog({ role, onClose }: { role: Role | null; onClose: () => void }) {
   const session = useSession();
-  const queryClient = useQueryClient();
-  const toast = useToast();
   const catalogue = useQuery(permissionCatalogueQuery());
   const [name, setName] = useState(role?.name ?? "");
   const [description, setDescription] = useState(role?.description ?? "");
   const [chosen, setChosen] = useState<Set<string> | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const save = useAction({
+    mutationFn: (fields: { name: string; description: string; permissions: string[] }) => (role ? q.roles.update.call({ id: role.id, ...fields }) : q.roles.create.call(fields)),
+  }, {
+    invalidates: [q.roles.key()],
+    success: (saved) => `Role “${saved.name}” ${role ? "saved" : "created"}`,
+    onSuccess: onClose,
+  });
   // A stored wildcard shows as the permissions it grants today (saved as those keys).
   const permissions = chosen ?? (catalogue.data ? expandPermissions(role?.permissions ?? [], catalogue.data.items) : new Set<string>());
   const held = new Set(session.permissions);
 
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    const fields = { name: name.trim(), description: description.trim(), permissions: [...permissions] };
-    try {
-      const saved = role ? await q.roles.update.call({ id: role.id, ...fields }) : await q.roles.create.call(fields);
-      toast.success(`Role “${saved.name}” ${role ? "saved" : "created"}`);
-      await queryClient.invalidateQueries({ queryKey: q.roles.key() });
-      onClose();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
-
   return (
     <Dialog open wide onClose={onClose} title={role ? `Edit role “${role.name}”` : "Create a role"}>
-      <form className="stack" onSubmit={submit}>
+      <form className="stack" onSubmit={save.submit(() => ({ name: name.trim(), description: description.trim(), permissions: [...permissions] }))}>
         <div className="grid grid--2">
           <div className="field">
             <label htmlFor="role-name">Name</label>
@@ -141,11 +126,7 @@ function RoleDialog({ role, onClose }: { role: Role | null; onClose: () => void 
           </div>
         </div>
         <PermissionPicker idPrefix="role-permission" legend="Permissions" value={permissions} onChange={setChosen} offered={(key) => held.has(key)} />
-        {error != null && <ErrorBox error={error} />}
-        <div className="dialog__footer dialog__footer--inline">
-          <Button onClick={onClose}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={busy} disabled={name.trim().length < 2 || !catalogue.data}>{role ? "Save role" : "Create role"}</Button>
-        </div>
+        <FormFooter action={save} onCancel={onClose} disabled={name.trim().length < 2 || !catalogue.data} submitLabel={role ? "Save role" : "Create role"} />
       </form>
     </Dialog>
   );
