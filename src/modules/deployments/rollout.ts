@@ -171,9 +171,10 @@ export async function retryFailedRollout(db: DbTx, row: DeploymentRow, events: D
   if (!batch) throw conflict(`Cannot retry the failed devices of the rollout: no batch is in flight (batch ${row.currentBatch} is done)`);
   const label = batchLabel(batch.index);
   // Due now: the automatic retries' hand-out gives each its next attempt.
-  // (also those already waiting for an automatic retry; a leaver that keeps it is still in the batch)
+  // (also those already waiting for an automatic retry; a leaver that keeps it is still in the batch).
+  // Truncated: the column keeps milliseconds, and a rounded-up "now" would not be due yet.
   const due = await db.$executeRaw`
-    UPDATE "DeploymentDevice" SET "retryAt" = ${UTC_NOW}
+    UPDATE "DeploymentDevice" SET "retryAt" = date_trunc('milliseconds', ${UTC_NOW})
      WHERE "deploymentId" = ${row.id}::uuid AND "batchIndex" = ${batch.index}::int AND "state" = 'failed' AND "desiredAction" = 'install'`;
   if (due === 0) throw conflict(`Cannot retry the failed devices of the ${label}: none of its devices failed`);
   const deadline = batchDeadline(row, strategy, new Date());
