@@ -132,7 +132,9 @@ export async function createHarness(env: Record<string, string> = {}, options: H
       cb();
     },
   });
-  const services = createServices(config, database, createLogger("info", sink));
+  // debug: every request's line too (npm start logs them at debug, src/http/request-log.ts), so
+  // that the leak check (secret-watch) reads everything the service could ever write.
+  const services = createServices(config, database, createLogger("debug", sink));
   await bootstrap(services);
   const app = createApp(services);
   const server = await new Promise<Server>((resolve) => {
