@@ -13,7 +13,7 @@ import { ADMIN, type ConsoleService, type SimulatedFleet } from "../../support/c
 import { consoleSuite, UI_TIMEOUT_MS, waitForText, type ConsolePage } from "../../support/browser.js";
 import { EDITABLE_STATUSES, moveRefusal, type RolloutState } from "../../../src/modules/deployments/rollout-moves.js";
 import type { GitServer } from "../../support/git-server/index.js";
-import { byId, heartbeat, importApplication, reportAll } from "./support.js";
+import { devicesOfBatch as devicesOfBatchOf, heartbeat, importApplication, reportAll } from "./support.js";
 
 let service: ConsoleService;
 let fleet: SimulatedFleet;
@@ -109,11 +109,7 @@ async function confirmControl(ui: ConsolePage, label: string, consequence: RegEx
   await dialog.waitFor({ state: "hidden" });
 }
 
-async function devicesOfBatch(id: string, batch: number) {
-  const page = await service.call<{ items: { deviceId: string }[]; total: number }>("GET", `/api/v1/deployments/${id}/devices?batch=${batch}&limit=100`);
-  const devices = byId(fleet);
-  return page.items.map((e) => devices.get(e.deviceId)!);
-}
+const devicesOfBatch = (id: string, batch: number) => devicesOfBatchOf(service, fleet, id, batch);
 
 describe.skipIf(!peerAvailable("chromium"))("console rollout page, live", () => {
   const suite = consoleSuite();

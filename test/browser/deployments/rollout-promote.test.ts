@@ -11,7 +11,7 @@ import { peerAvailable } from "../../support/peers.js";
 import { ADMIN, type ConsoleService, type SimulatedFleet } from "../../support/console-service.js";
 import { consoleSuite, waitForText } from "../../support/browser.js";
 import type { GitServer } from "../../support/git-server/index.js";
-import { byId, importApplication, reportAll } from "./support.js";
+import { devicesOfBatch as devicesOfBatchOf, importApplication, reportAll } from "./support.js";
 
 let service: ConsoleService;
 let fleet: SimulatedFleet;
@@ -20,11 +20,7 @@ let applicationId: string;
 
 const controls = (page: Page) => page.getByRole("group", { name: "Rollout controls" });
 
-async function devicesOfBatch(id: string, batch: number) {
-  const page = await service.call<{ items: { deviceId: string }[] }>("GET", `/api/v1/deployments/${id}/devices?batch=${batch}&limit=100`);
-  const devices = byId(fleet);
-  return page.items.map((e) => devices.get(e.deviceId)!);
-}
+const devicesOfBatch = (id: string, batch: number) => devicesOfBatchOf(service, fleet, id, batch);
 
 describe.skipIf(!peerAvailable("chromium"))("console rollout page: an automatic pause, and promote anyway", () => {
   const suite = consoleSuite();

@@ -78,6 +78,13 @@ export function byId(fleet: SimulatedFleet): Map<string, VirtualDevice> {
   return new Map(fleet.devices.map((d) => [d.deviceId!, d]));
 }
 
+/** The simulated devices of batch `batch` (0: the canary) of deployment `id`. */
+export async function devicesOfBatch(service: ConsoleService, fleet: SimulatedFleet, id: string, batch: number): Promise<VirtualDevice[]> {
+  const page = await service.call<{ items: { deviceId: string }[] }>("GET", `/api/v1/deployments/${id}/devices?batch=${batch}&limit=100`);
+  const devices = byId(fleet);
+  return page.items.map((e) => devices.get(e.deviceId)!);
+}
+
 export { component };
 
 export interface ImportedCatalog {
