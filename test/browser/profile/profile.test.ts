@@ -72,6 +72,14 @@ describe.skipIf(!peerAvailable("chromium"))("console profile", () => {
     await waitForText(orgs, (t) => accessible.items.every((o) => t.includes(o.name) && t.includes(o.role!)));
     expect(await orgs.getByRole("listitem").count()).toBe(2);
     await ui.screenshot("profile");
+
+    // One gap between every card: the sessions card does not touch the grid of cards above it.
+    type Box = { getBoundingClientRect(): { top: number; bottom: number } };
+    const gridBottom = await ui.page.locator("#main .grid").first().evaluate((el) => (el as unknown as Box).getBoundingClientRect().bottom);
+    const sessionsTop = await ui.page.getByRole("region", { name: "Sessions" }).evaluate((el) => (el as unknown as Box).getBoundingClientRect().top);
+    expect(sessionsTop - gridBottom).toBeGreaterThanOrEqual(16);
+    await ui.page.setViewportSize({ width: 1280, height: 1700 });
+    await ui.screenshot("profile-full");
   });
 
   it("changing the password signs out every other session, and says so; this one stays", async () => {
