@@ -2,16 +2,17 @@
 // is a label selector with the live count of the devices it matches now (op 12, POST
 // /groups/query, as the deployment form does), then severity, cooldown and the notification
 // targets. Problems are named next to their field as the user types, in the API's words.
-import { useEffect, useMemo, useState, type FormEvent } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { Link, useNavigate, useParams } from "@tanstack/react-router";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 import { parseSelector } from "../../../src/modules/devices/selector";
 import { q } from "../api/query";
 import { useCan } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
+import { FormFooter } from "../ui/FormFooter";
 import { Empty, ErrorBox, ErrorState, Loading } from "../ui/states";
-import { useToast } from "../ui/toast";
+import { useAction } from "../ui/useAction";
 import { useDebounced } from "../ui/useDebounced";
 import { useFormFields } from "../ui/useFormFields";
 import { SelectorInput } from "../devices/SelectorInput";
@@ -65,39 +66,27 @@ function useScopeCount(selector: string) {
 
 function RuleFormView({ title, initial, ruleId }: { title: string; initial: RuleForm; ruleId: string | null }) {
   const { form, set, reset, problems, valid, id, problem, described, showProblems } = useFormFields<RuleForm>(initial, "rule", ruleProblems);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const queryClient = useQueryClient();
   const navigate = useNavigate();
-  const toast = useToast();
+  const save = useAction({
+    mutationFn: (body: ReturnType<typeof ruleBody>) => ruleId ? q.alertRules.update.call({ ...body, id: ruleId, description: body.description ?? null }) : q.alertRules.create.call(body),
+  }, {
+    invalidates: [q.alertRules.key(), q.alerts.key()],
+    success: (_, body) => (ruleId ? `Rule “${body.name}” saved` : `Rule “${body.name}” created`),
+    onSuccess: () => navigate({ to: "/alerts/rules" }),
+  });
   const canReadDevices = useCan("devices:read");
   const targets = useQuery(q.notificationTargets.list.options({ limit: 100, offset: 0 }));
   const scope = useScopeCount(form.selector);
 
   useEffect(() => reset(initial), [ruleId]); // eslint-disable-line react-hooks/exhaustive-deps
 
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    if (!valid) {
+  const submit = save.submit(() => ruleBody(form), {
+    valid,
+    onInvalid: () => {
       showProblems();
       requestAnimationFrame(() => document.querySelector<HTMLElement>(".rule-form [aria-invalid='true']")?.focus());
-      return;
-    }
-    setBusy(true);
-    setError(null);
-    try {
-      const body = ruleBody(form);
-      if (ruleId) await q.alertRules.update.call({ ...body, id: ruleId, description: body.description ?? null });
-      else await q.alertRules.create.call(body);
-      toast.success(ruleId ? `Rule “${body.name}” saved` : `Rule “${body.name}” created`);
-      await Promise.all([q.alertRules.key(), q.alerts.key()].map((queryKey) => queryClient.invalidateQueries({ queryKey })));
-      await navigate({ to: "/alerts/rules" });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+    },
+  });
 
   const durationField = (label: string, hint: string) => (
     <div className="field">
@@ -227,11 +216,9 @@ function RuleFormView({ title, initial, ruleId }: { title: string; initial: Rule
           </div>
         </Card>
 
-        {error != null && <ErrorBox error={error} />}
-        <div className="row">
+        <FormFooter action={save} inline={false} submitLabel={ruleId ? "Save changes" : "Create rule"}>
           <Link to="/alerts/rules" className="btn">Cancel</Link>
-          <Button type="submit" variant="primary" busy={busy}>{ruleId ? "Save changes" : "Create rule"}</Button>
-        </div>
+        </FormFooter>
       </form>
     </>
   );

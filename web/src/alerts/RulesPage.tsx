@@ -3,18 +3,19 @@
 // for someone with alerts:write.
 import { useState } from "react";
 import { Link } from "@tanstack/react-router";
-import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { Pencil, Plus, Power, PowerOff, Trash2 } from "lucide-react";
 import { q } from "../api/query";
 import { useCan } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
-import { DataTable, type Column } from "../ui/DataTable";
+import type { Column } from "../ui/DataTable";
 import { ConfirmDialog } from "../ui/Dialog";
-import { Pagination } from "../ui/Pagination";
-import { Empty, ErrorState, Forbidden } from "../ui/states";
+import { QueryTable } from "../ui/QueryTable";
+import { Empty, Forbidden } from "../ui/states";
 import { RelativeTime } from "../ui/time";
-import { useToast } from "../ui/toast";
+import { useAction } from "../ui/useAction";
+import { useLocalPage } from "../ui/useLocalPage";
 import { AlertsAreaNav } from "./AreaNav";
 import { selectorText } from "./rule-form";
 import { SEVERITY_TONE, type AlertRule } from "./types";
@@ -40,28 +41,21 @@ export function RulesPage() {
 
 function RuleList() {
   const canWrite = useCan("alerts:write");
-  const queryClient = useQueryClient();
-  const toast = useToast();
-  const [offset, setOffset] = useState(0);
+  const page = useLocalPage(PAGE);
   const [deleting, setDeleting] = useState<AlertRule | null>(null);
-  const [toggling, setToggling] = useState<string | null>(null);
-  const rules = useQuery({ ...q.alertRules.list.options({ limit: PAGE, offset }), placeholderData: keepPreviousData });
+  const rules = useQuery({ ...q.alertRules.list.options(page.input), placeholderData: keepPreviousData });
   const targets = useQuery({ ...q.notificationTargets.list.options({ limit: 100, offset: 0 }), staleTime: 30_000 });
   const targetName = new Map(targets.data?.items.map((t) => [t.id, t.name]));
-  const refresh = () => queryClient.invalidateQueries({ queryKey: q.alertRules.key() });
-
-  async function toggle(rule: AlertRule) {
-    setToggling(rule.id);
-    try {
-      await q.alertRules.update.call({ id: rule.id, enabled: !rule.enabled });
-      toast.success(`${rule.name} ${rule.enabled ? "disabled" : "enabled"}`);
-      await Promise.all([refresh(), queryClient.invalidateQueries({ queryKey: q.alerts.key() })]);
-    } catch (err) {
-      toast.error(err, `Could not ${rule.enabled ? "disable" : "enable"} ${rule.name}`);
-    } finally {
-      setToggling(null);
-    }
-  }
+  const invalidates = [q.alertRules.key(), q.alerts.key()];
+  const toggle = useAction({ mutationFn: (rule: AlertRule) => q.alertRules.update.call({ id: rule.id, enabled: !rule.enabled }) }, {
+    invalidates,
+    success: (_, rule) => `${rule.name} ${rule.enabled ? "disabled" : "enabled"}`,
+    failure: (rule) => `Could not ${rule.enabled ? "disable" : "enable"} ${rule.name}`,
+  });
+  const remove = useAction({ mutationFn: () => q.alertRules.delete.call({ id: deleting!.id }) }, {
+    invalidates,
+    success: () => `Rule “${deleting?.name ?? ""}” deleted`,
+  });
 
   const columns: Column<AlertRule>[] = [
     {
@@ -91,7 +85,7 @@ function RuleList() {
       cell: (r: AlertRule) => (
         <div className="alert-actions">
           <Link to="/alerts/rules/$ruleId/edit" params={{ ruleId: r.id }} className="btn btn--small btn--icon" aria-label={`Edit ${r.name}`}><Pencil aria-hidden="true" /></Link>
-          <Button size="small" icon={r.enabled ? <PowerOff /> : <Power />} busy={toggling === r.id} onClick={() => void toggle(r)} aria-label={`${r.enabled ? "Disable" : "Enable"} ${r.name}`} />
+          <Button size="small" icon={r.enabled ? <PowerOff /> : <Power />} busy={toggle.pendingInput?.id === r.id} onClick={() => void toggle.run(r)} aria-label={`${r.enabled ? "Disable" : "Enable"} ${r.name}`} />
           <Button size="small" variant="danger" icon={<Trash2 />} onClick={() => setDeleting(r)} aria-label={`Delete ${r.name}`} />
         </div>
       ),
@@ -100,34 +94,26 @@ function RuleList() {
 
   return (
     <Card flush>
-      {rules.isError ? <ErrorState error={rules.error} what="the alert rules" retry={() => rules.refetch()} /> : (
-        <>
-          <DataTable
-            caption="Alert rules"
-            columns={columns}
-            rows={rules.data?.items}
-            rowKey={(r) => r.id}
-            loading={rules.isPending}
-            empty={
-              <Empty title="No alert rules yet" action={canWrite && <Link to="/alerts/rules/new" className="btn btn--primary">Create an alert rule</Link>}>
-                A rule watches a metric threshold, devices offline, failed deployments or expiring certificates, and notifies its targets.
-              </Empty>
-            }
-          />
-          <Pagination label="Alert rule pages" offset={offset} limit={PAGE} total={rules.data?.total} onOffset={setOffset} />
-        </>
-      )}
+      <QueryTable
+        query={rules}
+        what="the alert rules"
+        caption="Alert rules"
+        columns={columns}
+        rowKey={(r) => r.id}
+        page={page}
+        pageLabel="Alert rule pages"
+        empty={
+          <Empty title="No alert rules yet" action={canWrite && <Link to="/alerts/rules/new" className="btn btn--primary">Create an alert rule</Link>}>
+            A rule watches a metric threshold, devices offline, failed deployments or expiring certificates, and notifies its targets.
+          </Empty>
+        }
+      />
       <ConfirmDialog
         open={deleting !== null}
         onClose={() => setDeleting(null)}
         title={`Delete the rule “${deleting?.name ?? ""}”?`}
         confirmLabel="Delete rule"
-        onConfirm={async () => {
-          if (!deleting) return;
-          await q.alertRules.delete.call({ id: deleting.id });
-          toast.success(`Rule “${deleting.name}” deleted`);
-          await Promise.all([refresh(), queryClient.invalidateQueries({ queryKey: q.alerts.key() })]);
-        }}
+        action={remove}
       >
         <p>
           Its alerts{deleting && deleting.firingCount > 0 ? ` (${deleting.firingCount} firing now)` : ""} and its delivery history are deleted with it, and it stops notifying.

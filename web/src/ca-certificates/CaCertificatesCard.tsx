@@ -9,12 +9,13 @@ import { q } from "../api/query";
 import { useCan } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card } from "../ui/Card";
-import { DataTable, type Column } from "../ui/DataTable";
+import type { Column } from "../ui/DataTable";
 import { ConfirmDialog } from "../ui/Dialog";
-import { Pagination } from "../ui/Pagination";
-import { Empty, ErrorState } from "../ui/states";
+import { QueryTable } from "../ui/QueryTable";
+import { Empty } from "../ui/states";
 import { formatDateTime, useNow } from "../ui/time";
 import { useToast } from "../ui/toast";
+import { useLocalPage } from "../ui/useLocalPage";
 import { caStateOf, expiryOf, movesOf, type CaCertificate, type CaState } from "./ca-facts";
 import { GenerateCaDialog, RenewCaDialog, UploadCaDialog } from "./CaDialogs";
 import "./ca-certificates.css";
@@ -44,11 +45,11 @@ export function CaCertificatesCard() {
   const queryClient = useQueryClient();
   const toast = useToast();
   const now = Math.max(useNow(), Date.now());
-  const [offset, setOffset] = useState(0);
+  const page = useLocalPage(PAGE);
   const [dialog, setDialog] = useState<"generate" | "upload" | null>(null);
   const [renewing, setRenewing] = useState<CaCertificate | null>(null);
   const [confirming, setConfirming] = useState<Confirming | null>(null);
-  const cas = useQuery({ ...q.caCertificates.list.options({ limit: PAGE, offset }), placeholderData: keepPreviousData });
+  const cas = useQuery({ ...q.caCertificates.list.options(page.input), placeholderData: keepPreviousData });
 
   /** CAs change which certificates the fleet gets, and the statistics by CA. */
   const refresh = () => Promise.all([
@@ -123,25 +124,22 @@ export function CaCertificatesCard() {
 
   return (
     <Card title="Certificate authorities" actions={writeActions} flush>
-      {cas.isError ? <ErrorState error={cas.error} what="the certificate authorities" retry={() => cas.refetch()} /> : (
-        <>
-          {cas.data && offset === 0 && <DefaultCaNotice cas={cas.data.items} now={now} />}
-          <DataTable
-            caption="Certificate authorities"
-            columns={columns}
-            rows={cas.data?.items}
-            rowKey={(ca) => ca.id}
-            loading={cas.isFetching}
-            loadingRows={3}
-            empty={
-              <Empty title="No certificate authority yet" action={canWrite && <Button variant="primary" icon={<ShieldPlus />} onClick={() => setDialog("generate")}>Generate CA</Button>}>
-                Devices get their certificate from the organization's default CA when they enroll: without one, every enrollment is refused.
-              </Empty>
-            }
-          />
-          <Pagination label="CA pages" offset={offset} limit={PAGE} total={cas.data?.total} onOffset={setOffset} />
-        </>
-      )}
+      {!cas.isError && cas.data && page.offset === 0 && <DefaultCaNotice cas={cas.data.items} now={now} />}
+      <QueryTable
+        query={cas}
+        what="the certificate authorities"
+        caption="Certificate authorities"
+        columns={columns}
+        rowKey={(ca) => ca.id}
+        page={page}
+        pageLabel="CA pages"
+        loadingRows={3}
+        empty={
+          <Empty title="No certificate authority yet" action={canWrite && <Button variant="primary" icon={<ShieldPlus />} onClick={() => setDialog("generate")}>Generate CA</Button>}>
+            Devices get their certificate from the organization's default CA when they enroll: without one, every enrollment is refused.
+          </Empty>
+        }
+      />
       <GenerateCaDialog
         open={dialog === "generate"}
         onClose={() => setDialog(null)}

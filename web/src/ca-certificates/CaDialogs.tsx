@@ -2,12 +2,12 @@
 // the rules): a refusal shows its message next to the field it is about (ca-facts.ts
 // uploadFieldOf), anything else above the buttons, and the dialog stays open.
 import { useEffect, useState, type ChangeEvent, type FormEvent, type ReactNode } from "react";
-import { isApiError, statusOf, type ApiErrorData, type RouterInputs, type RouterOutputs } from "../api/client";
+import type { RouterInputs, RouterOutputs } from "../api/client";
 import { q } from "../api/query";
-import { Button } from "../ui/Button";
 import { Dialog } from "../ui/Dialog";
-import { ErrorBox } from "../ui/states";
-import { uploadFieldOf, type CaCertificate, type UploadField } from "./ca-facts";
+import { FormFooter } from "../ui/FormFooter";
+import { useAction } from "../ui/useAction";
+import { uploadFieldOf, type CaCertificate } from "./ca-facts";
 
 type CreatedCa = RouterOutputs["caCertificates"]["generate"];
 type KeyAlgorithm = NonNullable<RouterInputs["caCertificates"]["generate"]["keyAlgorithm"]>;
@@ -16,29 +16,6 @@ type KeyAlgorithm = NonNullable<RouterInputs["caCertificates"]["generate"]["keyA
 const KEY_ALGORITHMS = ["ECDSA-P256", "RSA-2048", "RSA-4096"] as const satisfies readonly KeyAlgorithm[];
 const DEFAULT_VALIDITY_DAYS = 3650;
 const MAX_VALIDITY_DAYS = 36_500;
-
-type FieldErrors = Partial<Record<UploadField | "commonName" | "validityDays", string>>;
-
-/**
- * A refusal split into the messages about fields (shown next to them) and the rest (shown in an
- * ErrorBox). Only 400 and 409 are about the input; other statuses are always "the rest".
- */
-function splitRefusal(err: unknown, fieldOf: (message: string, path?: readonly (string | number)[]) => string | null): { fields: FieldErrors; rest: unknown } {
-  const status = statusOf(err);
-  if (!isApiError(err) || (status !== 400 && status !== 409)) return { fields: {}, rest: err };
-  const issues = (err.data as ApiErrorData | undefined)?.issues;
-  const fields: Record<string, string> = {};
-  if (issues?.length) {
-    for (const issue of issues) {
-      const field = fieldOf(issue.message, issue.path);
-      if (!field) return { fields: {}, rest: err };
-      fields[field] ??= issue.message;
-    }
-    return { fields, rest: null };
-  }
-  const field = fieldOf(err.message);
-  return field ? { fields: { [field]: err.message }, rest: null } : { fields: {}, rest: err };
-}
 
 function Field({ id, label, error, hint, children, after }: {
   id: string; label: ReactNode; error?: string; hint?: ReactNode; children: ReactNode;
@@ -58,31 +35,6 @@ function Field({ id, label, error, hint, children, after }: {
 /** aria-invalid and the error's id for a field that has one. */
 const invalid = (id: string, error?: string) => (error ? { "aria-invalid": true as const, "aria-describedby": `${id}-error` } : {});
 
-/** Runs a dialog's call: busy while it runs, its refusal split into field errors and the rest. */
-function useSubmit<T>(fieldOf: (message: string, path?: readonly (string | number)[]) => string | null) {
-  const [busy, setBusy] = useState(false);
-  const [fields, setFields] = useState<FieldErrors>({});
-  const [error, setError] = useState<unknown>(null);
-  const reset = () => {
-    setFields({});
-    setError(null);
-  };
-  async function run(call: () => Promise<T>, done: (result: T) => Promise<void>) {
-    setBusy(true);
-    reset();
-    try {
-      await done(await call());
-    } catch (err) {
-      const split = splitRefusal(err, fieldOf);
-      setFields(split.fields);
-      setError(split.rest);
-    } finally {
-      setBusy(false);
-    }
-  }
-  return { busy, fields, error, run, reset };
-}
-
 const generateFieldOf = (message: string, path?: readonly (string | number)[]) => {
   const named = path?.[0];
   if (named === "name" || named === "commonName" || named === "validityDays") return named;
@@ -97,7 +49,7 @@ export function GenerateCaDialog({ open, onClose, onDone }: { open: boolean; onC
   const [commonName, setCommonName] = useState("");
   const [validity, setValidity] = useState(String(DEFAULT_VALIDITY_DAYS));
   const [keyAlgorithm, setKeyAlgorithm] = useState<KeyAlgorithm>("ECDSA-P256");
-  const submit = useSubmit<CreatedCa>(generateFieldOf);
+  const submit = useAction(q.caCertificates.generate.mutation(), { fieldOf: generateFieldOf, onSuccess: onDone });
   useEffect(() => {
     if (!open) return;
     setName("");
@@ -108,26 +60,23 @@ export function GenerateCaDialog({ open, onClose, onDone }: { open: boolean; onC
   }, [open]); // eslint-disable-line react-hooks/exhaustive-deps
   const days = Number(validity);
   const validityProblem = Number.isInteger(days) && days >= 1 && days <= MAX_VALIDITY_DAYS ? undefined : `A whole number of days from 1 to ${MAX_VALIDITY_DAYS}`;
-  const validityError = (validity !== "" && validityProblem) || submit.fields.validityDays;
+  const validityError = (validity !== "" && validityProblem) || submit.fieldErrors.validityDays;
 
   function onSubmit(event: FormEvent) {
     event.preventDefault();
     if (validityProblem || !name.trim() || !commonName.trim()) return;
-    void submit.run(
-      () => q.caCertificates.generate.call({ name: name.trim(), commonName: commonName.trim(), validityDays: days, keyAlgorithm }),
-      onDone,
-    );
+    void submit.run({ name: name.trim(), commonName: commonName.trim(), validityDays: days, keyAlgorithm });
   }
 
   return (
     <Dialog open={open} onClose={onClose} title="Generate a certificate authority">
       <form className="stack" onSubmit={onSubmit} noValidate>
         <p className="muted">A self-signed root CA; its private key is generated and kept sealed by the service, never shown.</p>
-        <Field id="ca-name" label="Name" error={submit.fields.name}>
-          <input id="ca-name" className="input" maxLength={100} value={name} onChange={(e) => setName(e.target.value)} placeholder="Production root 2026" {...invalid("ca-name", submit.fields.name)} />
+        <Field id="ca-name" label="Name" error={submit.fieldErrors.name}>
+          <input id="ca-name" className="input" maxLength={100} value={name} onChange={(e) => setName(e.target.value)} placeholder="Production root 2026" {...invalid("ca-name", submit.fieldErrors.name)} />
         </Field>
-        <Field id="ca-common-name" label="Common name (CN)" error={submit.fields.commonName} hint="The subject of the certificate: devices' certificates name it as their issuer.">
-          <input id="ca-common-name" className="input" maxLength={64} value={commonName} onChange={(e) => setCommonName(e.target.value)} placeholder="Acme Fleet Root CA" {...invalid("ca-common-name", submit.fields.commonName)} />
+        <Field id="ca-common-name" label="Common name (CN)" error={submit.fieldErrors.commonName} hint="The subject of the certificate: devices' certificates name it as their issuer.">
+          <input id="ca-common-name" className="input" maxLength={64} value={commonName} onChange={(e) => setCommonName(e.target.value)} placeholder="Acme Fleet Root CA" {...invalid("ca-common-name", submit.fieldErrors.commonName)} />
         </Field>
         <div className="grid grid--2">
           <Field id="ca-validity" label="Validity (days)" error={validityError || undefined} hint="3650: ten years.">
@@ -139,11 +88,7 @@ export function GenerateCaDialog({ open, onClose, onDone }: { open: boolean; onC
             </select>
           </Field>
         </div>
-        {submit.error != null && <ErrorBox error={submit.error} />}
-        <div className="dialog__footer ca-dialog-footer">
-          <Button onClick={onClose}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={submit.busy} disabled={!name.trim() || !commonName.trim() || !!validityProblem}>Generate CA</Button>
-        </div>
+        <FormFooter action={submit} onCancel={onClose} className="dialog__footer ca-dialog-footer" disabled={!name.trim() || !commonName.trim() || !!validityProblem} submitLabel="Generate CA" />
       </form>
     </Dialog>
   );
@@ -180,7 +125,13 @@ export function UploadCaDialog({ open, onClose, onDone }: { open: boolean; onClo
   const [name, setName] = useState("");
   const [certificatePem, setCertificatePem] = useState("");
   const [privateKeyPem, setPrivateKeyPem] = useState("");
-  const submit = useSubmit<CreatedCa>(uploadFieldOf);
+  const submit = useAction(q.caCertificates.upload.mutation(), {
+    fieldOf: uploadFieldOf,
+    onSuccess: async (ca) => {
+      setPrivateKeyPem(""); // the key leaves the page as soon as the service has it
+      await onDone(ca);
+    },
+  });
   useEffect(() => {
     if (!open) return;
     setName("");
@@ -192,27 +143,21 @@ export function UploadCaDialog({ open, onClose, onDone }: { open: boolean; onClo
   function onSubmit(event: FormEvent) {
     event.preventDefault();
     if (!name.trim() || !certificatePem.trim()) return;
-    void submit.run(
-      () => q.caCertificates.upload.call({ name: name.trim(), certificatePem, ...(privateKeyPem.trim() ? { privateKeyPem } : {}) }),
-      async (ca) => {
-        setPrivateKeyPem(""); // the key leaves the page as soon as the service has it
-        await onDone(ca);
-      },
-    );
+    void submit.run({ name: name.trim(), certificatePem, ...(privateKeyPem.trim() ? { privateKeyPem } : {}) });
   }
 
   return (
     <Dialog open={open} onClose={onClose} title="Upload a certificate authority">
       <form className="stack" onSubmit={onSubmit} noValidate>
-        <Field id="upload-name" label="Name" error={submit.fields.name}>
-          <input id="upload-name" className="input" maxLength={100} value={name} onChange={(e) => setName(e.target.value)} placeholder="Corporate issuing CA" {...invalid("upload-name", submit.fields.name)} />
+        <Field id="upload-name" label="Name" error={submit.fieldErrors.name}>
+          <input id="upload-name" className="input" maxLength={100} value={name} onChange={(e) => setName(e.target.value)} placeholder="Corporate issuing CA" {...invalid("upload-name", submit.fieldErrors.name)} />
         </Field>
         <PemField
           id="upload-certificate"
           label="Certificate (PEM)"
           value={certificatePem}
           onChange={setCertificatePem}
-          error={submit.fields.certificatePem}
+          error={submit.fieldErrors.certificatePem}
           hint="The CA certificate, optionally followed by its issuers, nearest first."
         />
         <PemField
@@ -221,14 +166,10 @@ export function UploadCaDialog({ open, onClose, onDone }: { open: boolean; onClo
           optional
           value={privateKeyPem}
           onChange={setPrivateKeyPem}
-          error={submit.fields.privateKeyPem}
+          error={submit.fieldErrors.privateKeyPem}
           hint="Unencrypted PKCS#8, SEC1 or PKCS#1, stored sealed. Without it the CA is trusted and downloadable but signs nothing."
         />
-        {submit.error != null && <ErrorBox error={submit.error} />}
-        <div className="dialog__footer ca-dialog-footer">
-          <Button onClick={onClose}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={submit.busy} disabled={!name.trim() || !certificatePem.trim()}>Upload CA</Button>
-        </div>
+        <FormFooter action={submit} onCancel={onClose} className="dialog__footer ca-dialog-footer" disabled={!name.trim() || !certificatePem.trim()} submitLabel="Upload CA" />
       </form>
     </Dialog>
   );
@@ -244,7 +185,7 @@ const renewFieldOf = (message: string, path?: readonly (string | number)[]) => {
 export function RenewCaDialog({ ca, onClose, onDone }: { ca: CaCertificate | null; onClose: () => void; onDone: (ca: CreatedCa) => Promise<void> }) {
   const [name, setName] = useState("");
   const [validity, setValidity] = useState("");
-  const submit = useSubmit<CreatedCa>(renewFieldOf);
+  const submit = useAction(q.caCertificates.renew.mutation(), { fieldOf: renewFieldOf, onSuccess: onDone });
   useEffect(() => {
     if (!ca) return;
     setName("");
@@ -253,15 +194,12 @@ export function RenewCaDialog({ ca, onClose, onDone }: { ca: CaCertificate | nul
   }, [ca]); // eslint-disable-line react-hooks/exhaustive-deps
   const days = Number(validity);
   const validityProblem = validity === "" || (Number.isInteger(days) && days >= 1 && days <= MAX_VALIDITY_DAYS) ? undefined : `A whole number of days from 1 to ${MAX_VALIDITY_DAYS}`;
-  const validityError = validityProblem ?? submit.fields.validityDays;
+  const validityError = validityProblem ?? submit.fieldErrors.validityDays;
 
   function onSubmit(event: FormEvent) {
     event.preventDefault();
     if (!ca || validityProblem) return;
-    void submit.run(
-      () => q.caCertificates.renew.call({ id: ca.id, ...(name.trim() ? { name: name.trim() } : {}), ...(validity ? { validityDays: days } : {}) }),
-      onDone,
-    );
+    void submit.run({ id: ca.id, ...(name.trim() ? { name: name.trim() } : {}), ...(validity ? { validityDays: days } : {}) });
   }
 
   return (
@@ -271,17 +209,13 @@ export function RenewCaDialog({ ca, onClose, onDone }: { ca: CaCertificate | nul
           A new certificate with the same subject and key, a new serial number and validity. Certificates the old one issued keep verifying
           against it. {ca?.isDefault ? "The renewed CA becomes the default." : "The old one stays as it is."}
         </p>
-        <Field id="renew-name" label={<>Name of the renewed CA <span className="faint">(optional)</span></>} error={submit.fields.name} hint="Default: the old name with “(renewed <date>)”.">
-          <input id="renew-name" className="input" maxLength={100} value={name} onChange={(e) => setName(e.target.value)} {...invalid("renew-name", submit.fields.name)} />
+        <Field id="renew-name" label={<>Name of the renewed CA <span className="faint">(optional)</span></>} error={submit.fieldErrors.name} hint="Default: the old name with “(renewed <date>)”.">
+          <input id="renew-name" className="input" maxLength={100} value={name} onChange={(e) => setName(e.target.value)} {...invalid("renew-name", submit.fieldErrors.name)} />
         </Field>
         <Field id="renew-validity" label={<>Validity (days) <span className="faint">(optional)</span></>} error={validityError} hint="Default: the lifetime of the CA being renewed.">
           <input id="renew-validity" className="input" type="number" min={1} max={MAX_VALIDITY_DAYS} value={validity} onChange={(e) => setValidity(e.target.value)} {...invalid("renew-validity", validityError)} />
         </Field>
-        {submit.error != null && <ErrorBox error={submit.error} />}
-        <div className="dialog__footer ca-dialog-footer">
-          <Button onClick={onClose}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={submit.busy} disabled={!!validityProblem}>Renew CA</Button>
-        </div>
+        <FormFooter action={submit} onCancel={onClose} className="dialog__footer ca-dialog-footer" disabled={!!validityProblem} submitLabel="Renew CA" />
       </form>
     </Dialog>
   );

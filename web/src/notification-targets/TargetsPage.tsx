@@ -3,7 +3,7 @@
 // and empty keeps them; a generated webhook secret is shown once), send a test, the delivery
 // history with every attempt, enable/disable and delete, for someone with alerts:write.
 import { useEffect, useState } from "react";
-import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { AlertTriangle, History, Pencil, Plus, Power, PowerOff, Send, Trash2 } from "lucide-react";
 import { q } from "../api/query";
 import { useCan } from "../app/session";
@@ -15,11 +15,13 @@ import { CopyButton } from "../ui/CopyButton";
 import { DataTable, type Column } from "../ui/DataTable";
 import { ConfirmDialog, Dialog } from "../ui/Dialog";
 import { Pagination } from "../ui/Pagination";
-import { Empty, ErrorBox, ErrorState, Forbidden } from "../ui/states";
+import { FormFooter } from "../ui/FormFooter";
+import { QueryTable } from "../ui/QueryTable";
+import { Empty, ErrorState, Forbidden } from "../ui/states";
 import { formatDateTime, RelativeTime } from "../ui/time";
-import { useToast } from "../ui/toast";
+import { useAction, type Action } from "../ui/useAction";
 import { useFormFields } from "../ui/useFormFields";
-import { useSubmit } from "../ui/useSubmit";
+import { useLocalPage } from "../ui/useLocalPage";
 import { createBody, EMPTY_TARGET, formOfTarget, targetProblems, TYPE_LABEL, updateBody, type Target, type TargetForm, type TargetType } from "./target-form";
 import "../alerts/alerts.css";
 
@@ -38,25 +40,41 @@ export function TargetsPage() {
 
 function TargetList() {
   const canWrite = useCan("alerts:write");
-  const queryClient = useQueryClient();
-  const toast = useToast();
-  const [offset, setOffset] = useState(0);
+  const page = useLocalPage(PAGE);
   const [editing, setEditing] = useState<Target | "new" | null>(null);
   const [deleting, setDeleting] = useState<Target | null>(null);
   const [history, setHistory] = useState<Target | null>(null);
   const [created, setCreated] = useState<{ name: string; secret: string } | null>(null);
-  const [busy, setBusy] = useState<string | null>(null);
-  const list = useQuery({ ...q.notificationTargets.list.options({ limit: PAGE, offset }), placeholderData: keepPreviousData });
-  const refresh = () => queryClient.invalidateQueries({ queryKey: q.notificationTargets.key() });
-
-  const run = (key: string, action: () => Promise<void>) => async () => {
-    setBusy(key);
-    try {
-      await action();
-    } finally {
-      setBusy(null);
-    }
-  };
+  const list = useQuery({ ...q.notificationTargets.list.options(page.input), placeholderData: keepPreviousData });
+  const invalidates = [q.notificationTargets.key()];
+  const sendTest = useAction({ mutationFn: (t: Target) => q.notificationTargets.test.call({ id: t.id }) }, {
+    invalidates: [q.notificationTargets.deliveries.key()],
+    success: (_, t) => `Test notification queued for ${t.name}: follow it in its deliveries`,
+    failure: (t) => `Could not send a test to ${t.name}`,
+  });
+  const toggle = useAction({ mutationFn: (t: Target) => q.notificationTargets.update.call({ id: t.id, enabled: !t.enabled }) }, {
+    invalidates,
+    success: (_, t) => `${t.name} ${t.enabled ? "disabled" : "enabled"}`,
+    failure: (t) => `Could not ${t.enabled ? "disable" : "enable"} ${t.name}`,
+  });
+  const save = useAction({
+    mutationFn: async (form: TargetForm) => {
+      if (editing === "new" || editing === null) return await q.notificationTargets.create.call(createBody(form));
+      await q.notificationTargets.update.call(updateBody(editing.id, form));
+      return null;
+    },
+  }, {
+    invalidates,
+    success: (added, form) => added ? `Notification target “${added.name}” added` : `Notification target “${form.name.trim()}” saved`,
+    onSuccess: (added) => {
+      if (added?.secret) setCreated({ name: added.name, secret: added.secret });
+      setEditing(null);
+    },
+  });
+  const remove = useAction({ mutationFn: () => q.notificationTargets.delete.call({ id: deleting!.id }) }, {
+    invalidates: [...invalidates, q.alertRules.key()],
+    success: () => `Notification target “${deleting?.name ?? ""}” deleted`,
+  });
 
   const columns: Column<Target>[] = [
     { id: "name", header: "Name", cell: (t) => <strong>{t.name}</strong> },
@@ -84,18 +102,10 @@ function TargetList() {
               <Button
                 size="small"
                 icon={<Send />}
-                busy={busy === `test:${t.id}`}
+                busy={sendTest.pendingInput?.id === t.id}
                 disabled={!t.enabled}
                 title={t.enabled ? undefined : "Enable the target to send a test"}
-                onClick={run(`test:${t.id}`, async () => {
-                  try {
-                    await q.notificationTargets.test.call({ id: t.id });
-                    toast.success(`Test notification queued for ${t.name}: follow it in its deliveries`);
-                    await queryClient.invalidateQueries({ queryKey: q.notificationTargets.deliveries.key() });
-                  } catch (err) {
-                    toast.error(err, `Could not send a test to ${t.name}`);
-                  }
-                })}
+                onClick={() => void sendTest.run(t)}
               >
                 Send test<span className="visually-hidden"> to {t.name}</span>
               </Button>
@@ -103,17 +113,9 @@ function TargetList() {
               <Button
                 size="small"
                 icon={t.enabled ? <PowerOff /> : <Power />}
-                busy={busy === `toggle:${t.id}`}
+                busy={toggle.pendingInput?.id === t.id}
                 aria-label={`${t.enabled ? "Disable" : "Enable"} ${t.name}`}
-                onClick={run(`toggle:${t.id}`, async () => {
-                  try {
-                    await q.notificationTargets.update.call({ id: t.id, enabled: !t.enabled });
-                    toast.success(`${t.name} ${t.enabled ? "disabled" : "enabled"}`);
-                    await refresh();
-                  } catch (err) {
-                    toast.error(err, `Could not ${t.enabled ? "disable" : "enable"} ${t.name}`);
-                  }
-                })}
+                onClick={() => void toggle.run(t)}
               />
               <Button size="small" variant="danger" icon={<Trash2 />} onClick={() => setDeleting(t)} aria-label={`Delete ${t.name}`} />
             </>
@@ -144,48 +146,29 @@ function TargetList() {
         </section>
       )}
       <Card flush title="Targets" actions={canWrite && <Button variant="primary" icon={<Plus />} onClick={() => setEditing("new")}>Add notification target</Button>}>
-        {list.isError ? <ErrorState error={list.error} what="the notification targets" retry={() => list.refetch()} /> : (
-          <>
-            <DataTable
-              caption="Notification targets"
-              columns={columns}
-              rows={list.data?.items}
-              rowKey={(t) => t.id}
-              loading={list.isPending}
-              empty={<Empty title="No notification targets yet">Add a webhook or an e-mail target, then pick it in an alert rule.</Empty>}
-            />
-            <Pagination label="Notification target pages" offset={offset} limit={PAGE} total={list.data?.total} onOffset={setOffset} />
-          </>
-        )}
+        <QueryTable
+          query={list}
+          what="the notification targets"
+          caption="Notification targets"
+          columns={columns}
+          rowKey={(t) => t.id}
+          page={page}
+          pageLabel="Notification target pages"
+          empty={<Empty title="No notification targets yet">Add a webhook or an e-mail target, then pick it in an alert rule.</Empty>}
+        />
       </Card>
       <TargetDialog
         open={editing !== null}
         target={editing === "new" ? null : editing}
         onClose={() => setEditing(null)}
-        onSubmit={async (form) => {
-          if (editing === "new") {
-            const answer = await q.notificationTargets.create.call(createBody(form));
-            if (answer.secret) setCreated({ name: answer.name, secret: answer.secret });
-            toast.success(`Notification target “${answer.name}” added`);
-          } else if (editing) {
-            await q.notificationTargets.update.call(updateBody(editing.id, form));
-            toast.success(`Notification target “${form.name.trim()}” saved`);
-          }
-          setEditing(null);
-          await refresh();
-        }}
+        action={save}
       />
       <ConfirmDialog
         open={deleting !== null}
         onClose={() => setDeleting(null)}
         title={`Delete the target “${deleting?.name ?? ""}”?`}
         confirmLabel="Delete target"
-        onConfirm={async () => {
-          if (!deleting) return;
-          await q.notificationTargets.delete.call({ id: deleting.id });
-          toast.success(`Notification target “${deleting.name}” deleted`);
-          await Promise.all([refresh(), queryClient.invalidateQueries({ queryKey: q.alertRules.key() })]);
-        }}
+        action={remove}
       >
         <p>Rules stop notifying it; its past deliveries stay in the rules' history under its name.</p>
       </ConfirmDialog>
@@ -239,20 +222,19 @@ function DeliveryHistory({ targetId }: { targetId: string }) {
   );
 }
 
-function TargetDialog({ open, target, onClose, onSubmit }: { open: boolean; target: Target | null; onClose: () => void; onSubmit: (form: TargetForm) => Promise<void> }) {
+function TargetDialog({ open, target, onClose, action }: { open: boolean; target: Target | null; onClose: () => void; action: Action<TargetForm> }) {
   const editing = target !== null;
   const { form, set, reset, valid, id, problem, described } = useFormFields<TargetForm>(EMPTY_TARGET, "target", (f) => targetProblems(f, editing));
-  const { busy, error, clear, submit } = useSubmit(onSubmit);
   useEffect(() => {
     if (open) {
       reset(target ? formOfTarget(target) : EMPTY_TARGET);
-      clear();
+      action.reset();
     }
   }, [open]); // eslint-disable-line react-hooks/exhaustive-deps
 
   return (
     <Dialog open={open} onClose={onClose} title={editing ? `Edit notification target “${target.name}”` : "Add a notification target"}>
-      <form className="stack" onSubmit={submit(form, valid)} noValidate>
+      <form className="stack" onSubmit={action.submit(() => form, { valid })} noValidate>
         <div className="field">
           <label htmlFor={id("name")}>Name</label>
           <input id={id("name")} className="input" value={form.name} maxLength={120} onChange={(e) => set("name", e.target.value)} {...described("name")} />
@@ -292,11 +274,7 @@ function TargetDialog({ open, target, onClose, onSubmit }: { open: boolean; targ
           </div>
         )}
         <label className="row"><input type="checkbox" checked={form.enabled} onChange={(e) => set("enabled", e.target.checked)} /> Enabled</label>
-        {error != null && <ErrorBox error={error} />}
-        <div className="dialog__footer dialog__footer--inline">
-          <Button onClick={onClose} disabled={busy}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={busy} disabled={!valid}>{editing ? "Save" : "Add target"}</Button>
-        </div>
+        <FormFooter action={action} onCancel={onClose} disabled={!valid} submitLabel={editing ? "Save" : "Add target"} />
       </form>
     </Dialog>
   );
