@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
 import { pageOf } from "../../lib/paging.js";
+import { counted } from "../../lib/plural.js";
 import { badRequest, conflict, notFound } from "../../trpc/errors.js";
 import { iso } from "../devices/schemas.js";
 import { targetCondition, type BulkTarget } from "../groups/service.js";
@@ -139,7 +140,7 @@ export async function rollBack(
       data: {
         organizationId,
         name: `rollback ${application!.name} to ${first.targetVersion} ${stamp}-${randomBytes(2).toString("hex")}`,
-        description: `Rollback of ${members.length} device(s) to the last version that ran successfully on them`,
+        description: `Rollback of ${counted(members.length, "device")} to the last version that ran successfully on them`,
         applicationId,
         applicationVersionId: first.targetVersionId!,
         version: first.targetVersion!,

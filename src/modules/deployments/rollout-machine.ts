@@ -14,6 +14,7 @@
 import { conflict } from "../../trpc/errors.js";
 import { MOVES_ALLOWED_FROM, moveRefusal, type RolloutMove, type RolloutPosition, type RolloutState } from "./rollout-moves.js";
 import { ceilPercent } from "./batch-plan.js";
+import { counted } from "../../lib/plural.js";
 
 // The move table is shared with the console (rollout-moves.ts); re-exported for the service.
 export { MOVES_ALLOWED_FROM, ROLLOUT_STATES, TERMINAL_ROLLOUT_STATES, type RolloutMove, type RolloutPosition, type RolloutState } from "./rollout-moves.js";
@@ -154,9 +155,9 @@ export function outcomeText(o: BatchOutcome): string {
 export function completionReason(batches: ReadonlyArray<{ index: number; outcome: BatchOutcome | null }>): string {
   const n = batches.length;
   const reached = batches.filter((b) => b.outcome?.kind === "succeeded").length;
-  if (reached === n) return `all ${n} batch${n === 1 ? "" : "es"} reached the success threshold`;
+  if (reached === n) return `all ${counted(n, "batch", "batches")} reached the success threshold`;
   const others = batches.filter((b) => b.outcome?.kind !== "succeeded").map((b) => `${b.index === 0 ? "the canary" : batchLabel(b.index)} was ${b.outcome ? outcomeText(b.outcome) : "not run"}`);
-  return `all ${n} batch${n === 1 ? "" : "es"} done: ${reached} reached the success threshold; ${others.join("; ")}`;
+  return `all ${counted(n, "batch", "batches")} done: ${reached} reached the success threshold; ${others.join("; ")}`;
 }
 
 /**

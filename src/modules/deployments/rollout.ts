@@ -5,6 +5,7 @@
 import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
 import { conflict } from "../../trpc/errors.js";
+import { counted } from "../../lib/plural.js";
 import { UTC_NOW } from "../devices/sql.js";
 import type { DeploymentEvents } from "./events.js";
 import { admitWithinBudget, cancelNotStarted, dispatchDueRetries, dispatchInstall } from "./dispatch.js";
@@ -180,7 +181,7 @@ export async function retryFailedRollout(db: DbTx, row: DeploymentRow, events: D
   const deadline = batchDeadline(row, strategy, new Date());
   await db.deploymentBatch.updateMany({ where: { deploymentId: row.id, index: batch.index, state: "in_progress" }, data: { failureAccepted: false, deadlineAt: deadline } });
   const state = row.rolloutState === "paused" ? resumeTarget(row.pausedFrom as RolloutState | null) : (row.rolloutState as RolloutState);
-  const reason = `${label}: ${due} failed device${due === 1 ? "" : "s"} retried by ${by}; ${waitingText({ ...batch, failed: 0 }, strategy, deadline)}`;
+  const reason = `${label}: ${counted(due, "failed device")} retried by ${by}; ${waitingText({ ...batch, failed: 0 }, strategy, deadline)}`;
   const moved = await moveRollout(db, row, { rolloutState: state, pausedFrom: null, rolloutReason: reason }, events);
   // under a disruption budget the retries wait for a place like any (dispatch.ts)
   if (moved.disruptionBudget) await admitWithinBudget(db, moved);
@@ -281,7 +282,7 @@ async function openLateJoinerBatch(db: DbTx, row: DeploymentRow, strategy: Stage
   await startBatch(db, row, next, strategy);
   return moveRollout(db, row, {
     rolloutState: "in_progress", currentBatch: next, completedAt: null,
-    rolloutReason: `late-joiner batch ${next}: ${joiners} device(s) joined after the rollout completed`,
+    rolloutReason: `late-joiner batch ${next}: ${counted(joiners, "device")} joined after the rollout completed`,
   }, events);
 }
 

@@ -94,6 +94,9 @@ describe.skipIf(!peerAvailable("chromium"))("console rollout page: an automatic 
     const reason = `all 2 batches done: 1 reached the success threshold; the canary was promoted by ${ADMIN.email} with 2 of 3 running (3 needed), 1 failed`;
     await waitForText(card.locator(".alert-box p").first(), `Completed: ${reason}`);
     await waitForText(ui.page.getByTestId("batch-state-1"), "succeeded");
+    // the strategy's facts stay; "Next batch: waits for approval" would say something untrue now
+    expect(await card.getByText("Success threshold", { exact: true }).isVisible()).toBe(true);
+    expect(await card.getByText("Next batch", { exact: true }).count()).toBe(0);
     const api = await service.call<{ reason: string; batches: Array<{ state: string; outcome: { kind: string; by: string | null } | null }> }>("GET", `/api/v1/deployments/${id}/rollout`);
     expect(api.reason).toBe(reason);
     expect(api.batches.map((b) => [b.state, b.outcome?.kind, b.outcome?.by])).toEqual([["promoted", "promoted", ADMIN.email], ["succeeded", "succeeded", null]]);

@@ -81,7 +81,7 @@ describe("late joiners of a staged continuous deployment", () => {
     // two processes' ticks race: one batch
     await Promise.all([judgeDeploymentsInFlight(h.services), judgeDeploymentsInFlight(h.services)]);
     const opened = await rollout(id);
-    expect(opened).toMatchObject({ state: "in_progress", currentBatch: 2, reason: "late-joiner batch 2: 2 device(s) joined after the rollout completed", completedAt: null });
+    expect(opened).toMatchObject({ state: "in_progress", currentBatch: 2, reason: "late-joiner batch 2: 2 devices joined after the rollout completed", completedAt: null });
     expect(opened.batches).toHaveLength(3);
     expect(opened.batches[2]).toMatchObject({ index: 2, kind: "late_joiners", size: 2, state: "in_progress", successTarget: 2, counts: { pending: 2 } });
     for (const device of late) expect(await installOf(device, id)).toBeDefined();

@@ -3,6 +3,7 @@
 // the counts in words beside it, and the time left before the batch in flight times out.
 import { useEffect, useState } from "react";
 import { formatDateTime } from "../../ui/time";
+import { counted } from "../../../../src/lib/plural";
 import { BATCH_STATE_TONE, batchStateText } from "./labels";
 import { batchName, batchSegments, clockRuns, failureLimit, thresholdLines, timeLeft, type Batch, type Rollout } from "./timeline";
 
@@ -32,7 +33,7 @@ function BatchRow({ rollout, batch, now }: { rollout: Rollout; batch: Batch; now
           <span className={`badge ${rollout.state === "paused" && batch.state === "in_progress" ? "badge--warning" : BATCH_STATE_TONE[batch.state]}`} data-testid={`batch-state-${batch.index}`}>
             {batchStateText(rollout, batch)}
           </span>
-          <span className="muted">{batch.size} device{batch.size === 1 ? "" : "s"}</span>
+          <span className="muted">{counted(batch.size, "device")}</span>
           {clockRuns(rollout, batch) && batch.deadlineAt && (
             <span className="timeline__clock" title={`Times out at ${formatDateTime(batch.deadlineAt)}`} data-testid={`timeout-${batch.index}`}>
               {timeLeft(batch.deadlineAt, now)}

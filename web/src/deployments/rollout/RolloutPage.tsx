@@ -27,6 +27,8 @@ import { BatchTimeline } from "./BatchTimeline";
 import type { Rollout } from "./timeline";
 import { deploymentStatusText, positionText, retryable, shortfall, STATE_TONE, stateLabel } from "./labels";
 import "./rollout.css";
+import { counted } from "../../../../src/lib/plural";
+import { TERMINAL_ROLLOUT_STATES } from "../../../../src/modules/deployments/rollout-moves";
 
 type Deployment = RouterOutputs["deployments"]["get"];
 type DeviceEntry = RouterOutputs["deployments"]["devices"]["items"][number];
@@ -136,7 +138,7 @@ const STATUS_TONE: Record<Deployment["status"], string> = {
 function targetText(d: Deployment): string {
   if (d.target.labelSelector) return `devices labelled ${Object.entries(d.target.labelSelector).map(([k, v]) => `${k}=${v}`).join(",")}`;
   const n = d.target.deviceIds?.length ?? 0;
-  return `${n} picked device${n === 1 ? "" : "s"}`;
+  return counted(n, "picked device");
 }
 
 /** A control's button and its confirmation, which says what will happen. */
@@ -256,7 +258,8 @@ function RolloutCard({ deployment, rollout }: { deployment: Deployment; rollout:
               <dt>Success threshold</dt><dd>{r.successThreshold}% running</dd>
               <dt>Failure threshold</dt><dd>{r.failureThreshold}% failed pauses it</dd>
               <dt>Batch timeout</dt><dd>{formatSeconds(r.batchTimeoutSeconds)}</dd>
-              <dt>Next batch</dt><dd>{r.autoAdvance ? "starts by itself" : "waits for approval"}</dd>
+              {/* a setting of the strategy: once the rollout has ended there is no next batch to speak of */}
+              {!TERMINAL_ROLLOUT_STATES.includes(deployment.rolloutState) && <><dt>Next batch</dt><dd>{r.autoAdvance ? "starts by itself" : "waits for approval"}</dd></>}
             </dl>
           )}
         </div>
@@ -375,7 +378,7 @@ function DeploymentActions({ deployment, onDeleted }: { deployment: Deployment; 
       <ConfirmDialog open={confirmDelete} onClose={() => setConfirmDelete(false)} title={`Delete ${deployment.name}?`} confirmLabel="Delete deployment" onConfirm={remove}>
         <p>{controlConsequence("delete", { state: deployment.rolloutState, currentBatch: null, staged: false, batches: 1 })}</p>
         {deployment.status === "running" && (
-          <p>It runs on {deployment.progress.total} device{deployment.progress.total === 1 ? "" : "s"} now: each will be told to remove {deployment.applicationName}.</p>
+          <p>It runs on {counted(deployment.progress.total, "device")} now: each will be told to remove {deployment.applicationName}.</p>
         )}
       </ConfirmDialog>
       {rollback && (
@@ -420,7 +423,7 @@ function DevicesCard({ deployment }: { deployment: Deployment }) {
             {DEVICE_STATES.map((s) => <option key={s} value={s}>{s}</option>)}
           </select>
         </div>
-        <span className="muted" data-testid="device-total">{devices.data ? `${devices.data.total} device${devices.data.total === 1 ? "" : "s"}` : ""}</span>
+        <span className="muted" data-testid="device-total">{devices.data ? counted(devices.data.total, "device") : ""}</span>
       </div>
       {devices.isError ? (
         <ErrorState error={devices.error} what="this deployment's devices" retry={() => devices.refetch()} />

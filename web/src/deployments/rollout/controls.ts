@@ -2,6 +2,7 @@
 // (src/modules/deployments/rollout-moves.ts, which the service's state machine applies), so
 // that a button is enabled exactly when the move would not be answered 409.
 import { EDITABLE_STATUSES, moveRefusal, stopRefusal, type RolloutPosition, type RolloutState } from "../../../../src/modules/deployments/rollout-moves";
+import { counted } from "../../../../src/lib/plural";
 
 export const CONTROLS = ["start", "promote", "approve", "pause", "resume", "retry", "abort", "stop", "forceStop", "delete"] as const;
 export type Control = (typeof CONTROLS)[number];
@@ -64,7 +65,7 @@ export function controlConsequence(
       return `${d.currentBatch === 0 || d.currentBatch === null ? "The canary" : `Batch ${d.currentBatch}`} is accepted as it is ${nextName}.`;
     case "retry": {
       const n = d.retryable ?? 0;
-      return `The ${n} failed device${n === 1 ? "" : "s"} of the batch in flight ${n === 1 ? "gets its" : "get their"} next attempt now; the batch gets a fresh timeout and the failure threshold watches it again.`
+      return `The ${counted(n, "failed device")} of the batch in flight ${n === 1 ? "gets its" : "get their"} next attempt now; the batch gets a fresh timeout and the failure threshold watches it again.`
         + (d.state === "paused" ? " The rollout resumes." : "");
     }
     case "approve":
