@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { AuditEntry } from "../../generated/prisma/client.js";
 import { isoInstant } from "../../lib/iso-time.js";
 import { ACTIVITY_TYPES, activityTypeOf, describeActivity, type ActivityType } from "./types.js";
-import { entityNameOf, type EntityNames } from "../audit/service.js";
+import { actorNameOf, entityNameOf, type EntityNames } from "../audit/service.js";
 
 export const activityTypesInput = z.array(z.enum(ACTIVITY_TYPES)).max(ACTIVITY_TYPES.length);
 
@@ -25,6 +25,7 @@ export const activityItemOutput = z.object({
   userName: z.string().nullable(),
   actorType: z.string(),
   actorId: z.string().nullable(),
+  actorName: z.string().nullable().describe("the acting device's current name (actorType device); null for other actors, or when the device is gone"),
   entityType: z.string().nullable(),
   entityId: z.string().nullable(),
   entityName: z.string().nullable().describe("the entity's name: a device's current name; null for other kinds, or when the device is gone"),
@@ -52,6 +53,7 @@ export function toActivityItem(e: AuditEntry, users: UserNames, entities: Entity
     userName: user?.name ?? null,
     actorType: e.actorType,
     actorId: e.actorId,
+    actorName: actorNameOf(entities, e),
     entityType: e.entityType,
     entityId: e.entityId,
     entityName,
@@ -63,7 +65,7 @@ export function toActivityItem(e: AuditEntry, users: UserNames, entities: Entity
 
 export const ACTIVITY_CSV_COLUMNS: { header: string; value: (a: ActivityItem) => unknown }[] = [
   "id", "createdAt", "type", "summary", "action", "outcome", "organizationId", "userId", "userEmail", "userName",
-  "actorType", "actorId", "entityType", "entityId", "entityName", "sourceIp", "userAgent",
+  "actorType", "actorId", "actorName", "entityType", "entityId", "entityName", "sourceIp", "userAgent",
 ].map((k) => ({ header: k, value: (a: ActivityItem) => a[k as keyof ActivityItem] }));
 
 export const inactiveMemberOutput = z.object({

@@ -47,6 +47,8 @@ export const auditEntryOutput = z.object({
     .describe("the person behind the action (userId), in lists; null when there is none or the account is gone"),
   entityName: z.string().nullable().optional()
     .describe("the entity's name, in lists: a device's current name; null for other kinds, or when the device is gone"),
+  actorName: z.string().nullable().optional()
+    .describe("the acting device's current name (actorType device), in lists; null for other actors, or when the device is gone"),
 });
 export type AuditEntryDto = z.infer<typeof auditEntryOutput>;
 

@@ -75,6 +75,7 @@ export async function searchAudit(db: DbTx, principal: Principal, f: Partial<Aud
     ...toAuditEntryDto(r),
     user: (r.userId && names.get(r.userId)) || null,
     entityName: entityNameOf(entities, r),
+    actorName: actorNameOf(entities, r),
   })), total, f.offset);
 }
 
@@ -82,14 +83,29 @@ export async function searchAudit(db: DbTx, principal: Principal, f: Partial<Aud
 const DEVICE_ENTITIES = new Set(["devices", "device"]);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Names of the entities in `entries`, by id: today devices' (their current name), in one query. */
+/** Names of the devices `entries` concern or were made by, by id (their current name), in one query. */
 export type EntityNames = Map<string, string>;
 
-export async function entityNamesOf(db: DbTx, entries: Pick<AuditEntry, "entityType" | "entityId">[]): Promise<EntityNames> {
-  const ids = [...new Set(entries.flatMap((e) => (e.entityType && DEVICE_ENTITIES.has(e.entityType) && e.entityId && UUID.test(e.entityId) ? [e.entityId] : [])))];
+type NamedParts = Pick<AuditEntry, "entityType" | "entityId"> & Partial<Pick<AuditEntry, "actorType" | "actorId">>;
+
+/** The device ids an entry names: its entity when that is a device, its actor when a device acted. */
+function deviceIdsOf(e: NamedParts): string[] {
+  const ids: string[] = [];
+  if (e.entityType && DEVICE_ENTITIES.has(e.entityType) && e.entityId && UUID.test(e.entityId)) ids.push(e.entityId);
+  if (e.actorType === "device" && e.actorId && UUID.test(e.actorId)) ids.push(e.actorId);
+  return ids;
+}
+
+export async function entityNamesOf(db: DbTx, entries: NamedParts[]): Promise<EntityNames> {
+  const ids = [...new Set(entries.flatMap(deviceIdsOf))];
   if (ids.length === 0) return new Map();
   const devices = await db.device.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } });
   return new Map(devices.map((d) => [d.id, d.name]));
+}
+
+/** The name of the device that acted (actorType device), or null (another actor, or the device is gone). */
+export function actorNameOf(names: EntityNames, e: Pick<AuditEntry, "actorType" | "actorId">): string | null {
+  return (e.actorType === "device" && e.actorId && names.get(e.actorId)) || null;
 }
 
 /** The entry's entity's name, or null (not a named kind, or the device is gone). */

@@ -169,7 +169,7 @@ describe("op 4: activity export", () => {
     expect(res.headers.get("content-type")).toBe("text/csv; charset=utf-8");
     expect(res.headers.get("content-disposition")).toMatch(/filename="activity-.*\.csv"/);
     const lines = text.trim().split("\r\n");
-    expect(lines[0]).toBe("id,createdAt,type,summary,action,outcome,organizationId,userId,userEmail,userName,actorType,actorId,entityType,entityId,entityName,sourceIp,userAgent");
+    expect(lines[0]).toBe("id,createdAt,type,summary,action,outcome,organizationId,userId,userEmail,userName,actorType,actorId,actorName,entityType,entityId,entityName,sourceIp,userAgent");
     expect(lines).toHaveLength(2);
     expect(lines[1]).toContain(",login,Signed in,auth.login,success,");
   });

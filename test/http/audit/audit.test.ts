@@ -313,4 +313,27 @@ describe("entity names", () => {
     const theirs = await h.api("GET", `/api/v1/audit?entityId=${ids[0]}`, { key: globex.key });
     expect(theirs.body.total).toBe(0);
   });
+
+  it("names the device that acted (actorName) in the audit log and the activity, in the same lookup", async () => {
+    const device = await h.services.prisma.device.create({ data: { organizationId: acme.org.id, name: "gateway-7" } });
+    const requestId = rid();
+    // what the agent routes write when a device acts (agent.enroll, auth.refused)
+    await h.services.prisma.auditEntry.create({
+      data: { organizationId: acme.org.id, actorType: "device", actorId: device.id, action: "agent.enroll", entityType: "device", entityId: device.id, outcome: "success", requestId },
+    });
+    const page = await h.api("GET", `/api/v1/audit?requestId=${requestId}`, { key: acme.key });
+    expect(page.status).toBe(200);
+    expect(page.body.items).toHaveLength(1);
+    expect(page.body.items[0]).toMatchObject({ actorType: "device", actorId: device.id, actorName: "gateway-7", entityName: "gateway-7" });
+    // a person's entry has no device behind it
+    const logout = await h.api("GET", "/api/v1/audit?action=auth.logout&limit=1", { key: acme.key });
+    expect(logout.body.items[0].actorName).toBeNull();
+    // the activity shows what devices do only when it is refused (access_denied)
+    await h.services.prisma.auditEntry.create({
+      data: { organizationId: acme.org.id, actorType: "device", actorId: device.id, action: "auth.refused", outcome: "denied", message: "certificate revoked" },
+    });
+    const activity = await h.api("GET", "/api/v1/activity?types=access_denied&limit=200", { key: acme.key });
+    expect(activity.status).toBe(200);
+    expect(activity.body.items.find((a: { actorId: string }) => a.actorId === device.id)).toMatchObject({ actorType: "device", actorName: "gateway-7" });
+  });
 });

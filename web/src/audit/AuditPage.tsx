@@ -64,11 +64,11 @@ function TextFilter({ id, label, value, placeholder, wide, onChange }: { id: str
   );
 }
 
-/** "Ann Admin" (the person), or the key's / device's id. */
-export function actorText(e: Pick<Entry, "actorType" | "actorId" | "user">): string {
+/** "Ann Admin" (the person), the key's id, or the device's name (its id once it is gone). */
+export function actorText(e: Pick<Entry, "actorType" | "actorId" | "user" | "actorName">): string {
   if (e.actorType === "user") return e.user?.name ?? e.actorId ?? "unknown person";
   if (e.actorType === "api_key") return `API key ${e.actorId?.slice(0, 8) ?? ""}${e.user ? ` of ${e.user.name}` : ""}`;
-  if (e.actorType === "device") return `Device ${e.actorId ?? ""}`;
+  if (e.actorType === "device") return `Device ${e.actorName ?? e.actorId ?? ""}`;
   return "System";
 }
 
