@@ -3,17 +3,17 @@
 // on it (rollback/), and the versions it ran, newest first. Each deployment links to its page
 // (stop, delete, the rollout). Progress reports of this device arrive over the realtime
 // channel and refresh all three.
-import { useState, type ReactNode } from "react";
+import { useState } from "react";
 import { Link } from "@tanstack/react-router";
-import { keepPreviousData, useQuery, useQueryClient, type UseQueryResult } from "@tanstack/react-query";
+import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
 import type { RouterOutputs } from "../../api/client";
 import { q } from "../../api/query";
 import { DeviceRollbackCard } from "../../rollback/DeviceRollbackCard";
 import { useRealtimeEvents } from "../../app/realtime";
 import { Card } from "../../ui/Card";
-import { DataTable, type Column } from "../../ui/DataTable";
-import { Pagination } from "../../ui/Pagination";
-import { Empty, ErrorState } from "../../ui/states";
+import { type Column } from "../../ui/DataTable";
+import { QueryTable, type Page } from "../../ui/QueryTable";
+import { Empty } from "../../ui/states";
 import { formatDateTime, RelativeTime } from "../../ui/time";
 import type { Device } from "../types";
 import { STATE_TONE } from "../../deployments/rollout/labels";
@@ -84,16 +84,16 @@ function DesiredStateCard({ device }: { device: Device }) {
       <p className="card-intro muted">
         Every deployment that targets this device. Those it is told to install or remove come first: that is what its next heartbeat receives.
       </p>
-      <PagedTable
-        result={entries}
+      <QueryTable
+        query={entries}
         what="this device's deployments"
         caption="Deployments of this device"
         columns={columns}
         rowKey={(e) => e.deploymentId}
         empty={<Empty title="No deployment targets this device">A deployment reaches the device when its label selector matches the device's labels, or when it names the device.</Empty>}
-        offset={offset}
-        onOffset={setOffset}
+        page={pagedBeyondOne(entries.data?.total, offset, setOffset)}
         pageLabel="Deployment pages"
+        loadingRows={3}
       />
     </Card>
   );
@@ -128,38 +128,22 @@ function VersionHistoryCard({ device }: { device: Device }) {
   ];
   return (
     <Card title="Version history" flush>
-      <PagedTable
-        result={history}
+      <QueryTable
+        query={history}
         what="this device's version history"
         caption="Versions this device ran, newest first"
         columns={columns}
         rowKey={(h) => h.id}
         empty={<Empty title="No version has run on this device yet">Each version a deployment brings is recorded here once the device reports it running or failed.</Empty>}
-        offset={offset}
-        onOffset={setOffset}
+        page={pagedBeyondOne(history.data?.total, offset, setOffset)}
         pageLabel="Version history pages"
+        loadingRows={3}
       />
     </Card>
   );
 }
 
-/** A page of rows from the API with its error state, and page controls once there is more than one page. */
-function PagedTable<Row>({ result, what, caption, columns, rowKey, empty, offset, onOffset, pageLabel }: {
-  result: UseQueryResult<{ items: Row[]; total: number }>;
-  what: string;
-  caption: string;
-  columns: Column<Row>[];
-  rowKey: (row: Row) => string;
-  empty: ReactNode;
-  offset: number;
-  onOffset: (offset: number) => void;
-  pageLabel: string;
-}) {
-  if (result.isError) return <ErrorState error={result.error} what={what} retry={() => result.refetch()} />;
-  return (
-    <>
-      <DataTable caption={caption} columns={columns} rows={result.data?.items} rowKey={rowKey} loading={result.isFetching} loadingRows={3} empty={empty} />
-      {(result.data?.total ?? 0) > PAGE && <Pagination label={pageLabel} offset={offset} limit={PAGE} total={result.data?.total} onOffset={onOffset} />}
-    </>
-  );
+/** Page controls once there is more than one page of PAGE rows. */
+function pagedBeyondOne(total: number | undefined, offset: number, onOffset: (offset: number) => void): Page | undefined {
+  return (total ?? 0) > PAGE ? { offset, limit: PAGE, onOffset } : undefined;
 }
