@@ -50,14 +50,18 @@ const FAULTS: readonly ((n: number) => Fault)[] = [
     container: n,
     lines: [["agent", "error", `failed to pull the image of app-${n}: context deadline exceeded`], ["agent", "warn", `heartbeat took ${n * 400} ms (slow uplink)`]],
   }),
-  () => ({
-    reason: "CPU throttled: temperature above threshold",
-    container: null,
-    lines: [["kernel", "error", "thermal zone0: critical temperature, CPU throttled"], ["kernel", "warn", "thermal zone0: temperature above threshold, throttling"]],
+  (n) => ({
+    reason: `container app-${n} crashed: segmentation fault in its health check`,
+    container: n,
+    lines: [["containerd", "error", `container app-${n} exited with code 139 (segmentation fault)`], ["containerd", "warn", `container app-${n} unhealthy: health check failed 3 times`]],
   }),
 ];
 
-/** The fault a device has whenever it fails: always the same one for the same device name. */
+/**
+ * The fault a device has whenever it fails: always the same one for the same device name. Each
+ * stops one container, so a failing simulated device always counts one failed container (what
+ * the overview's "with failed containers" and alert rules on containersFailed watch for).
+ */
 export function faultOf(deviceName: string): Fault {
   let hash = 0;
   for (const char of deviceName) hash = (hash * 31 + char.charCodeAt(0)) >>> 0;

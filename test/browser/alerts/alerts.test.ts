@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { peerAvailable } from "../../support/peers.js";
 import { ADMIN, type ConsoleService, type SimulatedFleet } from "../../support/console-service.js";
 import { consoleSuite, waitForPath, waitForText } from "../../support/browser.js";
-import { faultOf } from "../../../src/simulator/log-lines.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../../support/webhook-receiver.js";
 
 let service: ConsoleService;
@@ -153,12 +152,9 @@ describe.skipIf(!peerAvailable("chromium"))("console alerts", () => {
 
     // A device starts failing: the rule fires on the schedule, the navigation counts it live.
     const before = receiver.requests.length;
-    // (a failing simulated device has one fault, by its name: one that stops a container, so that
-    // its telemetry counts a failed container)
-    const failing = fleet.devices.find((d) => faultOf(d.reportedDeviceId).container !== null)!;
-    failing.failing = true;
-    await fleet.heartbeat([failing]);
-    await fleet.sendTelemetry(1, [failing]);
+    fleet.devices[0].failing = true;
+    await fleet.heartbeat([fleet.devices[0]]);
+    await fleet.sendTelemetry(1, [fleet.devices[0]]);
     const [alert] = (await until(() => alertsOf(ruleId, "firing"), (a) => a.total === 1, "the alert to fire")).items;
     const alertsLink = ui.page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: /^Alerts/ });
     await waitForText(alertsLink, (t) => t.replace(/\s+/g, " ").trim() === "Alerts1 firing");
