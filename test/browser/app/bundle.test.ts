@@ -22,6 +22,7 @@ const SHARED_WITH_THE_CONSOLE = [
   "src/modules/deployments/rollout-moves.ts",
   "src/modules/deployments/window-rules.ts",
   "src/modules/groups/architectures.ts",
+  "src/lib/plural.ts",
 ];
 /** Packages that belong on the server only. */
 const SERVER_PACKAGES = [
