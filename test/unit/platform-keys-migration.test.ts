@@ -54,7 +54,9 @@ const permissionsOf = async (name: string) =>
 
 beforeAll(async () => {
   opened = await openEmptyDatabase();
-  const before = readMigrations().filter((m) => m.name < MIGRATION);
+  // Every migration but the one under test: the schema today's Prisma client reads and writes
+  // (later migrations add columns, such as ApiKey.replacedById), with the data of before it.
+  const before = readMigrations().filter((m) => m.name !== MIGRATION);
   await applyMigrations(opened.raw, before);
   const prisma = createPrisma(opened);
   const database: Database = { prisma, opened, close: async () => { await prisma.$disconnect(); await opened.raw.close(); } };
