@@ -27,7 +27,7 @@ import zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { FleetSimulator } from "../src/simulator/engine.js";
-import { JsonClient } from "../src/simulator/http-client.js";
+import { JsonClient } from "../agent/src/core/json-client.js";
 import { launchBrowser } from "../test/support/chromium.js";
 import { fmtMs, machineLine, percentiles } from "./support/machine.js";
 import { onEachDatabase } from "./support/postgres.js";

@@ -10,7 +10,7 @@
 //   BENCH_RATE_LIMITS=1 (the /api/v1 rate limiters on, with budgets never reached: their cost)  BENCH_PROFILE=<dir> (CPU profile of the service during the measured heartbeats)
 import os from "node:os";
 import { FleetSimulator } from "../src/simulator/engine.js";
-import { JsonClient } from "../src/simulator/http-client.js";
+import { JsonClient } from "../agent/src/core/json-client.js";
 import { closedLoop, LatencyRecorder } from "../src/simulator/latency.js";
 import { fmtMs, machineLine, percentiles } from "./support/machine.js";
 import { onEachDatabase } from "./support/postgres.js";

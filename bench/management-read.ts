@@ -24,7 +24,7 @@
 //   BENCH_DB=both|pglite|postgres BENCH_PROFILE=<dir>
 import os from "node:os";
 import autocannon from "autocannon";
-import { JsonClient } from "../src/simulator/http-client.js";
+import { JsonClient } from "../agent/src/core/json-client.js";
 import { LatencyRecorder, pacedLoop } from "../src/simulator/latency.js";
 import { fmtMs, machineLine } from "./support/machine.js";
 import { onEachDatabase } from "./support/postgres.js";

@@ -32,7 +32,7 @@ import { startService, type RunningService } from "../src/server.js";
 import { parseManifest, manifestDigest } from "../src/modules/applications/manifest/index.js";
 import { ingestManifests } from "../src/modules/applications/ingest.js";
 import { desiredDeploymentsOf, recordDeploymentProgress } from "../src/modules/deployments/agent-state.js";
-import { JsonClient } from "../src/simulator/http-client.js";
+import { JsonClient } from "../agent/src/core/json-client.js";
 import { LatencyRecorder } from "../src/simulator/latency.js";
 import { fmtMs, machineLine, percentiles } from "./support/machine.js";
 import { onEachDatabase } from "./support/postgres.js";

@@ -12,7 +12,7 @@ import { createLogger } from "../../src/lib/logger.js";
 import { startService } from "../../src/server.js";
 import { parseManifest, manifestDigest } from "../../src/modules/applications/manifest/index.js";
 import { ingestManifests } from "../../src/modules/applications/ingest.js";
-import { JsonClient } from "../../src/simulator/http-client.js";
+import { JsonClient } from "../../agent/src/core/json-client.js";
 import { benchServiceEnv } from "./service-env.js";
 
 const ADMIN_KEY = "fm_bench" + "D".repeat(36);

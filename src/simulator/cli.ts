@@ -1,8 +1,8 @@
 // Command-line parsing and the live progress line of `npm run simulate`.
 import { parseArgs } from "node:util";
 import type { SimulatorOptions, SimulatorStats } from "./engine.js";
-import type { DelayRange } from "./deployment-agent.js";
-import type { DeviceKeyAlgorithm } from "./identity.js";
+import type { DelayRange } from "../../agent/src/core/deployments.js";
+import type { DeviceKeyAlgorithm } from "../../agent/src/core/identity.js";
 
 export const USAGE = `usage: npm run simulate -- --url <service url> --token <enrollment token> [--token <another> ...] --devices <N>
          [--heartbeat 30s] [--telemetry 60s|0] [--logs 30s|0] [--failure-rate 0.02] [--prefix sim-xyz]

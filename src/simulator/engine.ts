@@ -4,12 +4,12 @@
 // (deployment-agent.ts) and heartbeats sooner while a deployment is in flight, so that
 // progress shows. Reused by the benchmarks (`heartbeatLoad`), the demo and the CLI.
 import { EventEmitter } from "node:events";
-import type { AgentDeploymentState, DeploymentTimings } from "./deployment-agent.js";
-import { JsonClient } from "./http-client.js";
-import type { DeviceKeyAlgorithm } from "./identity.js";
+import type { AgentDeploymentState, DeploymentTimings } from "../../agent/src/core/deployments.js";
+import { JsonClient } from "../../agent/src/core/json-client.js";
+import type { DeviceKeyAlgorithm } from "../../agent/src/core/identity.js";
 import { closedLoop, LatencyRecorder } from "./latency.js";
 import { VirtualDevice } from "./virtual-device.js";
-import { retryAfterMs } from "./outbox.js";
+import { retryAfterMs } from "../../agent/src/core/outbox.js";
 import { seededRandom } from "./random.js";
 
 export interface SimulatorOptions {

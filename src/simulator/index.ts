@@ -1,11 +1,11 @@
 // The device simulator: virtual devices speaking the real agent protocol (docs/devices.md).
 export { FleetSimulator, type SimulatorOptions, type SimulatorStats } from "./engine.js";
 export { VirtualDevice, type EnrollAnswer, type HeartbeatAnswer } from "./virtual-device.js";
-export { JsonClient, type JsonResponse } from "./http-client.js";
-export { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKeyAlgorithm, type DeviceKeys } from "./identity.js";
+export { JsonClient, type JsonResponse } from "../../agent/src/core/json-client.js";
+export { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKeyAlgorithm, type DeviceKeys } from "../../agent/src/core/identity.js";
 export { LatencyRecorder, closedLoop } from "./latency.js";
 export { parseDuration, parseDelayRange, parseSimulatorArgs, formatProgress, deploymentsLine } from "./cli.js";
 export {
   DeploymentAgent, DEFAULT_DEPLOYMENT_TIMINGS, type AgentDeploymentState, type DeploymentAgentOptions, type DeploymentReport,
   type DeploymentTimings, type DelayRange, type DesiredDeploymentEntry, type LocalDeployment,
-} from "./deployment-agent.js";
+} from "../../agent/src/core/deployments.js";

@@ -3,12 +3,12 @@
 // a heartbeat reports `error` (and telemetry shows failing containers) until it recovers.
 // Each heartbeat reports the progress of the device's deployments and hands the desired state
 // it answers to the device's DeploymentAgent (deployment-agent.ts), which obeys it.
-import { DeploymentAgent, type DeploymentAgentOptions, type DesiredDeploymentEntry } from "./deployment-agent.js";
-import type { JsonClient, JsonResponse } from "./http-client.js";
-import { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKeyAlgorithm, type DeviceKeys } from "./identity.js";
+import { DeploymentAgent, type DeploymentAgentOptions, type DesiredDeploymentEntry } from "../../agent/src/core/deployments.js";
+import type { JsonClient, JsonResponse } from "../../agent/src/core/json-client.js";
+import { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKeyAlgorithm, type DeviceKeys } from "../../agent/src/core/identity.js";
 import { faultOf, LogModel, type Fault, type LogLine } from "./log-lines.js";
 import { MetricsModel, type TelemetrySnapshot } from "./metrics.js";
-import { Outbox, retryAfterMs, type FlushResult } from "./outbox.js";
+import { Outbox, retryAfterMs, type FlushResult } from "../../agent/src/core/outbox.js";
 
 export interface EnrollAnswer {
   deviceId: string;

@@ -9,7 +9,7 @@ import { peerAvailable } from "../../support/peers.js";
 import { ADMIN, type ConsoleService } from "../../support/console-service.js";
 import { consoleSuite, waitForPath, waitForText } from "../../support/browser.js";
 import { ROOT } from "../../support/server-process.js";
-import { createCsr, generateDeviceKeys } from "../../../src/simulator/identity.js";
+import { createCsr, generateDeviceKeys } from "../../../agent/src/core/identity.js";
 
 let service: ConsoleService;
 

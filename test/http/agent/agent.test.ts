@@ -9,7 +9,7 @@ import { sha256Hex } from "../../../src/lib/crypto.js";
 import { eventBusOf, type FleetEvents } from "../../../src/lib/events.js";
 import { markOfflineDevices, detectOfflineDevices } from "../../../src/modules/devices/offline.js";
 import { deviceJobs } from "../../../src/modules/devices/jobs.js";
-import { createCsr, generateDeviceKeys } from "../../../src/simulator/identity.js";
+import { createCsr, generateDeviceKeys } from "../../../agent/src/core/identity.js";
 import { createEnrollmentToken, enroll, ensureCa, heartbeat, type EnrolledDevice } from "./fleet-support.js";
 
 let h: Harness;
@@ -386,7 +386,7 @@ describe("device authentication and heartbeat", () => {
     expect(res.status, res.text).toBe(201);
     expect(res.body.certificateId).not.toBe(d.certificateId);
     expect(res.body.caChain.length).toBeGreaterThanOrEqual(1);
-    const { x5tS256, signDeviceToken } = await import("../../../src/simulator/identity.js");
+    const { x5tS256, signDeviceToken } = await import("../../../agent/src/core/identity.js");
     const renewedToken = await signDeviceToken(nextKeys, { deviceId: d.deviceId, x5t: x5tS256(res.body.certificate) });
     expect((await heartbeat(h, d, {}, renewedToken)).status).toBe(200);
     expect((await heartbeat(h, d)).status).toBe(200); // the old one stays valid until it expires

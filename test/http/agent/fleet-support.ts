@@ -4,7 +4,7 @@
 import crypto from "node:crypto";
 import { expect } from "vitest";
 import type { Harness } from "../../support/harness.js";
-import { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKeyAlgorithm, type DeviceKeys } from "../../../src/simulator/identity.js";
+import { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKeyAlgorithm, type DeviceKeys } from "../../../agent/src/core/identity.js";
 
 /** What the REST helpers need: a harness, or a server process (test/http/scale-out/processes.ts). */
 type ApiCaller = Pick<Harness, "api">;

@@ -12,7 +12,7 @@ import { startGitServer, type GitServer } from "../../support/git-server/index.j
 import { startOciRegistry } from "../../support/oci-registry.js";
 import { peersAvailable } from "../../support/peers.js";
 import { appYaml } from "../registries-git/support.js";
-import { createCsr, generateDeviceKeys } from "../../../src/simulator/identity.js";
+import { createCsr, generateDeviceKeys } from "../../../agent/src/core/identity.js";
 import { makeCa } from "../pki/support.js";
 
 interface Captured {

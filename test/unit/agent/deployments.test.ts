@@ -3,7 +3,7 @@
 // acknowledged, removals, deployments leaving the desired state, upgrades replacing the
 // running version, and the fast mode.
 import { describe, expect, it } from "vitest";
-import { DeploymentAgent, type DeploymentAgentOptions, type DesiredDeploymentEntry } from "../../../src/simulator/deployment-agent.js";
+import { DeploymentAgent, type DeploymentAgentOptions, type DesiredDeploymentEntry } from "../../../agent/src/core/deployments.js";
 import { parseDelayRange, parseSimulatorArgs } from "../../../src/simulator/cli.js";
 import { FleetSimulator } from "../../../src/simulator/engine.js";
 

@@ -2,7 +2,7 @@
 // (429/503 with Retry-After, an answer that never came) and sends again after the delay, oldest
 // first and in batches; what it drops (a batch refused for good, overflow of its capacity).
 import { describe, expect, it } from "vitest";
-import { Outbox, retryAfterMs, type Delivery } from "../../../src/simulator/outbox.js";
+import { Outbox, retryAfterMs, type Delivery } from "../../../agent/src/core/outbox.js";
 
 function fixture(options: { capacity?: number; batchSize?: number } = {}) {
   const clock = { t: 1_000_000 };

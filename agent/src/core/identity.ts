@@ -3,7 +3,7 @@
 // header names the certificate the server issued.
 import { createHash, X509Certificate } from "node:crypto";
 import { SignJWT } from "jose";
-import { subtle, x509, type CryptoKeyPair } from "../lib/pki/provider.js";
+import { subtle, x509, type CryptoKeyPair } from "./pki.js";
 
 export type DeviceKeyAlgorithm = "ES256" | "EdDSA" | "RS256";
 
