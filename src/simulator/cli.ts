@@ -1,7 +1,7 @@
 // Command-line parsing and the live progress line of `npm run simulate`.
 import { parseArgs } from "node:util";
 import type { SimulatorOptions, SimulatorStats } from "./engine.js";
-import type { DelayRange } from "../../agent/src/core/deployments.js";
+import type { DelayRange } from "./virtual-runtime.js";
 import type { DeviceKeyAlgorithm } from "../../agent/src/core/identity.js";
 
 export const USAGE = `usage: npm run simulate -- --url <service url> --token <enrollment token> [--token <another> ...] --devices <N>

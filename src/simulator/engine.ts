@@ -4,7 +4,8 @@
 // (deployment-agent.ts) and heartbeats sooner while a deployment is in flight, so that
 // progress shows. Reused by the benchmarks (`heartbeatLoad`), the demo and the CLI.
 import { EventEmitter } from "node:events";
-import type { AgentDeploymentState, DeploymentTimings } from "../../agent/src/core/deployments.js";
+import type { AgentDeploymentState } from "../../agent/src/core/deployments.js";
+import type { DeploymentTimings } from "./virtual-runtime.js";
 import { JsonClient } from "../../agent/src/core/json-client.js";
 import type { DeviceKeyAlgorithm } from "../../agent/src/core/identity.js";
 import { closedLoop, LatencyRecorder } from "./latency.js";

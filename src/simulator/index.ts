@@ -6,6 +6,8 @@ export { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKey
 export { LatencyRecorder, closedLoop } from "./latency.js";
 export { parseDuration, parseDelayRange, parseSimulatorArgs, formatProgress, deploymentsLine } from "./cli.js";
 export {
-  DeploymentAgent, DEFAULT_DEPLOYMENT_TIMINGS, type AgentDeploymentState, type DeploymentAgentOptions, type DeploymentReport,
-  type DeploymentTimings, type DelayRange, type DesiredDeploymentEntry, type LocalDeployment,
+  DeploymentAgent, type AgentDeploymentState, type DeploymentReport, type DesiredDeploymentEntry, type LocalDeployment,
 } from "../../agent/src/core/deployments.js";
+export {
+  VirtualRuntime, virtualDeploymentAgent, DEFAULT_DEPLOYMENT_TIMINGS, type DeploymentAgentOptions, type DeploymentTimings, type DelayRange,
+} from "./virtual-runtime.js";

@@ -2,8 +2,9 @@
 // telemetry and log lines signed with its own key. Failures are simulated: with the configured probability
 // a heartbeat reports `error` (and telemetry shows failing containers) until it recovers.
 // Each heartbeat reports the progress of the device's deployments and hands the desired state
-// it answers to the device's DeploymentAgent (deployment-agent.ts), which obeys it.
-import { DeploymentAgent, type DeploymentAgentOptions, type DesiredDeploymentEntry } from "../../agent/src/core/deployments.js";
+// it answers to the device's DeploymentAgent (agent/src/core/deployments.ts, on the virtual runtime), which obeys it.
+import type { DeploymentAgent, DesiredDeploymentEntry } from "../../agent/src/core/deployments.js";
+import { virtualDeploymentAgent, type DeploymentAgentOptions } from "./virtual-runtime.js";
 import type { JsonClient, JsonResponse } from "../../agent/src/core/json-client.js";
 import { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKeyAlgorithm, type DeviceKeys } from "../../agent/src/core/identity.js";
 import { faultOf, LogModel, type Fault, type LogLine } from "./log-lines.js";
@@ -58,7 +59,7 @@ export class VirtualDevice {
     deploymentOptions: DeploymentAgentOptions = {},
     health: { random?: () => number; alwaysFailing?: boolean } = {},
   ) {
-    this.deployments = new DeploymentAgent(deploymentOptions);
+    this.deployments = virtualDeploymentAgent(deploymentOptions);
     this.healthRandom = health.random ?? Math.random;
     this.alwaysFailing = health.alwaysFailing ?? false;
     this.failing = this.alwaysFailing;

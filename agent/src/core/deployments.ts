@@ -1,20 +1,21 @@
-// A virtual device's deployments: it obeys the desired state each heartbeat answers and walks
-// every deployment it was given through the agent states (docs/devices.md, docs/deployments.md):
+// A device's deployments: it obeys the desired state each heartbeat answers and walks every
+// deployment it was given through the agent states (docs/devices.md, docs/deployments.md):
 //
 //   install:  downloading -> installing -> running      (or failed, with a message)
 //   remove:   removing -> removed
 //
 // Maintenance windows: `window: "download-only"` downloads and then waits (still downloading,
 // nothing installed) until the window is open; `closed` does nothing yet. A higher `attempt`
-// than the one it worked on (an automatic retry) starts the install again; every attempt draws
-// its own failure, so a device that failed a fraction of attempts succeeds on a retry.
+// than the one it worked on (an automatic retry) starts the install again.
 //
-// Each step takes a random time within its configured range (scaled by `timeScale`; 0 makes
-// every step immediate). A deployment that leaves the desired state (cancelled, superseded,
-// removal confirmed or forced) is dropped; a new install of the same application replaces the
-// one the device ran (upgrade, downgrade, rollback). State changes are reported in the next
-// heartbeat and kept until a heartbeat carrying them succeeded. Free of I/O and of the real
-// clock: the clock and the random source are injected, so the unit tests are deterministic.
+// The steps themselves are carried out by a DeploymentRuntime: the simulator's virtual one
+// (timers and dice, src/simulator/virtual-runtime.ts) or the real agent's container engine
+// (agent/src/runtime). This machine is the same for both, so the simulated fleet and a real
+// device obey a desired state alike. A deployment that leaves the desired state (cancelled,
+// superseded, removal confirmed or forced) is dropped; a new install of the same application
+// replaces the one the device ran (upgrade, downgrade, rollback). State changes are reported in
+// the next heartbeat and kept until a heartbeat carrying them succeeded. Free of I/O and of the
+// real clock (both injected), so it can be saved (`snapshot`) and restored after a restart.
 
 /** The agent states a device reports (the service adds skipped, cancelled and superseded). */
 export type AgentDeploymentState = "pending" | "downloading" | "installing" | "running" | "failed" | "removing" | "removed";
@@ -40,42 +41,28 @@ export interface DeploymentReport {
   attempt?: number;
 }
 
-/** [min, max] milliseconds; each step draws uniformly from its range. */
-export type DelayRange = readonly [number, number];
+/** The work a deployment's state stands for: fetch what it needs, start it, take it down. */
+export type Step = "download" | "install" | "remove";
 
-export interface DeploymentTimings {
-  downloadMs: DelayRange;
-  installMs: DelayRange;
-  removeMs: DelayRange;
+export type StepOutcome = { ok: true } | { ok: false; message: string };
+
+/** A step a runtime is carrying out for one deployment. */
+export interface StepHandle {
+  /** when the outcome is due on the agent's clock (a virtual runtime knows it); null: when the work settles */
+  readonly dueAt: number | null;
+  /** the outcome once it is known at `now`, else null; asked again until it answers */
+  outcome(now: number): StepOutcome | null;
 }
 
-export const DEFAULT_DEPLOYMENT_TIMINGS: DeploymentTimings = {
-  downloadMs: [2000, 8000],
-  installMs: [1000, 4000],
-  removeMs: [500, 2000],
-};
-
-export interface DeploymentAgentOptions {
-  /** chance that an install fails (in its download or its install step), 0..1 */
-  failureRate?: number;
-  timings?: Partial<DeploymentTimings>;
-  /** multiplies every delay: 1 real time, 0.01 a hundred times faster, 0 immediate */
-  timeScale?: number;
-  /** milliseconds; default Date.now */
-  now?: () => number;
-  /** uniform in [0, 1); default Math.random */
-  random?: () => number;
-  /** transitions kept per deployment in `history` (for tests and demos) */
-  historyLimit?: number;
-  /**
-   * a deliberate failure plan: installs of these `name@version` (name: a component of the
-   * profile, or the application id) fail on every attempt, in the install step, with a message
-   * saying it is on purpose (`--fail-install`); they draw no random number
-   */
-  failInstalls?: readonly string[];
+/**
+ * What carries the steps out: a virtual runtime (the simulator's) or a real one (the container
+ * engine). A step must be safe to begin again after a crash: the agent restarts the step a
+ * saved deployment was in.
+ */
+export interface DeploymentRuntime {
+  /** starts `step` for `entry` at time `at` (`entry.desired` holds what the service asked for) */
+  begin(entry: Readonly<LocalDeployment>, step: Step, at: number): StepHandle;
 }
-
-type Phase = "download" | "install";
 
 export interface LocalDeployment {
   deploymentId: string;
@@ -90,57 +77,40 @@ export interface LocalDeployment {
   mayInstall: boolean;
   /** the download is done and waits for the window */
   downloaded: boolean;
-  /** when the current step ends; null when nothing is in flight */
+  /** when the current step ends, if the runtime knows; null otherwise or when nothing is in flight */
   dueAt: number | null;
-  /** the step an install will fail in (decided when it starts), null when it succeeds */
-  failIn: Phase | null;
-  /** the message of a failure planned on purpose (`failInstalls`) */
-  plannedFailure?: string;
   /** the last state the service acknowledged (a heartbeat that carried it succeeded) */
   reportedState: AgentDeploymentState | null;
   reportedMessage?: string;
   /** every state this deployment went through on this device, oldest first */
   history: AgentDeploymentState[];
+  /** the desired-state entry it came from (profile, parameters: what the runtime installs) */
+  desired?: DesiredDeploymentEntry;
+}
+
+export interface DeploymentAgentOptions {
+  runtime: DeploymentRuntime;
+  /** milliseconds; default Date.now */
+  now?: () => number;
+  /** transitions kept per deployment in `history` (for tests and demos) */
+  historyLimit?: number;
 }
 
 const IN_FLIGHT: ReadonlySet<AgentDeploymentState> = new Set(["pending", "downloading", "installing", "removing"]);
-
-const FAILURE_MESSAGES: Record<Phase, readonly string[]> = {
-  download: [
-    "download failed: registry answered 503 Service Unavailable (simulated)",
-    "download failed: connection reset while pulling the image (simulated)",
-    "download failed: digest mismatch of layer 3 (simulated)",
-  ],
-  install: [
-    "install failed: component exited with code 1 during start (simulated)",
-    "install failed: not enough disk space (simulated)",
-    "install failed: health check did not pass within 60 s (simulated)",
-  ],
-};
+const STEP_OF: Partial<Record<AgentDeploymentState, Step>> = { downloading: "download", installing: "install", removing: "remove" };
 
 export class DeploymentAgent {
   private readonly entries = new Map<string, LocalDeployment>();
-  private readonly failureRate: number;
-  private readonly timings: DeploymentTimings;
-  private readonly timeScale: number;
+  /** the step each deployment is in, by deployment id (absent: nothing in flight) */
+  private readonly steps = new Map<string, StepHandle>();
+  private readonly runtime: DeploymentRuntime;
   private readonly now: () => number;
-  private readonly random: () => number;
   private readonly historyLimit: number;
-  private readonly failInstalls: ReadonlySet<string>;
 
-  constructor(options: DeploymentAgentOptions = {}) {
-    this.failureRate = options.failureRate ?? 0;
-    this.timings = { ...DEFAULT_DEPLOYMENT_TIMINGS, ...options.timings };
-    this.timeScale = options.timeScale ?? 1;
+  constructor(options: DeploymentAgentOptions) {
+    this.runtime = options.runtime;
     this.now = options.now ?? Date.now;
-    this.random = options.random ?? Math.random;
     this.historyLimit = options.historyLimit ?? 32;
-    this.failInstalls = new Set(options.failInstalls ?? []);
-    if (!(this.failureRate >= 0 && this.failureRate <= 1)) throw new Error("failureRate: a number from 0 to 1");
-    if (!(this.timeScale >= 0)) throw new Error("timeScale: a number of at least 0");
-    for (const [name, [min, max]] of Object.entries(this.timings)) {
-      if (!(min >= 0 && max >= min)) throw new Error(`${name}: a range [min, max] with 0 <= min <= max`);
-    }
   }
 
   /** The deployments the device holds now (in the order it got them). */
@@ -162,7 +132,7 @@ export class DeploymentAgent {
     const obeyed = desired.filter((d) => d.action === "remove" || latestInstall.get(d.applicationId) === d.deploymentId);
     const wanted = new Set(obeyed.map((d) => d.deploymentId));
     // Gone from the desired state: cancelled, superseded, removal confirmed or forced.
-    for (const id of [...this.entries.keys()]) if (!wanted.has(id)) this.entries.delete(id);
+    for (const id of [...this.entries.keys()]) if (!wanted.has(id)) this.drop(id);
 
     for (const entry of obeyed) {
       const local = this.entries.get(entry.deploymentId);
@@ -174,17 +144,15 @@ export class DeploymentAgent {
           local.mayInstall = window === "open";
           if (local.downloaded && local.mayInstall) {
             local.downloaded = false;
-            this.enter(local, "installing", now, this.timings.installMs);
+            this.enter(local, "installing", now);
           }
           continue;
         }
         if (window === "closed") continue; // nothing yet: not even the download
         // Upgrade, downgrade, rollback: the new version of the application replaces the old one.
-        for (const other of this.entries.values()) {
-          if (other.applicationId === entry.applicationId && other.action === "install") this.entries.delete(other.deploymentId);
+        for (const other of [...this.entries.values()]) {
+          if (other.applicationId === entry.applicationId && other.action === "install") this.drop(other.deploymentId);
         }
-        const planned = this.plannedFailure(entry);
-        const failIn = planned ? "install" : this.random() < this.failureRate ? (this.random() < 0.5 ? "download" : "install") : null;
         const created: LocalDeployment = {
           deploymentId: entry.deploymentId,
           applicationId: entry.applicationId,
@@ -195,55 +163,56 @@ export class DeploymentAgent {
           mayInstall: window === "open",
           downloaded: false,
           dueAt: null,
-          failIn,
-          ...(planned ? { plannedFailure: planned } : {}),
           reportedState: null,
           history: [],
+          desired: entry,
         };
         this.entries.set(entry.deploymentId, created);
-        this.enter(created, "downloading", now, this.timings.downloadMs);
+        this.enter(created, "downloading", now);
       } else {
         // A removal of something unknown (the agent restarted) is confirmed all the same.
         const target =
           local ??
           ({
             deploymentId: entry.deploymentId, applicationId: entry.applicationId, version: entry.version, action: "remove",
-            state: "pending", attempt: 1, mayInstall: true, downloaded: false, dueAt: null, failIn: null, reportedState: null, history: [],
+            state: "pending", attempt: 1, mayInstall: true, downloaded: false, dueAt: null, reportedState: null, history: [], desired: entry,
           } satisfies LocalDeployment);
         this.entries.set(entry.deploymentId, target);
         if (target.action === "remove" && target.state !== "pending") continue; // removing or removed already
         target.action = "remove";
-        target.failIn = null;
-        this.enter(target, "removing", now, this.timings.removeMs);
+        this.steps.delete(target.deploymentId);
+        this.enter(target, "removing", now);
       }
     }
     this.advance();
   }
 
-  /** Takes every step whose time has come (several at once when the clock jumped). */
+  /** Takes every step whose outcome is known (several at once when the clock jumped). */
   advance(): void {
     const now = this.now();
     for (const entry of this.entries.values()) {
-      while (entry.dueAt !== null && entry.dueAt <= now) {
-        const at = entry.dueAt;
+      for (let step = this.steps.get(entry.deploymentId); step; step = this.steps.get(entry.deploymentId)) {
+        const outcome = step.outcome(now);
+        if (!outcome) break;
+        // a virtual step ended at its due time, which the next step starts from
+        const at = step.dueAt ?? now;
+        this.steps.delete(entry.deploymentId);
+        entry.dueAt = null;
+        if (!outcome.ok) {
+          this.settle(entry, "failed", outcome.message);
+          continue;
+        }
         switch (entry.state) {
           case "downloading":
-            if (entry.failIn === "download") this.fail(entry);
-            else if (!entry.mayInstall) {
-              // downloaded; the install waits for the maintenance window
-              entry.downloaded = true;
-              entry.dueAt = null;
-            } else this.enter(entry, "installing", at, this.timings.installMs);
+            if (entry.mayInstall) this.enter(entry, "installing", at);
+            else entry.downloaded = true; // the install waits for the maintenance window
             break;
           case "installing":
-            if (entry.failIn === "install") this.fail(entry);
-            else this.settle(entry, "running");
+            this.settle(entry, "running");
             break;
           case "removing":
             this.settle(entry, "removed");
             break;
-          default:
-            entry.dueAt = null;
         }
       }
     }
@@ -282,7 +251,7 @@ export class DeploymentAgent {
     return false;
   }
 
-  /** When the next step ends (null: nothing in flight). */
+  /** When the next step ends, if the runtime knows (null: nothing in flight, or only work that ends when it settles). */
   nextDueAt(): number | null {
     let next: number | null = null;
     for (const e of this.entries.values()) if (e.dueAt !== null && (next === null || e.dueAt < next)) next = e.dueAt;
@@ -296,17 +265,30 @@ export class DeploymentAgent {
     return counts;
   }
 
-  /** The message of a failure `failInstalls` plans for this install, if it names it. */
-  private plannedFailure(entry: DesiredDeploymentEntry): string | undefined {
-    if (!this.failInstalls.size) return undefined;
-    const components = Array.isArray(entry.profile?.components) ? (entry.profile.components as Array<{ name?: unknown }>) : [];
-    const names = [entry.applicationId, ...components.map((c) => String(c?.name))];
-    const planned = names.map((name) => `${name}@${entry.version}`).find((n) => this.failInstalls.has(n));
-    return planned ? `install failed: ${planned} does not start on this device (simulated on purpose: --fail-install ${planned})` : undefined;
+  /** What a restart needs to carry on: every deployment as it stands (JSON-safe). */
+  snapshot(): LocalDeployment[] {
+    return this.list().map((e) => ({ ...e, history: [...e.history] }));
   }
 
-  private delay([min, max]: DelayRange): number {
-    return (min + this.random() * (max - min)) * this.timeScale;
+  /**
+   * Carries on after a restart from a `snapshot`: a deployment that was in the middle of a step
+   * begins that step again (runtimes make steps safe to repeat), so no work is lost or doubled.
+   */
+  restore(saved: readonly LocalDeployment[]): void {
+    const now = this.now();
+    this.entries.clear();
+    this.steps.clear();
+    for (const item of saved) {
+      const entry: LocalDeployment = { ...item, history: [...item.history], dueAt: null };
+      this.entries.set(entry.deploymentId, entry);
+      const step = STEP_OF[entry.state];
+      if (step && !(entry.state === "downloading" && entry.downloaded)) this.steps.set(entry.deploymentId, this.runtime.begin(entry, step, now));
+    }
+  }
+
+  private drop(deploymentId: string) {
+    this.entries.delete(deploymentId);
+    this.steps.delete(deploymentId);
   }
 
   private record(entry: LocalDeployment, state: AgentDeploymentState) {
@@ -315,23 +297,17 @@ export class DeploymentAgent {
     if (entry.history.length > this.historyLimit) entry.history.shift();
   }
 
-  private enter(entry: LocalDeployment, state: AgentDeploymentState, from: number, range: DelayRange) {
+  private enter(entry: LocalDeployment, state: "downloading" | "installing" | "removing", from: number) {
     this.record(entry, state);
     entry.message = undefined;
-    entry.dueAt = from + this.delay(range);
+    const handle = this.runtime.begin(entry, STEP_OF[state]!, from);
+    this.steps.set(entry.deploymentId, handle);
+    entry.dueAt = handle.dueAt;
   }
 
-  private settle(entry: LocalDeployment, state: AgentDeploymentState) {
+  private settle(entry: LocalDeployment, state: AgentDeploymentState, message?: string) {
     this.record(entry, state);
-    entry.message = undefined;
-    entry.dueAt = null;
-  }
-
-  private fail(entry: LocalDeployment) {
-    const phase = entry.failIn ?? "install";
-    const messages = FAILURE_MESSAGES[phase];
-    this.record(entry, "failed");
-    entry.message = entry.plannedFailure ?? messages[Math.min(messages.length - 1, Math.floor(this.random() * messages.length))];
+    entry.message = message;
     entry.dueAt = null;
   }
 }

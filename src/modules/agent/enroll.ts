@@ -4,11 +4,11 @@
 // back, the token use included.
 import type { Services } from "../../services.js";
 import type { RequestInfo } from "../../trpc/context.js";
-import { conflict, forbidden, unauthorized } from "../../trpc/errors.js";
+import { badRequest, conflict, forbidden, unauthorized } from "../../trpc/errors.js";
 import { writeAudit } from "../../trpc/audit.js";
 import { eventBusOf } from "../../lib/events.js";
 import { recordDeviceEvent } from "../devices/activity.js";
-import { labelsOf } from "../devices/labels.js";
+import { labelsOf, MAX_LABELS_PER_DEVICE, type Labels } from "../devices/labels.js";
 import { issueCertificateForDevice } from "../devices/certificate-bridge.js";
 import { consumeEnrollmentToken } from "../enrollment-tokens/service.js";
 import { splitFacts, type Facts } from "./schemas.js";
@@ -26,6 +26,7 @@ export interface EnrollRequest {
   name?: string;
   csr: string;
   facts?: Facts;
+  labels?: Labels;
 }
 
 class Refused extends Error {
@@ -65,7 +66,11 @@ export async function enrollDevice(services: Services, request: RequestInfo, inp
           { organizationId, message: `enrollment of "${input.reportedDeviceId}" refused: already claimed by ${holder.id}` },
         );
       }
-      const labels = labelsOf(token.labels);
+      // the operator's token outranks what the device asks for
+      const labels = { ...(input.labels ?? {}), ...labelsOf(token.labels) };
+      if (Object.keys(labels).length > MAX_LABELS_PER_DEVICE) {
+        throw new Refused(badRequest(`labels: the device's and the enrollment token's labels together are more than ${MAX_LABELS_PER_DEVICE}`));
+      }
       // The unique index on (organizationId, activeClaim) settles a race between two
       // enrollments of the same id: the loser gets a unique violation, which is a 409.
       const device = await tx.device.create({

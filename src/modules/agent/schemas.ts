@@ -1,5 +1,6 @@
 // The device agent protocol's payloads (docs/devices.md): enroll, heartbeat, renew.
 import { z } from "zod";
+import { labelsSchema } from "../devices/labels.js";
 
 /** Facts the agent reports: the named ones become device columns, the rest are kept as given. */
 export const KNOWN_FACTS = ["os", "arch", "agentVersion", "hardwareModel", "ipAddress"] as const;
@@ -26,6 +27,7 @@ export const enrollInput = z.object({
   name: z.string().trim().min(1).max(200).optional().describe("defaults to reportedDeviceId"),
   csr: z.string().min(1).max(64 * 1024).describe("PKCS#10 certificate request (PEM) for the device's key: ECDSA P-256/P-384, Ed25519 or RSA >= 2048"),
   facts: factsSchema.optional(),
+  labels: labelsSchema.optional().describe("labels the device asks for (fleet-agent enroll --label k=v); where the enrollment token's labels name the same key, the token's value wins"),
 });
 
 export const enrollOutput = z.object({

@@ -150,6 +150,22 @@ describe("enrollment", () => {
     expect(JSON.stringify(audit)).not.toContain(t.token);
   });
 
+  it("takes the labels the device asks for (fleet-agent enroll --label), the token's value winning on a shared key; a bad label is a 400 naming it", async () => {
+    await ensureCa(h, acme.key);
+    const t = await createEnrollmentToken(h, acme.key, { labels: { site: "berlin" } });
+    const res = await agentEnroll({
+      enrollmentToken: t.token, reportedDeviceId: "SN-LABELS-1", csr: await csrFor("SN-LABELS-1"), labels: { site: "munich", line: "3" },
+    });
+    expect(res.status, res.text).toBe(201);
+    const device = await h.api("GET", `/api/v1/devices/${res.body.deviceId}`, { key: acme.key });
+    expect(device.body.labels).toEqual({ site: "berlin", line: "3" });
+
+    const bad = await agentEnroll({ enrollmentToken: t.token, reportedDeviceId: "SN-LABELS-2", csr: await csrFor("SN-LABELS-2"), labels: { "bad key!": "x" } });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain("labels");
+    expect(await h.services.prisma.device.count({ where: { reportedDeviceId: "SN-LABELS-2" } })).toBe(0);
+  });
+
   it("answers 401 for an unknown, revoked, expired or used-up token", async () => {
     const csr = await csrFor("tok-1");
     const unknown = await agentEnroll({ enrollmentToken: "fme_" + "x".repeat(40), reportedDeviceId: "tok-1", csr });

@@ -3,7 +3,8 @@
 // acknowledged, removals, deployments leaving the desired state, upgrades replacing the
 // running version, and the fast mode.
 import { describe, expect, it } from "vitest";
-import { DeploymentAgent, type DeploymentAgentOptions, type DesiredDeploymentEntry } from "../../../agent/src/core/deployments.js";
+import type { DesiredDeploymentEntry } from "../../../agent/src/core/deployments.js";
+import { virtualDeploymentAgent, type DeploymentAgentOptions } from "../../../src/simulator/virtual-runtime.js";
 import { parseDelayRange, parseSimulatorArgs } from "../../../src/simulator/cli.js";
 import { FleetSimulator } from "../../../src/simulator/engine.js";
 
@@ -23,7 +24,7 @@ function remove(deploymentId: string, version = "1.0.0", applicationId = APP): D
 function fixture(options: Omit<DeploymentAgentOptions, "now" | "random"> = {}, values: number[] = []) {
   const clock = { t: 1_000_000 };
   const queue = [...values];
-  const agent = new DeploymentAgent({
+  const agent = virtualDeploymentAgent({
     timings: { downloadMs: [2000, 8000], installMs: [1000, 4000], removeMs: [500, 2000] },
     ...options,
     now: () => clock.t,
@@ -222,9 +223,9 @@ describe("desired state changes", () => {
 
 describe("options", () => {
   it("refuses nonsense", () => {
-    expect(() => new DeploymentAgent({ failureRate: 2 })).toThrow(/failureRate/);
-    expect(() => new DeploymentAgent({ timeScale: -1 })).toThrow(/timeScale/);
-    expect(() => new DeploymentAgent({ timings: { downloadMs: [5, 1] } })).toThrow(/downloadMs/);
+    expect(() => virtualDeploymentAgent({ failureRate: 2 })).toThrow(/failureRate/);
+    expect(() => virtualDeploymentAgent({ timeScale: -1 })).toThrow(/timeScale/);
+    expect(() => virtualDeploymentAgent({ timings: { downloadMs: [5, 1] } })).toThrow(/downloadMs/);
   });
 
   it("parses delay ranges and the deployment flags of the CLI", () => {
