@@ -4,8 +4,8 @@
 // Rotation is one call (apiKeys.rotate, one transaction): a new key like the old one (name,
 // description, permissions, expiry), and the old one revoked at once or left working for a
 // handover period the person chooses, so that what uses it can be given the new key first.
-import { useState, type FormEvent } from "react";
-import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { AlertTriangle, Ban, Plus, RefreshCw } from "lucide-react";
 import type { RouterOutputs } from "../api/client";
 import { q } from "../api/query";
@@ -13,12 +13,14 @@ import { useCan, useSession } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
 import { CopyButton } from "../ui/CopyButton";
-import { DataTable, type Column } from "../ui/DataTable";
+import type { Column } from "../ui/DataTable";
 import { ConfirmDialog, Dialog } from "../ui/Dialog";
-import { Pagination } from "../ui/Pagination";
-import { Empty, ErrorBox, ErrorState, Forbidden } from "../ui/states";
+import { FormFooter } from "../ui/FormFooter";
+import { QueryTable } from "../ui/QueryTable";
+import { Empty, Forbidden } from "../ui/states";
 import { formatDateTime, RelativeTime } from "../ui/time";
-import { useToast } from "../ui/toast";
+import { useAction } from "../ui/useAction";
+import { useLocalPage } from "../ui/useLocalPage";
 import { PermissionChips } from "../roles/PermissionChips";
 import { PermissionPicker } from "../roles/PermissionPicker";
 
@@ -43,16 +45,22 @@ export function ApiKeysPage() {
   const canRead = useCan("api-keys:read");
   const canWrite = useCan("api-keys:write");
   const orgId = session.organization.id;
-  const queryClient = useQueryClient();
-  const toast = useToast();
-  const [offset, setOffset] = useState(0);
+  const page = useLocalPage(PAGE);
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<{ key: CreatedKey; replaced?: ReplacedKey } | null>(null);
   const [rotating, setRotating] = useState<ApiKey | null>(null);
   const [handoverSeconds, setHandoverSeconds] = useState(0);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
-  const keys = useQuery({ ...q.apiKeys.list.options({ orgId, limit: PAGE, offset }), enabled: canRead, placeholderData: keepPreviousData });
-  const refresh = () => queryClient.invalidateQueries({ queryKey: q.apiKeys.key() });
+  const keys = useQuery({ ...q.apiKeys.list.options({ orgId, ...page.input }), enabled: canRead, placeholderData: keepPreviousData });
+  const rotate = useAction({ mutationFn: () => q.apiKeys.rotate.call({ orgId, id: rotating!.id, graceSeconds: handoverSeconds }) }, {
+    invalidates: [q.apiKeys.key()],
+    success: () => `Key “${rotating?.name ?? ""}” rotated`,
+    onSuccess: ({ replaced, ...key }) => setCreated({ key, replaced }),
+  });
+  const revoke = useAction({ mutationFn: () => q.apiKeys.revoke.call({ orgId, id: revoking!.id }) }, {
+    invalidates: [q.apiKeys.key()],
+    success: () => `Key “${revoking?.name ?? ""}” revoked`,
+  });
 
   const columns: Column<ApiKey>[] = [
     { id: "name", header: "Name", cell: (k) => <div className="stacked-cell"><strong>{k.name}</strong>{k.description && <span className="faint">{k.description}</span>}</div> },
@@ -115,25 +123,22 @@ export function ApiKeysPage() {
       />
       {created && <NewKeyCard created={created.key} replaced={created.replaced} onDismiss={() => setCreated(null)} />}
       <Card title="Keys" flush>
-        {keys.isError ? <ErrorState error={keys.error} what="the API keys" retry={() => keys.refetch()} /> : (
-          <>
-            <DataTable
-              caption="API keys"
-              columns={columns}
-              rows={keys.data?.items}
-              rowKey={(k) => k.id}
-              loading={keys.isFetching}
-              empty={<Empty title="No API keys yet" action={createButton}>Create a key for a script or a pipeline, with only the permissions it needs.</Empty>}
-            />
-            <Pagination label="API key pages" offset={offset} limit={PAGE} total={keys.data?.total} onOffset={setOffset} />
-          </>
-        )}
+        <QueryTable
+          query={keys}
+          what="the API keys"
+          caption="API keys"
+          columns={columns}
+          rowKey={(k) => k.id}
+          page={page}
+          pageLabel="API key pages"
+          empty={<Empty title="No API keys yet" action={createButton}>Create a key for a script or a pipeline, with only the permissions it needs.</Empty>}
+        />
       </Card>
       {creating && (
         <CreateKeyDialog
           orgId={orgId}
           onClose={() => setCreating(false)}
-          onCreated={async (key) => { setCreated({ key }); setCreating(false); await refresh(); }}
+          onCreated={(key) => { setCreated({ key }); setCreating(false); }}
         />
       )}
       <ConfirmDialog
@@ -141,13 +146,7 @@ export function ApiKeysPage() {
         onClose={() => setRotating(null)}
         title={`Rotate “${rotating?.name ?? ""}”?`}
         confirmLabel="Rotate key"
-        onConfirm={async () => {
-          const old = rotating!;
-          const { replaced, ...key } = await q.apiKeys.rotate.call({ orgId, id: old.id, graceSeconds: handoverSeconds });
-          setCreated({ key, replaced });
-          toast.success(`Key “${old.name}” rotated`);
-          await refresh();
-        }}
+        action={rotate}
       >
         <p>A new key with the same name, permissions and expiry replaces the key starting <code>{rotating?.keyPrefix}</code>. Whatever uses the old key gets 401 once it stops working.</p>
         <div className="field">
@@ -162,11 +161,7 @@ export function ApiKeysPage() {
         onClose={() => setRevoking(null)}
         title={`Revoke “${revoking?.name ?? ""}”?`}
         confirmLabel="Revoke key"
-        onConfirm={async () => {
-          await q.apiKeys.revoke.call({ orgId, id: revoking!.id });
-          toast.success(`Key “${revoking!.name}” revoked`);
-          await refresh();
-        }}
+        action={revoke}
       >
         <p>The key starting <code>{revoking?.keyPrefix}</code> stops working at once (401 on its next request). This cannot be undone.</p>
       </ConfirmDialog>
@@ -208,38 +203,25 @@ function NewKeyCard({ created, replaced, onDismiss }: { created: CreatedKey; rep
   );
 }
 
-function CreateKeyDialog({ orgId, onClose, onCreated }: { orgId: string; onClose: () => void; onCreated: (key: CreatedKey) => Promise<void> }) {
+function CreateKeyDialog({ orgId, onClose, onCreated }: { orgId: string; onClose: () => void; onCreated: (key: CreatedKey) => void }) {
   const session = useSession();
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
   const [expiresInDays, setExpiresInDays] = useState("");
   const [permissions, setPermissions] = useState<Set<string>>(new Set());
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const create = useAction(q.apiKeys.create.mutation(), { invalidates: [q.apiKeys.key()], onSuccess: onCreated });
   const held = new Set(session.permissions);
-
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await onCreated(await q.apiKeys.create.call({
-        orgId,
-        name: name.trim(),
-        description: description.trim() || undefined,
-        permissions: [...permissions],
-        expiresAt: expiresInDays ? new Date(Date.now() + Number(expiresInDays) * 86_400_000).toISOString() : undefined,
-      }));
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+  const body = () => ({
+    orgId,
+    name: name.trim(),
+    description: description.trim() || undefined,
+    permissions: [...permissions],
+    expiresAt: expiresInDays ? new Date(Date.now() + Number(expiresInDays) * 86_400_000).toISOString() : undefined,
+  });
 
   return (
     <Dialog open wide onClose={onClose} title="Create an API key">
-      <form className="stack" onSubmit={submit}>
+      <form className="stack" onSubmit={create.submit(body)}>
         <div className="grid grid--2">
           <div className="field">
             <label htmlFor="key-name">Name</label>
@@ -255,11 +237,7 @@ function CreateKeyDialog({ orgId, onClose, onCreated }: { orgId: string; onClose
           <input id="key-description" className="input" maxLength={500} value={description} onChange={(e) => setDescription(e.target.value)} />
         </div>
         <PermissionPicker idPrefix="key-permission" legend="Permissions (only those you hold)" value={permissions} onChange={setPermissions} offered={(key) => held.has(key)} />
-        {error != null && <ErrorBox error={error} />}
-        <div className="dialog__footer dialog__footer--inline">
-          <Button onClick={onClose}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={busy} disabled={name.trim().length < 2}>Create key</Button>
-        </div>
+        <FormFooter action={create} onCancel={onClose} disabled={name.trim().length < 2} submitLabel="Create key" />
       </form>
     </Dialog>
   );

@@ -1,8 +1,8 @@
 // Enrollment tokens: list, create (the secret shown once, with the exact simulator command
 // that enrolls test devices with it) and revoke.
-import { Fragment, useState, type FormEvent } from "react";
+import { Fragment, useState } from "react";
 import { Link } from "@tanstack/react-router";
-import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { AlertTriangle, Ban, Plus, ShieldPlus } from "lucide-react";
 import type { RouterOutputs } from "../api/client";
 import { q } from "../api/query";
@@ -10,12 +10,14 @@ import { useCan, useSession } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
 import { CopyButton } from "../ui/CopyButton";
-import { DataTable, type Column } from "../ui/DataTable";
+import type { Column } from "../ui/DataTable";
 import { ConfirmDialog, Dialog } from "../ui/Dialog";
-import { Pagination } from "../ui/Pagination";
-import { Empty, ErrorBox, ErrorState } from "../ui/states";
+import { FormFooter } from "../ui/FormFooter";
+import { QueryTable } from "../ui/QueryTable";
+import { Empty } from "../ui/states";
 import { RelativeTime } from "../ui/time";
-import { useToast } from "../ui/toast";
+import { useAction } from "../ui/useAction";
+import { useLocalPage } from "../ui/useLocalPage";
 import { LabelChips } from "../devices/LabelChips";
 import { LabelsEditor, type LabelRow, labelsOfRows } from "../devices/LabelsEditor";
 import "./enrollment.css";
@@ -47,13 +49,15 @@ function commandWords(command: string) {
 
 export function EnrollmentTokensPage() {
   const canWrite = useCan("enrollment:write");
-  const queryClient = useQueryClient();
-  const [offset, setOffset] = useState(0);
+  const page = useLocalPage(50);
   const [creating, setCreating] = useState(false);
   const [created, setCreated] = useState<CreatedToken | null>(null);
   const [revoking, setRevoking] = useState<Token | null>(null);
-  const toast = useToast();
-  const tokens = useQuery({ ...q.enrollmentTokens.list.options({ limit: 50, offset }), placeholderData: keepPreviousData });
+  const tokens = useQuery({ ...q.enrollmentTokens.list.options(page.input), placeholderData: keepPreviousData });
+  const revoke = useAction({ mutationFn: () => q.enrollmentTokens.revoke.call({ id: revoking!.id }) }, {
+    invalidates: [q.enrollmentTokens.key()],
+    success: () => `Token “${revoking?.name ?? ""}” revoked`,
+  });
 
   const columns: Column<Token>[] = [
     { id: "name", header: "Name", cell: (t) => <div className="device-name"><strong>{t.name}</strong>{t.description && <span className="faint">{t.description}</span>}</div> },
@@ -82,43 +86,29 @@ export function EnrollmentTokensPage() {
       <SigningCaNotice />
       {created && <NewTokenCard token={created} onDismiss={() => setCreated(null)} />}
       <Card title="Tokens" flush>
-        {tokens.isError ? <ErrorState error={tokens.error} what="enrollment tokens" retry={() => tokens.refetch()} /> : (
-          <>
-            <DataTable
-              caption="Enrollment tokens"
-              columns={columns}
-              rows={tokens.data?.items}
-              rowKey={(t) => t.id}
-              loading={tokens.isFetching}
-              empty={
-                <Empty title="No enrollment tokens yet" action={canWrite && <Button variant="primary" icon={<Plus />} onClick={() => setCreating(true)}>Create token</Button>}>
-                  A token lets devices join this organization. Create one, then run the simulator command it shows to see devices appear on the overview.
-                </Empty>
-              }
-            />
-            <Pagination label="Token pages" offset={offset} limit={50} total={tokens.data?.total} onOffset={setOffset} />
-          </>
-        )}
+        <QueryTable
+          query={tokens}
+          what="enrollment tokens"
+          caption="Enrollment tokens"
+          columns={columns}
+          rowKey={(t) => t.id}
+          page={page}
+          pageLabel="Token pages"
+          empty={
+            <Empty title="No enrollment tokens yet" action={canWrite && <Button variant="primary" icon={<Plus />} onClick={() => setCreating(true)}>Create token</Button>}>
+              A token lets devices join this organization. Create one, then run the simulator command it shows to see devices appear on the overview.
+            </Empty>
+          }
+        />
       </Card>
-      <CreateTokenDialog
-        open={creating}
-        onClose={() => setCreating(false)}
-        onCreated={async (token) => {
-          setCreated(token);
-          setCreating(false);
-          await queryClient.invalidateQueries({ queryKey: q.enrollmentTokens.key() });
-        }}
-      />
+      {/* Mounted only while open: each opening starts from an empty form. */}
+      {creating && <CreateTokenDialog onClose={() => setCreating(false)} onCreated={(token) => { setCreated(token); setCreating(false); }} />}
       <ConfirmDialog
         open={revoking !== null}
         onClose={() => setRevoking(null)}
         title={`Revoke “${revoking?.name ?? ""}”?`}
         confirmLabel="Revoke token"
-        onConfirm={async () => {
-          await q.enrollmentTokens.revoke.call({ id: revoking!.id });
-          toast.success(`Token “${revoking!.name}” revoked`);
-          await queryClient.invalidateQueries({ queryKey: q.enrollmentTokens.key() });
-        }}
+        action={revoke}
       >
         <p>Devices can no longer enroll with this token. Devices that already enrolled with it keep working.</p>
       </ConfirmDialog>
@@ -135,29 +125,19 @@ function SigningCaNotice() {
   const session = useSession();
   const canRead = useCan("certificates:read");
   const canCreate = useCan("certificates:write");
-  const queryClient = useQueryClient();
-  const toast = useToast();
-  const [busy, setBusy] = useState(false);
+  const createCa = useAction({
+    mutationFn: (name: string) => q.caCertificates.generate.call({ name, commonName: name }),
+  }, {
+    invalidates: [q.caCertificates.key()],
+    success: (_ca, name) => `Certificate authority “${name}” created: devices can enroll`,
+    failure: "Could not create the certificate authority",
+  });
   // Without certificates:read the list would be a 403: not asked, and nothing to tell.
   const cas = useQuery({ ...q.caCertificates.list.options({ limit: 200, offset: 0 }), enabled: canRead });
   if (!cas.data) return null;
   const now = Date.now();
   const signing = cas.data.items.some((ca) => ca.isDefault && !ca.retiredAt && ca.hasPrivateKey && Date.parse(ca.notBefore) <= now && Date.parse(ca.notAfter) > now);
   if (signing) return null;
-
-  async function createCa() {
-    setBusy(true);
-    const name = `${session.organization.name} Root CA`.slice(0, 64);
-    try {
-      await q.caCertificates.generate.call({ name, commonName: name });
-      await queryClient.invalidateQueries({ queryKey: q.caCertificates.key() });
-      toast.success(`Certificate authority “${name}” created: devices can enroll`);
-    } catch (err) {
-      toast.error(err, "Could not create the certificate authority");
-    } finally {
-      setBusy(false);
-    }
-  }
 
   return (
     <div className="alert-box alert-box--warning signing-ca-notice" role="status">
@@ -169,7 +149,7 @@ function SigningCaNotice() {
         </p>
         {canCreate && (
           <div>
-            <Button size="small" variant="primary" icon={<ShieldPlus />} busy={busy} onClick={createCa}>Create a certificate authority</Button>
+            <Button size="small" variant="primary" icon={<ShieldPlus />} busy={createCa.isPending} onClick={() => void createCa.run(`${session.organization.name} Root CA`.slice(0, 64))}>Create a certificate authority</Button>
           </div>
         )}
       </div>
@@ -208,45 +188,25 @@ function NewTokenCard({ token, onDismiss }: { token: CreatedToken; onDismiss: ()
   );
 }
 
-function CreateTokenDialog({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: (token: CreatedToken) => Promise<void> }) {
+function CreateTokenDialog({ onClose, onCreated }: { onClose: () => void; onCreated: (token: CreatedToken) => void }) {
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
   const [labels, setLabels] = useState<LabelRow[]>([]);
   const [expiresInDays, setExpiresInDays] = useState("");
   const [maxUses, setMaxUses] = useState("");
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const create = useAction(q.enrollmentTokens.create.mutation(), { invalidates: [q.enrollmentTokens.key()], onSuccess: onCreated });
   const labelSet = labelsOfRows(labels);
-
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    if (!labelSet.ok) return;
-    setBusy(true);
-    setError(null);
-    try {
-      const token = await q.enrollmentTokens.create.call({
-        name: name.trim(),
-        description: description.trim() || undefined,
-        labels: labelSet.labels,
-        expiresAt: expiresInDays ? new Date(Date.now() + Number(expiresInDays) * 86_400_000).toISOString() : undefined,
-        maxUses: maxUses ? Number(maxUses) : undefined,
-      });
-      await onCreated(token);
-      setName("");
-      setDescription("");
-      setLabels([]);
-      setExpiresInDays("");
-      setMaxUses("");
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+  const body = () => ({
+    name: name.trim(),
+    description: description.trim() || undefined,
+    labels: labelSet.ok ? labelSet.labels : {},
+    expiresAt: expiresInDays ? new Date(Date.now() + Number(expiresInDays) * 86_400_000).toISOString() : undefined,
+    maxUses: maxUses ? Number(maxUses) : undefined,
+  });
 
   return (
-    <Dialog open={open} onClose={onClose} title="Create an enrollment token">
-      <form className="stack" onSubmit={submit}>
+    <Dialog open onClose={onClose} title="Create an enrollment token">
+      <form className="stack" onSubmit={create.submit(body, { valid: labelSet.ok })}>
         <div className="field">
           <label htmlFor="token-name">Name</label>
           <input id="token-name" className="input" required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} placeholder="Berlin plant, line 3" />
@@ -266,11 +226,7 @@ function CreateTokenDialog({ open, onClose, onCreated }: { open: boolean; onClos
             <input id="token-uses" className="input" type="number" min={1} max={10_000_000} value={maxUses} onChange={(e) => setMaxUses(e.target.value)} placeholder="unlimited" />
           </div>
         </div>
-        {error != null && <ErrorBox error={error} />}
-        <div className="dialog__footer dialog__footer--inline">
-          <Button onClick={onClose}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={busy} disabled={!name.trim() || !labelSet.ok}>Create token</Button>
-        </div>
+        <FormFooter action={create} onCancel={onClose} disabled={!name.trim() || !labelSet.ok} submitLabel="Create token" />
       </form>
     </Dialog>
   );
