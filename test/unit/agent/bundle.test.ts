@@ -54,6 +54,33 @@ describe("the bundle", () => {
     expectStarts(process.execPath, [built.bundlePath]);
   });
 
+  it("the agent's core and host, bundled, run outside the repository: a device key and CSR (x509, yaml and their CommonJS), facts, metrics", async () => {
+    const entry = path.join(work, "core-and-host.ts");
+    const agentFile = (file: string) => JSON.stringify(path.join(REPO, "agent/src", file));
+    writeFileSync(
+      entry,
+      [
+        `import { createCsr, generateDeviceKeys } from ${agentFile("core/identity.ts")};`,
+        `import { readFacts } from ${agentFile("host/facts.ts")};`,
+        `import { HostMetrics } from ${agentFile("host/metrics.ts")};`,
+        // yaml (the agent reads compose files with it) as Node resolves it: its CommonJS build, which requires "process"
+        `import YAML from ${JSON.stringify(path.join(REPO, "node_modules/yaml/dist/index.js"))};`,
+        `const csr = await createCsr(await generateDeviceKeys("ES256"), "bundled");`,
+        `console.log(JSON.stringify({ csr, facts: await readFacts({ agentVersion: "9.9.9" }), metrics: await new HostMetrics().sample(), yaml: YAML.stringify({ services: {} }) }));`,
+      ].join("\n"),
+    );
+    const probe = await buildAgent({ entry, outDir: path.join(work, "probe") });
+    expect(probe.inputs.some((input) => input.includes("node_modules/@peculiar/x509/"))).toBe(true);
+    const run = spawnSync(process.execPath, [probe.bundlePath], { cwd: work, encoding: "utf8", timeout: 30_000 });
+    // Node quotes the failing line of the one-line bundle: leave that out of the message
+    expect(run.status, run.stderr.split("\n").filter((line) => line.length < 500).join("\n")).toBe(0);
+    const { csr, facts, metrics, yaml } = JSON.parse(run.stdout);
+    expect(yaml).toBe("services: {}\n");
+    expect(csr).toMatch(/^-----BEGIN CERTIFICATE REQUEST-----/);
+    expect(facts).toMatchObject({ agentVersion: "9.9.9", kernel: os.release(), memoryTotalBytes: os.totalmem() });
+    expect(metrics.memoryTotalBytes).toBe(os.totalmem());
+  });
+
   it("is refused when the agent would import the service's code (a value, not a type)", async () => {
     const entry = path.join(work, "imports-the-service.ts");
     writeFileSync(entry, `import * as service from ${JSON.stringify(path.join(REPO, "src/lib/plural.ts"))};\nconsole.log(service);\n`);
