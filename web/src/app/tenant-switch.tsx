@@ -6,28 +6,20 @@ import { ShieldAlert } from "lucide-react";
 import { q } from "../api/query";
 import { Button } from "../ui/Button";
 import { Dialog } from "../ui/Dialog";
-import { ErrorBox } from "../ui/states";
+import { FormFooter } from "../ui/FormFooter";
 import { formatDateTime, RelativeTime } from "../ui/time";
-import { useToast } from "../ui/toast";
+import { useAction } from "../ui/useAction";
 import { useOrganizationChanged, type Session } from "./session";
 
-export function TenantSwitchBanner({ session }: { session: Session }) {
-  const toast = useToast();
+/** Ends the Super Admin's own switch: back in their home organization, everything read again. */
+export function useEndSwitch(success: string) {
   const reset = useOrganizationChanged();
-  const [busy, setBusy] = useState(false);
+  return useAction({ mutationFn: () => q.tenant.return.call({}) }, { success, failure: "Could not end the switch", onSuccess: reset });
+}
+
+export function TenantSwitchBanner({ session }: { session: Session }) {
   const sw = session.activeSwitch!;
-  async function end() {
-    setBusy(true);
-    try {
-      await q.tenant.return.call({});
-      await reset();
-      toast.success(`Back in ${sw.fromOrgName ?? "your organization"}`);
-    } catch (err) {
-      toast.error(err, "Could not end the switch");
-    } finally {
-      setBusy(false);
-    }
-  }
+  const end = useEndSwitch(`Back in ${sw.fromOrgName ?? "your organization"}`);
   return (
     <div className="tenant-banner" role="region" aria-label="Tenant switch">
       <ShieldAlert aria-hidden="true" />
@@ -36,42 +28,26 @@ export function TenantSwitchBanner({ session }: { session: Session }) {
         {sw.reason ? <> for “{sw.reason}”</> : " (no reason given)"}
         {sw.expiresAt && <>, until <time dateTime={sw.expiresAt} title={formatDateTime(sw.expiresAt)}>{new Date(sw.expiresAt).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}</time> (<RelativeTime value={sw.expiresAt} />)</>}.
       </p>
-      <Button size="small" onClick={end} busy={busy}>End switch</Button>
+      <Button size="small" onClick={() => void end.run()} busy={end.isPending}>End switch</Button>
     </div>
   );
 }
 
 export function TenantSwitchDialog({ target, onClose }: { target: { id: string; name: string } | null; onClose: () => void }) {
-  const toast = useToast();
   const reset = useOrganizationChanged();
   const [reason, setReason] = useState("");
   const [minutes, setMinutes] = useState(60);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  async function start() {
-    if (!target) return;
-    setBusy(true);
-    setError(null);
-    try {
-      await q.tenant.switch.call({ organizationId: target.id, reason: reason.trim() || undefined, durationMinutes: minutes });
+  const start = useAction(q.tenant.switch.mutation(), {
+    success: () => `Acting in ${target?.name ?? ""} for ${minutes} minutes`,
+    onSuccess: async () => {
       onClose();
       await reset();
-      toast.success(`Acting in ${target.name} for ${minutes} minutes`);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+    },
+  });
   return (
-    <Dialog
-      open={target !== null}
-      onClose={onClose}
-      title={`Switch into ${target?.name ?? ""}`}
-      footer={<><Button onClick={onClose}>Cancel</Button><Button variant="primary" onClick={start} busy={busy}>Switch for {minutes} minutes</Button></>}
-    >
+    <Dialog open={target !== null} onClose={onClose} title={`Switch into ${target?.name ?? ""}`}>
       <p className="muted">You are not a member of this organization. As a Super Admin you may act in it for a limited time; the switch is recorded in its audit log with your reason.</p>
-      <div className="stack">
+      <form className="stack" onSubmit={start.submit(() => ({ organizationId: target!.id, reason: reason.trim() || undefined, durationMinutes: minutes }))}>
         <div className="field">
           <label htmlFor="switch-reason">Reason</label>
           <input id="switch-reason" className="input" value={reason} maxLength={500} onChange={(e) => setReason(e.target.value)} placeholder="Support ticket #1234" />
@@ -82,8 +58,8 @@ export function TenantSwitchDialog({ target, onClose }: { target: { id: string; 
             {[15, 30, 60, 120, 240, 480].map((m) => <option key={m} value={m}>{m < 60 ? `${m} minutes` : `${m / 60} hour${m > 60 ? "s" : ""}`}</option>)}
           </select>
         </div>
-        {error != null && <ErrorBox error={error} />}
-      </div>
+        <FormFooter action={start} onCancel={onClose} submitLabel={`Switch for ${minutes} minutes`} />
+      </form>
     </Dialog>
   );
 }

@@ -4,7 +4,7 @@
 // "Sign in with <provider>" when the service has one (GET /auth/providers): a plain link, since
 // the service itself walks the browser through the provider and back (src/modules/auth/oidc-sign-in-route.ts);
 // a refusal comes back here as ?error=<code>, shown as a sentence.
-import { useState, type FormEvent } from "react";
+import { useState } from "react";
 import { useNavigate, useSearch } from "@tanstack/react-router";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { KeyRound, LogIn } from "lucide-react";
@@ -12,6 +12,7 @@ import { messageOf, statusOf } from "../api/client";
 import { q } from "../api/query";
 import { safeNext } from "../app/routes";
 import { Button } from "../ui/Button";
+import { useAction } from "../ui/useAction";
 import { signInErrorSentence } from "./sign-in-errors";
 import "./sign-in.css";
 
@@ -23,28 +24,19 @@ export function SignInPage() {
   const queryClient = useQueryClient();
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await q.auth.signIn.call({ email: email.trim(), password });
-    } catch (err) {
-      const status = statusOf(err);
-      setError(status === 401 ? "Wrong e-mail or password." : messageOf(err));
-      setBusy(false);
-      return;
-    }
-    queryClient.clear();
-    await navigate({ to: safeNext(next) });
-  }
+  // Busy until the page asked for is on its way; what the signed-out page read is dropped first.
+  const signIn = useAction(q.auth.signIn.mutation(), {
+    onSuccess: async () => {
+      queryClient.clear();
+      await navigate({ to: safeNext(next) });
+    },
+  });
+  // The refusal as a sentence of this page (not an ErrorBox): a wrong password says only that.
+  const error = signIn.error == null ? null : statusOf(signIn.error) === 401 ? "Wrong e-mail or password." : messageOf(signIn.error);
 
   return (
     <div className="sign-in">
-      <form className="sign-in__card card" onSubmit={submit} aria-labelledby="sign-in-title" noValidate>
+      <form className="sign-in__card card" onSubmit={signIn.submit(() => ({ email: email.trim(), password }))} aria-labelledby="sign-in-title" noValidate>
         <div className="sign-in__brand">
           <img src="/favicon.svg" alt="" width={36} height={36} />
           <h1 id="sign-in-title">Sign in to Fleet Manager</h1>
@@ -67,7 +59,7 @@ export function SignInPage() {
           <label htmlFor="password">Password</label>
           <input id="password" className="input" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
         </div>
-        <Button type="submit" variant="primary" icon={<LogIn />} busy={busy} disabled={!email || !password}>
+        <Button type="submit" variant="primary" icon={<LogIn />} busy={signIn.isPending} disabled={!email || !password}>
           Sign in
         </Button>
         {oidc && (

@@ -2,22 +2,22 @@
 // area: who invites, to which organization and with which role; the invited person chooses a
 // name and a password (or, having an account already, gives its password), accepts, and is
 // signed in with the same cookie session as the sign-in page, landing on the overview.
-import { useState, type FormEvent } from "react";
+import { useState } from "react";
 import { useNavigate, useParams } from "@tanstack/react-router";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { UserCheck } from "lucide-react";
-import { isApiError, messageOf, statusOf, type ApiErrorData } from "../api/client";
+import { messageOf, statusOf } from "../api/client";
 import { q } from "../api/query";
-import { Button } from "../ui/Button";
-import { ErrorBox } from "../ui/states";
+import { FormFooter } from "../ui/FormFooter";
 import { RelativeTime } from "../ui/time";
+import { useAction } from "../ui/useAction";
 import "../auth/sign-in.css";
 
-/** The API's complaint about one field (its 400 names the field in `issues`). */
-function fieldProblem(error: unknown, field: string): string | undefined {
-  if (!isApiError(error)) return undefined;
-  return (error.data as ApiErrorData | undefined)?.issues?.find((i) => i.path.at(-1) === field)?.message;
-}
+/** The fields of this form the API's 400 may name in `issues`. */
+const fieldOf = (_message: string, path?: readonly (string | number)[]) => {
+  const field = path?.at(-1);
+  return field === "name" || field === "password" ? field : null;
+};
 
 export function AcceptInvitationPage() {
   const { token } = useParams({ from: "/invitations/$token" });
@@ -26,25 +26,20 @@ export function AcceptInvitationPage() {
   const queryClient = useQueryClient();
   const [name, setName] = useState("");
   const [password, setPassword] = useState("");
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    const existing = invitation.data!.userExists;
-    setBusy(true);
-    setError(null);
-    try {
-      await q.invitations.publicAccept.call({ token, password, ...(existing ? {} : { name: name.trim() }) });
-      await q.auth.signIn.call({ email: invitation.data!.email, password });
-    } catch (err) {
-      setError(err);
-      setBusy(false);
-      return;
-    }
-    queryClient.clear();
-    await navigate({ to: "/" });
-  }
+  // Busy until the overview is on its way: the new member is signed in with the same password.
+  const accept = useAction({
+    mutationFn: async ({ email, ...input }: { token: string; password: string; name?: string; email: string }) => {
+      await q.invitations.publicAccept.call(input);
+      await q.auth.signIn.call({ email, password: input.password });
+    },
+  }, {
+    fieldOf,
+    onSuccess: async () => {
+      queryClient.clear();
+      await navigate({ to: "/" });
+    },
+  });
+  const submit = accept.submit(() => ({ token, password, email: invitation.data!.email, ...(invitation.data!.userExists ? {} : { name: name.trim() }) }));
 
   let body;
   if (invitation.isPending) {
@@ -61,8 +56,8 @@ export function AcceptInvitationPage() {
     );
   } else {
     const { email, organization, role, expiresAt, userExists } = invitation.data;
-    const nameProblem = fieldProblem(error, "name");
-    const passwordProblem = fieldProblem(error, "password");
+    const nameProblem = accept.fieldErrors.name;
+    const passwordProblem = accept.fieldErrors.password;
     body = (
       <>
         <p>
@@ -88,10 +83,8 @@ export function AcceptInvitationPage() {
             {passwordProblem ?? (userExists ? `An account with ${email} exists: its password proves it is yours.` : "At least 12 characters.")}
           </span>
         </div>
-        {error != null && !nameProblem && !passwordProblem && <ErrorBox error={error} />}
-        <Button type="submit" variant="primary" icon={<UserCheck />} busy={busy} disabled={(!userExists && !name.trim()) || !password}>
-          Accept and sign in
-        </Button>
+        {/* The card's one full-width button (a column), no Cancel. */}
+        <FormFooter action={accept} className="stack" icon={<UserCheck />} disabled={(!userExists && !name.trim()) || !password} submitLabel="Accept and sign in" />
       </>
     );
   }

@@ -1,8 +1,8 @@
 // Invitations: invite by e-mail with a role, resend (a new link; the old one stops working),
 // revoke. The link is in the e-mail the service sends and, once, here: whoever invites can
 // also hand it over themselves. It opens the public page /invitations/<token>.
-import { useState, type FormEvent } from "react";
-import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { AlertTriangle, Ban, Send, UserPlus } from "lucide-react";
 import type { RouterOutputs } from "../api/client";
 import { q } from "../api/query";
@@ -10,12 +10,14 @@ import { useCan, useSession } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card } from "../ui/Card";
 import { CopyButton } from "../ui/CopyButton";
-import { DataTable, type Column } from "../ui/DataTable";
+import type { Column } from "../ui/DataTable";
 import { ConfirmDialog, Dialog } from "../ui/Dialog";
-import { Pagination } from "../ui/Pagination";
-import { Empty, ErrorBox, ErrorState, Forbidden } from "../ui/states";
+import { FormFooter } from "../ui/FormFooter";
+import { QueryTable } from "../ui/QueryTable";
+import { Empty, ErrorBox, Forbidden } from "../ui/states";
 import { RelativeTime } from "../ui/time";
-import { useToast } from "../ui/toast";
+import { useAction } from "../ui/useAction";
+import { useLocalPage } from "../ui/useLocalPage";
 import { MembersArea } from "../members/MembersTabs";
 import { expandPermissions, permissionCatalogueQuery } from "../roles/PermissionPicker";
 
@@ -36,20 +38,26 @@ export function InvitationsPage() {
   const canRead = useCan("invitations:read");
   const canWrite = useCan("invitations:write");
   const canReadRoles = useCan("roles:read");
-  const queryClient = useQueryClient();
-  const toast = useToast();
-  const [offset, setOffset] = useState(0);
+  const page = useLocalPage(PAGE);
   const [status, setStatus] = useState<Status | "">("");
   const [inviting, setInviting] = useState(false);
   const [sent, setSent] = useState<SentInvitation | null>(null);
   const [resending, setResending] = useState<Invitation | null>(null);
   const [revoking, setRevoking] = useState<Invitation | null>(null);
   const invitations = useQuery({
-    ...q.invitations.list.options({ limit: PAGE, offset, status: status || undefined }),
+    ...q.invitations.list.options({ ...page.input, status: status || undefined }),
     enabled: canRead,
     placeholderData: keepPreviousData,
   });
-  const refresh = () => queryClient.invalidateQueries({ queryKey: q.invitations.key() });
+  const resend = useAction({ mutationFn: () => q.invitations.resend.call({ id: resending!.id }) }, {
+    invalidates: [q.invitations.key()],
+    success: (invitation) => `Invitation sent again to ${invitation.email}`,
+    onSuccess: setSent,
+  });
+  const revoke = useAction({ mutationFn: () => q.invitations.revoke.call({ id: revoking!.id }) }, {
+    invalidates: [q.invitations.key()],
+    success: () => `Invitation of ${revoking?.email ?? ""} revoked`,
+  });
   const open = (i: Invitation) => i.status === "pending" || i.status === "expired";
 
   const columns: Column<Invitation>[] = [
@@ -79,39 +87,32 @@ export function InvitationsPage() {
       <Card title="Invitations" flush actions={
         <>
           <label htmlFor="invitation-status" className="visually-hidden">Status</label>
-          <select id="invitation-status" className="select" value={status} onChange={(e) => { setStatus(e.target.value as Status | ""); setOffset(0); }}>
+          <select id="invitation-status" className="select" value={status} onChange={(e) => { setStatus(e.target.value as Status | ""); page.onOffset(0); }}>
             <option value="">Every status</option>
             {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
           </select>
         </>
       }>
-        {invitations.isError ? <ErrorState error={invitations.error} what="the invitations" retry={() => invitations.refetch()} /> : (
-          <>
-            <DataTable
-              caption="Invitations"
-              columns={columns}
-              rows={invitations.data?.items}
-              rowKey={(i) => i.id}
-              loading={invitations.isFetching}
-              empty={<Empty title={status ? `No ${status} invitations` : "No invitations yet"} action={inviteButton}>Invite someone by e-mail: they choose a name and password on the invitation's page and join with the role you give.</Empty>}
-            />
-            <Pagination label="Invitation pages" offset={offset} limit={PAGE} total={invitations.data?.total} onOffset={setOffset} />
-          </>
-        )}
+        <QueryTable
+          query={invitations}
+          what="the invitations"
+          caption="Invitations"
+          columns={columns}
+          rowKey={(i) => i.id}
+          page={page}
+          pageLabel="Invitation pages"
+          empty={<Empty title={status ? `No ${status} invitations` : "No invitations yet"} action={inviteButton}>Invite someone by e-mail: they choose a name and password on the invitation's page and join with the role you give.</Empty>}
+        />
       </Card>
-      <InviteDialog open={inviting} onClose={() => setInviting(false)} onSent={async (invitation) => { setSent(invitation); setInviting(false); await refresh(); }} />
+      {/* Mounted only while open: each opening starts from an empty form. */}
+      {inviting && <InviteDialog onClose={() => setInviting(false)} onSent={(invitation) => { setSent(invitation); setInviting(false); }} />}
       <ConfirmDialog
         open={resending !== null}
         onClose={() => setResending(null)}
         danger={false}
         title={`Resend the invitation of ${resending?.email ?? ""}?`}
         confirmLabel="Resend invitation"
-        onConfirm={async () => {
-          const invitation = await q.invitations.resend.call({ id: resending!.id });
-          setSent(invitation);
-          toast.success(`Invitation sent again to ${invitation.email}`);
-          await refresh();
-        }}
+        action={resend}
       >
         <p>A new e-mail with a new link goes out, valid for 7 days. The link sent before stops working.</p>
       </ConfirmDialog>
@@ -120,11 +121,7 @@ export function InvitationsPage() {
         onClose={() => setRevoking(null)}
         title={`Revoke the invitation of ${revoking?.email ?? ""}?`}
         confirmLabel="Revoke invitation"
-        onConfirm={async () => {
-          await q.invitations.revoke.call({ id: revoking!.id });
-          toast.success(`Invitation of ${revoking!.email} revoked`);
-          await refresh();
-        }}
+        action={revoke}
       >
         <p>The link stops working at once. You can invite the same address again later.</p>
       </ConfirmDialog>
@@ -158,15 +155,14 @@ function SentInvitationCard({ invitation, onDismiss }: { invitation: SentInvitat
   );
 }
 
-function InviteDialog({ open, onClose, onSent }: { open: boolean; onClose: () => void; onSent: (invitation: SentInvitation) => Promise<void> }) {
+function InviteDialog({ onClose, onSent }: { onClose: () => void; onSent: (invitation: SentInvitation) => void }) {
   const session = useSession();
-  const roles = useQuery({ ...q.roles.list.options({ limit: 200, offset: 0 }), enabled: open });
-  const catalogue = useQuery({ ...permissionCatalogueQuery(), enabled: open });
+  const roles = useQuery(q.roles.list.options({ limit: 200, offset: 0 }));
+  const catalogue = useQuery(permissionCatalogueQuery());
   const [email, setEmail] = useState("");
   const [roleId, setRoleId] = useState("");
   const [days, setDays] = useState("7");
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const invite = useAction(q.invitations.create.mutation(), { invalidates: [q.invitations.key()], onSuccess: onSent });
   // Only roles whose every permission the inviter holds: the API refuses the others (403).
   const held = new Set(session.permissions);
   const offered = roles.data && catalogue.data
@@ -174,26 +170,9 @@ function InviteDialog({ open, onClose, onSent }: { open: boolean; onClose: () =>
     : undefined;
   const chosen = roleId || offered?.find((r) => r.name === "viewer")?.id || offered?.[0]?.id || "";
 
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const invitation = await q.invitations.create.call({ email: email.trim(), roleId: chosen, expiresInDays: Number(days) });
-      await onSent(invitation);
-      setEmail("");
-      setRoleId("");
-      setDays("7");
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
-
   return (
-    <Dialog open={open} onClose={onClose} title="Invite someone">
-      <form className="stack" onSubmit={submit}>
+    <Dialog open onClose={onClose} title="Invite someone">
+      <form className="stack" onSubmit={invite.submit(() => ({ email: email.trim(), roleId: chosen, expiresInDays: Number(days) }))}>
         <div className="field">
           <label htmlFor="invite-email">E-mail</label>
           <input id="invite-email" className="input" type="email" required maxLength={320} value={email} onChange={(e) => setEmail(e.target.value)} placeholder="name@example.com" autoComplete="off" />
@@ -211,11 +190,7 @@ function InviteDialog({ open, onClose, onSent }: { open: boolean; onClose: () =>
           <label htmlFor="invite-days">Valid for (days)</label>
           <input id="invite-days" className="input" type="number" min={1} max={30} required value={days} onChange={(e) => setDays(e.target.value)} />
         </div>
-        {error != null && <ErrorBox error={error} />}
-        <div className="dialog__footer dialog__footer--inline">
-          <Button onClick={onClose}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={busy} disabled={!email.trim() || !chosen}>Send invitation</Button>
-        </div>
+        <FormFooter action={invite} onCancel={onClose} disabled={!email.trim() || !chosen} submitLabel="Send invitation" />
       </form>
     </Dialog>
   );

@@ -1,8 +1,8 @@
 // Members of the organization: who they are, their role (changed here), when they joined and
 // last signed in; removal asks first. The service refuses to demote or remove the last owner,
 // and to hand out more than the person acting holds: its refusal is shown in the dialog.
-import { useState, type FormEvent } from "react";
-import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { UserCog, UserMinus, UserPlus } from "lucide-react";
 import { Link } from "@tanstack/react-router";
 import type { RouterOutputs } from "../api/client";
@@ -10,13 +10,15 @@ import { q } from "../api/query";
 import { useCan, useSession } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card } from "../ui/Card";
-import { DataTable, type Column } from "../ui/DataTable";
+import type { Column } from "../ui/DataTable";
 import { ConfirmDialog, Dialog } from "../ui/Dialog";
-import { Pagination } from "../ui/Pagination";
-import { Empty, ErrorBox, ErrorState, Forbidden } from "../ui/states";
+import { FormFooter } from "../ui/FormFooter";
+import { QueryTable } from "../ui/QueryTable";
+import { Empty, ErrorBox, Forbidden } from "../ui/states";
 import { RelativeTime } from "../ui/time";
-import { useToast } from "../ui/toast";
+import { useAction } from "../ui/useAction";
 import { useDebounced } from "../ui/useDebounced";
+import { useLocalPage } from "../ui/useLocalPage";
 import { MembersArea } from "./MembersTabs";
 
 type Member = RouterOutputs["members"]["list"]["items"][number];
@@ -30,17 +32,19 @@ export function MembersPage() {
   const canReadRoles = useCan("roles:read");
   const canInvite = useCan("invitations:write");
   const orgId = session.organization.id;
-  const queryClient = useQueryClient();
-  const toast = useToast();
-  const [offset, setOffset] = useState(0);
+  const page = useLocalPage(PAGE);
   const [search, setSearch] = useState("");
   const debounced = useDebounced(search.trim(), 300);
   const [changing, setChanging] = useState<Member | null>(null);
   const [removing, setRemoving] = useState<Member | null>(null);
   const members = useQuery({
-    ...q.members.list.options({ orgId, limit: PAGE, offset, search: debounced || undefined }),
+    ...q.members.list.options({ orgId, ...page.input, search: debounced || undefined }),
     enabled: canRead,
     placeholderData: keepPreviousData,
+  });
+  const remove = useAction({ mutationFn: () => q.members.remove.call({ orgId, userId: removing!.userId }) }, {
+    invalidates: [q.members.key(), q.apiKeys.key()],
+    success: (result) => `${removing?.name ?? ""} removed${result.revokedApiKeys ? `; ${result.revokedApiKeys} of their API keys revoked` : ""}`,
   });
 
   const columns: Column<Member>[] = [
@@ -80,35 +84,28 @@ export function MembersPage() {
       <Card title="Members" flush actions={
         <>
           <label htmlFor="member-search" className="visually-hidden">Search members</label>
-          <input id="member-search" className="input member-search" type="search" placeholder="Search by name or e-mail" value={search} onChange={(e) => { setSearch(e.target.value); setOffset(0); }} />
+          <input id="member-search" className="input member-search" type="search" placeholder="Search by name or e-mail" value={search} onChange={(e) => { setSearch(e.target.value); page.onOffset(0); }} />
         </>
       }>
-        {members.isError ? <ErrorState error={members.error} what="the members" retry={() => members.refetch()} /> : (
-          <>
-            <DataTable
-              caption="Members"
-              columns={columns}
-              rows={members.data?.items}
-              rowKey={(m) => m.userId}
-              loading={members.isFetching}
-              empty={<Empty title={debounced ? "No member matches" : "No members"}>{debounced ? "Try another part of a name or e-mail address." : "Invite people to join this organization."}</Empty>}
-            />
-            <Pagination label="Member pages" offset={offset} limit={PAGE} total={members.data?.total} onOffset={setOffset} />
-          </>
-        )}
+        <QueryTable
+          query={members}
+          what="the members"
+          caption="Members"
+          columns={columns}
+          rowKey={(m) => m.userId}
+          page={page}
+          pageLabel="Member pages"
+          empty={<Empty title={debounced ? "No member matches" : "No members"}>{debounced ? "Try another part of a name or e-mail address." : "Invite people to join this organization."}</Empty>}
+        />
       </Card>
-      <ChangeRoleDialog member={changing} orgId={orgId} onClose={() => setChanging(null)} />
+      {/* Mounted only while open: each opening starts from the member's own role. */}
+      {changing && <ChangeRoleDialog member={changing} orgId={orgId} onClose={() => setChanging(null)} />}
       <ConfirmDialog
         open={removing !== null}
         onClose={() => setRemoving(null)}
         title={`Remove ${removing?.name ?? ""}?`}
         confirmLabel="Remove member"
-        onConfirm={async () => {
-          const result = await q.members.remove.call({ orgId, userId: removing!.userId });
-          toast.success(`${removing!.name} removed${result.revokedApiKeys ? `; ${result.revokedApiKeys} of their API keys revoked` : ""}`);
-          await queryClient.invalidateQueries({ queryKey: q.members.key() });
-          await queryClient.invalidateQueries({ queryKey: q.apiKeys.key() });
-        }}
+        action={remove}
       >
         <p>{removing?.name} ({removing?.email}) loses access to this organization at once, and the API keys they created here are revoked. Their account stays; they can be invited again.</p>
       </ConfirmDialog>
@@ -116,54 +113,28 @@ export function MembersPage() {
   );
 }
 
-function ChangeRoleDialog({ member, orgId, onClose }: { member: Member | null; orgId: string; onClose: () => void }) {
-  const queryClient = useQueryClient();
-  const toast = useToast();
-  const roles = useQuery({ ...q.roles.list.options({ limit: 200, offset: 0 }), enabled: member !== null });
-  const [roleId, setRoleId] = useState("");
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const chosen = roleId || member?.roleId || "";
-
-  function close() {
-    setRoleId("");
-    setError(null);
-    onClose();
-  }
-
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const updated = await q.members.updateRole.call({ orgId, userId: member!.userId, roleId: chosen });
-      toast.success(`${updated.name} is now ${updated.role.name}`);
-      await queryClient.invalidateQueries({ queryKey: q.members.key() });
-      close();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+function ChangeRoleDialog({ member, orgId, onClose }: { member: Member; orgId: string; onClose: () => void }) {
+  const roles = useQuery(q.roles.list.options({ limit: 200, offset: 0 }));
+  const [chosen, setChosen] = useState(member.roleId);
+  const change = useAction(q.members.updateRole.mutation(), {
+    invalidates: [q.members.key()],
+    success: (updated) => `${updated.name} is now ${updated.role.name}`,
+    onSuccess: onClose,
+  });
 
   return (
-    <Dialog open={member !== null} onClose={close} title={`Change the role of ${member?.name ?? ""}`}>
-      <form className="stack" onSubmit={submit}>
+    <Dialog open onClose={onClose} title={`Change the role of ${member.name}`}>
+      <form className="stack" onSubmit={change.submit(() => ({ orgId, userId: member.userId, roleId: chosen }))}>
         {roles.isError ? <ErrorBox error={roles.error} /> : (
           <div className="field">
             <label htmlFor="member-role">Role</label>
-            <select id="member-role" className="select" value={chosen} onChange={(e) => setRoleId(e.target.value)} disabled={!roles.data}>
+            <select id="member-role" className="select" value={chosen} onChange={(e) => setChosen(e.target.value)} disabled={!roles.data}>
               {roles.data?.items.map((r) => <option key={r.id} value={r.id}>{r.name}{r.system ? "" : " (custom)"}</option>)}
             </select>
             <span className="field__hint">{roles.data?.items.find((r) => r.id === chosen)?.description}</span>
           </div>
         )}
-        {error != null && <ErrorBox error={error} />}
-        <div className="dialog__footer dialog__footer--inline">
-          <Button onClick={close}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={busy} disabled={!roles.data || chosen === member?.roleId}>Change role</Button>
-        </div>
+        <FormFooter action={change} onCancel={onClose} disabled={!roles.data || chosen === member.roleId} submitLabel="Change role" />
       </form>
     </Dialog>
   );

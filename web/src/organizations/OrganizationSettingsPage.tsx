@@ -3,17 +3,18 @@
 // needs organizations:write (POST /organizations/{id}/rename); the description and branding
 // organizations:branding (PATCH /organizations/{id}/branding: owners, custom roles given it);
 // everything else is the organization update (spec op 8, PATCH), reserved for Super Admins.
-import { useState, type ChangeEvent, type FormEvent } from "react";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState, type ChangeEvent } from "react";
+import { useQuery } from "@tanstack/react-query";
 import { ImageUp, Trash2 } from "lucide-react";
 import type { RouterOutputs } from "../api/client";
 import { q } from "../api/query";
 import { useCan, useSession } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
-import { ErrorBox, ErrorState, Forbidden, Loading } from "../ui/states";
+import { FormFooter } from "../ui/FormFooter";
+import { ErrorState, Forbidden, Loading } from "../ui/states";
 import { formatDateTime } from "../ui/time";
-import { useToast } from "../ui/toast";
+import { useAction } from "../ui/useAction";
 import { brandingOf, contrast, HEX_COLOR, LOGO_MAX_BYTES, LOGO_TYPES, paletteFor, withBranding, type Branding } from "./branding";
 import "./organizations.css";
 
@@ -46,33 +47,21 @@ export function OrganizationSettingsPage() {
   );
 }
 
-function useSaved() {
-  const queryClient = useQueryClient();
-  // The session names the organization too (header, sidebar logo): a rename shows there at once.
-  return () => Promise.all([q.organizations.key(), q.tenant.context.key()].map((queryKey) => queryClient.invalidateQueries({ queryKey })));
-}
+/** What a save changes: the organization, and the session, which names it too (header, sidebar logo): a rename shows there at once. */
+const SAVED_KEYS = () => [q.organizations.key(), q.tenant.context.key()];
 
 function DetailsCard({ org }: { org: Organization }) {
   const session = useSession();
   const canRename = useCan("organizations:write");
   const canBrand = useCan("organizations:branding");
   const isSuperAdmin = session.isSuperAdmin;
-  const saved = useSaved();
-  const toast = useToast();
   const [name, setName] = useState(org.name);
   const [description, setDescription] = useState(org.description ?? "");
   const [contact, setContact] = useState(org.primaryContact ?? "");
   const [billingEmail, setBillingEmail] = useState(org.billingEmail ?? "");
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const nameProblem = name.trim().length < 2 ? "At least 2 characters" : undefined;
-
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    if (nameProblem) return;
-    setBusy(true);
-    setError(null);
-    try {
+  const save = useAction({
+    mutationFn: async () => {
       if (isSuperAdmin) {
         await q.organizations.update.call({
           id: org.id,
@@ -86,14 +75,8 @@ function DetailsCard({ org }: { org: Organization }) {
         const nextDescription = description.trim() || null;
         if (canBrand && nextDescription !== (org.description ?? null)) await q.organizations.brand.call({ id: org.id, description: nextDescription });
       }
-      toast.success("Organization details saved");
-      await saved();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+    },
+  }, { invalidates: SAVED_KEYS(), success: "Organization details saved" });
 
   const facts = (
     <dl className="facts">
@@ -114,7 +97,7 @@ function DetailsCard({ org }: { org: Organization }) {
   if (!canRename && !canBrand && !isSuperAdmin) return <Card title="Details">{facts}</Card>;
   return (
     <Card title="Details">
-      <form className="stack" onSubmit={submit} aria-label="Organization details">
+      <form className="stack" onSubmit={save.submit(() => undefined, { valid: !nameProblem })} aria-label="Organization details">
         {(canRename || isSuperAdmin) && (
           <div className="field">
             <label htmlFor="org-name">Name</label>
@@ -144,8 +127,7 @@ function DetailsCard({ org }: { org: Organization }) {
         )}
         {facts}
         {!isSuperAdmin && <p className="field__hint">Only a Super Admin can change the {canBrand ? "" : "description, "}contact and billing e-mail.</p>}
-        {error != null && <ErrorBox error={error} />}
-        <div><Button type="submit" variant="primary" busy={busy} disabled={!!nameProblem}>{isSuperAdmin || canBrand ? "Save details" : "Rename"}</Button></div>
+        <FormFooter action={save} inline={false} disabled={!!nameProblem} submitLabel={isSuperAdmin || canBrand ? "Save details" : "Rename"} />
       </form>
     </Card>
   );
@@ -185,14 +167,10 @@ function BrandingCard({ org }: { org: Organization }) {
   const canBrand = useCan("organizations:branding");
   const canEdit = session.isSuperAdmin || canBrand;
   const stored = brandingOf(org.branding);
-  const saved = useSaved();
-  const toast = useToast();
   const [useColor, setUseColor] = useState(!!stored.primaryColor);
   const [color, setColor] = useState(stored.primaryColor ?? "#1d5fd6");
   const [logo, setLogo] = useState<string | undefined>(stored.logo);
   const [logoProblem, setLogoProblem] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const colorProblem = useColor && !HEX_COLOR.test(color) ? "A colour as #rrggbb, e.g. #0a7d5a" : undefined;
 
   async function chooseLogo(event: ChangeEvent<HTMLInputElement>) {
@@ -205,24 +183,14 @@ function BrandingCard({ org }: { org: Organization }) {
     setLogo(await readAsDataUrl(file));
   }
 
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    if (colorProblem) return;
-    setBusy(true);
-    setError(null);
-    try {
+  const save = useAction({
+    mutationFn: async () => {
       const next: Branding = { ...(useColor ? { primaryColor: color.toLowerCase() } : {}), ...(logo ? { logo } : {}) };
       const branding = withBranding(org.branding, next);
       if (canBrand) await q.organizations.brand.call({ id: org.id, branding });
       else await q.organizations.update.call({ id: org.id, branding });
-      toast.success("Branding saved: the console now shows it to every member");
-      await saved();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+    },
+  }, { invalidates: SAVED_KEYS(), success: "Branding saved: the console now shows it to every member" });
 
   if (!canEdit) {
     return (
@@ -238,7 +206,7 @@ function BrandingCard({ org }: { org: Organization }) {
   }
   return (
     <Card title="Branding">
-      <form className="stack" onSubmit={submit} aria-label="Branding">
+      <form className="stack" onSubmit={save.submit(() => undefined, { valid: !colorProblem })} aria-label="Branding">
         <label className="row">
           <input type="checkbox" checked={useColor} onChange={(e) => setUseColor(e.target.checked)} />
           <span>Use an organization colour</span>
@@ -277,8 +245,7 @@ function BrandingCard({ org }: { org: Organization }) {
           {logoProblem ? <span className="field__error" role="alert">{logoProblem}</span>
             : <span id="brand-logo-hint" className="field__hint">PNG, JPEG, SVG, WebP or GIF, at most {LOGO_MAX_BYTES / 1024} KB; shown at 26 px high in the sidebar.</span>}
         </div>
-        {error != null && <ErrorBox error={error} />}
-        <div><Button type="submit" variant="primary" busy={busy} disabled={!!colorProblem}>Save branding</Button></div>
+        <FormFooter action={save} inline={false} disabled={!!colorProblem} submitLabel="Save branding" />
       </form>
     </Card>
   );

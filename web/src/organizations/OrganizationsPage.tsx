@@ -3,21 +3,22 @@
 // edited, suspended, disabled, restored and deleted. Deleting asks the API's can-delete check
 // first and names what still blocks it (devices, deployments, acting in it) instead of offering
 // a button that can only fail.
-import { useEffect, useState, type FormEvent, type ReactNode } from "react";
+import { useEffect, useState, type ReactNode } from "react";
 import { useNavigate, useSearch } from "@tanstack/react-router";
-import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { Ban, Pause, Pencil, Plus, RotateCcw, Trash2 } from "lucide-react";
 import type { RouterOutputs } from "../api/client";
 import { q } from "../api/query";
 import { useCan } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
-import { DataTable, type Column } from "../ui/DataTable";
+import type { Column } from "../ui/DataTable";
 import { ConfirmDialog, Dialog } from "../ui/Dialog";
-import { Pagination } from "../ui/Pagination";
-import { Empty, ErrorBox, ErrorState, Forbidden, Loading } from "../ui/states";
+import { FormFooter } from "../ui/FormFooter";
+import { QueryTable } from "../ui/QueryTable";
+import { Empty, ErrorBox, Forbidden, Loading } from "../ui/states";
 import { RelativeTime } from "../ui/time";
-import { useToast } from "../ui/toast";
+import { useAction } from "../ui/useAction";
 import { useDebounced } from "../ui/useDebounced";
 import { STATUS_TONE } from "./OrganizationSettingsPage";
 import { ORGANIZATION_STATUSES } from "./search";
@@ -29,6 +30,9 @@ type Organization = RouterOutputs["organizations"]["withStats"]["items"][number]
 type StatusMove = "suspend" | "disable" | "enable";
 
 const PAGE = 25;
+
+/** What an organization's change touches: the list, and the names in the header and the switcher. */
+const ORGANIZATION_KEYS = () => [q.organizations.key(), q.tenant.key()];
 
 /** The status moves the service accepts from each status (src/modules/organizations/status.ts). */
 export function movesFrom(status: Organization["status"]): StatusMove[] {
@@ -54,8 +58,6 @@ export function OrganizationsPage() {
 function OrganizationList() {
   const search = useSearch({ from: "/app/platform/organizations" });
   const navigate = useNavigate({ from: "/platform/organizations" });
-  const queryClient = useQueryClient();
-  const toast = useToast();
   const [text, setText] = useState(search.search ?? "");
   const typed = useDebounced(text.trim());
   const [creating, setCreating] = useState(false);
@@ -74,8 +76,18 @@ function OrganizationList() {
   const offset = search.offset ?? 0;
   const orgs = useQuery({ ...q.organizations.withStats.options({ limit: PAGE, offset, search: search.search, status: search.status }), placeholderData: keepPreviousData });
   const totals = useQuery(q.organizations.stats.options({}));
-  // Names in the header and the switcher change too (a rename, a deletion).
-  const refresh = () => Promise.all([q.organizations.key(), q.tenant.key()].map((queryKey) => queryClient.invalidateQueries({ queryKey })));
+  const move = useAction({
+    mutationFn: async () => {
+      const { move, org } = moving!;
+      const input = { id: org.id, reason: reason.trim() || undefined };
+      if (move === "suspend") await q.organizations.suspend.call(input);
+      else if (move === "disable") await q.organizations.disable.call(input);
+      else await q.organizations.enable.call(input);
+    },
+  }, {
+    invalidates: ORGANIZATION_KEYS(),
+    success: () => `${moving?.org.name ?? ""} ${moving?.move === "enable" ? "restored" : `${moving?.move ?? ""}ed`}`,
+  });
 
   const columns: Column<Organization>[] = [
     { id: "name", header: "Organization", cell: (o) => <div className="who"><strong>{o.name}</strong><span className="faint">{o.slug}</span></div> },
@@ -122,39 +134,30 @@ function OrganizationList() {
             </select>
           </div>
         </div>
-        {orgs.isError ? <ErrorState error={orgs.error} what="the platform's organizations" retry={() => orgs.refetch()} /> : (
-          <>
-            <DataTable
-              caption="Organizations"
-              columns={columns}
-              rows={orgs.data?.items}
-              rowKey={(o) => o.id}
-              loading={orgs.isFetching}
-              empty={filtered
-                ? <Empty title="No organization matches these filters" action={<Button onClick={() => { setText(""); void navigate({ search: {}, replace: true }); }}>Clear filters</Button>} />
-                : <Empty title="No organizations" action={<Button variant="primary" icon={<Plus />} onClick={() => setCreating(true)}>Create organization</Button>} />}
-            />
-            <Pagination label="Organization pages" offset={offset} limit={PAGE} total={orgs.data?.total} onOffset={(o) => void setSearch({ offset: o })} />
-          </>
-        )}
+        <QueryTable
+          query={orgs}
+          what="the platform's organizations"
+          caption="Organizations"
+          columns={columns}
+          rowKey={(o) => o.id}
+          page={{ offset, limit: PAGE, onOffset: (o) => void setSearch({ offset: o }) }}
+          pageLabel="Organization pages"
+          filtered={filtered}
+          noMatch="No organization matches these filters"
+          onClearFilters={() => { setText(""); void navigate({ search: {}, replace: true }); }}
+          empty={<Empty title="No organizations" action={<Button variant="primary" icon={<Plus />} onClick={() => setCreating(true)}>Create organization</Button>} />}
+        />
       </Card>
-      <OrganizationDialog open={creating} onClose={() => setCreating(false)} onSaved={async (o) => { setCreating(false); toast.success(`Organization ${o.name} created`); await refresh(); }} />
-      <OrganizationDialog key={editing?.id} org={editing ?? undefined} open={editing !== null} onClose={() => setEditing(null)} onSaved={async (o) => { setEditing(null); toast.success(`Organization ${o.name} saved`); await refresh(); }} />
+      {/* Mounted only while open: each opening starts from the organization as it is (or empty). */}
+      {creating && <OrganizationDialog onClose={() => setCreating(false)} />}
+      {editing && <OrganizationDialog key={editing.id} org={editing} onClose={() => setEditing(null)} />}
       <ConfirmDialog
         open={moving !== null}
         onClose={() => setMoving(null)}
         danger={moving?.move !== "enable"}
         title={moving ? `${MOVE[moving.move].label} ${moving.org.name}?` : ""}
         confirmLabel={moving ? `${MOVE[moving.move].label} organization` : ""}
-        onConfirm={async () => {
-          const { move, org } = moving!;
-          const input = { id: org.id, reason: reason.trim() || undefined };
-          if (move === "suspend") await q.organizations.suspend.call(input);
-          else if (move === "disable") await q.organizations.disable.call(input);
-          else await q.organizations.enable.call(input);
-          toast.success(`${org.name} ${move === "enable" ? "restored" : `${move}ed`}`);
-          await refresh();
-        }}
+        action={move}
       >
         {moving && (
           <div className="stack">
@@ -166,43 +169,33 @@ function OrganizationList() {
           </div>
         )}
       </ConfirmDialog>
-      {deleting && <DeleteOrganizationDialog org={deleting} onClose={() => setDeleting(null)} onDeleted={async () => { toast.success(`Organization ${deleting.name} deleted`); setDeleting(null); await refresh(); }} />}
+      {deleting && <DeleteOrganizationDialog org={deleting} onClose={() => setDeleting(null)} />}
     </>
   );
 }
 
-function OrganizationDialog({ org, open, onClose, onSaved }: { org?: Organization; open: boolean; onClose: () => void; onSaved: (o: { name: string }) => Promise<void> }) {
+function OrganizationDialog({ org, onClose }: { org?: Organization; onClose: () => void }) {
   const [name, setName] = useState(org?.name ?? "");
   const [slug, setSlug] = useState("");
   const [description, setDescription] = useState(org?.description ?? "");
   const [contact, setContact] = useState(org?.primaryContact ?? "");
   const [billingEmail, setBillingEmail] = useState(org?.billingEmail ?? "");
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const save = useAction({
+    mutationFn: (): Promise<{ name: string }> => org
+      ? q.organizations.update.call({ id: org.id, name: name.trim(), description: description.trim() || null, primaryContact: contact.trim() || null, billingEmail: billingEmail.trim() || null })
+      : q.organizations.create.call({ name: name.trim(), slug: slug || undefined, description: description.trim() || undefined }),
+  }, {
+    invalidates: ORGANIZATION_KEYS(),
+    success: (saved) => `Organization ${saved.name} ${org ? "saved" : "created"}`,
+    onSuccess: onClose,
+  });
   const nameProblem = name && name.trim().length < 2 ? "At least 2 characters" : undefined;
   const slugProblem = slug && !/^[a-z0-9]+(-[a-z0-9]+)*$/.test(slug) ? "Lower-case letters, digits and single hyphens" : undefined;
 
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const saved = org
-        ? await q.organizations.update.call({ id: org.id, name: name.trim(), description: description.trim() || null, primaryContact: contact.trim() || null, billingEmail: billingEmail.trim() || null })
-        : await q.organizations.create.call({ name: name.trim(), slug: slug || undefined, description: description.trim() || undefined });
-      if (!org) { setName(""); setSlug(""); setDescription(""); }
-      await onSaved(saved);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
-
   const id = org ? "edit-org" : "new-org";
   return (
-    <Dialog open={open} onClose={onClose} title={org ? `Edit ${org.name}` : "Create an organization"}>
-      <form className="stack" onSubmit={submit}>
+    <Dialog open onClose={onClose} title={org ? `Edit ${org.name}` : "Create an organization"}>
+      <form className="stack" onSubmit={save.submit(() => undefined)}>
         <div className="field">
           <label htmlFor={`${id}-name`}>Name</label>
           <input id={`${id}-name`} className="input" required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} aria-invalid={!!nameProblem} />
@@ -231,42 +224,23 @@ function OrganizationDialog({ org, open, onClose, onSaved }: { org?: Organizatio
             </div>
           </div>
         )}
-        {error != null && <ErrorBox error={error} />}
-        <div className="dialog__footer dialog__footer--inline">
-          <Button onClick={onClose}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={busy} disabled={name.trim().length < 2 || !!slugProblem}>{org ? "Save organization" : "Create organization"}</Button>
-        </div>
+        <FormFooter action={save} onCancel={onClose} disabled={name.trim().length < 2 || !!slugProblem} submitLabel={org ? "Save organization" : "Create organization"} />
       </form>
     </Dialog>
   );
 }
 
 /** Asks the API whether the organization can go, and names what blocks it when it cannot. */
-function DeleteOrganizationDialog({ org, onClose, onDeleted }: { org: Organization; onClose: () => void; onDeleted: () => Promise<void> }) {
+function DeleteOrganizationDialog({ org, onClose }: { org: Organization; onClose: () => void }) {
   const check = useQuery({ ...q.organizations.canDelete.options({ id: org.id }), staleTime: 0, gcTime: 0 });
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  async function remove() {
-    setBusy(true);
-    setError(null);
-    try {
-      await q.organizations.delete.call({ id: org.id });
-      await onDeleted();
-    } catch (err) {
-      setError(err);
-      void check.refetch();
-    } finally {
-      setBusy(false);
-    }
-  }
+  // A refusal may mean something new blocks it: the check is asked again.
+  const remove = useAction({ mutationFn: () => q.organizations.delete.call({ id: org.id }).catch((err: unknown) => { void check.refetch(); throw err; }) }, {
+    invalidates: ORGANIZATION_KEYS(),
+    success: `Organization ${org.name} deleted`,
+  });
   const blocked = check.data && !check.data.canDelete;
   return (
-    <Dialog
-      open
-      onClose={onClose}
-      title={`Delete ${org.name}?`}
-      footer={<><Button onClick={onClose}>{blocked ? "Close" : "Cancel"}</Button>{check.data?.canDelete && <Button variant="danger" busy={busy} onClick={remove}>Delete organization</Button>}</>}
-    >
+    <ConfirmDialog open onClose={onClose} title={`Delete ${org.name}?`} confirmLabel="Delete organization" action={remove} confirmable={!!check.data?.canDelete}>
       {check.isError ? <ErrorBox error={check.error} />
         : !check.data ? <Loading label="Checking what the organization still holds" />
         : blocked ? (
@@ -279,7 +253,6 @@ function DeleteOrganizationDialog({ org, onClose, onDeleted }: { org: Organizati
         ) : (
           <p>The organization, its roles, API keys and memberships are deleted. Its users keep their accounts. This cannot be undone.</p>
         )}
-      {error != null && <ErrorBox error={error} />}
-    </Dialog>
+    </ConfirmDialog>
   );
 }

@@ -2,19 +2,21 @@
 // signs out every other session, as the API does, and says how many), the open sessions with
 // their device and last use (sign out one, or every other), the organizations they belong to,
 // and what they may do here. Everything here is the person's own: no permission gates it.
-import { useEffect, useState, type FormEvent } from "react";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useState } from "react";
+import { useQuery } from "@tanstack/react-query";
 import { LogOut } from "lucide-react";
 import { q } from "../api/query";
 import type { RouterOutputs } from "../api/client";
 import { sessionQuery, useSession } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
-import { DataTable, type Column } from "../ui/DataTable";
+import type { Column } from "../ui/DataTable";
 import { ConfirmDialog } from "../ui/Dialog";
-import { ErrorBox, ErrorState, Loading } from "../ui/states";
+import { FormFooter } from "../ui/FormFooter";
+import { QueryTable } from "../ui/QueryTable";
+import { ErrorState, Loading } from "../ui/states";
 import { formatDateTime, RelativeTime } from "../ui/time";
-import { useToast } from "../ui/toast";
+import { useAction } from "../ui/useAction";
 import "./profile.css";
 import { counted } from "../../../src/lib/plural";
 
@@ -48,37 +50,15 @@ export function ProfilePage() {
 
 function AccountCard() {
   const session = useSession();
-  const queryClient = useQueryClient();
-  const toast = useToast();
   const [name, setName] = useState(session.name);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const save = useAction(q.profile.update.mutation(), { invalidates: [sessionQuery().queryKey, q.profile.key()], success: "Name saved" });
   useEffect(() => setName(session.name), [session.name]);
   const trimmed = name.trim();
   const problem = trimmed.length === 0 ? "A name is needed" : trimmed.length > 200 ? "At most 200 characters" : null;
 
-  async function save(e: FormEvent) {
-    e.preventDefault();
-    if (problem) return;
-    setBusy(true);
-    setError(null);
-    try {
-      await q.profile.update.call({ name: trimmed });
-      await Promise.all([
-        queryClient.invalidateQueries({ queryKey: sessionQuery().queryKey }),
-        queryClient.invalidateQueries({ queryKey: q.profile.key() }),
-      ]);
-      toast.success("Name saved");
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
-
   return (
     <Card title="Account">
-      <form className="stack" onSubmit={save} aria-label="Account">
+      <form className="stack" onSubmit={save.submit(() => ({ name: trimmed }), { valid: !problem })} aria-label="Account">
         <div className="field">
           <label htmlFor="profile-name">Name</label>
           <input id="profile-name" className="input" value={name} onChange={(e) => setName(e.target.value)} autoComplete="name"
@@ -94,52 +74,35 @@ function AccountCard() {
           <dd>{session.role ?? (session.isSuperAdmin ? "Super Admin (not a member)" : "none")}</dd>
           {session.isSuperAdmin && (<><dt>Platform</dt><dd><span className="badge badge--accent">Super Admin</span></dd></>)}
         </dl>
-        {error !== null && <ErrorBox error={error} />}
-        <div className="row">
-          <Button type="submit" variant="primary" busy={busy} disabled={!!problem || trimmed === session.name}>Save name</Button>
-        </div>
+        <FormFooter action={save} inline={false} disabled={!!problem || trimmed === session.name} submitLabel="Save name" />
       </form>
     </Card>
   );
 }
 
 function PasswordCard() {
-  const queryClient = useQueryClient();
   const [current, setCurrent] = useState("");
   const [next, setNext] = useState("");
   const [repeat, setRepeat] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState<number | null>(null);
-  const nextProblem = next && next.length < MIN_PASSWORD ? `At least ${MIN_PASSWORD} characters` : next && next === current ? "Must differ from the current password" : null;
-  const repeatProblem = repeat && repeat !== next ? "Does not match the new password" : null;
-  const ready = !!current && next.length >= MIN_PASSWORD && !nextProblem && repeat === next;
-
-  async function change(e: FormEvent) {
-    e.preventDefault();
-    if (!ready) return;
-    setBusy(true);
-    setError(null);
-    setDone(null);
-    try {
-      // The browser's session is this one: it stays signed in (its cookie names the session,
-      // not a token); the answer's new access token is for bearer clients and not kept.
-      const result = await q.profile.changePassword.call({ currentPassword: current, newPassword: next });
+  // The browser's session is this one: it stays signed in (its cookie names the session, not a
+  // token); the answer's new access token is for bearer clients and not kept.
+  const change = useAction(q.profile.changePassword.mutation(), {
+    invalidates: [q.profile.sessions.key()],
+    onSuccess: (result) => {
       setDone(result.sessionsEnded);
       setCurrent("");
       setNext("");
       setRepeat("");
-      await queryClient.invalidateQueries({ queryKey: q.profile.sessions.key() });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+    },
+  });
+  const nextProblem = next && next.length < MIN_PASSWORD ? `At least ${MIN_PASSWORD} characters` : next && next === current ? "Must differ from the current password" : null;
+  const repeatProblem = repeat && repeat !== next ? "Does not match the new password" : null;
+  const ready = !!current && next.length >= MIN_PASSWORD && !nextProblem && repeat === next;
 
   return (
     <Card title="Password">
-      <form className="stack" onSubmit={change} aria-label="Change password">
+      <form className="stack" onSubmit={change.submit(() => { setDone(null); return { currentPassword: current, newPassword: next }; }, { valid: ready })} aria-label="Change password">
         <p className="muted">Changing it signs you out everywhere else: every other session ends.</p>
         <div className="field">
           <label htmlFor="password-current">Current password</label>
@@ -157,15 +120,12 @@ function PasswordCard() {
             aria-invalid={repeatProblem ? true : undefined} aria-describedby={repeatProblem ? "password-repeat-error" : undefined} />
           {repeatProblem && <span id="password-repeat-error" className="field__error">{repeatProblem}</span>}
         </div>
-        {error !== null && <ErrorBox error={error} />}
         {done !== null && (
           <div className="alert-box alert-box--success" role="status">
             <p>Password changed. {done === 0 ? "No other session was open." : `${done} other session${done === 1 ? " was" : "s were"} signed out.`}</p>
           </div>
         )}
-        <div className="row">
-          <Button type="submit" variant="primary" busy={busy} disabled={!ready}>Change password</Button>
-        </div>
+        <FormFooter action={change} inline={false} disabled={!ready} submitLabel="Change password" />
       </form>
     </Card>
   );
@@ -180,12 +140,13 @@ const CATEGORIES: { key: keyof Preferences["categories"]; label: string }[] = [
 ];
 
 function PreferencesCard() {
-  const queryClient = useQueryClient();
-  const toast = useToast();
   const stored = useQuery(q.profile.getNotificationPreferences.options());
   const [draft, setDraft] = useState<Preferences | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  // A PUT replaces the whole document: quiet hours set through the API are sent back as they are.
+  const save = useAction(q.profile.putNotificationPreferences.mutation(), {
+    invalidates: [q.profile.getNotificationPreferences.key()],
+    success: "Notification preferences saved",
+  });
   useEffect(() => {
     if (stored.data) setDraft(stored.data);
   }, [stored.data]);
@@ -193,22 +154,6 @@ function PreferencesCard() {
   if (stored.isError) return <Card title="Notifications"><ErrorState error={stored.error} retry={() => void stored.refetch()} /></Card>;
   if (!draft || !stored.data) return <Card title="Notifications"><Loading /></Card>;
   const changed = JSON.stringify(draft) !== JSON.stringify(stored.data);
-
-  async function save(e: FormEvent) {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      // A PUT replaces the whole document: quiet hours set through the API are sent back as they are.
-      await q.profile.putNotificationPreferences.call(draft!);
-      await queryClient.invalidateQueries({ queryKey: q.profile.getNotificationPreferences.key() });
-      toast.success("Notification preferences saved");
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
 
   const check = (id: string, label: string, value: boolean, set: (v: boolean) => void) => (
     <label className="row profile-check" htmlFor={id}>
@@ -219,7 +164,7 @@ function PreferencesCard() {
 
   return (
     <Card title="Notifications">
-      <form className="stack" onSubmit={save} aria-label="Notification preferences">
+      <form className="stack" onSubmit={save.submit(() => draft)} aria-label="Notification preferences">
         <fieldset className="stack stack--tight profile-fieldset">
           <legend>How</legend>
           {check("pref-email", "By e-mail", draft.email, (email) => setDraft({ ...draft, email }))}
@@ -238,10 +183,7 @@ function PreferencesCard() {
           </select>
         </div>
         {draft.quietHours && <p className="muted">Quiet hours {draft.quietHours.start}–{draft.quietHours.end} ({draft.quietHours.timezone}), set through the API, are kept.</p>}
-        {error !== null && <ErrorBox error={error} />}
-        <div className="row">
-          <Button type="submit" variant="primary" busy={busy} disabled={!changed}>Save preferences</Button>
-        </div>
+        <FormFooter action={save} inline={false} disabled={!changed} submitLabel="Save preferences" />
       </form>
     </Card>
   );
@@ -273,18 +215,13 @@ function OrganizationsCard() {
 }
 
 function SessionsCard() {
-  const queryClient = useQueryClient();
-  const toast = useToast();
   const sessions = useQuery(q.profile.sessions.options({ limit: 50, offset: 0 }));
   const [confirmAll, setConfirmAll] = useState(false);
   const [ending, setEnding] = useState<OpenSession | null>(null);
   const others = sessions.data ? sessions.data.total - sessions.data.items.filter((s) => s.current).length : 0;
-
-  async function end(id?: string) {
-    const result = await q.profile.terminateSessions.call(id ? { id } : {});
-    await queryClient.invalidateQueries({ queryKey: q.profile.sessions.key() });
-    toast.success(`${counted(result.terminated, "session")} signed out`);
-  }
+  const signedOut = { invalidates: [q.profile.sessions.key()], success: (result: { terminated: number }) => `${counted(result.terminated, "session")} signed out` };
+  const endOthers = useAction({ mutationFn: () => q.profile.terminateSessions.call({}) }, signedOut);
+  const endOne = useAction({ mutationFn: () => q.profile.terminateSessions.call({ id: ending!.id }) }, signedOut);
 
   const columns: Column<OpenSession>[] = [
     {
@@ -309,13 +246,12 @@ function SessionsCard() {
 
   return (
     <Card title="Sessions" flush actions={others > 0 && <Button icon={<LogOut />} onClick={() => setConfirmAll(true)}>Sign out other sessions</Button>}>
-      {sessions.isError && <div className="card__body"><ErrorBox error={sessions.error} /></div>}
-      <DataTable caption="Your sessions" columns={columns} rows={sessions.data?.items} rowKey={(s) => s.id} loading={sessions.isPending} empty={<p className="muted">No open session.</p>} />
+      <QueryTable query={sessions} what="your sessions" caption="Your sessions" columns={columns} rowKey={(s) => s.id} empty={<p className="muted">No open session.</p>} />
       <ConfirmDialog open={confirmAll} onClose={() => setConfirmAll(false)} title={`Sign out ${counted(others, "other session")}?`}
-        confirmLabel="Sign out others" onConfirm={() => end()}>
+        confirmLabel="Sign out others" action={endOthers}>
         <p>Every browser and client signed in as you, except this one, must sign in again.</p>
       </ConfirmDialog>
-      <ConfirmDialog open={!!ending} onClose={() => setEnding(null)} title="Sign out this session?" confirmLabel="Sign out session" onConfirm={() => end(ending!.id)}>
+      <ConfirmDialog open={!!ending} onClose={() => setEnding(null)} title="Sign out this session?" confirmLabel="Sign out session" action={endOne}>
         <p>{ending?.device}, last used {ending && formatDateTime(ending.lastUsedAt)}, must sign in again.</p>
       </ConfirmDialog>
     </Card>

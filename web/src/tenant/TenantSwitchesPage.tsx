@@ -8,15 +8,15 @@ import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { LogIn, LogOut } from "lucide-react";
 import type { RouterOutputs } from "../api/client";
 import { q } from "../api/query";
-import { useCan, useOrganizationChanged, useSession } from "../app/session";
-import { TenantSwitchDialog } from "../app/tenant-switch";
+import { useCan, useSession } from "../app/session";
+import { TenantSwitchDialog, useEndSwitch } from "../app/tenant-switch";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
-import { DataTable, type Column } from "../ui/DataTable";
-import { Pagination } from "../ui/Pagination";
-import { Empty, ErrorState, Forbidden } from "../ui/states";
+import type { Column } from "../ui/DataTable";
+import { QueryTable } from "../ui/QueryTable";
+import { Empty, Forbidden } from "../ui/states";
 import { formatDateTime, RelativeTime } from "../ui/time";
-import { useToast } from "../ui/toast";
+import { useLocalPage } from "../ui/useLocalPage";
 import "../users/platform.css";
 
 type Switch = RouterOutputs["tenant"]["activeSwitches"]["items"][number];
@@ -29,32 +29,17 @@ export function TenantSwitchesPage() {
 
 function TenantSwitches() {
   const session = useSession();
-  const toast = useToast();
-  const reset = useOrganizationChanged();
+  const endOwn = useEndSwitch("Switch ended");
   const [target, setTarget] = useState<{ id: string; name: string } | null>(null);
   const [chosen, setChosen] = useState("");
-  const [ending, setEnding] = useState(false);
-  const [activeOffset, setActiveOffset] = useState(0);
-  const [historyOffset, setHistoryOffset] = useState(0);
+  const activePage = useLocalPage(PAGE);
+  const historyPage = useLocalPage(PAGE);
   // Organizations the Super Admin is not a member of: entering those is a switch (members act in theirs from the header).
   const accessible = useQuery(q.tenant.accessible.options({ limit: 100, offset: 0 }));
   const nonMember = (accessible.data?.items ?? []).filter((o) => o.role === null);
   const enterable = nonMember.filter((o) => !o.isCurrent);
-  const active = useQuery({ ...q.tenant.activeSwitches.options({ limit: PAGE, offset: activeOffset }), placeholderData: keepPreviousData });
-  const history = useQuery({ ...q.tenant.history.options({ limit: PAGE, offset: historyOffset }), placeholderData: keepPreviousData });
-
-  async function endOwn() {
-    setEnding(true);
-    try {
-      await q.tenant.return.call({});
-      await reset();
-      toast.success("Switch ended");
-    } catch (err) {
-      toast.error(err, "Could not end the switch");
-    } finally {
-      setEnding(false);
-    }
-  }
+  const active = useQuery({ ...q.tenant.activeSwitches.options(activePage.input), placeholderData: keepPreviousData });
+  const history = useQuery({ ...q.tenant.history.options(historyPage.input), placeholderData: keepPreviousData });
 
   const when = (iso?: string) => iso ? <time dateTime={iso} title={formatDateTime(iso)}>{formatDateTime(iso)}</time> : <span className="faint">–</span>;
   const activeColumns: Column<Switch>[] = [
@@ -68,7 +53,7 @@ function TenantSwitches() {
       id: "actions",
       header: "Actions",
       cell: (s) => s.userId === session.userId && session.activeSwitch?.id === s.id
-        ? <Button size="small" icon={<LogOut />} busy={ending} onClick={endOwn} aria-label={`End switch into ${s.toOrgName ?? s.toOrgId}`}>End switch</Button>
+        ? <Button size="small" icon={<LogOut />} busy={endOwn.isPending} onClick={() => void endOwn.run()} aria-label={`End switch into ${s.toOrgName ?? s.toOrgId}`}>End switch</Button>
         : <span className="faint">ends by itself</span>,
     },
   ];
@@ -98,22 +83,12 @@ function TenantSwitches() {
           {session.activeSwitch && <p className="faint">Switching again replaces the active switch; your home organization stays {session.homeOrganization?.name ?? "the same"}.</p>}
         </Card>
         <Card title="Active switches" flush>
-          {active.isError ? <ErrorState error={active.error} what="tenant switches" retry={() => active.refetch()} /> : (
-            <>
-              <DataTable caption="Active switches" columns={activeColumns} rows={active.data?.items} rowKey={(s) => s.id} loading={active.isFetching}
-                empty={<Empty title="No switch is active">No Super Admin is acting in another organization right now.</Empty>} />
-              <Pagination label="Active switch pages" offset={activeOffset} limit={PAGE} total={active.data?.total} onOffset={setActiveOffset} />
-            </>
-          )}
+          <QueryTable query={active} what="tenant switches" caption="Active switches" columns={activeColumns} rowKey={(s) => s.id} page={activePage} pageLabel="Active switch pages"
+            empty={<Empty title="No switch is active">No Super Admin is acting in another organization right now.</Empty>} />
         </Card>
         <Card title="Your switches" flush>
-          {history.isError ? <ErrorState error={history.error} what="your switches" retry={() => history.refetch()} /> : (
-            <>
-              <DataTable caption="Your switches" columns={historyColumns} rows={history.data?.items} rowKey={(s) => s.id} loading={history.isFetching}
-                empty={<Empty title="You have not switched yet" />} />
-              <Pagination label="Switch history pages" offset={historyOffset} limit={PAGE} total={history.data?.total} onOffset={setHistoryOffset} />
-            </>
-          )}
+          <QueryTable query={history} what="your switches" caption="Your switches" columns={historyColumns} rowKey={(s) => s.id} page={historyPage} pageLabel="Switch history pages"
+            empty={<Empty title="You have not switched yet" />} />
         </Card>
       </div>
       <TenantSwitchDialog target={target} onClose={() => setTarget(null)} />

@@ -2,12 +2,13 @@
 // aria-sort tells assistive technology), optional row selection, skeleton rows while a page
 // loads, and the empty state in place of rows. Data comes from the API a page at a time; the
 // table never holds more than one page, so a fleet of 100,000 renders like one of 10.
-import type { ReactNode } from "react";
+import { Fragment, type ReactNode } from "react";
 import { ArrowDown, ArrowUp, ArrowUpDown } from "lucide-react";
 
 export interface Column<Row, SortKey extends string = string> {
   id: string;
-  header: string;
+  /** text, or a visually hidden name for a column of buttons */
+  header: ReactNode;
   cell: (row: Row) => ReactNode;
   /** the API's sort field for this column, when it can sort by it */
   sortKey?: SortKey;
@@ -32,6 +33,7 @@ export function DataTable<Row, SortKey extends string = string>({
   selected,
   onSelectedChange,
   empty,
+  details,
 }: {
   /** the table's accessible name */
   caption: string;
@@ -47,6 +49,8 @@ export function DataTable<Row, SortKey extends string = string>({
   selected?: ReadonlySet<string>;
   onSelectedChange?: (next: Set<string>) => void;
   empty?: ReactNode;
+  /** a row's opened details, in a full-width row under it (null: closed) */
+  details?: (row: Row) => ReactNode;
 }) {
   const selectable = !!selected && !!onSelectedChange;
   const pageKeys = rows?.map(rowKey) ?? [];
@@ -130,19 +134,27 @@ export function DataTable<Row, SortKey extends string = string>({
           {rows?.map((row) => {
             const key = rowKey(row);
             const isSelected = selected?.has(key) ?? false;
+            const opened = details?.(row);
             return (
-              <tr key={key} aria-selected={selectable ? isSelected : undefined}>
-                {selectable && (
-                  <td className="col-check">
-                    <input type="checkbox" aria-label={rowLabel ? rowLabel(row) : "Select row"} checked={isSelected} onChange={() => toggle(key)} />
-                  </td>
+              <Fragment key={key}>
+                <tr aria-selected={selectable ? isSelected : undefined}>
+                  {selectable && (
+                    <td className="col-check">
+                      <input type="checkbox" aria-label={rowLabel ? rowLabel(row) : "Select row"} checked={isSelected} onChange={() => toggle(key)} />
+                    </td>
+                  )}
+                  {columns.map((col) => (
+                    <td key={col.id} className={col.className}>
+                      {col.cell(row)}
+                    </td>
+                  ))}
+                </tr>
+                {opened != null && opened !== false && (
+                  <tr className="table__details-row">
+                    <td colSpan={colCount}>{opened}</td>
+                  </tr>
                 )}
-                {columns.map((col) => (
-                  <td key={col.id} className={col.className}>
-                    {col.cell(row)}
-                  </td>
-                ))}
-              </tr>
+              </Fragment>
             );
           })}
         </tbody>

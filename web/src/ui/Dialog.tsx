@@ -42,7 +42,7 @@ export function Dialog({ open, onClose, title, children, footer, wide }: {
  * button names the action ("Delete 3 devices"); a failure stays in the dialog with the API's
  * message. The action is a `useAction` (with its invalidation and toast), or `onConfirm`.
  */
-export function ConfirmDialog({ open, onClose, title, children, confirmLabel, onConfirm, action, danger = true }: {
+export function ConfirmDialog({ open, onClose, title, children, confirmLabel, onConfirm, action, danger = true, confirmable = true }: {
   open: boolean;
   onClose: () => void;
   title: string;
@@ -52,6 +52,8 @@ export function ConfirmDialog({ open, onClose, title, children, confirmLabel, on
   /** runs on confirm (input-less: bind the input in its mutationFn); closes the dialog on success */
   action?: Action<void, unknown>;
   danger?: boolean;
+  /** false: it cannot be done now (the body says why); no confirm button, Cancel reads Close */
+  confirmable?: boolean;
 }) {
   const own = useAction<void, unknown>({ mutationFn: async () => onConfirm?.() });
   const run = action ?? own;
@@ -66,8 +68,8 @@ export function ConfirmDialog({ open, onClose, title, children, confirmLabel, on
       title={title}
       footer={
         <>
-          <Button onClick={onClose} disabled={run.isPending}>Cancel</Button>
-          <Button variant={danger ? "danger" : "primary"} onClick={async () => (await run.run()) && onClose()} busy={run.isPending}>{confirmLabel}</Button>
+          <Button onClick={onClose} disabled={run.isPending}>{confirmable ? "Cancel" : "Close"}</Button>
+          {confirmable && <Button variant={danger ? "danger" : "primary"} onClick={async () => (await run.run()) && onClose()} busy={run.isPending}>{confirmLabel}</Button>}
         </>
       }
     >

@@ -21,7 +21,7 @@ export interface Page {
 type Listed<Row> = { items: Row[]; total?: number };
 
 export function QueryTable<Row, SortKey extends string = string, Data = Listed<Row>>({
-  query, what, caption, columns, rowKey, rows: rowsOf, total: totalOf, page, pageLabel, empty, filtered, onClearFilters, sort, onSort, selection, loadingRows,
+  query, what, caption, columns, rowKey, rows: rowsOf, total: totalOf, page, pageLabel, empty, noMatch, filtered, onClearFilters, sort, onSort, selection, loadingRows, details,
 }: {
   query: UseQueryResult<Data>;
   /** what the list holds, for the error and filtered-empty states ("the devices" / "devices") */
@@ -38,6 +38,8 @@ export function QueryTable<Row, SortKey extends string = string, Data = Listed<R
   /** the pagination's accessible name (default: "<caption> pages") */
   pageLabel?: string;
   empty: ReactNode;
+  /** the filtered-empty state's title (default: "No <what> match these filters") */
+  noMatch?: string;
   /** filters are on: an empty page says that nothing matches them */
   filtered?: boolean;
   onClearFilters?: () => void;
@@ -45,6 +47,8 @@ export function QueryTable<Row, SortKey extends string = string, Data = Listed<R
   onSort?: (sort: SortState<SortKey>) => void;
   selection?: { selected: ReadonlySet<string>; onChange: (next: Set<string>) => void; rowLabel: (row: Row) => string };
   loadingRows?: number;
+  /** a row's opened details under it (null: closed) */
+  details?: (row: Row) => ReactNode;
 }) {
   const data = query.data;
   const rows = data === undefined ? undefined : rowsOf ? rowsOf(data) : (data as Listed<Row>).items;
@@ -65,8 +69,9 @@ export function QueryTable<Row, SortKey extends string = string, Data = Listed<R
         onSort={onSort}
         selected={selection?.selected}
         onSelectedChange={selection?.onChange}
+        details={details}
         empty={view === "filtered-empty" ? (
-          <Empty title={`No ${what.replace(/^the /, "")} match these filters`} action={onClearFilters && <Button onClick={onClearFilters}>Clear filters</Button>} />
+          <Empty title={noMatch ?? `No ${what.replace(/^the /, "")} match these filters`} action={onClearFilters && <Button onClick={onClearFilters}>Clear filters</Button>} />
         ) : empty}
       />
       {page && <Pagination label={pageLabel ?? `${caption} pages`} offset={page.offset} limit={page.limit} total={total} onOffset={page.onOffset} onLimit={page.onLimit} sizes={page.sizes} />}

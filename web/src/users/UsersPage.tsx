@@ -2,21 +2,22 @@
 // belong to several organizations). List with search and status filter (in the URL), create,
 // disable and enable (a disabled user's sessions and keys stop at once), mail a password reset
 // link, and export what the filters show as CSV (POST /api/v1/users/export).
-import { useEffect, useState, type FormEvent } from "react";
+import { useEffect, useState } from "react";
 import { useNavigate, useSearch } from "@tanstack/react-router";
-import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { Ban, CheckCircle2, Download, KeyRound, Plus } from "lucide-react";
 import type { RouterOutputs } from "../api/client";
 import { q } from "../api/query";
 import { useCan, useSession } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
-import { DataTable, type Column } from "../ui/DataTable";
+import type { Column } from "../ui/DataTable";
 import { ConfirmDialog, Dialog } from "../ui/Dialog";
-import { Pagination } from "../ui/Pagination";
-import { Empty, ErrorBox, ErrorState, Forbidden } from "../ui/states";
+import { FormFooter } from "../ui/FormFooter";
+import { QueryTable } from "../ui/QueryTable";
+import { Empty, Forbidden } from "../ui/states";
 import { formatDateTime, RelativeTime } from "../ui/time";
-import { useToast } from "../ui/toast";
+import { useAction } from "../ui/useAction";
 import { useDebounced } from "../ui/useDebounced";
 import { downloadExport } from "./export";
 import type { UsersSearch } from "./search";
@@ -24,7 +25,7 @@ import "./platform.css";
 import { counted } from "../../../src/lib/plural";
 
 type User = RouterOutputs["users"]["list"]["items"][number];
-type Action = { kind: "disable" | "enable" | "reset"; user: User };
+type UserAction = { kind: "disable" | "enable" | "reset"; user: User };
 
 const PAGE = 50;
 export const PASSWORD_MIN_LENGTH = 12; // the API's rule (src/modules/users/schemas.ts), named next to the field
@@ -39,13 +40,10 @@ function UserList() {
   const session = useSession();
   const search = useSearch({ from: "/app/platform/users" });
   const navigate = useNavigate({ from: "/platform/users" });
-  const queryClient = useQueryClient();
-  const toast = useToast();
   const [text, setText] = useState(search.search ?? "");
   const typed = useDebounced(text.trim());
   const [creating, setCreating] = useState(false);
-  const [action, setAction] = useState<Action | null>(null);
-  const [exporting, setExporting] = useState(false);
+  const [action, setAction] = useState<UserAction | null>(null);
 
   const setSearch = (patch: Partial<UsersSearch>) =>
     navigate({ search: (prev) => ({ ...prev, ...patch, offset: "offset" in patch ? patch.offset : undefined }), replace: true });
@@ -58,19 +56,24 @@ function UserList() {
   const filters = { search: search.search, status: search.status };
   const users = useQuery({ ...q.users.list.options({ limit: PAGE, offset, ...filters }), placeholderData: keepPreviousData });
   const stats = useQuery(q.users.stats.options({}));
-  const refresh = () => queryClient.invalidateQueries({ queryKey: q.users.key() });
-
-  async function exportCsv() {
-    setExporting(true);
-    try {
-      const count = await downloadExport(filters);
-      toast.success(`Exported ${counted(count, "user")} as CSV`);
-    } catch (err) {
-      toast.error(err, "Could not export the users");
-    } finally {
-      setExporting(false);
-    }
-  }
+  const exportCsv = useAction({ mutationFn: () => downloadExport(filters) }, {
+    success: (count) => `Exported ${counted(count, "user")} as CSV`,
+    failure: "Could not export the users",
+  });
+  const act = useAction({
+    mutationFn: async () => {
+      const { kind, user } = action!;
+      if (kind === "disable") await q.users.disable.call({ id: user.id });
+      else if (kind === "enable") await q.users.enable.call({ id: user.id });
+      else return q.users.resetPassword.call({ id: user.id });
+    },
+  }, {
+    invalidates: [q.users.key()],
+    success: (sent) => {
+      const { kind, user } = action!;
+      return sent ? `Reset link mailed to ${user.email}, valid until ${formatDateTime(sent.expiresAt)}` : `${user.email} ${kind}d`;
+    },
+  });
 
   const columns: Column<User>[] = [
     {
@@ -118,7 +121,7 @@ function UserList() {
         description={stats.data ? `${counted(stats.data.total, "account")} on the platform: ${stats.data.active} active, ${stats.data.disabled} disabled, ${counted(stats.data.superAdmins, "Super Admin")}.` : "Every account on the platform."}
         actions={
           <>
-            <Button icon={<Download />} busy={exporting} onClick={exportCsv}>Export CSV</Button>
+            <Button icon={<Download />} busy={exportCsv.isPending} onClick={() => void exportCsv.run()}>Export CSV</Button>
             <Button variant="primary" icon={<Plus />} onClick={() => setCreating(true)}>Create user</Button>
           </>
         }
@@ -138,40 +141,29 @@ function UserList() {
             </select>
           </div>
         </div>
-        {users.isError ? <ErrorState error={users.error} what="the platform's users" retry={() => users.refetch()} /> : (
-          <>
-            <DataTable
-              caption="Users"
-              columns={columns}
-              rows={users.data?.items}
-              rowKey={(u) => u.id}
-              loading={users.isFetching}
-              empty={filtered
-                ? <Empty title="No user matches these filters" action={<Button onClick={() => { setText(""); void navigate({ search: {}, replace: true }); }}>Clear filters</Button>} />
-                : <Empty title="No users yet" action={<Button variant="primary" icon={<Plus />} onClick={() => setCreating(true)}>Create user</Button>} />}
-            />
-            <Pagination label="User pages" offset={offset} limit={PAGE} total={users.data?.total} onOffset={(o) => void setSearch({ offset: o })} />
-          </>
-        )}
+        <QueryTable
+          query={users}
+          what="the platform's users"
+          caption="Users"
+          columns={columns}
+          rowKey={(u) => u.id}
+          page={{ offset, limit: PAGE, onOffset: (o) => void setSearch({ offset: o }) }}
+          pageLabel="User pages"
+          filtered={filtered}
+          noMatch="No user matches these filters"
+          onClearFilters={() => { setText(""); void navigate({ search: {}, replace: true }); }}
+          empty={<Empty title="No users yet" action={<Button variant="primary" icon={<Plus />} onClick={() => setCreating(true)}>Create user</Button>} />}
+        />
       </Card>
-      <CreateUserDialog open={creating} onClose={() => setCreating(false)} onCreated={async (u) => { setCreating(false); toast.success(`User ${u.email} created`); await refresh(); }} />
+      {/* Mounted only while open: each opening starts from an empty form. */}
+      {creating && <CreateUserDialog onClose={() => setCreating(false)} />}
       <ConfirmDialog
         open={action !== null}
         onClose={() => setAction(null)}
         danger={action?.kind === "disable"}
         title={action?.kind === "disable" ? `Disable ${action.user.email}?` : action?.kind === "enable" ? `Enable ${action.user.email}?` : `Reset the password of ${action?.user.email ?? ""}?`}
         confirmLabel={action?.kind === "disable" ? "Disable user" : action?.kind === "enable" ? "Enable user" : "Send reset link"}
-        onConfirm={async () => {
-          const { kind, user } = action!;
-          if (kind === "disable") await q.users.disable.call({ id: user.id });
-          else if (kind === "enable") await q.users.enable.call({ id: user.id });
-          else {
-            const sent = await q.users.resetPassword.call({ id: user.id });
-            toast.success(`Reset link mailed to ${user.email}, valid until ${formatDateTime(sent.expiresAt)}`);
-          }
-          if (kind !== "reset") toast.success(`${user.email} ${kind}d`);
-          await refresh();
-        }}
+        action={act}
       >
         {action?.kind === "disable" && <p>{action.user.name} can no longer sign in; their sessions and API keys stop at once. Nothing of theirs is deleted, and enabling them brings it back.</p>}
         {action?.kind === "enable" && <p>{action.user.name} can sign in again with their password or identity provider.</p>}
@@ -181,35 +173,20 @@ function UserList() {
   );
 }
 
-function CreateUserDialog({ open, onClose, onCreated }: { open: boolean; onClose: () => void; onCreated: (u: User) => Promise<void> }) {
+function CreateUserDialog({ onClose }: { onClose: () => void }) {
   const [email, setEmail] = useState("");
   const [name, setName] = useState("");
   const [password, setPassword] = useState("");
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const create = useAction(q.users.create.mutation(), {
+    invalidates: [q.users.key()],
+    success: (user) => `User ${user.email} created`,
+    onSuccess: onClose,
+  });
   const passwordProblem = password && password.length < PASSWORD_MIN_LENGTH ? `At least ${PASSWORD_MIN_LENGTH} characters (${password.length} so far)` : undefined;
 
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    if (passwordProblem) return;
-    setBusy(true);
-    setError(null);
-    try {
-      const user = await q.users.create.call({ email: email.trim(), name: name.trim(), password: password || undefined });
-      setEmail("");
-      setName("");
-      setPassword("");
-      await onCreated(user);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
-
   return (
-    <Dialog open={open} onClose={onClose} title="Create a user">
-      <form className="stack" onSubmit={submit}>
+    <Dialog open onClose={onClose} title="Create a user">
+      <form className="stack" onSubmit={create.submit(() => ({ email: email.trim(), name: name.trim(), password: password || undefined }), { valid: !passwordProblem })}>
         <div className="field">
           <label htmlFor="new-user-email">E-mail</label>
           <input id="new-user-email" className="input" type="email" required maxLength={320} value={email} onChange={(e) => setEmail(e.target.value)} />
@@ -226,11 +203,7 @@ function CreateUserDialog({ open, onClose, onCreated }: { open: boolean; onClose
           </span>
         </div>
         <p className="field__hint">The account belongs to no organization yet: invite or add it where it should work.</p>
-        {error != null && <ErrorBox error={error} />}
-        <div className="dialog__footer dialog__footer--inline">
-          <Button onClick={onClose}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={busy} disabled={!email.trim() || !name.trim() || !!passwordProblem}>Create user</Button>
-        </div>
+        <FormFooter action={create} onCancel={onClose} disabled={!email.trim() || !name.trim() || !!passwordProblem} submitLabel="Create user" />
       </form>
     </Dialog>
   );
