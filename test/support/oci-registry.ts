@@ -76,7 +76,8 @@ function pusher(url: string, authFor: (repository: string) => Promise<string | u
   return { pushBlob, pushManifest, pushPackage, pushImage };
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once("error", reject);

@@ -9,13 +9,15 @@
 import { accessSync, constants } from "node:fs";
 import path from "node:path";
 
-export type Peer = "docker-registry" | "htpasswd" | "chromium";
+export type Peer = "docker-registry" | "htpasswd" | "chromium" | "podman";
 
 /** The Debian package that installs each peer. */
 export const PEER_PACKAGES: Record<Peer, string> = {
   "docker-registry": "docker-registry",
   htpasswd: "apache2-utils",
   chromium: "chromium",
+  // One word-split list: .ci/run passes it to apt-get install as it is.
+  podman: "podman runc podman-compose busybox-static",
 };
 
 /** The tests that skip without each peer (what a newcomer's run leaves out). */
@@ -23,6 +25,7 @@ const PEER_USERS: Record<Peer, string> = {
   "docker-registry": "the OCI registry tests (registries, marketplace sync)",
   htpasswd: "the OCI registry tests with BASIC authentication",
   chromium: "the console's browser tests",
+  podman: "the fleet agent's container tests",
 };
 
 function executable(file: string): boolean {
@@ -34,7 +37,8 @@ function executable(file: string): boolean {
   }
 }
 
-function onPath(command: string): string | null {
+/** Where a program is on PATH, or null. */
+export function onPath(command: string): string | null {
   for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
     if (dir && executable(path.join(dir, command))) return path.join(dir, command);
   }
@@ -48,6 +52,8 @@ export function peerPath(peer: Peer): string | null {
     if (configured) return executable(configured) ? configured : null;
     return executable("/usr/bin/chromium") ? "/usr/bin/chromium" : onPath("chromium");
   }
+  // The agent's container tests need the engine, its compose program and busybox (their image).
+  if (peer === "podman") return onPath("podman-compose") && onPath("busybox") ? onPath("podman") : null;
   return onPath(peer);
 }
 

@@ -1,0 +1,45 @@
+// Reading what the podman and docker command lines print: their log lines with timestamps and
+// the health word in a container's status ("Up 5 seconds (healthy)").
+import type { LogLine, ProjectContainer } from "./engine.js";
+import type { RunResult } from "./exec.js";
+
+/** The label compose programs (docker compose, podman-compose) put on what they create. */
+export const PROJECT_LABEL = "com.docker.compose.project";
+export const SERVICE_LABEL = "com.docker.compose.service";
+
+/** `podman/docker logs --timestamps` lines: an RFC 3339 time, a space, the line. */
+export function parseTimestampedLog(output: string, stream: LogLine["stream"]): LogLine[] {
+  const lines: LogLine[] = [];
+  for (const line of output.split("\n")) {
+    const match = /^(\d{4}-\d\d-\d\dT\S+)\s?(.*)$/.exec(line);
+    if (match) lines.push({ timestamp: match[1], stream, message: match[2] });
+  }
+  return lines;
+}
+
+/** Both streams of a container's log as one list, oldest first (each engine stamps every line). */
+export function mergeLogStreams(stdout: string, stderr: string): LogLine[] {
+  const lines = [...parseTimestampedLog(stdout, "stdout"), ...parseTimestampedLog(stderr, "stderr")];
+  // Nanosecond RFC 3339 stamps of one engine have the same width, so text order is time order.
+  return lines.sort((a, b) => (a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : 0));
+}
+
+/** The health in a status line: podman "(starting)", docker "(health: starting)". */
+export function healthFromStatus(status: string): ProjectContainer["health"] {
+  const match = /\((?:health: )?(healthy|unhealthy|starting)\)/.exec(status);
+  return match ? (match[1] as ProjectContainer["health"]) : null;
+}
+
+/** The exit code in a status line such as "Exited (3) 2 seconds ago". */
+export function exitCodeFromStatus(status: string): number | null {
+  const match = /^Exited \((-?\d+)\)/.exec(status);
+  return match ? Number(match[1]) : null;
+}
+
+/** `podman/docker logs --timestamps --since ...` of one container, both streams merged, the last `tail`. */
+export async function containerLogs(run: (args: string[]) => Promise<RunResult>, containerName: string, since: Date, tail?: number): Promise<LogLine[]> {
+  const { stdout, stderr } = await run(["logs", "--timestamps", "--since", since.toISOString(), ...(tail !== undefined ? ["--tail", String(tail)] : []), containerName]);
+  const lines = mergeLogStreams(stdout, stderr);
+  // --tail counts each stream's lines: keep the last of both together.
+  return tail !== undefined ? lines.slice(-tail) : lines;
+}
