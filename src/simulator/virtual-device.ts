@@ -6,27 +6,14 @@
 import type { DeploymentAgent, DesiredDeploymentEntry } from "../../agent/src/core/deployments.js";
 import { virtualDeploymentAgent, type DeploymentAgentOptions } from "./virtual-runtime.js";
 import type { JsonClient, JsonResponse } from "../../agent/src/core/json-client.js";
-import { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKeyAlgorithm, type DeviceKeys } from "../../agent/src/core/identity.js";
+import type { DeviceKeyAlgorithm } from "../../agent/src/core/identity.js";
+import { DeviceSession, type EnrollAnswer, type HeartbeatAnswer, type RenewAnswer } from "../../agent/src/core/session.js";
 import { faultOf, LogModel, type Fault, type LogLine } from "./log-lines.js";
 import { MetricsModel, type TelemetrySnapshot } from "./metrics.js";
 import { Outbox, retryAfterMs, type FlushResult } from "../../agent/src/core/outbox.js";
 
-export interface EnrollAnswer {
-  deviceId: string;
-  certificate: string;
-  caChain: string[];
-  certificateNotAfter: string;
-  heartbeatIntervalSeconds: number;
-}
+export type { EnrollAnswer, HeartbeatAnswer } from "../../agent/src/core/session.js";
 
-export interface HeartbeatAnswer {
-  heartbeatIntervalSeconds: number;
-  deployments: DesiredDeploymentEntry[];
-}
-
-const TOKEN_LIFETIME_SECONDS = 300;
-/** a token is reused until this close to its expiry (signing per request would be wasteful) */
-const TOKEN_REFRESH_MARGIN_SECONDS = 60;
 const AGENT_VERSION = "fleet-simulator/1.0";
 /** snapshots per telemetry request at most (the agent endpoint's limit) */
 const TELEMETRY_BATCH = 1000;
@@ -35,18 +22,12 @@ const LOG_BATCH = 1000;
 
 const ARCHITECTURES = ["arm64", "arm64", "arm64", "amd64", "amd64", "armv7"] as const;
 
-export class VirtualDevice {
-  keys!: DeviceKeys;
-  deviceId: string | null = null;
-  certificatePem: string | null = null;
-  certificateNotAfter: Date | null = null;
+export class VirtualDevice extends DeviceSession {
   failing = false;
   /** what is wrong while it fails (null otherwise): the one fault its heartbeat, telemetry and logs all tell */
   get fault(): Fault | null {
     return this.failing ? faultOf(this.reportedDeviceId) : null;
   }
-  private x5t = "";
-  private token: { value: string; expiresAt: number } | null = null;
   private readonly metrics = new MetricsModel();
   private readonly logs = new LogModel();
   /** the deployments this device was given, and their progress */
@@ -54,11 +35,12 @@ export class VirtualDevice {
 
   constructor(
     readonly reportedDeviceId: string,
-    private readonly client: JsonClient,
-    private readonly algorithm: DeviceKeyAlgorithm = "ES256",
+    client: JsonClient,
+    algorithm: DeviceKeyAlgorithm = "ES256",
     deploymentOptions: DeploymentAgentOptions = {},
     health: { random?: () => number; alwaysFailing?: boolean } = {},
   ) {
+    super(client, algorithm);
     this.deployments = virtualDeploymentAgent(deploymentOptions);
     this.healthRandom = health.random ?? Math.random;
     this.alwaysFailing = health.alwaysFailing ?? false;
@@ -81,36 +63,8 @@ export class VirtualDevice {
     };
   }
 
-  async enroll(enrollmentToken: string): Promise<JsonResponse<EnrollAnswer>> {
-    this.keys = await generateDeviceKeys(this.algorithm);
-    const csr = await createCsr(this.keys, this.reportedDeviceId);
-    const res = await this.client.request<EnrollAnswer>("POST", "/api/v1/agent/enroll", {
-      enrollmentToken,
-      reportedDeviceId: this.reportedDeviceId,
-      csr,
-      facts: this.facts(),
-    });
-    if (res.status === 201) this.adoptCertificate(res.body.deviceId, res.body.certificate, res.body.certificateNotAfter);
-    return res;
-  }
-
-  /** Picks up an identity enrolled elsewhere (benchmarks hand devices between processes). */
-  adoptCertificate(deviceId: string, certificatePem: string, notAfter: string) {
-    this.deviceId = deviceId;
-    this.certificatePem = certificatePem;
-    this.certificateNotAfter = new Date(notAfter);
-    this.x5t = x5tS256(certificatePem);
-    this.token = null;
-  }
-
-  async authorization(): Promise<string> {
-    const now = Math.floor(Date.now() / 1000);
-    if (!this.token || this.token.expiresAt - now < TOKEN_REFRESH_MARGIN_SECONDS) {
-      if (!this.deviceId) throw new Error("device is not enrolled");
-      const value = await signDeviceToken(this.keys, { deviceId: this.deviceId, x5t: this.x5t, lifetimeSeconds: TOKEN_LIFETIME_SECONDS });
-      this.token = { value, expiresAt: now + TOKEN_LIFETIME_SECONDS };
-    }
-    return `Bearer ${this.token.value}`;
+  enroll(enrollmentToken: string): Promise<JsonResponse<EnrollAnswer>> {
+    return this.enrollWith({ enrollmentToken, reportedDeviceId: this.reportedDeviceId, facts: this.facts() });
   }
 
   /** Rolls the failure dice: start failing with `failureRate`, recover with probability one half. */
@@ -126,23 +80,12 @@ export class VirtualDevice {
    * obeyed; on failure they are sent again next time.
    */
   async heartbeat(includeFacts = false): Promise<JsonResponse<HeartbeatAnswer>> {
-    const reports = this.deployments.pendingReports();
-    const res = await this.client.request<HeartbeatAnswer>(
-      "POST",
-      "/api/v1/agent/heartbeat",
-      {
-        ...(this.fault ? { status: "error", message: this.fault.reason } : { status: "online" }),
-        ...(includeFacts ? { facts: this.facts() } : {}),
-        ...(reports.length ? { deployments: reports } : {}),
-      },
-      { authorization: await this.authorization() },
-    );
-    if (res.status === 200) {
-      this.deployments.acknowledge(reports);
-      if (Array.isArray(res.body?.deployments)) this.deployments.apply(res.body.deployments);
-      this.lastReported = reports.length;
-    }
-    return res;
+    const { response, reported } = await this.exchangeHeartbeat(this.deployments, {
+      ...(this.fault ? { status: "error", message: this.fault.reason } : { status: "online" }),
+      ...(includeFacts ? { facts: this.facts() } : {}),
+    });
+    if (response.status === 200) this.lastReported = reported.length;
+    return response;
   }
 
   /** deployment reports the last successful heartbeat carried */
@@ -214,17 +157,7 @@ export class VirtualDevice {
   }
 
   /** A new key and certificate, authenticated with the current one. */
-  async renewCertificate(): Promise<JsonResponse<{ certificate: string; certificateNotAfter: string }>> {
-    const authorization = await this.authorization();
-    const next = await generateDeviceKeys(this.algorithm);
-    const csr = await createCsr(next, this.reportedDeviceId);
-    const res = await this.client.request<{ certificate: string; certificateNotAfter: string }>(
-      "POST", "/api/v1/agent/certificate/renew", { csr }, { authorization },
-    );
-    if (res.status === 201 && this.deviceId) {
-      this.keys = next;
-      this.adoptCertificate(this.deviceId, res.body.certificate, res.body.certificateNotAfter);
-    }
-    return res;
+  override renewCertificate(): Promise<JsonResponse<RenewAnswer>> {
+    return super.renewCertificate(this.reportedDeviceId);
   }
 }

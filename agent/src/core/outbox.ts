@@ -35,7 +35,7 @@ export interface FlushResult {
   waitMs?: number;
 }
 
-export interface OutboxOptions {
+export interface OutboxOptions<T = unknown> {
   /** items kept at most; beyond, the oldest waiting ones are dropped */
   capacity: number;
   /** items per request at most (the endpoint's limit) */
@@ -43,6 +43,14 @@ export interface OutboxOptions {
   /** back-off when the service says nothing about when to come back (no Retry-After, no answer) */
   defaultRetryMs?: number;
   now?: () => number;
+  /** where the items are kept across restarts (the real agent's disk); default: memory only */
+  store?: OutboxStore<T>;
+}
+
+/** Keeps an outbox's items where a restart finds them; `save` is called after every change. */
+export interface OutboxStore<T> {
+  load(): T[];
+  save(items: readonly T[]): void;
 }
 
 /** Refusals no resend can change: the batch itself is wrong. */
@@ -68,8 +76,9 @@ export class Outbox<T> {
   dropped = 0;
   private readonly now: () => number;
 
-  constructor(private readonly options: OutboxOptions) {
+  constructor(private readonly options: OutboxOptions<T>) {
     this.now = options.now ?? Date.now;
+    if (options.store) this.items = options.store.load().slice(-options.capacity);
   }
 
   /** items waiting to be taken (the batch in flight included) */
@@ -85,6 +94,7 @@ export class Outbox<T> {
       // the oldest of those not in flight: the batch in flight is removed by count when answered
       this.dropped += this.items.splice(this.inFlight, excess).length;
     }
+    this.options.store?.save(this.items);
   }
 
   /** ms until the service may be asked again (0: now) */
@@ -107,10 +117,12 @@ export class Outbox<T> {
     }
     if (delivery.status >= 200 && delivery.status < 300) {
       this.items.splice(0, batch.length);
+      this.options.store?.save(this.items);
       return { outcome: "sent", delivery, items: batch.length };
     }
     if (BATCH_IS_WRONG.has(delivery.status)) {
       this.items.splice(0, batch.length);
+      this.options.store?.save(this.items);
       this.dropped += batch.length;
       return { outcome: "dropped", delivery, items: batch.length };
     }

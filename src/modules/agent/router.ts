@@ -2,7 +2,9 @@
 // Enrollment proves itself with an enrollment token; everything else with a device token
 // (device-auth.ts). API keys and user tokens are refused here, device tokens everywhere else.
 import { deviceProcedure, deviceProcedureCheckedByHandler, publicProcedure, router } from "../../trpc/procedures.js";
+import { z } from "zod";
 import { enrollDevice } from "./enroll.js";
+import { componentPackage } from "./package.js";
 import { handleHeartbeat } from "./heartbeat.js";
 import { renewOwnCertificate } from "./renew.js";
 import { enrollInput, enrollOutput, heartbeatInput, heartbeatOutput, renewInput, renewOutput } from "./schemas.js";
@@ -61,4 +63,30 @@ export const agentRouter = router({
     .input(renewInput)
     .output(renewOutput)
     .mutation(({ ctx, input }) => renewOwnCertificate(ctx.services, ctx.request, ctx.device, input.csr)),
+
+  componentPackage: deviceProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/agent/deployments/{deploymentId}/components/{component}",
+        tags: [TAG],
+        summary: "Get the compose file of one component of a deployment the device runs",
+        description:
+          `${deviceToken}. The service reads the component's oci:// package with the organization's registry credential (which ` +
+          "never reaches the device) and answers its compose file with the sha256 digest the registry gave. 404 unless the " +
+          "deployment targets this device for an install; 422 when the artifact holds no compose layer; 503 when the registry " +
+          "cannot be read now.",
+        protect: true,
+      },
+    })
+    .input(z.object({
+      deploymentId: z.string().uuid(),
+      component: z.string().regex(/^[a-z0-9-]+$/, "a component name: lowercase letters, digits and '-'"),
+    }))
+    .output(z.object({
+      component: z.string(), repository: z.string(), revision: z.string(), manifestDigest: z.string(),
+      digest: z.string().describe("sha256 of content, as the registry names the layer"), mediaType: z.string(),
+      content: z.string().describe("the compose file (YAML)"),
+    }))
+    .query(({ ctx, input }) => componentPackage(ctx.services, ctx.device, input.deploymentId, input.component)),
 });

@@ -26,7 +26,7 @@ import { findOciRegistry } from "./service.js";
 
 export const APP_ARTIFACT_TYPES = new Set(["application/vnd.margo.app.v1+json", "application/vnd.fleet.app.v1+json"]);
 export const APP_DESCRIPTION_LAYER = "application/vnd.margo.app.description.v1+yaml";
-const MANIFEST_ACCEPT = [
+export const MANIFEST_ACCEPT = [
   "application/vnd.oci.image.manifest.v1+json",
   "application/vnd.oci.image.index.v1+json",
   "application/vnd.docker.distribution.manifest.v2+json",
@@ -205,9 +205,9 @@ export async function importPackages(
   return total;
 }
 
-const sha256 = (data: Buffer) => `sha256:${createHash("sha256").update(data).digest("hex")}`;
+export const sha256 = (data: Buffer) => `sha256:${createHash("sha256").update(data).digest("hex")}`;
 
-async function readBody(client: DistributionClient, res: Awaited<ReturnType<DistributionClient["request"]>>, limit: number): Promise<Buffer> {
+export async function readBody(client: DistributionClient, res: Awaited<ReturnType<DistributionClient["request"]>>, limit: number): Promise<Buffer> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of res.body) {
@@ -221,7 +221,7 @@ async function readBody(client: DistributionClient, res: Awaited<ReturnType<Dist
   return Buffer.concat(chunks);
 }
 
-async function expectOk(client: DistributionClient, res: Awaited<ReturnType<DistributionClient["request"]>>, what: string) {
+export async function expectOk(client: DistributionClient, res: Awaited<ReturnType<DistributionClient["request"]>>, what: string) {
   if (res.status === 200) return;
   await client.drain(res);
   if (res.status === 401 || res.status === 403) throw new RegistryError(`${what}: the registry refused the credential (${res.status})`, res.status);

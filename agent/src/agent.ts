@@ -1,0 +1,306 @@
+// `fleet-agent run`: the device's loop. The same protocol core as every simulated device
+// (agent/src/core: session, deployment state machine, outbox) on the real machine: the
+// container engine (workloads.ts), /proc and statfs (host/), the real clock, and a state
+// directory that carries everything across restarts (state-dir.ts).
+//
+// * Heartbeats at the interval the service answers, sooner (every second) while a deployment
+//   step runs or a change waits to be reported; a 429/503 waits its Retry-After; an unreachable
+//   service is logged once per outage and asked again, while the workloads keep running.
+// * A certificate the service refuses (revoked, expired, device deleted: 401/403) stops the
+//   agent with exit code 78 and says so: asking again cannot help, and systemd's unit does not
+//   restart it for that code (RestartPreventExitStatus=78).
+// * Renews its certificate, with a new key, once two thirds of its validity have passed.
+// * Telemetry snapshots and log lines (its own and its containers') wait in on-disk outboxes
+//   until the service took them (2xx), so an outage or a restart loses none that fit.
+import { X509Certificate } from "node:crypto";
+import { DeploymentAgent, type LocalDeployment } from "./core/deployments.js";
+import { JsonClient } from "./core/json-client.js";
+import { Outbox, retryAfterMs, type OutboxStore } from "./core/outbox.js";
+import { DeviceSession } from "./core/session.js";
+import { readFacts } from "./host/facts.js";
+import { HostMetrics } from "./host/metrics.js";
+import { loadIdentity, loadKey, storeCredentials, type StoredIdentity } from "./identity-store.js";
+import type { ComposeEngine, ProjectContainer } from "./runtime/engine.js";
+import type { StateDir } from "./state-dir.js";
+import { ComposeRuntime } from "./workloads.js";
+import { AGENT_VERSION } from "./version.js";
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+export interface LogEntry {
+  timestamp: string;
+  level: LogLevel;
+  source: string;
+  message: string;
+}
+
+export interface TelemetrySnapshot {
+  timestamp: string;
+  cpuUsagePercent: number;
+  memoryUsedBytes: number;
+  memoryTotalBytes: number;
+  diskUsedBytes: number;
+  diskTotalBytes: number;
+  uptimeSeconds: number;
+  containersRunning: number;
+  containersFailed: number;
+  errorCount: number;
+}
+
+export interface AgentOptions {
+  state: StateDir;
+  engine: ComposeEngine;
+  /** default 60 s */
+  telemetryIntervalMs?: number;
+  /** how often container logs are collected and log lines sent; default 10 s */
+  logIntervalMs?: number;
+  /** heartbeat spacing while something is in flight; default 1 s */
+  busyHeartbeatMs?: number;
+  /** where the agent's own lines go besides the service (the journal, through stdout) */
+  print?: (line: string) => void;
+}
+
+/** The agent stopped because the service refuses its certificate: no restart can help. */
+export const EXIT_CREDENTIALS_REFUSED = 78;
+const SOURCE = "fleet-agent";
+const TELEMETRY_BATCH = 1000;
+const LOG_BATCH = 1000;
+
+/** An outbox kept as one JSON file in the state directory, rewritten atomically at each change. */
+function fileStore<T>(state: StateDir, name: string): OutboxStore<T> {
+  return {
+    load: () => {
+      const items = state.readJson<T[]>(`outbox/${name}.json`);
+      return Array.isArray(items) ? items : [];
+    },
+    save: (items) => state.writeJson(`outbox/${name}.json`, items),
+  };
+}
+
+export class FleetAgent {
+  private identity!: StoredIdentity;
+  private session!: DeviceSession;
+  private deployments!: DeploymentAgent;
+  private runtime!: ComposeRuntime;
+  private readonly metrics = new HostMetrics();
+  private readonly telemetry: Outbox<TelemetrySnapshot>;
+  private readonly logs: Outbox<LogEntry>;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private wakeHeartbeat: (() => void) | null = null;
+  private stopped = false;
+  private outageSince: number | null = null;
+  private errorLines = 0;
+  private factsSentAt = 0;
+  private resolveDone!: (code: number) => void;
+  /** the exit code once the agent stopped (0: asked to stop) */
+  readonly done = new Promise<number>((resolve) => (this.resolveDone = resolve));
+  /** when the heartbeat last succeeded (status) */
+  lastHeartbeatAt: Date | null = null;
+
+  constructor(private readonly options: AgentOptions) {
+    this.telemetry = new Outbox<TelemetrySnapshot>({ capacity: 10_000, batchSize: TELEMETRY_BATCH, store: fileStore(options.state, "telemetry") });
+    this.logs = new Outbox<LogEntry>({ capacity: 20_000, batchSize: LOG_BATCH, store: fileStore(options.state, "logs") });
+  }
+
+  log(level: LogLevel, message: string, source = SOURCE) {
+    (this.options.print ?? console.log)(`${level}: ${message}`);
+    if (level === "error") this.errorLines++;
+    this.logs.add([{ timestamp: new Date().toISOString(), level, source, message: message.slice(0, 8000) }]);
+  }
+
+  async start(): Promise<void> {
+    const { state } = this.options;
+    state.ensure();
+    this.identity = loadIdentity(state);
+    this.session = new DeviceSession(new JsonClient(this.identity.serviceUrl, 4, 60_000));
+    this.session.keys = await loadKey(state, this.identity.keyFile);
+    const certificate = state.readText(this.identity.certificateFile);
+    if (!certificate) throw new Error(`${state.path(this.identity.certificateFile)} is missing; enroll again`);
+    this.session.adoptCertificate(this.identity.deviceId, certificate, this.identity.certificateNotAfter);
+
+    this.runtime = new ComposeRuntime({
+      engine: this.options.engine, session: this.session, state,
+      onSettled: () => {
+        this.saveDeployments();
+        this.wake();
+      },
+      log: (level, message) => this.log(level, message),
+    });
+    this.deployments = new DeploymentAgent({ runtime: this.runtime });
+    const saved = state.readJson<LocalDeployment[]>("deployments.json") ?? [];
+    this.deployments.restore(saved);
+    const inFlight = new Set(this.deployments.list().filter((d) => d.state !== "removed").map((d) => d.applicationId));
+    await this.runtime.removeLeftovers(inFlight);
+    await this.metrics.cpuUsagePercent(); // primes the CPU rate: the first snapshot covers the interval before it
+    this.log("info", `fleet-agent ${AGENT_VERSION} runs as device ${this.identity.deviceId} for ${this.identity.serviceUrl} on ${this.options.engine.kind}` +
+      (saved.length ? `; carrying on with ${saved.length} deployment(s)` : ""));
+
+    void this.heartbeatLoop();
+    this.every(this.options.telemetryIntervalMs ?? 60_000, () => this.collectTelemetry());
+    this.every(this.options.logIntervalMs ?? 10_000, () => this.collectContainerLogs());
+  }
+
+  /** Stops the loops; the workloads keep running. */
+  async stop(code = 0): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const timer of this.timers) clearInterval(timer);
+    this.wake();
+    if (this.deployments) this.saveDeployments();
+    this.session?.close();
+    this.resolveDone(code);
+  }
+
+  /** What `fleet-agent status` shows. */
+  status() {
+    return {
+      deviceId: this.identity?.deviceId,
+      lastHeartbeatAt: this.lastHeartbeatAt?.toISOString() ?? null,
+      deployments: this.deployments?.list().map((d) => ({ deploymentId: d.deploymentId, applicationId: d.applicationId, version: d.version, state: d.state })),
+      telemetryWaiting: this.telemetry.size,
+      logLinesWaiting: this.logs.size,
+    };
+  }
+
+  private every(ms: number, task: () => Promise<void>) {
+    let running = false;
+    const timer = setInterval(() => {
+      if (running || this.stopped) return;
+      running = true;
+      task().catch((error: Error) => this.log("warn", error.message)).finally(() => (running = false));
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  private wake() {
+    this.wakeHeartbeat?.();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeHeartbeat = done;
+    });
+  }
+
+  private saveDeployments() {
+    this.options.state.writeJson("deployments.json", this.deployments.snapshot());
+  }
+
+  private async heartbeatLoop(): Promise<void> {
+    while (!this.stopped) {
+      let waitMs = this.identity.heartbeatIntervalSeconds * 1000;
+      try {
+        await this.renewIfDue();
+        const includeFacts = Date.now() - this.factsSentAt > 3_600_000;
+        const facts = includeFacts ? await readFacts({ agentVersion: AGENT_VERSION }) : undefined;
+        const { response } = await this.session.exchangeHeartbeat(this.deployments, { status: "online", ...(facts ? { facts } : {}) });
+        const message = (response.body as { message?: string } | undefined)?.message ?? `HTTP ${response.status}`;
+        if (response.status === 200) {
+          if (includeFacts) this.factsSentAt = Date.now();
+          this.lastHeartbeatAt = new Date();
+          if (this.outageSince !== null) {
+            this.log("info", `the service answers again after ${Math.round((Date.now() - this.outageSince) / 1000)} s`);
+            this.outageSince = null;
+          }
+          const interval = response.body.heartbeatIntervalSeconds;
+          if (Number.isInteger(interval) && interval > 0 && interval !== this.identity.heartbeatIntervalSeconds) {
+            this.identity = { ...this.identity, heartbeatIntervalSeconds: interval };
+            this.options.state.writeJson("identity.json", this.identity);
+          }
+          waitMs = this.identity.heartbeatIntervalSeconds * 1000;
+          this.saveDeployments();
+        } else if (response.status === 401 || response.status === 403) {
+          this.log("error", `the service refuses this device's certificate (${response.status}: ${message}); the agent stops asking. ` +
+            "Workloads keep running. Enroll the device again (fleet-agent enroll) once the cause is fixed.");
+          await this.stop(EXIT_CREDENTIALS_REFUSED);
+          return;
+        } else if (response.status === 429 || response.status === 503) {
+          waitMs = retryAfterMs(response.headers["retry-after"], Date.now()) ?? waitMs;
+        } else {
+          this.log("warn", `heartbeat answered ${response.status}: ${message}`);
+        }
+      } catch (error) {
+        if (this.outageSince === null) {
+          this.outageSince = Date.now();
+          this.log("warn", `the service cannot be reached (${(error as Error).message}); workloads keep running, the agent keeps trying`);
+        }
+        waitMs = Math.min(waitMs, 15_000);
+      }
+      if (this.deployments.busy()) waitMs = Math.min(waitMs, this.options.busyHeartbeatMs ?? 1000);
+      if (!this.stopped) await this.sleep(waitMs);
+    }
+  }
+
+  /** A new key and certificate once two thirds of the certificate's validity have passed. */
+  private async renewIfDue(): Promise<void> {
+    const pem = this.session.certificatePem;
+    if (!pem) return;
+    const cert = new X509Certificate(pem);
+    const from = Date.parse(cert.validFrom);
+    const to = Date.parse(cert.validTo);
+    if (Date.now() < from + ((to - from) * 2) / 3) return;
+    const res = await this.session.renewCertificate(this.identity.reportedDeviceId);
+    if (res.status !== 201) {
+      this.log("warn", `certificate renewal answered ${res.status}; the certificate stays valid until ${cert.validTo}`);
+      return;
+    }
+    this.identity = await storeCredentials(
+      this.options.state,
+      { ...this.identity, certificateId: res.body.certificateId, certificateNotAfter: res.body.certificateNotAfter },
+      this.session.keys, res.body.certificate, res.body.caChain,
+    );
+    this.log("info", `certificate renewed with a new key; valid until ${res.body.certificateNotAfter}`);
+  }
+
+  private async ourContainers(): Promise<ProjectContainer[]> {
+    const projects = Object.values(this.runtime.installed()).flatMap((r) => r.projects.map((p) => p.name));
+    return (await Promise.all(projects.map((name) => this.options.engine.containers(name)))).flat();
+  }
+
+  private async collectTelemetry(): Promise<void> {
+    const [sample, containers] = await Promise.all([this.metrics.sample(), this.ourContainers().catch(() => [] as ProjectContainer[])]);
+    const failed = containers.filter((c) => c.state === "exited" || c.state === "dead" || c.health === "unhealthy").length;
+    this.telemetry.add([{
+      timestamp: new Date().toISOString(),
+      ...sample,
+      containersRunning: containers.filter((c) => c.state === "running").length,
+      containersFailed: failed,
+      errorCount: this.errorLines,
+    }]);
+    this.errorLines = 0;
+    await this.flush(this.telemetry, "/api/v1/agent/telemetry", "snapshots");
+  }
+
+  /** New lines of every container of ours since the last look (cursors kept across restarts). */
+  private async collectContainerLogs(): Promise<void> {
+    const cursors = this.options.state.readJson<Record<string, string>>("log-cursors.json") ?? {};
+    const next: Record<string, string> = {};
+    const startedAt = new Date(Date.now() - this.identity.heartbeatIntervalSeconds * 1000);
+    for (const container of await this.ourContainers()) {
+      const cursor = cursors[container.id];
+      const lines = await this.options.engine.logs(container.name, cursor ? new Date(cursor) : startedAt).catch(() => []);
+      const fresh = lines.filter((line) => !cursor || line.timestamp > cursor).filter((line) => line.message.trim() !== "");
+      next[container.id] = fresh.length ? fresh[fresh.length - 1].timestamp : cursor ?? startedAt.toISOString();
+      this.logs.add(fresh.map((line) => ({
+        timestamp: new Date(line.timestamp).toISOString(),
+        level: line.stream === "stderr" ? "warn" : "info",
+        source: `${container.service}`.slice(0, 100),
+        message: line.message.slice(0, 8000),
+      })));
+    }
+    this.options.state.writeJson("log-cursors.json", next);
+    await this.flush(this.logs, "/api/v1/agent/logs", "entries");
+  }
+
+  private async flush<T>(outbox: Outbox<T>, path: string, field: string): Promise<void> {
+    for (;;) {
+      const result = await outbox.flush(async (batch) => this.session.call("POST", path, { [field]: batch }));
+      if (result.outcome !== "sent") return;
+    }
+  }
+}

@@ -1,0 +1,216 @@
+// The real agent's DeploymentRuntime: compose profiles on a container engine (runtime/engine.ts).
+//
+//   download  fetch each component's compose file from the service (it reads the package with
+//             the organization's registry credential, which never reaches the device), check its
+//             sha256, render the deployment's parameters into it, write it under
+//             releases/<deploymentId>/<component>/, and pull every image it names
+//   install   take the application's running release down, bring the new one up, and wait until
+//             every container runs (healthy where a health check is declared) within the
+//             component's timeout; when it does not, take it down and bring the previous release
+//             up again (device-side rollback), and fail with the engine's words and what runs now
+//   remove    take the application's projects down (containers and networks; volumes stay)
+//
+// One compose project per application component, named fleet-<application>-<component>, the
+// same for every version: a release replaces the one before, and no crash can leave two. Every
+// step is safe to begin again after a crash (the state machine restarts the step it was in): a
+// download fetches again, an install takes down whatever the project holds first.
+//
+// Steps run one at a time, in the order they were begun: the engine's CLI is not made for
+// concurrent compose runs of one project, and a device runs few deployments.
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import type { DeploymentRuntime, LocalDeployment, Step, StepHandle, StepOutcome } from "./core/deployments.js";
+import type { DeviceSession } from "./core/session.js";
+import { renderComposeFile } from "./runtime/compose-file.js";
+import { waitUntilRunning, type ComposeEngine } from "./runtime/engine.js";
+import type { StateDir } from "./state-dir.js";
+
+/** What runs for one application: the release an upgrade replaces and a failed upgrade restores. */
+export interface InstalledRelease {
+  deploymentId: string;
+  version: string;
+  /** the compose projects of its components, with their directories */
+  projects: Array<{ name: string; dir: string }>;
+}
+
+interface Component {
+  name: string;
+  properties?: { repository?: string; revision?: string; timeout?: string };
+}
+
+interface ComponentPackage {
+  digest: string;
+  content: string;
+}
+
+export const PROJECT_PREFIX = "fleet-";
+const DEFAULT_TIMEOUT_MS = 5 * 60_000;
+
+export interface ComposeRuntimeOptions {
+  engine: ComposeEngine;
+  session: DeviceSession;
+  state: StateDir;
+  /** a step's outcome is known: heartbeat soon to report it */
+  onSettled: () => void;
+  log: (level: "info" | "warn" | "error", message: string) => void;
+  /** polling of the containers while waiting for them; default 500 ms */
+  pollMs?: number;
+}
+
+/** `5m0s`, `90s`, `1h`: the manifest's component timeout in ms. */
+export function parseGoDuration(text: string | undefined): number | null {
+  if (!text) return null;
+  const match = /^(?:(\d+)h)?(?:(\d+)m(?!s))?(?:(\d+(?:\.\d+)?)s)?$/.exec(text.trim());
+  if (!match || !match.slice(1).some(Boolean)) return null;
+  return ((Number(match[1] ?? 0) * 60 + Number(match[2] ?? 0)) * 60 + Number(match[3] ?? 0)) * 1000;
+}
+
+/** A project name the engines accept: lowercase letters, digits, '-' and '_'. */
+export function projectName(applicationId: string, component: string): string {
+  return `${PROJECT_PREFIX}${applicationId}-${component}`.toLowerCase().replace(/[^a-z0-9_-]/g, "-");
+}
+
+export class ComposeRuntime implements DeploymentRuntime {
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: ComposeRuntimeOptions) {}
+
+  begin(entry: Readonly<LocalDeployment>, step: Step): StepHandle {
+    let settled: StepOutcome | null = null;
+    const snapshot = { ...entry };
+    const work = this.queue.then(() => this.run(snapshot, step));
+    this.queue = work.catch(() => undefined);
+    work.then(
+      (outcome) => (settled = outcome),
+      (error: Error) => (settled = { ok: false, message: `${step} failed: ${error.message}` }),
+    ).finally(() => this.options.onSettled());
+    return { dueAt: null, outcome: () => settled };
+  }
+
+  /** Releases by application, as installed.json holds them. */
+  installed(): Record<string, InstalledRelease> {
+    return this.options.state.readJson<Record<string, InstalledRelease>>("installed.json") ?? {};
+  }
+
+  /**
+   * After a restart: takes down every project of ours that no release and no deployment in
+   * flight accounts for (a crash between a project's up and the record of it), so nothing is
+   * left behind. `keep`: applications with a deployment the state machine is still working on.
+   */
+  async removeLeftovers(keepApplications: ReadonlySet<string>): Promise<string[]> {
+    const known = new Set(Object.values(this.installed()).flatMap((r) => r.projects.map((p) => p.name)));
+    const leftovers = (await this.options.engine.projects(PROJECT_PREFIX)).filter(
+      (name) => !known.has(name) && ![...keepApplications].some((app) => name.startsWith(projectName(app, ""))),
+    );
+    for (const name of leftovers) {
+      this.options.log("warn", `removing leftover project ${name} (no release accounts for it)`);
+      await this.options.engine.down({ name });
+    }
+    return leftovers;
+  }
+
+  private async run(entry: LocalDeployment, step: Step): Promise<StepOutcome> {
+    try {
+      if (step === "download") await this.download(entry);
+      else if (step === "install") return await this.install(entry);
+      else await this.remove(entry);
+      return { ok: true };
+    } catch (error) {
+      return { ok: false, message: `${step} failed: ${(error as Error).message}` };
+    }
+  }
+
+  private components(entry: LocalDeployment): Component[] {
+    const profile = entry.desired?.profile;
+    if (!profile) throw new Error("the desired state names no deployment profile");
+    const type = profile.type === "helm.v3" ? "helm" : profile.type;
+    if (type === "helm") throw new Error("helm profiles need a Kubernetes runtime, and this agent runs compose profiles only (choose the application's compose profile)");
+    if (type !== "compose") throw new Error(`profile type ${profile.type} is not one this agent can run (compose)`);
+    const components = Array.isArray(profile.components) ? (profile.components as Component[]) : [];
+    if (!components.length) throw new Error("the deployment profile has no component");
+    return components;
+  }
+
+  private releaseDir(deploymentId: string, component: string): string {
+    return this.options.state.path("releases", deploymentId, component);
+  }
+
+  private projectsOf(entry: LocalDeployment): Array<{ name: string; dir: string }> {
+    return this.components(entry).map((c) => ({ name: projectName(entry.applicationId, c.name), dir: this.releaseDir(entry.deploymentId, c.name) }));
+  }
+
+  private async download(entry: LocalDeployment): Promise<void> {
+    const components = this.components(entry);
+    const parameters = (entry.desired?.parameters ?? {}) as Record<string, Record<string, unknown>>;
+    for (const component of components) {
+      const res = await this.options.session.call<ComponentPackage & { message?: string }>(
+        "GET", `/api/v1/agent/deployments/${entry.deploymentId}/components/${encodeURIComponent(component.name)}`,
+      );
+      if (res.status !== 200) throw new Error(`the service answered ${res.status} for the package of ${component.name}: ${res.body?.message ?? "no message"}`);
+      const digest = `sha256:${createHash("sha256").update(res.body.content, "utf8").digest("hex")}`;
+      if (digest !== res.body.digest) throw new Error(`the package of ${component.name} does not match its digest (${res.body.digest})`);
+      const rendered = renderComposeFile(res.body.content, parameters[component.name] ?? {});
+      const dir = this.releaseDir(entry.deploymentId, component.name);
+      const relative = dir.slice(this.options.state.dir.length + 1);
+      this.options.state.writeText(`${relative}/compose.yaml`, rendered.compose, 0o644);
+      this.options.state.writeText(`${relative}/.env`, rendered.env, 0o600);
+    }
+    for (const project of this.projectsOf(entry)) await this.options.engine.pull(project);
+  }
+
+  private async up(projects: Array<{ name: string; dir: string }>, timeouts: number[]): Promise<void> {
+    for (const [i, project] of projects.entries()) {
+      await this.options.engine.down({ name: project.name }); // whatever a crash left under this name
+      await this.options.engine.up(project);
+      await waitUntilRunning(this.options.engine, project.name, timeouts[i], { pollMs: this.options.pollMs });
+    }
+  }
+
+  private async install(entry: LocalDeployment): Promise<StepOutcome> {
+    const installed = this.installed();
+    const previous = installed[entry.applicationId];
+    const components = this.components(entry);
+    const projects = this.projectsOf(entry);
+    for (const project of projects) {
+      if (!fs.existsSync(`${project.dir}/compose.yaml`)) throw new Error(`the release of ${project.name} is not downloaded (${project.dir}); it is downloaded again on the next attempt`);
+    }
+    // Components the new release no longer has go down with the rest of the previous release.
+    if (previous && previous.deploymentId !== entry.deploymentId) {
+      for (const project of previous.projects) await this.options.engine.down({ name: project.name });
+    }
+    try {
+      await this.up(projects, components.map((c) => parseGoDuration(c.properties?.timeout) ?? DEFAULT_TIMEOUT_MS));
+    } catch (error) {
+      const reason = (error as Error).message;
+      for (const project of projects) await this.options.engine.down({ name: project.name }).catch(() => undefined);
+      if (!previous || previous.deploymentId === entry.deploymentId) return { ok: false, message: `install failed: ${reason}` };
+      try {
+        await this.up(previous.projects, previous.projects.map(() => DEFAULT_TIMEOUT_MS));
+        this.options.log("warn", `${entry.applicationId} ${entry.version} failed; ${previous.version} runs again`);
+        return { ok: false, message: `install failed: ${reason}; rolled back on the device: ${entry.applicationId} ${previous.version} runs again` };
+      } catch (rollbackError) {
+        return { ok: false, message: `install failed: ${reason}; and the previous version ${previous.version} did not start again: ${(rollbackError as Error).message}` };
+      }
+    }
+    installed[entry.applicationId] = { deploymentId: entry.deploymentId, version: entry.version, projects };
+    this.options.state.writeJson("installed.json", installed);
+    if (previous && previous.deploymentId !== entry.deploymentId) this.options.state.remove(`releases/${previous.deploymentId}`);
+    this.options.log("info", `${entry.applicationId} ${entry.version} runs`);
+    return { ok: true };
+  }
+
+  private async remove(entry: LocalDeployment): Promise<void> {
+    const installed = this.installed();
+    const release = installed[entry.applicationId];
+    // By name, whatever the release record says: a removal after a crash still finds them.
+    const names = new Set([...(release?.projects.map((p) => p.name) ?? []), ...(await this.options.engine.projects(projectName(entry.applicationId, "")))]);
+    for (const name of names) await this.options.engine.down({ name });
+    if (release) {
+      delete installed[entry.applicationId];
+      this.options.state.writeJson("installed.json", installed);
+      this.options.state.remove(`releases/${release.deploymentId}`);
+    }
+    this.options.state.remove(`releases/${entry.deploymentId}`);
+    this.options.log("info", `${entry.applicationId} removed`);
+  }
+}

@@ -1,0 +1,102 @@
+// GET /agent/deployments/{deploymentId}/components/{component}: the compose file a device runs
+// for one component of a deployment it was given, fetched by the service from the component's
+// `repository` at its `revision`.
+//
+// Why through the service and not from the registry directly: the organization's registry
+// credentials stay sealed on the service (docs/agent.md, "Private registries"); the device
+// proves itself with its own certificate, and only a device the deployment targets gets the
+// package (anyone else: 404, as for any resource it cannot see). The answer carries the
+// content's sha256, checked here against the registry's digest and again by the agent.
+//
+// A package is an OCI artifact whose manifest has one compose layer (media type
+// application/vnd.fleet.compose.v1+yaml, or Docker's application/vnd.docker.compose.file+yaml as
+// `docker compose publish` writes it).
+import { TRPCError } from "@trpc/server";
+import type { Services } from "../../services.js";
+import type { DevicePrincipal } from "../../trpc/device-auth.js";
+import { badRequest, notFound, unavailable } from "../../trpc/errors.js";
+import { expectOk, MANIFEST_ACCEPT, readBody, registryClient, sha256 } from "../registries/oci/sync.js";
+import { RegistryError } from "../registries/oci/distribution.js";
+import { describeRegistryFailure } from "../registries/oci/health.js";
+
+export const COMPOSE_LAYER_TYPES = new Set(["application/vnd.fleet.compose.v1+yaml", "application/vnd.docker.compose.file+yaml"]);
+const MAX_COMPOSE_BYTES = 1024 * 1024;
+const FETCH_TIMEOUT_MS = 60_000;
+
+interface Component {
+  name: string;
+  properties?: { repository?: string; revision?: string };
+}
+
+export interface ComponentPackage {
+  component: string;
+  repository: string;
+  revision: string;
+  /** the artifact's manifest digest at the registry */
+  manifestDigest: string;
+  /** sha256 of `content` */
+  digest: string;
+  mediaType: string;
+  /** the compose file (YAML) */
+  content: string;
+}
+
+/** `oci://host[:port]/path` split into the registry host and the repository path. */
+export function parseOciReference(repository: string): { host: string; path: string } | null {
+  const match = /^oci:\/\/([^/]+)\/(.+)$/.exec(repository);
+  return match ? { host: match[1].toLowerCase(), path: match[2].replace(/\/+$/, "") } : null;
+}
+
+export async function componentPackage(services: Services, device: DevicePrincipal, deploymentId: string, componentName: string): Promise<ComponentPackage> {
+  const [row] = await services.prisma.$queryRaw<Array<{ profileId: string; profiles: Array<{ id: string; components: Component[] }> }>>`
+    SELECT d."profileId", v."profiles"
+      FROM "DeploymentDevice" dd
+      JOIN "Deployment" d ON d."id" = dd."deploymentId"
+      JOIN "ApplicationVersion" v ON v."id" = d."applicationVersionId"
+     WHERE dd."deviceId" = ${device.deviceId}::uuid AND dd."deploymentId" = ${deploymentId}::uuid AND dd."desiredAction" = 'install'
+       AND d."organizationId" = ${device.organizationId}::uuid`;
+  if (!row) throw notFound("Deployment");
+  const profile = row.profiles.find((p) => p.id === row.profileId);
+  const component = profile?.components.find((c) => c.name === componentName);
+  if (!component) throw notFound(`Component "${componentName}" of the deployment's profile`);
+  const repository = component.properties?.repository ?? "";
+  const revision = component.properties?.revision ?? "";
+  const reference = parseOciReference(repository);
+  if (!reference) throw badRequest(`component "${componentName}": only oci:// packages are served to devices (repository ${repository})`);
+
+  // The organization's registry for that host holds the credential (enabled or not: a disabled
+  // registry only stops syncing).
+  const registries = await services.prisma.ociRegistry.findMany({
+    where: { organizationId: device.organizationId },
+    select: { url: true, authType: true, credentialSealed: true, verifyTls: true },
+  });
+  const registry = registries.find((r) => new URL(r.url).host.toLowerCase() === reference.host) ?? {
+    url: `https://${reference.host}`, authType: "NONE", credentialSealed: null, verifyTls: true,
+  };
+  const signal = AbortSignal.timeout(FETCH_TIMEOUT_MS);
+  const client = registryClient(services, registry, signal);
+  const scope = `repository:${reference.path}:pull`;
+  const what = `${repository}:${revision}`;
+  try {
+    const res = await client.request(`/v2/${reference.path}/manifests/${encodeURIComponent(revision)}`, { accept: MANIFEST_ACCEPT, scope });
+    await expectOk(client, res, what);
+    const raw = await readBody(client, res, MAX_COMPOSE_BYTES);
+    const manifestDigest = res.headers["docker-content-digest"] ?? sha256(raw);
+    if (sha256(raw) !== manifestDigest) throw new RegistryError(`${what}: the manifest does not match its digest`);
+    const manifest = JSON.parse(raw.toString("utf8")) as { layers?: Array<{ mediaType?: string; digest?: string; size?: number }> };
+    const layer = (manifest.layers ?? []).find((l) => l.mediaType && COMPOSE_LAYER_TYPES.has(l.mediaType));
+    if (!layer?.digest) {
+      throw new RegistryError(`${what} holds no compose file (a layer of media type ${[...COMPOSE_LAYER_TYPES].join(" or ")})`, 422);
+    }
+    const blobRes = await client.request(`/v2/${reference.path}/blobs/${layer.digest}`, { scope });
+    await expectOk(client, blobRes, `${what}: compose layer`);
+    const blob = await readBody(client, blobRes, MAX_COMPOSE_BYTES);
+    if (sha256(blob) !== layer.digest) throw new RegistryError(`${what}: the compose layer does not match its digest`);
+    return { component: componentName, repository, revision, manifestDigest, digest: layer.digest, mediaType: layer.mediaType!, content: blob.toString("utf8") };
+  } catch (err) {
+    if (err instanceof RegistryError && err.status === 404) throw notFound(`Package ${what} at its registry`);
+    if (err instanceof RegistryError && err.status === 422) throw new TRPCError({ code: "UNPROCESSABLE_CONTENT", message: err.message });
+    if (err instanceof SyntaxError) throw new TRPCError({ code: "UNPROCESSABLE_CONTENT", message: `${what}: the manifest is not JSON` });
+    throw unavailable(`the package ${what} cannot be read from its registry now: ${describeRegistryFailure(err)}`);
+  }
+}
