@@ -10,9 +10,10 @@ import type { RouterOutputs } from "../api/client";
 import { useCan } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
-import { DataTable, type Column } from "../ui/DataTable";
-import { Pagination } from "../ui/Pagination";
-import { Empty, ErrorBox } from "../ui/states";
+import type { Column } from "../ui/DataTable";
+import { QueryTable } from "../ui/QueryTable";
+import { Empty } from "../ui/states";
+import { urlPage } from "../ui/urlPage";
 import { RelativeTime } from "../ui/time";
 import { ExportButtons, ExportStatus } from "../audit/ExportControls";
 import { OUTCOME_TONE } from "../audit/AuditPage";
@@ -63,11 +64,10 @@ function PlatformActivity() {
   const setSearch = (patch: Partial<ActivitySearch>, resetPage = true) =>
     navigate({ search: (prev) => ({ ...prev, ...patch, ...(resetPage ? { offset: undefined } : {}) }), replace: true });
 
-  const limit = search.limit ?? DEFAULT_LIMIT;
-  const offset = search.offset ?? 0;
+  const page = urlPage(search, setSearch, DEFAULT_LIMIT, [25, 50, 100]);
   const types = search.type ? [search.type] : undefined;
   const list = useQuery({
-    ...q.activity.list.options({ types, organizationId: search.organization, from: search.from, to: search.to, limit, offset }),
+    ...q.activity.list.options({ types, organizationId: search.organization, from: search.from, to: search.to, ...page.input }),
     placeholderData: keepPreviousData,
   });
   const organizations = useQuery({ ...q.organizations.list.options({ limit: 200, offset: 0 }), staleTime: 60_000 });
@@ -129,25 +129,18 @@ function PlatformActivity() {
           </div>
           {filtered && <Button size="small" variant="ghost" icon={<X />} onClick={clear}>Clear filters</Button>}
         </form>
-        {list.isError && <div className="card__body"><ErrorBox error={list.error} /></div>}
-        <DataTable
+        <QueryTable
+          query={list}
+          what="platform activity"
           caption="Platform activity"
           columns={columns}
-          rows={list.data?.items}
           rowKey={(a) => a.id}
-          loading={list.isPending}
-          empty={filtered
-            ? <Empty title="No activity matches these filters" action={<Button onClick={clear}>Clear filters</Button>} />
-            : <Empty title="No activity yet">Sign-ins, tenant switches and changes in every organization show here.</Empty>}
-        />
-        <Pagination
-          label="Activity pages"
-          offset={offset}
-          limit={limit}
-          total={total}
-          sizes={[25, 50, 100]}
-          onOffset={(next) => void setSearch({ offset: next || undefined }, false)}
-          onLimit={(next) => void setSearch({ limit: next === DEFAULT_LIMIT ? undefined : (next as ActivitySearch["limit"]) })}
+          page={page}
+          pageLabel="Activity pages"
+          filtered={filtered}
+          noMatch="No activity matches these filters"
+          onClearFilters={clear}
+          empty={<Empty title="No activity yet">Sign-ins, tenant switches and changes in every organization show here.</Empty>}
         />
       </Card>
     </>

@@ -4,18 +4,19 @@
 // alerts:write acknowledges (takes it on) or resolves it by hand.
 import { useState } from "react";
 import { Link, useNavigate, useSearch } from "@tanstack/react-router";
-import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { X } from "lucide-react";
 import { q } from "../api/query";
 import { useCan } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
-import { DataTable, type Column } from "../ui/DataTable";
+import type { Column } from "../ui/DataTable";
 import { ConfirmDialog } from "../ui/Dialog";
-import { Pagination } from "../ui/Pagination";
-import { Empty, ErrorBox, Forbidden } from "../ui/states";
+import { QueryTable } from "../ui/QueryTable";
+import { urlPage } from "../ui/urlPage";
+import { Empty, Forbidden } from "../ui/states";
 import { RelativeTime } from "../ui/time";
-import { useToast } from "../ui/toast";
+import { useAction } from "../ui/useAction";
 import { AlertsAreaNav } from "./AreaNav";
 import type { AlertListSearch } from "./search";
 import { CONDITION_LABEL, SEVERITY_ORDER, SEVERITY_TONE, type Alert, type ConditionType } from "./types";
@@ -40,19 +41,15 @@ function AlertList() {
   const search = useSearch({ from: "/app/alerts" });
   const navigate = useNavigate({ from: "/alerts" });
   const canWrite = useCan("alerts:write");
-  const queryClient = useQueryClient();
-  const toast = useToast();
   const [resolving, setResolving] = useState<Alert | null>(null);
-  const [acknowledging, setAcknowledging] = useState<string | null>(null);
 
   const setSearch = (patch: Partial<AlertListSearch>, resetPage = true) =>
     navigate({ search: (prev) => ({ ...prev, ...patch, ...(resetPage ? { offset: undefined } : {}) }), replace: true });
 
   const state = search.state ?? "firing";
-  const limit = search.limit ?? DEFAULT_LIMIT;
-  const offset = search.offset ?? 0;
+  const page = urlPage(search, setSearch, DEFAULT_LIMIT, [25, 50, 100]);
   const alerts = useQuery({
-    ...q.alerts.list.options({ state, severity: search.severity, deviceId: search.device, limit, offset }),
+    ...q.alerts.list.options({ state, severity: search.severity, deviceId: search.device, ...page.input }),
     placeholderData: keepPreviousData,
   });
   const canReadDevices = useCan("devices:read");
@@ -60,24 +57,16 @@ function AlertList() {
   const filtered = !!search.severity || !!search.device;
   const keyOf = (a: Alert) => `${a.ruleId}:${a.deviceId}`;
 
-  async function acknowledge(a: Alert) {
-    setAcknowledging(keyOf(a));
-    try {
-      await q.alerts.acknowledge.call({ ruleId: a.ruleId, deviceId: a.deviceId });
-      toast.success(`Acknowledged ${alertName(a)}`);
-    } catch (err) {
-      toast.error(err, "Could not acknowledge");
-    } finally {
-      setAcknowledging(null);
-      await queryClient.invalidateQueries({ queryKey: q.alerts.key() });
-    }
-  }
-
-  async function resolve(a: Alert) {
-    await q.alerts.resolve.call({ ruleId: a.ruleId, deviceId: a.deviceId });
-    toast.success(`Resolved ${alertName(a)}`);
-    await Promise.all([q.alerts.key(), q.alertRules.key(), q.fleet.key()].map((queryKey) => queryClient.invalidateQueries({ queryKey })));
-  }
+  const acknowledge = useAction({ mutationFn: (a: Alert) => q.alerts.acknowledge.call({ ruleId: a.ruleId, deviceId: a.deviceId }) }, {
+    invalidates: [q.alerts.key()],
+    success: (_out, a) => `Acknowledged ${alertName(a)}`,
+    failure: "Could not acknowledge",
+  });
+  // A resolved alert leaves the rule's firing count and the fleet overview too.
+  const resolve = useAction({ mutationFn: () => q.alerts.resolve.call({ ruleId: resolving!.ruleId, deviceId: resolving!.deviceId }) }, {
+    invalidates: [q.alerts.key(), q.alertRules.key(), q.fleet.key()],
+    success: () => `Resolved ${resolving ? alertName(resolving) : "the alert"}`,
+  });
 
   const columns: Column<Alert>[] = [
     { id: "severity", header: "Severity", className: "nowrap", cell: (a) => <span className={`badge ${SEVERITY_TONE[a.severity]}`}>{a.severity}</span> },
@@ -115,7 +104,7 @@ function AlertList() {
           cell: (a: Alert) => (
             <div className="alert-actions">
               {!a.acknowledgedAt && (
-                <Button size="small" busy={acknowledging === keyOf(a)} onClick={() => void acknowledge(a)} aria-label={`Acknowledge ${alertName(a)}`}>Acknowledge</Button>
+                <Button size="small" busy={!!acknowledge.pendingInput && keyOf(acknowledge.pendingInput) === keyOf(a)} onClick={() => void acknowledge.run(a)} aria-label={`Acknowledge ${alertName(a)}`}>Acknowledge</Button>
               )}
               <Button size="small" onClick={() => setResolving(a)} aria-label={`Resolve ${alertName(a)}`}>Resolve</Button>
             </div>
@@ -157,33 +146,24 @@ function AlertList() {
             <Button size="small" variant="ghost" icon={<X />} onClick={() => void setSearch({ severity: undefined, device: undefined })}>Clear filters</Button>
           )}
         </div>
-        {alerts.isError && <div className="card__body"><ErrorBox error={alerts.error} /></div>}
-        <DataTable
+        <QueryTable
+          query={alerts}
+          what="alerts"
           caption={state === "firing" ? "Firing alerts" : "Resolved alerts"}
           columns={columns}
-          rows={alerts.data?.items}
           rowKey={keyOf}
-          loading={alerts.isPending}
-          empty={
-            filtered ? (
-              <Empty title="No alert matches these filters" action={<Button onClick={() => void setSearch({ severity: undefined, device: undefined })}>Clear filters</Button>} />
-            ) : state === "firing" ? (
-              <Empty title="Nothing is firing" action={<Link to="/alerts/rules">See the alert rules</Link>}>
-                An alert fires when a rule's condition holds for a device in its scope.
-              </Empty>
-            ) : (
-              <Empty title="No resolved alert yet" />
-            )
-          }
-        />
-        <Pagination
-          label="Alert pages"
-          offset={offset}
-          limit={limit}
-          total={alerts.data?.total}
-          sizes={[25, 50, 100]}
-          onOffset={(next) => void setSearch({ offset: next || undefined }, false)}
-          onLimit={(next) => void setSearch({ limit: next === DEFAULT_LIMIT ? undefined : (next as AlertListSearch["limit"]) })}
+          page={page}
+          pageLabel="Alert pages"
+          filtered={filtered}
+          noMatch="No alert matches these filters"
+          onClearFilters={() => void setSearch({ severity: undefined, device: undefined })}
+          empty={state === "firing" ? (
+            <Empty title="Nothing is firing" action={<Link to="/alerts/rules">See the alert rules</Link>}>
+              An alert fires when a rule's condition holds for a device in its scope.
+            </Empty>
+          ) : (
+            <Empty title="No resolved alert yet" />
+          )}
         />
       </Card>
       <ConfirmDialog
@@ -192,7 +172,7 @@ function AlertList() {
         title={resolving ? `Resolve ${alertName(resolving)}?` : "Resolve"}
         confirmLabel="Resolve alert"
         danger={false}
-        onConfirm={() => resolving && resolve(resolving)}
+        action={resolve}
       >
         <p>The alert moves to the history now, without a notification. If its condition still holds at the next evaluation, the rule fires again.</p>
       </ConfirmDialog>

@@ -3,7 +3,7 @@
 // pages, each entry opens to its changed fields and request facts, and the current filters
 // export as CSV or JSON, downloaded as a file with its progress. Read-only: the audit trail
 // has no write operation, so no role sees a write control here.
-import { Fragment, useEffect, useState } from "react";
+import { useEffect, useState } from "react";
 import { Link, useNavigate, useSearch } from "@tanstack/react-router";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { Activity, ChevronDown, ChevronRight, X } from "lucide-react";
@@ -12,8 +12,10 @@ import type { RouterOutputs } from "../api/client";
 import { useCan } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
-import { Pagination } from "../ui/Pagination";
-import { Empty, ErrorBox, Forbidden } from "../ui/states";
+import type { Column } from "../ui/DataTable";
+import { QueryTable } from "../ui/QueryTable";
+import { urlPage } from "../ui/urlPage";
+import { Empty, Forbidden } from "../ui/states";
 import { formatDateTime, RelativeTime } from "../ui/time";
 import { useDebounced } from "../ui/useDebounced";
 import { changeRows } from "./changes";
@@ -83,10 +85,9 @@ function AuditLog() {
   const setSearch = (patch: Partial<AuditSearch>, resetPage = true) =>
     navigate({ search: (prev) => ({ ...prev, ...patch, ...(resetPage ? { offset: undefined } : {}) }), replace: true });
 
-  const limit = search.limit ?? DEFAULT_LIMIT;
-  const offset = search.offset ?? 0;
+  const page = urlPage(search, setSearch, DEFAULT_LIMIT, [25, 50, 100]);
   const filters = auditFilters(search);
-  const entries = useQuery({ ...q.audit.search.options({ ...filters, limit, offset }), placeholderData: keepPreviousData });
+  const entries = useQuery({ ...q.audit.search.options({ ...filters, ...page.input }), placeholderData: keepPreviousData });
   const members = useQuery({ ...q.tenant.members.options({ limit: 200, offset: 0 }), enabled: canReadMembers, staleTime: 60_000 });
   const filtered = Object.values(filters).some((v) => v !== undefined);
   const clear = () => void navigate({ search: {}, replace: true });
@@ -98,6 +99,34 @@ function AuditLog() {
   });
 
   const total = entries.data?.total;
+  const columns: Column<Entry>[] = [
+    {
+      id: "details",
+      header: <span className="visually-hidden">Details</span>,
+      className: "col-check",
+      cell: (e) => {
+        const expanded = open.has(e.id);
+        return (
+          <Button size="small" variant="ghost" icon={expanded ? <ChevronDown /> : <ChevronRight />}
+            aria-expanded={expanded} aria-controls={`audit-${e.id}`} aria-label={`Details of ${e.action} at ${formatDateTime(e.createdAt)}`} onClick={() => toggle(e.id)} />
+        );
+      },
+    },
+    { id: "when", header: "When", className: "nowrap", cell: (e) => <RelativeTime value={e.createdAt} /> },
+    {
+      id: "actor",
+      header: "Actor",
+      cell: (e) => (
+        <div className="audit-actor">
+          <span>{actorText(e)}</span>
+          {e.user && <span className="faint">{e.user.email}</span>}
+        </div>
+      ),
+    },
+    { id: "action", header: "Action", cell: (e) => <span className="mono">{e.action}</span> },
+    { id: "entity", header: "Entity", cell: (e) => <EntityCell entry={e} /> },
+    { id: "outcome", header: "Outcome", cell: (e) => <span className={`badge ${OUTCOME_TONE[e.outcome]}`}>{e.outcome}</span> },
+  ];
   const startExport = (format: "csv" | "json") =>
     void exporter.start(format, { ...filters, maxRecords: EXPORT_MAX }, total === undefined ? undefined : Math.min(total, EXPORT_MAX));
 
@@ -153,72 +182,20 @@ function AuditLog() {
           </div>
           {filtered && <Button size="small" variant="ghost" icon={<X />} onClick={clear}>Clear filters</Button>}
         </form>
-        {entries.isError && <div className="card__body"><ErrorBox error={entries.error} /></div>}
-        <div className="table-wrap">
-          <table className="table audit-table" aria-busy={entries.isPending || undefined}>
-            <caption className="visually-hidden">Audit entries</caption>
-            <thead>
-              <tr>
-                <th scope="col" className="col-check"><span className="visually-hidden">Details</span></th>
-                <th scope="col">When</th>
-                <th scope="col">Actor</th>
-                <th scope="col">Action</th>
-                <th scope="col">Entity</th>
-                <th scope="col">Outcome</th>
-              </tr>
-            </thead>
-            <tbody>
-              {entries.isPending && Array.from({ length: 6 }, (_, i) => (
-                <tr key={`loading-${i}`} aria-hidden="true">{Array.from({ length: 6 }, (_, j) => <td key={j}><span className="skeleton" /></td>)}</tr>
-              ))}
-              {entries.data?.items.length === 0 && (
-                <tr>
-                  <td colSpan={6}>
-                    {filtered
-                      ? <Empty title="No entry matches these filters" action={<Button onClick={clear}>Clear filters</Button>} />
-                      : <Empty title="Nothing recorded yet">Every change made through the API or this console is recorded here, with who made it.</Empty>}
-                  </td>
-                </tr>
-              )}
-              {entries.data?.items.map((e) => {
-                const expanded = open.has(e.id);
-                return (
-                  <Fragment key={e.id}>
-                    <tr>
-                      <td className="col-check">
-                        <Button size="small" variant="ghost" icon={expanded ? <ChevronDown /> : <ChevronRight />}
-                          aria-expanded={expanded} aria-controls={`audit-${e.id}`} aria-label={`Details of ${e.action} at ${formatDateTime(e.createdAt)}`} onClick={() => toggle(e.id)} />
-                      </td>
-                      <td className="nowrap"><RelativeTime value={e.createdAt} /></td>
-                      <td>
-                        <div className="audit-actor">
-                          <span>{actorText(e)}</span>
-                          {e.user && <span className="faint">{e.user.email}</span>}
-                        </div>
-                      </td>
-                      <td><span className="mono">{e.action}</span></td>
-                      <td><EntityCell entry={e} /></td>
-                      <td><span className={`badge ${OUTCOME_TONE[e.outcome]}`}>{e.outcome}</span></td>
-                    </tr>
-                    {expanded && (
-                      <tr id={`audit-${e.id}`} className="audit-details-row">
-                        <td colSpan={6}><EntryDetails entry={e} /></td>
-                      </tr>
-                    )}
-                  </Fragment>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
-        <Pagination
-          label="Audit log pages"
-          offset={offset}
-          limit={limit}
-          total={total}
-          sizes={[25, 50, 100]}
-          onOffset={(next) => void setSearch({ offset: next || undefined }, false)}
-          onLimit={(next) => void setSearch({ limit: next === DEFAULT_LIMIT ? undefined : (next as AuditSearch["limit"]) })}
+        <QueryTable
+          query={entries}
+          what="the audit log"
+          caption="Audit entries"
+          columns={columns}
+          rowKey={(e) => e.id}
+          loadingRows={6}
+          details={(e) => open.has(e.id) && <div id={`audit-${e.id}`}><EntryDetails entry={e} /></div>}
+          page={page}
+          pageLabel="Audit log pages"
+          filtered={filtered}
+          noMatch="No entry matches these filters"
+          onClearFilters={clear}
+          empty={<Empty title="Nothing recorded yet">Every change made through the API or this console is recorded here, with who made it.</Empty>}
         />
       </Card>
     </>

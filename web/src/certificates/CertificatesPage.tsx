@@ -10,8 +10,8 @@ import { useCan } from "../app/session";
 import { CaCertificatesCard, Expiry } from "../ca-certificates/CaCertificatesCard";
 import { Card, PageHeader } from "../ui/Card";
 import { Stat } from "../ui/charts";
-import { DataTable, type Column } from "../ui/DataTable";
-import { Pagination } from "../ui/Pagination";
+import type { Column } from "../ui/DataTable";
+import { QueryTable } from "../ui/QueryTable";
 import { Empty, ErrorState, Forbidden } from "../ui/states";
 import { useNow } from "../ui/time";
 import { EXPIRING_WINDOWS } from "./search";
@@ -92,30 +92,21 @@ function ExpiringCertificatesCard() {
         )}
       </Card>
       <Card title="Expiring soon" actions={windowSelect} flush>
-        {expiring.isError ? <ErrorState error={expiring.error} what="the expiring certificates" retry={() => expiring.refetch()} /> : (
-          <>
-            <DataTable
-              caption={`Device certificates expiring within ${counted(days, "day")}`}
-              columns={columns}
-              rows={expiring.data?.items}
-              rowKey={(c) => c.id}
-              loading={expiring.isFetching}
-              loadingRows={4}
-              empty={
-                <Empty title={`No device certificate expires within ${counted(days, "day")}`}>
-                  Valid certificates that are not renewed yet appear here, soonest first. Devices renew their own before they expire.
-                </Empty>
-              }
-            />
-            <Pagination
-              label="Expiring certificate pages"
-              offset={offset}
-              limit={PAGE}
-              total={expiring.data?.total}
-              onOffset={(o) => void navigate({ search: (prev) => ({ ...prev, offset: o || undefined }) })}
-            />
-          </>
-        )}
+        <QueryTable
+          query={expiring}
+          what="the expiring certificates"
+          caption={`Device certificates expiring within ${counted(days, "day")}`}
+          columns={columns}
+          rowKey={(c) => c.id}
+          loadingRows={4}
+          page={{ offset, limit: PAGE, onOffset: (o) => void navigate({ search: (prev) => ({ ...prev, offset: o || undefined }) }) }}
+          pageLabel="Expiring certificate pages"
+          empty={
+            <Empty title={`No device certificate expires within ${counted(days, "day")}`}>
+              Valid certificates that are not renewed yet appear here, soonest first. Devices renew their own before they expire.
+            </Empty>
+          }
+        />
       </Card>
     </>
   );

@@ -5,7 +5,7 @@
 // same form edits a draft or stopped deployment (PATCH).
 import { useEffect, useId, useMemo, useState, type ReactNode } from "react";
 import { Link, useNavigate, useParams, useSearch } from "@tanstack/react-router";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 import { ArrowLeft, ArrowRight, Check, Plus, Trash2 } from "lucide-react";
 import type { RouterOutputs } from "../api/client";
 import { q } from "../api/query";
@@ -15,8 +15,9 @@ import { Card, PageHeader } from "../ui/Card";
 import { Donut, Legend, type Slice } from "../ui/charts";
 import { described, Field } from "../ui/Field";
 import { Empty, ErrorBox, ErrorState, Loading } from "../ui/states";
+import { FormFooter } from "../ui/FormFooter";
 import { statusLabel } from "../ui/StatusBadge";
-import { useToast } from "../ui/toast";
+import { useAction } from "../ui/useAction";
 import { useDebounced } from "../ui/useDebounced";
 import { selectorProblem, SelectorInput } from "../devices/SelectorInput";
 import { DEVICE_STATUSES, STATUS_COLORS } from "../devices/types";
@@ -88,11 +89,7 @@ function DeploymentForm({ initial, editing }: { initial: DeploymentDraft; editin
   const [draft, setDraft] = useState<DeploymentDraft>(initial);
   const [step, setStep] = useState<Step>("Application");
   const [showErrors, setShowErrors] = useState(false);
-  const [submitError, setSubmitError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const navigate = useNavigate();
-  const queryClient = useQueryClient();
-  const toast = useToast();
   const update = (patch: Partial<DeploymentDraft>) => setDraft((prev) => ({ ...prev, ...patch }));
 
   const versions = useVersions(draft.applicationId);
@@ -131,22 +128,15 @@ function DeploymentForm({ initial, editing }: { initial: DeploymentDraft; editin
     setStep(STEPS[stepIndex + 1]);
   }
 
-  async function submit() {
-    setBusy(true);
-    setSubmitError(null);
-    try {
-      const saved = editing
-        ? await q.deployments.update.call(updateInput(editing.id, draft, editing, parameters.send))
-        : await q.deployments.create.call(createInput(draft, parameters.send ?? {}));
-      await queryClient.invalidateQueries({ queryKey: q.deployments.key() });
-      toast.success(editing ? `Saved ${saved.name}` : `Created ${saved.name} (draft): start it from its page`);
-      void navigate({ href: deploymentHref(saved.id) });
-    } catch (err) {
-      setSubmitError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+  const save = useAction({
+    mutationFn: (): Promise<{ id: string; name: string }> => editing
+      ? q.deployments.update.call(updateInput(editing.id, draft, editing, parameters.send))
+      : q.deployments.create.call(createInput(draft, parameters.send ?? {})),
+  }, {
+    invalidates: [q.deployments.key()],
+    success: (saved) => editing ? `Saved ${saved.name}` : `Created ${saved.name} (draft): start it from its page`,
+    onSuccess: (saved) => void navigate({ href: deploymentHref(saved.id) }),
+  });
 
   const errors = showErrors ? problems[step] : {};
   return (
@@ -176,7 +166,7 @@ function DeploymentForm({ initial, editing }: { initial: DeploymentDraft; editin
         noValidate
         onSubmit={(e) => {
           e.preventDefault();
-          if (step === "Review") void submit();
+          if (step === "Review") void save.run();
           else next();
         }}
       >
@@ -185,17 +175,17 @@ function DeploymentForm({ initial, editing }: { initial: DeploymentDraft; editin
         {step === "Parameters" && <ParametersStep declared={declared} draft={draft} update={update} errors={errors} stored={stored} />}
         {step === "Strategy" && <StrategyStep draft={draft} update={update} errors={errors} devices={plannedDevices} fit={target.fit} />}
         {step === "Review" && <ReviewStep draft={draft} version={version} profile={profile} declared={declared} devices={plannedDevices} fit={target.fit} keptSecrets={stored && !parameters.send ? stored.secretNames : []} />}
-        {submitError ? <ErrorBox error={submitError} /> : null}
-        <div className="row form-actions">
+        {/* One submit button: the next step, or on the review the action itself (busy while it runs). */}
+        <FormFooter
+          action={save}
+          className="row form-actions"
+          icon={step === "Review" ? <Check /> : <ArrowRight />}
+          submitLabel={step === "Review" ? (editing ? "Save changes" : "Create deployment") : `Next: ${STEPS[stepIndex + 1]}`}
+        >
           {stepIndex > 0 && (
             <Button icon={<ArrowLeft />} onClick={() => { setShowErrors(false); setStep(STEPS[stepIndex - 1]); }}>Back</Button>
           )}
-          {step === "Review" ? (
-            <Button type="submit" variant="primary" busy={busy} icon={<Check />}>{editing ? "Save changes" : "Create deployment"}</Button>
-          ) : (
-            <Button type="submit" variant="primary" icon={<ArrowRight />}>Next: {STEPS[stepIndex + 1]}</Button>
-          )}
-        </div>
+        </FormFooter>
       </form>
     </>
   );

@@ -9,9 +9,10 @@ import { useCan } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
 import { Progress } from "../ui/charts";
-import { DataTable, type Column } from "../ui/DataTable";
-import { Pagination } from "../ui/Pagination";
-import { Empty, ErrorBox, Forbidden } from "../ui/states";
+import type { Column } from "../ui/DataTable";
+import { QueryTable } from "../ui/QueryTable";
+import { urlPage } from "../ui/urlPage";
+import { Empty, Forbidden } from "../ui/states";
 import { RelativeTime } from "../ui/time";
 import { DeploymentLink } from "./DeploymentLink";
 import { progressSegments } from "./progress";
@@ -73,10 +74,9 @@ function DeploymentList() {
   const setSearch = (patch: Partial<DeploymentListSearch>, resetPage = true) =>
     navigate({ search: (prev) => ({ ...prev, ...patch, ...(resetPage ? { offset: undefined } : {}) }), replace: true });
 
-  const limit = search.limit ?? DEFAULT_LIMIT;
-  const offset = search.offset ?? 0;
+  const page = urlPage(search, setSearch, DEFAULT_LIMIT, [25, 50, 100]);
   const deployments = useQuery({
-    ...q.deployments.list.options({ limit, offset, status: search.status, applicationId: search.application }),
+    ...q.deployments.list.options({ ...page.input, status: search.status, applicationId: search.application }),
     placeholderData: keepPreviousData,
   });
   const applications = useQuery({ ...q.applications.list.options({ limit: 200, offset: 0 }), enabled: canReadApps, staleTime: 60_000 });
@@ -142,31 +142,22 @@ function DeploymentList() {
             </Button>
           )}
         </div>
-        {deployments.isError && <div className="card__body"><ErrorBox error={deployments.error} /></div>}
-        <DataTable
+        <QueryTable
+          query={deployments}
+          what="deployments"
           caption="Deployments"
           columns={columns}
-          rows={deployments.data?.items}
           rowKey={(d) => d.id}
-          loading={deployments.isPending}
+          page={page}
+          pageLabel="Deployment pages"
+          filtered={filtered}
+          noMatch="No deployment matches these filters"
+          onClearFilters={() => void navigate({ search: {}, replace: true })}
           empty={
-            filtered ? (
-              <Empty title="No deployment matches these filters" action={<Button onClick={() => void navigate({ search: {}, replace: true })}>Clear filters</Button>} />
-            ) : (
-              <Empty title="No deployments yet" action={canWrite && <Link to="/deployments/new" className="btn btn--primary">Create a deployment</Link>}>
-                A deployment ships one version of an application from the catalog to the devices a label selector matches, all at once or in stages.
-              </Empty>
-            )
+            <Empty title="No deployments yet" action={canWrite && <Link to="/deployments/new" className="btn btn--primary">Create a deployment</Link>}>
+              A deployment ships one version of an application from the catalog to the devices a label selector matches, all at once or in stages.
+            </Empty>
           }
-        />
-        <Pagination
-          label="Deployment pages"
-          offset={offset}
-          limit={limit}
-          total={deployments.data?.total}
-          sizes={[25, 50, 100]}
-          onOffset={(next) => void setSearch({ offset: next || undefined }, false)}
-          onLimit={(next) => void setSearch({ limit: next === DEFAULT_LIMIT ? undefined : (next as DeploymentListSearch["limit"]) })}
         />
       </Card>
     </>

@@ -12,10 +12,11 @@ import { useRealtimeEvents } from "../app/realtime";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
 import { ConfirmDialog, Dialog } from "../ui/Dialog";
-import { ErrorBox, ErrorState, Loading } from "../ui/states";
+import { FormFooter } from "../ui/FormFooter";
+import { ErrorState, Loading } from "../ui/states";
 import { StatusBadge } from "../ui/StatusBadge";
 import { formatDateTime, RelativeTime } from "../ui/time";
-import { useToast } from "../ui/toast";
+import { useAction } from "../ui/useAction";
 import { LabelChips } from "./LabelChips";
 import { LabelsEditor, labelsOfRows, rowsOfLabels, type LabelRow } from "./LabelsEditor";
 import { DEVICE_TABS, type DeviceTab } from "./search";
@@ -131,44 +132,25 @@ function FactsCard({ device: d }: { device: Device }) {
 
 function LabelsCard({ device: d }: { device: Device }) {
   const canWrite = useCan("devices:write");
-  const queryClient = useQueryClient();
-  const toast = useToast();
   const [editing, setEditing] = useState<LabelRow[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const parsed = editing ? labelsOfRows(editing) : null;
-
-  async function save() {
-    if (!parsed?.ok) return;
-    setBusy(true);
-    setError(null);
-    try {
-      await q.devices.update.call({ id: d.id, labels: parsed.labels });
-      await queryClient.invalidateQueries({ queryKey: q.devices.key() });
-      void queryClient.invalidateQueries({ queryKey: q.groups.key() });
-      setEditing(null);
-      toast.success("Labels saved");
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
+  // Groups select devices by label: their member counts change too.
+  const save = useAction(q.devices.update.mutation(), {
+    invalidates: [q.devices.key(), q.groups.key()],
+    success: "Labels saved",
+    onSuccess: () => setEditing(null),
+  });
 
   return (
     <Card
       title="Labels"
-      actions={canWrite && !editing && <Button size="small" icon={<Pencil />} onClick={() => { setError(null); setEditing(rowsOfLabels(d.labels)); }}>Edit labels</Button>}
+      actions={canWrite && !editing && <Button size="small" icon={<Pencil />} onClick={() => { save.reset(); setEditing(rowsOfLabels(d.labels)); }}>Edit labels</Button>}
     >
       {editing ? (
-        <div className="stack">
+        <form className="stack" onSubmit={save.submit(() => ({ id: d.id, labels: parsed?.ok ? parsed.labels : {} }), { valid: !!parsed?.ok })} aria-label="Labels of this device">
           <LabelsEditor rows={editing} onChange={setEditing} legend="Labels of this device" />
-          {error != null && <ErrorBox error={error} />}
-          <div className="row">
-            <Button variant="primary" onClick={save} busy={busy} disabled={!parsed?.ok}>Save labels</Button>
-            <Button onClick={() => setEditing(null)} disabled={busy}>Cancel</Button>
-          </div>
-        </div>
+          <FormFooter action={save} inline={false} onCancel={() => setEditing(null)} disabled={!parsed?.ok} submitLabel="Save labels" />
+        </form>
       ) : (
         <LabelChips labels={d.labels} />
       )}
@@ -180,45 +162,41 @@ function DeviceActions({ device: d, onDeleted }: { device: Device; onDeleted: ()
   const canWrite = useCan("devices:write");
   const queryClient = useQueryClient();
   const navigate = useNavigate();
-  const toast = useToast();
   const [dialog, setDialog] = useState<"rename" | "release" | "delete" | null>(null);
   const [name, setName] = useState(d.name);
-  const [renameError, setRenameError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const rename = useAction(q.devices.update.mutation(), {
+    invalidates: [q.devices.key()],
+    success: (renamed) => `Renamed to ${renamed.name}`,
+    onSuccess: () => setDialog(null),
+  });
+  const release = useAction({ mutationFn: () => q.devices.releaseClaim.call({ id: d.id }) }, { invalidates: [q.devices.key()], success: "Claim released" });
+  const remove = useAction({ mutationFn: () => q.devices.delete.call({ id: d.id }) }, {
+    success: `${d.name} deleted`,
+    onSuccess: async () => {
+      onDeleted();
+      // Leave the page first: while it is mounted, its query of the deleted device is
+      // active, and dropping or invalidating it would fetch it again (a 404).
+      await navigate({ to: "/devices" });
+      queryClient.removeQueries({ queryKey: q.devices.get.key({ id: d.id }) });
+      await queryClient.invalidateQueries({ queryKey: q.devices.list.key() });
+    },
+  });
   if (!canWrite) return null;
-
-  async function rename() {
-    setBusy(true);
-    setRenameError(null);
-    try {
-      await q.devices.update.call({ id: d.id, name: name.trim() });
-      await queryClient.invalidateQueries({ queryKey: q.devices.key() });
-      setDialog(null);
-      toast.success(`Renamed to ${name.trim()}`);
-    } catch (err) {
-      setRenameError(err);
-    } finally {
-      setBusy(false);
-    }
-  }
 
   return (
     <>
-      <Button icon={<Pencil />} onClick={() => { setName(d.name); setRenameError(null); setDialog("rename"); }}>Rename</Button>
+      <Button icon={<Pencil />} onClick={() => { setName(d.name); rename.reset(); setDialog("rename"); }}>Rename</Button>
       {d.reportedDeviceId && d.claimActive && <Button icon={<Unlink />} onClick={() => setDialog("release")}>Release claim</Button>}
       <Button variant="danger" icon={<Trash2 />} onClick={() => setDialog("delete")}>Delete</Button>
 
-      <Dialog
-        open={dialog === "rename"}
-        onClose={() => setDialog(null)}
-        title="Rename device"
-        footer={<><Button onClick={() => setDialog(null)}>Cancel</Button><Button variant="primary" onClick={rename} busy={busy} disabled={!name.trim() || name.trim() === d.name}>Rename</Button></>}
-      >
-        <div className="field">
-          <label htmlFor="device-name">Name</label>
-          <input id="device-name" className="input" maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />
-        </div>
-        {renameError != null && <ErrorBox error={renameError} />}
+      <Dialog open={dialog === "rename"} onClose={() => setDialog(null)} title="Rename device">
+        <form className="stack" onSubmit={rename.submit(() => ({ id: d.id, name: name.trim() }))}>
+          <div className="field">
+            <label htmlFor="device-name">Name</label>
+            <input id="device-name" className="input" maxLength={200} value={name} onChange={(e) => setName(e.target.value)} />
+          </div>
+          <FormFooter action={rename} onCancel={() => setDialog(null)} disabled={!name.trim() || name.trim() === d.name} submitLabel="Rename" />
+        </form>
       </Dialog>
 
       <ConfirmDialog
@@ -227,11 +205,7 @@ function DeviceActions({ device: d, onDeleted }: { device: Device; onDeleted: ()
         title="Release the reported-device-id claim?"
         confirmLabel="Release claim"
         danger={false}
-        onConfirm={async () => {
-          await q.devices.releaseClaim.call({ id: d.id });
-          await queryClient.invalidateQueries({ queryKey: q.devices.key() });
-          toast.success("Claim released");
-        }}
+        action={release}
       >
         <p>
           New hardware may then enroll as <code>{d.reportedDeviceId}</code> (a replaced unit). This device keeps its record, its history and its
@@ -244,16 +218,7 @@ function DeviceActions({ device: d, onDeleted }: { device: Device; onDeleted: ()
         onClose={() => setDialog(null)}
         title={`Delete ${d.name}?`}
         confirmLabel="Delete device"
-        onConfirm={async () => {
-          await q.devices.delete.call({ id: d.id });
-          onDeleted();
-          toast.success(`${d.name} deleted`);
-          // Leave the page first: while it is mounted, its query of the deleted device is
-          // active, and dropping or invalidating it would fetch it again (a 404).
-          await navigate({ to: "/devices" });
-          queryClient.removeQueries({ queryKey: q.devices.get.key({ id: d.id }) });
-          await queryClient.invalidateQueries({ queryKey: q.devices.list.key() });
-        }}
+        action={remove}
       >
         <p>The device is removed from the fleet and its certificates are revoked: it can no longer connect until it enrolls again. Its telemetry, logs and history are deleted. This cannot be undone.</p>
       </ConfirmDialog>

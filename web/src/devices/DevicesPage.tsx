@@ -4,15 +4,16 @@
 // deleted together.
 import { useEffect, useState } from "react";
 import { Link, useNavigate, useSearch } from "@tanstack/react-router";
-import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { Plus, Search, Tag, Trash2, X } from "lucide-react";
 import { q } from "../api/query";
 import { useCan } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
-import { DataTable, type Column } from "../ui/DataTable";
-import { Pagination } from "../ui/Pagination";
-import { Empty, ErrorBox, Forbidden } from "../ui/states";
+import type { Column } from "../ui/DataTable";
+import { QueryTable } from "../ui/QueryTable";
+import { urlPage } from "../ui/urlPage";
+import { Empty, Forbidden } from "../ui/states";
 import { RelativeTime } from "../ui/time";
 import { StatusBadge } from "../ui/StatusBadge";
 import { useDebounced } from "../ui/useDebounced";
@@ -49,7 +50,6 @@ export function DevicesPage() {
 function DeviceTable() {
   const search = useSearch({ from: "/app/devices" });
   const navigate = useNavigate({ from: "/devices" });
-  const queryClient = useQueryClient();
   const canWrite = useCan("devices:write");
   const canEnroll = useCan("enrollment:write");
 
@@ -70,13 +70,11 @@ function DeviceTable() {
   }, [settledSelector]); // eslint-disable-line react-hooks/exhaustive-deps
 
   const statuses = parseStatuses(search.status);
-  const limit = search.limit ?? DEFAULT_LIMIT;
-  const offset = search.offset ?? 0;
+  const page = urlPage(search, setSearch, DEFAULT_LIMIT);
   const sort: TableSort = search.sort ?? "name";
   const order = search.order ?? (sort === "name" ? "asc" : "desc");
   const input = {
-    limit,
-    offset,
+    ...page.input,
     sort,
     order,
     status: statuses.length ? statuses : undefined,
@@ -98,12 +96,6 @@ function DeviceTable() {
     setText("");
     setSelectorText("");
     void navigate({ search: {}, replace: true });
-  }
-
-  async function afterBulk() {
-    setSelected(new Set());
-    await queryClient.invalidateQueries({ queryKey: q.devices.key() });
-    await queryClient.invalidateQueries({ queryKey: q.groups.key() });
   }
 
   const columns: Column<Device, TableSort>[] = [
@@ -168,39 +160,30 @@ function DeviceTable() {
             <Button size="small" variant="ghost" onClick={() => setSelected(new Set())}>Clear selection</Button>
           </div>
         )}
-        {devices.isError && <div className="card__body"><ErrorBox error={devices.error} /></div>}
-        <DataTable
+        {/* Server paging: one page of rows in the browser, whatever the fleet's size (QueryTable renders that page). */}
+        <QueryTable
+          query={devices}
+          what="devices"
           caption="Devices"
           columns={columns}
-          rows={devices.data?.items}
           rowKey={(d) => d.id}
-          rowLabel={(d) => `Select ${d.name}`}
-          loading={devices.isFetching}
           sort={{ key: sort, order }}
           onSort={(next) => void setSearch({ sort: next.key, order: next.order })}
-          selected={canWrite ? selected : undefined}
-          onSelectedChange={canWrite ? setSelected : undefined}
+          selection={canWrite ? { selected, onChange: setSelected, rowLabel: (d) => `Select ${d.name}` } : undefined}
+          page={page}
+          pageLabel="Device pages"
+          filtered={filtered}
+          noMatch="No device matches these filters"
+          onClearFilters={clearFilters}
           empty={
-            filtered ? (
-              <Empty title="No device matches these filters" action={<Button onClick={clearFilters}>Clear filters</Button>} />
-            ) : (
-              <Empty title="No devices yet" action={canEnroll && <Link to="/enrollment-tokens" className="btn btn--primary">Create an enrollment token</Link>}>
-                Devices appear here once they enroll with a token of this organization. The enrollment page shows the simulator command that enrolls test devices in a minute.
-              </Empty>
-            )
+            <Empty title="No devices yet" action={canEnroll && <Link to="/enrollment-tokens" className="btn btn--primary">Create an enrollment token</Link>}>
+              Devices appear here once they enroll with a token of this organization. The enrollment page shows the simulator command that enrolls test devices in a minute.
+            </Empty>
           }
         />
-        <Pagination
-          label="Device pages"
-          offset={offset}
-          limit={limit}
-          total={devices.data?.total}
-          onOffset={(next) => void setSearch({ offset: next || undefined }, false)}
-          onLimit={(next) => void setSearch({ limit: next === DEFAULT_LIMIT ? undefined : (next as DeviceListSearch["limit"]) })}
-        />
       </Card>
-      <BulkLabelDialog open={dialog === "label"} onClose={() => setDialog(null)} deviceIds={selectedIds} onDone={afterBulk} />
-      <BulkDeleteDialog open={dialog === "delete"} onClose={() => setDialog(null)} deviceIds={selectedIds} onDone={afterBulk} />
+      {dialog === "label" && <BulkLabelDialog onClose={() => setDialog(null)} deviceIds={selectedIds} onDone={() => setSelected(new Set())} />}
+      <BulkDeleteDialog open={dialog === "delete"} onClose={() => setDialog(null)} deviceIds={selectedIds} onDone={() => setSelected(new Set())} />
     </>
   );
 }
