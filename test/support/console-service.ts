@@ -1,6 +1,8 @@
 // The service the browser tests drive: `src/main.ts` as a child process, started the way
-// `npm start` starts it (PGlite in a fresh DATA_DIR, keys generated there, the built console
-// served at /), on a free loopback port, with the bootstrap admin and key chosen here. Plus
+// `npm start` starts it (PGlite in a DATA_DIR of its own, keys generated there, the built
+// console served at /), on a free loopback port, with the bootstrap admin and key chosen here.
+// The database there is already migrated (server-process.ts: migratedDataDir), except for
+// `asNewcomer`, whose first start creates it as a newcomer's does. Plus
 // what the tests set up through the public API (organizations, users with a role) and
 // simulated devices speaking the real agent protocol (src/simulator).
 //
@@ -115,7 +117,10 @@ export async function startConsoleService(env: Record<string, string> = {}, opti
     HEARTBEAT_INTERVAL_SECONDS: "3600",
     LOG_LEVEL: "debug", // one line per request (requestLog reads them); at info only errors and slow ones
   };
-  const proc = await spawnService("console", { ...chosen, ...env }, { defaultKey: ADMIN.key, watch, startTimeoutMs: options.asNewcomer ? 180_000 : undefined });
+  // A newcomer's first start creates the database; the other tests start on a migrated one.
+  const proc = await spawnService("console", { ...chosen, ...env }, {
+    defaultKey: ADMIN.key, watch, database: options.asNewcomer ? "fresh" : "migrated", startTimeoutMs: options.asNewcomer ? 180_000 : undefined,
+  });
   let firstStart: FirstStart | undefined;
   let api = proc.api;
   if (options.asNewcomer) {

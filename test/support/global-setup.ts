@@ -1,5 +1,8 @@
 // Runs once before all test files: prepares a migrated database that every file copies.
-// PGlite: a data-directory dump loaded by each file (~0.6 s instead of a 3 s cold start).
+// PGlite: a data-directory dump loaded by each file (~0.6 s instead of a 3 s cold start), and
+// the same database as a data directory on disk, which the service processes of the browser
+// and fault tests start from (server-process.ts: migratedDataDir; a cold first start costs
+// PGlite's initdb and every migration, ~10 s of CPU each time).
 // PostgreSQL (DATABASE_URL set): a template database each file clones.
 // First it says, once per run, which suites skip for want of a system peer or of DATABASE_URL
 // (test/support/peers.ts); under CI_REQUIRE_PEERS=1 a missing peer fails the run there.
@@ -18,6 +21,8 @@ import { buildConsole, consoleBuildState } from "../../src/lib/console-build.js"
 declare module "vitest" {
   export interface ProvidedContext {
     pgliteDump: string;
+    /** a DATA_DIR holding the migrated embedded database (copied, never opened in place) */
+    pgliteDataDir: string;
     postgresTemplate: string;
   }
 }
@@ -40,18 +45,22 @@ export default async function setup(project: TestProject) {
     await db.raw.close();
     project.provide("postgresTemplate", template);
     project.provide("pgliteDump", "");
+    project.provide("pgliteDataDir", "");
     return async () => {
       await admin.query(`DROP DATABASE IF EXISTS ${template}`).catch(() => undefined);
       await admin.end();
     };
   }
-  const db = await openPGlite();
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-test-"));
+  const dataDir = path.join(work, "migrated-data-dir");
+  const db = await openPGlite(dataDir);
   await applyMigrations(db.raw);
   const dump = await db.pglite!.dumpDataDir("gzip");
   await db.raw.close();
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "fleet-test-")), "migrated.tar.gz");
+  const file = path.join(work, "migrated.tar.gz");
   fs.writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
   project.provide("pgliteDump", file);
+  project.provide("pgliteDataDir", dataDir);
   project.provide("postgresTemplate", "");
-  return () => fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  return () => fs.rmSync(work, { recursive: true, force: true });
 }
