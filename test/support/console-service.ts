@@ -12,7 +12,7 @@
 import crypto from "node:crypto";
 import { FleetSimulator, type SimulatorOptions } from "../../src/simulator/engine.js";
 import type { VirtualDevice } from "../../src/simulator/virtual-device.js";
-import { restClient, type ApiResponse, type CallOptions } from "./harness.js";
+import { restClient, type ApiResponse, type CallOptions } from "./rest-client.js";
 import { SecretWatch } from "./secret-watch.js";
 import { eventually, spawnService, type ServerProcess } from "./server-process.js";
 

@@ -19,27 +19,15 @@ import { attachUpgradeHandlers } from "../../src/modules/realtime/upgrade.js";
 import { hashPassword, randomToken, sha256Hex } from "../../src/lib/crypto.js";
 import { API_KEY_PREFIX } from "../../src/trpc/auth.js";
 import { SecretWatch } from "./secret-watch.js";
+import { restClient, type ApiResponse, type CallOptions } from "./rest-client.js";
+
+// (defined in rest-client.ts, which the browser tests import without this module's service)
+export { restClient, type ApiResponse, type CallOptions };
 
 export const ADMIN_EMAIL = "admin@example.test";
 export const ADMIN_PASSWORD = "admin-password-for-tests";
 export const ADMIN_KEY = "fm_" + "T".repeat(40);
 const TENANT_PASSWORD = "tenant-password-123";
-
-export interface ApiResponse<T = any> {
-  status: number;
-  body: T;
-  headers: Headers;
-  text: string;
-}
-
-export interface CallOptions {
-  key?: string | null;
-  token?: string;
-  body?: unknown;
-  headers?: Record<string, string>;
-  /** raw body (sent as is with the given content type) */
-  raw?: string;
-}
 
 export interface Tenant {
   org: { id: string; slug: string; name: string };
@@ -204,35 +192,5 @@ export async function createHarness(env: Record<string, string> = {}, options: H
       const leaks = options.watchSecrets === false ? [] : watch.check(logs);
       if (leaks.length > 0) throw new Error(`secrets leaked (test/support/secret-watch.ts):\n${leaks.slice(0, 20).join("\n")}`);
     },
-  };
-}
-
-/** Calls the REST API of a service at `baseUrl` the way a third-party client does; `defaultKey` goes in X-API-Key unless a call names another (or null). */
-export function restClient(baseUrl: string, defaultKey: string | null, watch?: SecretWatch) {
-  return async <T = any>(method: string, p: string, opts: CallOptions = {}): Promise<ApiResponse<T>> => {
-    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
-    const key = opts.key === undefined ? defaultKey : opts.key;
-    if (key) headers["x-api-key"] = key;
-    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-    let body: string | undefined;
-    if (opts.raw !== undefined) body = opts.raw;
-    else if (opts.body !== undefined) {
-      body = JSON.stringify(opts.body);
-      headers["content-type"] ??= "application/json";
-    } else if (!["GET", "HEAD", "DELETE"].includes(method)) {
-      body = "{}";
-      headers["content-type"] ??= "application/json";
-    }
-    watch?.sent(`${method} ${p}`, opts.body, headers);
-    const res = await fetch(baseUrl + p, { method, headers, body });
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      /* not JSON: keep the text */
-    }
-    watch?.answered(`${method} ${p} -> ${res.status}`, text, res.headers, parsed);
-    return { status: res.status, body: parsed as T, headers: res.headers, text };
   };
 }

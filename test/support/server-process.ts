@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { inject } from "vitest";
-import { restClient, type ApiResponse, type CallOptions } from "./harness.js";
+import { restClient, type ApiResponse, type CallOptions } from "./rest-client.js";
 import type { SecretWatch } from "./secret-watch.js";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
