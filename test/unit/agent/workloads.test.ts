@@ -1,0 +1,226 @@
+// The real agent's deployment runtime (agent/src/workloads.ts) under the shared state machine,
+// against a fake container engine and a fake service: every failure path, device-side
+// rollback, removal after a crash, leftovers, and carrying on after a restart.
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { DeploymentAgent, type DesiredDeploymentEntry } from "../../../agent/src/core/deployments.js";
+import type { DeviceSession } from "../../../agent/src/core/session.js";
+import type { ComposeEngine, ComposeProject, ProjectContainer } from "../../../agent/src/runtime/engine.js";
+import { StateDir } from "../../../agent/src/state-dir.js";
+import { ComposeRuntime, parseGoDuration, projectName } from "../../../agent/src/workloads.js";
+
+const APP = "11111111-1111-4111-8111-111111111111";
+const compose = (tag: string) => `services:\n  web:\n    image: registry.test/web:${tag}\n`;
+const digestOf = (text: string) => `sha256:${createHash("sha256").update(text).digest("hex")}`;
+
+/** A container engine in memory: projects come up running unless told to fail. */
+class FakeEngine implements ComposeEngine {
+  readonly kind = "podman" as const;
+  running = new Map<string, { dir: string; image: string; state: string; exitCode: number | null }>();
+  failPull = new Set<string>(); // image tags whose pull fails
+  exitOnUp = new Set<string>(); // image tags whose container exits at once
+  calls: string[] = [];
+  async version() {
+    return "podman 4.3.1";
+  }
+  private image(dir: string) {
+    return /image: (\S+)/.exec(fs.readFileSync(path.join(dir, "compose.yaml"), "utf8"))![1];
+  }
+  async pull(project: ComposeProject) {
+    const image = this.image(project.dir);
+    this.calls.push(`pull ${image}`);
+    if ([...this.failPull].some((t) => image.endsWith(t))) throw new Error(`initializing source docker://${image}: manifest unknown`);
+  }
+  async up(project: ComposeProject) {
+    const image = this.image(project.dir);
+    this.calls.push(`up ${project.name} ${image}`);
+    const exits = [...this.exitOnUp].some((t) => image.endsWith(t));
+    this.running.set(project.name, { dir: project.dir, image, state: exits ? "exited" : "running", exitCode: exits ? 3 : null });
+  }
+  async down(project: { name: string }) {
+    if (this.running.delete(project.name)) this.calls.push(`down ${project.name}`);
+  }
+  async containers(name: string): Promise<ProjectContainer[]> {
+    const p = this.running.get(name);
+    return p ? [{ id: `${name}-1`, name: `${name}_web_1`, service: "web", state: p.state, health: null, exitCode: p.exitCode }] : [];
+  }
+  async projects(prefix: string) {
+    return [...this.running.keys()].filter((n) => n.startsWith(prefix));
+  }
+  async logs() {
+    return [{ timestamp: new Date().toISOString(), stream: "stderr" as const, message: "missing configuration" }];
+  }
+  async runHealthCheck() {}
+}
+
+/** The service's package route: the compose file per version, or a refusal. */
+function fakeSession(packages: Record<string, { status: number; content?: string; digest?: string }>): DeviceSession {
+  return {
+    call: async (_method: string, url: string) => {
+      const id = /deployments\/([^/]+)\/components/.exec(url)![1];
+      const p = packages[id] ?? { status: 404 };
+      if (p.status !== 200) return { status: p.status, body: { message: "Deployment not found" }, headers: {} };
+      return { status: 200, body: { content: p.content, digest: p.digest ?? digestOf(p.content!) }, headers: {} };
+    },
+  } as unknown as DeviceSession;
+}
+
+let dir: string;
+let state: StateDir;
+let engine: FakeEngine;
+const logs: string[] = [];
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "workloads-"));
+  state = new StateDir(dir);
+  state.ensure();
+  engine = new FakeEngine();
+  logs.length = 0;
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+function setup(packages: Record<string, { status: number; content?: string; digest?: string }>) {
+  let settled = 0;
+  const runtime = new ComposeRuntime({
+    engine, session: fakeSession(packages), state, pollMs: 5, onSettled: () => settled++, log: (level, message) => logs.push(`${level}: ${message}`),
+  });
+  const agent = new DeploymentAgent({ runtime });
+  /** lets queued steps settle, then takes them */
+  const settle = async () => {
+    for (let i = 0; i < 200 && agent.list().some((d) => ["downloading", "installing", "removing"].includes(d.state)); i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      agent.advance();
+    }
+    agent.advance();
+  };
+  return { runtime, agent, settle, settledCount: () => settled };
+}
+
+function desired(deploymentId: string, version: string, extra: Partial<DesiredDeploymentEntry> = {}): DesiredDeploymentEntry {
+  return {
+    deploymentId, action: "install", attempt: 1, window: "open", applicationId: APP, version,
+    profile: { id: "compose", type: "compose", components: [{ name: "web", properties: { repository: "oci://r/web", revision: version, timeout: "2s" } }] },
+    parameters: { web: { GREETING: "hi" } }, ...extra,
+  };
+}
+
+const PROJECT = projectName(APP, "web");
+
+describe("compose deployments on the engine", () => {
+  it("installs: fetches the package, renders the parameters, pulls, brings it up, records the release", async () => {
+    const { agent, settle, runtime } = setup({ d1: { status: 200, content: compose("1") } });
+    agent.apply([desired("d1", "1.0.0")]);
+    await settle();
+    expect(agent.get("d1")?.state).toBe("running");
+    expect(engine.calls).toEqual(["pull registry.test/web:1", `up ${PROJECT} registry.test/web:1`]);
+    const written = fs.readFileSync(path.join(dir, "releases/d1/web/compose.yaml"), "utf8");
+    expect(written).toContain('GREETING: "hi"');
+    expect(fs.readFileSync(path.join(dir, "releases/d1/web/.env"), "utf8")).toBe("GREETING=hi\n");
+    expect(runtime.installed()[APP]).toMatchObject({ deploymentId: "d1", version: "1.0.0", projects: [{ name: PROJECT }] });
+  });
+
+  it("a package the service refuses, or that does not match its digest, fails the download and starts nothing", async () => {
+    const { agent, settle } = setup({ d2: { status: 200, content: compose("2"), digest: "sha256:" + "0".repeat(64) } });
+    agent.apply([desired("d1", "1.0.0"), desired("d2", "2.0.0", { applicationId: "other" })]);
+    await settle();
+    expect(agent.get("d1")).toMatchObject({ state: "failed", message: "download failed: the service answered 404 for the package of web: Deployment not found" });
+    expect(agent.get("d2")?.message).toMatch(/^download failed: the package of web does not match its digest/);
+    expect(engine.running.size).toBe(0);
+  });
+
+  it("an image that cannot be pulled fails the download with the engine's words", async () => {
+    engine.failPull.add(":1");
+    const { agent, settle } = setup({ d1: { status: 200, content: compose("1") } });
+    agent.apply([desired("d1", "1.0.0")]);
+    await settle();
+    expect(agent.get("d1")?.message).toBe("download failed: initializing source docker://registry.test/web:1: manifest unknown");
+    expect(engine.running.size).toBe(0);
+  });
+
+  it("a compose file that is not one fails the download naming why", async () => {
+    const { agent, settle } = setup({ d1: { status: 200, content: "just: [text" } });
+    agent.apply([desired("d1", "1.0.0")]);
+    await settle();
+    expect(agent.get("d1")?.message).toMatch(/^download failed: the compose file is not valid YAML/);
+  });
+
+  it("a helm profile fails at once with a clear message", async () => {
+    const { agent, settle } = setup({});
+    agent.apply([desired("d1", "1.0.0", { profile: { id: "helm", type: "helm.v3", components: [{ name: "web" }] } })]);
+    await settle();
+    expect(agent.get("d1")?.message).toMatch(/helm profiles need a Kubernetes runtime/);
+  });
+
+  it("a first install whose container exits fails with the exit code and the log, and leaves nothing running", async () => {
+    engine.exitOnUp.add(":1");
+    const { agent, settle } = setup({ d1: { status: 200, content: compose("1") } });
+    agent.apply([desired("d1", "1.0.0")]);
+    await settle();
+    expect(agent.get("d1")?.message).toMatch(/^install failed: container .* exited with code 3: missing configuration$/);
+    expect(engine.running.size).toBe(0);
+  });
+
+  it("an upgrade whose container exits brings the previous release back up and says so", async () => {
+    engine.exitOnUp.add(":3");
+    const { agent, settle, runtime } = setup({ d1: { status: 200, content: compose("1") }, d3: { status: 200, content: compose("3") } });
+    agent.apply([desired("d1", "1.0.0")]);
+    await settle();
+    agent.apply([desired("d3", "3.0.0")]);
+    await settle();
+    expect(agent.get("d3")?.message).toMatch(/exited with code 3.*; rolled back on the device: .* 1\.0\.0 runs again$/);
+    expect(engine.running.get(PROJECT)).toMatchObject({ image: "registry.test/web:1", state: "running" });
+    expect(runtime.installed()[APP].deploymentId).toBe("d1");
+  });
+
+  it("an upgrade replaces the release: one project, the old release's files gone", async () => {
+    const { agent, settle, runtime } = setup({ d1: { status: 200, content: compose("1") }, d2: { status: 200, content: compose("2") } });
+    agent.apply([desired("d1", "1.0.0")]);
+    await settle();
+    agent.apply([desired("d2", "2.0.0")]);
+    await settle();
+    expect(agent.get("d2")?.state).toBe("running");
+    expect([...engine.running.keys()]).toEqual([PROJECT]);
+    expect(engine.running.get(PROJECT)?.image).toBe("registry.test/web:2");
+    expect(runtime.installed()[APP].deploymentId).toBe("d2");
+    expect(fs.existsSync(path.join(dir, "releases/d1"))).toBe(false);
+  });
+
+  it("a removal takes the project down, also when no release records it (a crash after up)", async () => {
+    engine.running.set(PROJECT, { dir: "/gone", image: "x", state: "running", exitCode: null });
+    const { agent, settle } = setup({});
+    agent.apply([{ ...desired("d9", "1.0.0"), action: "remove" }]);
+    await settle();
+    expect(agent.get("d9")?.state).toBe("removed");
+    expect(engine.running.size).toBe(0);
+  });
+
+  it("after a restart, leftovers are taken down and a step under way begins again", async () => {
+    const first = setup({ d1: { status: 200, content: compose("1") } });
+    first.agent.apply([desired("d1", "1.0.0")]);
+    // the process dies after the snapshot said "downloading": nothing ran yet
+    const saved = first.agent.snapshot();
+    expect(saved[0].state).toBe("downloading");
+    engine.running.set("fleet-stranger-web", { dir: "/x", image: "y", state: "running", exitCode: null });
+
+    const second = setup({ d1: { status: 200, content: compose("1") } });
+    second.agent.restore(saved);
+    expect(await second.runtime.removeLeftovers(new Set([APP]))).toEqual(["fleet-stranger-web"]);
+    await second.settle();
+    expect(second.agent.get("d1")?.state).toBe("running");
+    expect([...engine.running.keys()]).toEqual([PROJECT]);
+  });
+});
+
+describe("timeouts", () => {
+  it("reads the manifest's durations", () => {
+    expect(parseGoDuration("5m0s")).toBe(300_000);
+    expect(parseGoDuration("90s")).toBe(90_000);
+    expect(parseGoDuration("1h")).toBe(3_600_000);
+    expect(parseGoDuration("1h2m3s")).toBe(3_723_000);
+    expect(parseGoDuration("soon")).toBeNull();
+    expect(parseGoDuration(undefined)).toBeNull();
+  });
+});
