@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { renderComposeFile } from "../../agent/src/runtime/compose-file.js";
 import { detectEngine, waitUntilRunning, type ComposeEngine, type ComposeProject } from "../../agent/src/runtime/engine.js";
 import { freePort } from "../support/oci-registry.js";
@@ -23,6 +23,7 @@ describe.skipIf(!peersAvailable("podman", "docker-registry"))("the agent's conta
   });
 
   afterAll(async () => {
+    vi.unstubAllEnvs();
     if (engine) for (const name of await engine.projects(prefix)) await engine.down({ name }, { volumes: true });
     await harness?.close();
   });
@@ -58,14 +59,17 @@ describe.skipIf(!peersAvailable("podman", "docker-registry"))("the agent's conta
       "      - /bin/sh",
       "      - -c",
       "      - >-",
-      "        echo \"$$GREETING\" > /tmp/index.html; echo serving; echo on stderr >&2;",
+      "        echo \"$$GREETING\" > /tmp/index.html; echo serving; echo on stderr >&2; echo \"agent secret: $$LEAK\";",
       "        trap 'exit 0' TERM; httpd -f -p 8080 -h /tmp & wait",
       '    ports: ["127.0.0.1:${WEB_PORT}:8080"]',
+      // The agent's own variables are not the compose file's to read.
+      '    environment: { LEAK: "${FLEET_RUNTIME_TEST_SECRET:-not given}" }',
       "    healthcheck:",
       '      test: "wget -q -O /dev/null http://127.0.0.1:8080/"',
       "      interval: 30s",
       "",
     ].join("\n");
+    vi.stubEnv("FLEET_RUNTIME_TEST_SECRET", "s3cr3t");
     const rendered = renderComposeFile(template, { GREETING: "hello from $HOME's version 1", WEB_PORT: port });
     web = await project("web", rendered.compose, rendered.env);
     const since = new Date(Date.now() - 1000);
@@ -84,18 +88,20 @@ describe.skipIf(!peersAvailable("podman", "docker-registry"))("the agent's conta
 
     expect(await engine.containers(web.name)).toEqual(running);
     const lines = await engine.logs(`${web.name}_web_1`, since);
-    expect(lines.map(({ stream, message }) => ({ stream, message }))).toEqual([
-      { stream: "stdout", message: "serving" },
-      { stream: "stderr", message: "on stderr" },
-    ]);
+    // Each stream in its order; across the two, the engine's timestamps order the lines (conmon
+    // reads the two pipes apart, so lines microseconds apart may come in either order).
+    expect(lines.filter((l) => l.stream === "stdout").map((l) => l.message)).toEqual(["serving", "agent secret: not given"]);
+    expect(lines.filter((l) => l.stream === "stderr").map((l) => l.message)).toEqual(["on stderr"]);
+    expect(lines.map((l) => l.timestamp)).toEqual(lines.map((l) => l.timestamp).sort());
     expect(lines.every((line) => !Number.isNaN(Date.parse(line.timestamp)) && Date.parse(line.timestamp) >= since.getTime())).toBe(true);
     expect(await engine.logs(`${web.name}_web_1`, new Date(Date.now() + 60_000))).toEqual([]);
   });
 
   it("reports a container that exits with its exit code and the last line of its log", async () => {
+    // One stream: the order of lines across stdout and stderr is only as good as their timestamps.
     const crashing = await project(
       "crash",
-      `services:\n  app:\n    image: ${harness.image}\n    command: ["/bin/sh", "-c", "echo starting; echo config file /etc/app.conf missing >&2; exit 3"]\n`,
+      `services:\n  app:\n    image: ${harness.image}\n    command: ["/bin/sh", "-c", "echo starting >&2; echo config file /etc/app.conf missing >&2; exit 3"]\n`,
     );
     await engine.pull(crashing);
     await engine.up(crashing);
@@ -112,6 +118,20 @@ describe.skipIf(!peersAvailable("podman", "docker-registry"))("the agent's conta
     );
     await engine.up(sick);
     await expect(waitUntilRunning(engine, sick.name, 60_000, { pollMs: 250 })).rejects.toThrow(`container ${sick.name}_app_1 (service app) is unhealthy`);
+  });
+
+  it("gives up after the timeout, naming the container whose health check has not passed yet", async () => {
+    // retries: 1000: the failing check keeps the container "starting", never "unhealthy".
+    const slow = await project(
+      "slow",
+      `services:\n  app:\n    image: ${harness.image}\n    command: ["/bin/sh", "-c", "trap 'exit 0' TERM; sleep 600 & wait"]\n    healthcheck:\n      test: "cat /tmp/ready"\n      interval: 30s\n      retries: 1000\n`,
+    );
+    await engine.up(slow);
+    const started = Date.now();
+    await expect(waitUntilRunning(engine, slow.name, 2000, { pollMs: 250 })).rejects.toThrow(
+      `not running after 2s: ${slow.name}_app_1 is running (health check not passed yet)`,
+    );
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it("gives the engine's own message, without a stack, for a compose file it refuses", async () => {
@@ -136,7 +156,7 @@ describe.skipIf(!peersAvailable("podman", "docker-registry"))("the agent's conta
 
   it("lists leftover projects by prefix, and down removes every container and network from the name alone", async () => {
     const leftovers = await engine.projects(prefix);
-    expect(leftovers).toEqual(expect.arrayContaining([web.name, `${prefix}crash`, `${prefix}sick`]));
+    expect(leftovers).toEqual(expect.arrayContaining([web.name, `${prefix}crash`, `${prefix}sick`, `${prefix}slow`]));
     expect(leftovers.every((name) => name.startsWith(prefix))).toBe(true);
     expect(await engine.projects(`${prefix}zzz`)).toEqual([]);
 

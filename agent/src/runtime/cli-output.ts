@@ -7,12 +7,26 @@ import type { RunResult } from "./exec.js";
 export const PROJECT_LABEL = "com.docker.compose.project";
 export const SERVICE_LABEL = "com.docker.compose.service";
 
+/**
+ * An engine's RFC 3339 time as UTC with nine fraction digits, so that times compare as text.
+ * Go drops trailing zeros of the fraction ("05.1Z" is "05.100000000Z") and may write a zone
+ * offset; null when it is not such a time.
+ */
+export function normalizeTimestamp(text: string): string | null {
+  const match = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$/.exec(text);
+  if (!match) return null;
+  const seconds = Date.parse(`${match[1]}${match[3]}`);
+  if (Number.isNaN(seconds)) return null;
+  return `${new Date(seconds).toISOString().slice(0, 19)}.${(match[2] ?? "").padEnd(9, "0")}Z`;
+}
+
 /** `podman/docker logs --timestamps` lines: an RFC 3339 time, a space, the line. */
 export function parseTimestampedLog(output: string, stream: LogLine["stream"]): LogLine[] {
   const lines: LogLine[] = [];
   for (const line of output.split("\n")) {
-    const match = /^(\d{4}-\d\d-\d\dT\S+)\s?(.*)$/.exec(line);
-    if (match) lines.push({ timestamp: match[1], stream, message: match[2] });
+    const match = /^(\S+) ?(.*)$/.exec(line);
+    const timestamp = match && normalizeTimestamp(match[1]);
+    if (timestamp) lines.push({ timestamp, stream, message: match[2] });
   }
   return lines;
 }
@@ -20,7 +34,7 @@ export function parseTimestampedLog(output: string, stream: LogLine["stream"]): 
 /** Both streams of a container's log as one list, oldest first (each engine stamps every line). */
 export function mergeLogStreams(stdout: string, stderr: string): LogLine[] {
   const lines = [...parseTimestampedLog(stdout, "stdout"), ...parseTimestampedLog(stderr, "stderr")];
-  // Nanosecond RFC 3339 stamps of one engine have the same width, so text order is time order.
+  // A stable sort: lines of one stream with the same time keep their order.
   return lines.sort((a, b) => (a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : 0));
 }
 

@@ -6,7 +6,8 @@
 //
 // Engine settings (runtime, ulimits, registries) are the engine's own configuration: the agent
 // passes none of them; a test or an operator gives them through the environment
-// (CONTAINERS_CONF, CONTAINERS_REGISTRIES_CONF, DOCKER_HOST), which `env` adds to.
+// (CONTAINERS_CONF, CONTAINERS_REGISTRIES_CONF, DOCKER_HOST), which `env` adds to. Engine
+// commands see only such variables of the agent's environment (exec.ts, engineEnvironment).
 import { DockerComposeEngine } from "./docker.js";
 import { EngineError, goDuration } from "./exec.js";
 import { PodmanComposeEngine } from "./podman.js";
@@ -27,7 +28,7 @@ export interface ProjectContainer {
 }
 
 export interface LogLine {
-  /** RFC 3339 with the engine's precision (nanoseconds) */
+  /** UTC, RFC 3339 with nine fraction digits (2026-11-27T13:43:05.100000000Z): sorts as text */
   timestamp: string;
   stream: "stdout" | "stderr";
   message: string;
@@ -41,7 +42,7 @@ export interface ComposeProject {
 }
 
 export interface EngineOptions {
-  /** added to process.env for every engine command (CONTAINERS_CONF, DOCKER_HOST, ...) */
+  /** added to the environment of every engine command (CONTAINERS_CONF, DOCKER_HOST, ...) */
   env?: Record<string, string>;
   /** per command, milliseconds; pulls get `pullTimeoutMs` */
   timeoutMs?: number;

@@ -14,8 +14,24 @@ export class EngineError extends Error {
   }
 }
 
+/**
+ * The agent's environment variables an engine command sees: the engine's own settings (podman's
+ * CONTAINERS_*, DOCKER_*, proxies, locale, PATH, HOME). Nothing else: a compose file's
+ * `${NAME}` interpolation must not read the agent's other variables (a token given to the
+ * agent would otherwise reach a container); its values come from the .env file beside it.
+ */
+const ENGINE_VARIABLES =
+  /^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|LC_[A-Z]+|TZ|TMPDIR|XDG_[A-Z_]+|DBUS_SESSION_BUS_ADDRESS|CONTAINERS_[A-Z_]+|CONTAINER_HOST|CONTAINER_CONNECTION|REGISTRY_AUTH_FILE|PODMAN_[A-Z_]+|BUILDAH_[A-Z_]+|DOCKER_[A-Z_]+|COMPOSE_[A-Z_]+|SSL_CERT_FILE|SSL_CERT_DIR|(?:HTTP|HTTPS|NO|ALL)_PROXY|(?:http|https|no|all)_proxy)$/;
+
+/** The environment of an engine command: the engine's variables of this process, then `extra`. */
+export function engineEnvironment(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) if (value !== undefined && ENGINE_VARIABLES.test(name)) env[name] = value;
+  return { ...env, ...extra };
+}
+
 export interface RunOptions {
-  /** the environment of the engine: process.env plus these (CONTAINERS_CONF and the like) */
+  /** added to the engine's variables of this process (CONTAINERS_CONF and the like): engineEnvironment */
   env?: Record<string, string>;
   cwd?: string;
   timeoutMs: number;
@@ -55,7 +71,7 @@ export function runCommand(file: string, args: readonly string[], options: RunOp
     execFile(
       file,
       args,
-      { env: { ...process.env, ...options.env }, cwd: options.cwd, timeout: options.timeoutMs, killSignal: "SIGKILL", maxBuffer: 32 * 1024 * 1024, encoding: "utf8" },
+      { env: engineEnvironment(options.env), cwd: options.cwd, timeout: options.timeoutMs, killSignal: "SIGKILL", maxBuffer: 32 * 1024 * 1024, encoding: "utf8" },
       (error, stdout, stderr) => {
         if (!error) return resolve({ stdout, stderr });
         const command = [file, ...args.slice(0, 2)].join(" ");
