@@ -11,6 +11,7 @@ import { q } from "../api/query";
 import { Button } from "../ui/Button";
 import { Loading } from "../ui/states";
 import { useToast } from "../ui/toast";
+import { useAction } from "../ui/useAction";
 import { NAV } from "./nav";
 import { canGoLive, RealtimeProvider, useRealtimeState } from "./realtime";
 import { useOrganizationChanged, useSession, type Session } from "./session";
@@ -155,20 +156,18 @@ function Menu({ label, button, children, align = "right" }: { label?: string; bu
 
 function OrganizationSwitcher({ session }: { session: Session }) {
   const organizationChanged = useOrganizationChanged();
-  const toast = useToast();
   const [switchInto, setSwitchInto] = useState<{ id: string; name: string } | null>(null);
   const accessible = useQuery({ ...q.tenant.accessible.options({ limit: 50, offset: 0 }), enabled: session.canSwitch });
   const others = (accessible.data?.items ?? []).filter((o) => !o.isCurrent);
 
-  async function actIn(org: { id: string; name: string; role: string | null }) {
+  const switchTo = useAction({ mutationFn: (org: { id: string; name: string }) => q.auth.actIn.call({ organizationId: org.id }) }, {
+    success: (_out, org) => `Now acting in ${org.name}`,
+    failure: (org) => `Cannot act in ${org.name}`,
+    onSuccess: organizationChanged,
+  });
+  function actIn(org: { id: string; name: string; role: string | null }) {
     if (org.role === null) return setSwitchInto(org); // a Super Admin entering a tenant: time-bound, with a reason
-    try {
-      await q.auth.actIn.call({ organizationId: org.id });
-    } catch (err) {
-      return toast.error(err, `Cannot act in ${org.name}`);
-    }
-    await organizationChanged();
-    toast.success(`Now acting in ${org.name}`);
+    void switchTo.run(org);
   }
 
   const current = (
@@ -190,7 +189,7 @@ function OrganizationSwitcher({ session }: { session: Session }) {
           <ul className="menu__list" aria-label="Organizations">
             {others.map((org) => (
               <li key={org.id}>
-                <button type="button" className="menu__item" onClick={() => { close(); void actIn(org); }}>
+                <button type="button" className="menu__item" onClick={() => { close(); actIn(org); }}>
                   <span>{org.name}</span>
                   <span className="faint">{org.role ?? "Super Admin: switch with a reason"}</span>
                 </button>

@@ -9,9 +9,9 @@ import { q } from "../api/query";
 import { useCan } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
-import { DataTable, type Column } from "../ui/DataTable";
-import { Pagination } from "../ui/Pagination";
-import { Empty, ErrorState, Forbidden } from "../ui/states";
+import type { Column } from "../ui/DataTable";
+import { QueryTable } from "../ui/QueryTable";
+import { Empty, Forbidden } from "../ui/states";
 import { RelativeTime } from "../ui/time";
 import { useDebounced } from "../ui/useDebounced";
 import type { Application } from "./catalog";
@@ -93,27 +93,25 @@ function Catalog() {
           <TagFilter tag={search.tag} onChange={(tag) => void navigate({ search: (prev) => ({ ...prev, tag, offset: undefined }) })} />
           <RegistryFilter value={search.registry} onChange={(registry) => void navigate({ search: (prev) => ({ ...prev, registry, offset: undefined }) })} />
         </div>
-        {apps.isError ? <ErrorState error={apps.error} what="the application catalog" retry={() => apps.refetch()} /> : (
-          <>
-            <DataTable
-              caption="Applications"
-              columns={columns}
-              rows={apps.data?.items}
-              rowKey={(a) => a.id}
-              loading={apps.isFetching}
-              empty={filtered ? (
-                <Empty title="No application matches" action={<Link to="/applications" search={{}}>Clear the filters</Link>}>Try another search, tag or registry.</Empty>
-              ) : (
-                <Empty title="The catalog is empty" action={canAddRegistry ? <Link to="/registries">Add a registry</Link> : undefined}>
-                  {canAddRegistry
-                    ? "Applications come from registries: add a Git or OCI registry holding application manifests and sync it, or set up the marketplace store."
-                    : "Applications come from registries, which someone allowed to change them adds and syncs."}
-                </Empty>
-              )}
-            />
-            <Pagination label="Application pages" offset={offset} limit={CATALOG_PAGE_SIZE} total={apps.data?.total} onOffset={(o) => void navigate({ search: (prev) => ({ ...prev, offset: o || undefined }) })} />
-          </>
-        )}
+        {/* The filtered-empty state is the catalog's own (a link, and what to try), so `empty` says both. */}
+        <QueryTable
+          query={apps}
+          what="the application catalog"
+          caption="Applications"
+          columns={columns}
+          rowKey={(a) => a.id}
+          page={{ offset, limit: CATALOG_PAGE_SIZE, onOffset: (o) => void navigate({ search: (prev) => ({ ...prev, offset: o || undefined }) }) }}
+          pageLabel="Application pages"
+          empty={filtered ? (
+            <Empty title="No application matches" action={<Link to="/applications" search={{}}>Clear the filters</Link>}>Try another search, tag or registry.</Empty>
+          ) : (
+            <Empty title="The catalog is empty" action={canAddRegistry ? <Link to="/registries">Add a registry</Link> : undefined}>
+              {canAddRegistry
+                ? "Applications come from registries: add a Git or OCI registry holding application manifests and sync it, or set up the marketplace store."
+                : "Applications come from registries, which someone allowed to change them adds and syncs."}
+            </Empty>
+          )}
+        />
       </Card>
     </>
   );

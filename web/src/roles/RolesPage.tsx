@@ -10,10 +10,11 @@ import { q } from "../api/query";
 import { useCan, useSession } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card } from "../ui/Card";
-import { DataTable, type Column } from "../ui/DataTable";
+import type { Column } from "../ui/DataTable";
 import { ConfirmDialog, Dialog } from "../ui/Dialog";
 import { FormFooter } from "../ui/FormFooter";
-import { Empty, ErrorState, Forbidden } from "../ui/states";
+import { QueryTable } from "../ui/QueryTable";
+import { Empty, Forbidden } from "../ui/states";
 import { useAction } from "../ui/useAction";
 import { MembersArea } from "../members/MembersTabs";
 import { PermissionChips } from "./PermissionChips";
@@ -68,17 +69,7 @@ export function RolesPage() {
   return (
     <MembersArea description="What each role may do. Built-in roles are the same in every organization and cannot be changed; custom roles are this organization's own." actions={createButton}>
       <Card title="Roles" flush>
-        {roles.isError ? <ErrorState error={roles.error} what="the roles" retry={() => roles.refetch()} /> : (
-          <DataTable
-            caption="Roles"
-            columns={columns}
-            rows={roles.data?.items}
-            rowKey={(r) => r.id}
-            loading={roles.isFetching || stats.isFetching}
-            loadingRows={4}
-            empty={<Empty title="No roles" />}
-          />
-        )}
+        <QueryTable query={roles} what="the roles" caption="Roles" columns={columns} rowKey={(r) => r.id} loadingRows={4} empty={<Empty title="No roles" />} />
       </Card>
       {editing !== null && <RoleDialog role={editing === "new" ? null : editing} onClose={() => setEditing(null)} />}
       <ConfirmDialog

@@ -5,7 +5,7 @@
 // deployment (its application given) or from the Groups page (the application chosen here).
 import { useState } from "react";
 import { Link } from "@tanstack/react-router";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useQuery } from "@tanstack/react-query";
 import type { RouterOutputs } from "../api/client";
 import { q } from "../api/query";
 import { SelectorInput, selectorProblem } from "../devices/SelectorInput";
@@ -14,7 +14,7 @@ import { Button } from "../ui/Button";
 import { DataTable, type Column } from "../ui/DataTable";
 import { Dialog } from "../ui/Dialog";
 import { ErrorBox } from "../ui/states";
-import { useToast } from "../ui/toast";
+import { useAction } from "../ui/useAction";
 import { counted } from "../../../src/lib/plural";
 
 type Report = RouterOutputs["rollback"]["group"];
@@ -30,34 +30,27 @@ export function GroupRollbackDialog({ application, initialTarget, onClose }: {
   const applications = useQuery({ ...q.applications.list.options({ limit: 200, offset: 0 }), enabled: !application });
   const [chosenId, setChosenId] = useState("");
   const chosen = application ?? applications.data?.items.map((a) => ({ id: a.id, name: a.name })).find((a) => a.id === chosenId);
-  const queryClient = useQueryClient();
-  const toast = useToast();
   const picked = "deviceIds" in initialTarget ? initialTarget.deviceIds : null;
   const [selector, setSelector] = useState("labelSelector" in initialTarget ? Object.entries(initialTarget.labelSelector).map(([k, v]) => `${k}=${v}`).join(",") : "");
   const [dryRun, setDryRun] = useState<Report | null>(null);
   const [done, setDone] = useState<Report | null>(null);
-  const [busy, setBusy] = useState<"dry" | "real" | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const problem = !chosen ? "Choose an application" : picked ? null : selector.trim() === "" ? "Name at least one label" : selectorProblem(selector);
 
   const target = (): Target => (picked ? { deviceIds: picked } : { labelSelector: parseSelector(selector) });
 
-  async function run(dry: boolean) {
-    setBusy(dry ? "dry" : "real");
-    setError(null);
-    try {
-      const report = await q.rollback.group.call({ ...target(), applicationId: chosen!.id, dryRun: dry });
-      if (dry) setDryRun(report);
-      else {
-        setDone(report);
-        toast.success(`${counted(report.rolledBack, "device")} rolled back`);
-        await Promise.all([queryClient.invalidateQueries({ queryKey: q.deployments.key() }), queryClient.invalidateQueries({ queryKey: q.rollback.key() })]);
-      }
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(null);
-    }
+  // The dry run and the real one are one procedure (dryRun says which); only the real one changes anything.
+  const tryIt = useAction(q.rollback.group.mutation(), { onSuccess: setDryRun });
+  const rollBack = useAction(q.rollback.group.mutation(), {
+    invalidates: [q.deployments.key(), q.rollback.key()],
+    success: (report) => `${counted(report.rolledBack, "device")} rolled back`,
+    onSuccess: setDone,
+  });
+  const busy = tryIt.isPending ? "dry" : rollBack.isPending ? "real" : null;
+  const error = tryIt.error ?? rollBack.error;
+  function run(dry: boolean) {
+    // One refusal at a time: the last attempt's.
+    (dry ? rollBack : tryIt).reset();
+    void (dry ? tryIt : rollBack).run({ ...target(), applicationId: chosen!.id, dryRun: dry });
   }
 
   const shown = done ?? dryRun;
@@ -102,6 +95,7 @@ export function GroupRollbackDialog({ application, initialTarget, onClose }: {
         ) : (
           <SelectorInput id="rollback-selector" label="Devices (label selector)" value={selector} onChange={(v) => { setSelector(v); setDryRun(null); }} />
         )}
+        {/* Not a FormFooter: the dialog's footer holds two actions (dry run, roll back), the refusal of either shows here. */}
         {error != null && <ErrorBox error={error} />}
         {shown && <RollbackReport report={shown} />}
       </div>

@@ -13,9 +13,9 @@ import { useRealtimeEvents } from "../../app/realtime";
 import { useCan } from "../../app/session";
 import { Button } from "../../ui/Button";
 import { Card, PageHeader } from "../../ui/Card";
-import { DataTable, type Column } from "../../ui/DataTable";
+import type { Column } from "../../ui/DataTable";
 import { ConfirmDialog } from "../../ui/Dialog";
-import { Pagination } from "../../ui/Pagination";
+import { QueryTable } from "../../ui/QueryTable";
 import { Empty, ErrorBox, ErrorState, Forbidden, Loading } from "../../ui/states";
 import { RelativeTime } from "../../ui/time";
 import { useToast } from "../../ui/toast";
@@ -425,30 +425,24 @@ function DevicesCard({ deployment }: { deployment: Deployment }) {
         </div>
         <span className="muted" data-testid="device-total">{devices.data ? counted(devices.data.total, "device") : ""}</span>
       </div>
-      {devices.isError ? (
-        <ErrorState error={devices.error} what="this deployment's devices" retry={() => devices.refetch()} />
-      ) : (
-        <>
-          <DataTable
-            caption="Devices of this deployment"
-            columns={columns}
-            rows={devices.data?.items}
-            rowKey={(e) => e.deviceId}
-            loading={devices.isPending}
-            loadingRows={5}
-            empty={
-              search.state ? (
-                <Empty title={`No device is ${search.state}`} action={<Button size="small" onClick={() => setState(undefined)}>Show every state</Button>} />
-              ) : (
-                <Empty title="No device yet">The devices are resolved from the target when the deployment starts.</Empty>
-              )
-            }
-          />
-          {(devices.data?.total ?? 0) > PAGE && (
-            <Pagination label="Device pages" offset={offset} limit={PAGE} total={devices.data?.total} onOffset={(o) => void navigate({ search: (prev) => ({ ...prev, offset: o || undefined }), replace: true })} />
-          )}
-        </>
-      )}
+      {/* Page controls only beyond one page. */}
+      <QueryTable
+        query={devices}
+        what="this deployment's devices"
+        caption="Devices of this deployment"
+        columns={columns}
+        rowKey={(e) => e.deviceId}
+        loadingRows={5}
+        page={(devices.data?.total ?? 0) > PAGE ? { offset, limit: PAGE, onOffset: (o) => void navigate({ search: (prev) => ({ ...prev, offset: o || undefined }), replace: true }) } : undefined}
+        pageLabel="Device pages"
+        empty={
+          search.state ? (
+            <Empty title={`No device is ${search.state}`} action={<Button size="small" onClick={() => setState(undefined)}>Show every state</Button>} />
+          ) : (
+            <Empty title="No device yet">The devices are resolved from the target when the deployment starts.</Empty>
+          )
+        }
+      />
     </Card>
   );
 }

@@ -1,19 +1,20 @@
 // The device's certificates: validity as time left, the PEM to download, and revocation with
 // a reason (published on the CA's revocation list).
 import { useState } from "react";
-import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { Ban, Download } from "lucide-react";
 import type { RouterInputs, RouterOutputs } from "../../api/client";
 import { q } from "../../api/query";
 import { useCan } from "../../app/session";
 import { Button } from "../../ui/Button";
 import { Card } from "../../ui/Card";
-import { DataTable, type Column } from "../../ui/DataTable";
+import type { Column } from "../../ui/DataTable";
 import { ConfirmDialog } from "../../ui/Dialog";
-import { Pagination } from "../../ui/Pagination";
-import { Empty, ErrorState } from "../../ui/states";
+import { QueryTable } from "../../ui/QueryTable";
+import { Empty } from "../../ui/states";
 import { formatDateTime, RelativeTime } from "../../ui/time";
-import { useToast } from "../../ui/toast";
+import { useAction } from "../../ui/useAction";
+import { useLocalPage } from "../../ui/useLocalPage";
 import type { Device } from "../types";
 
 type Certificate = RouterOutputs["deviceCertificates"]["list"]["items"][number];
@@ -36,12 +37,15 @@ function downloadPem(cert: Certificate, deviceName: string) {
 
 export function CertificatesTab({ device }: { device: Device }) {
   const canWrite = useCan("certificates:write");
-  const queryClient = useQueryClient();
-  const toast = useToast();
-  const [offset, setOffset] = useState(0);
+  const page = useLocalPage(PAGE);
   const [revoking, setRevoking] = useState<Certificate | null>(null);
   const [reason, setReason] = useState<Reason>("Cessation of operation");
-  const certs = useQuery({ ...q.deviceCertificates.list.options({ deviceId: device.id, limit: PAGE, offset }), placeholderData: keepPreviousData });
+  const certs = useQuery({ ...q.deviceCertificates.list.options({ deviceId: device.id, ...page.input }), placeholderData: keepPreviousData });
+
+  const revoke = useAction({ mutationFn: () => q.deviceCertificates.revoke.call({ deviceId: device.id, certificateId: revoking!.id, reason }) }, {
+    invalidates: [q.deviceCertificates.key()],
+    success: "Certificate revoked",
+  });
 
   const columns: Column<Certificate>[] = [
     { id: "serial", header: "Serial", cell: (c) => <code title={c.fingerprint}>{c.serialNumber.slice(0, 20)}{c.serialNumber.length > 20 ? "…" : ""}</code> },
@@ -70,22 +74,14 @@ export function CertificatesTab({ device }: { device: Device }) {
 
   return (
     <Card title="Certificates" flush>
-      {certs.isError ? <ErrorState error={certs.error} what="this device's certificates" /> : (
-        <>
-          <DataTable caption="Certificates" columns={columns} rows={certs.data?.items} rowKey={(c) => c.id} loading={certs.isFetching} empty={<Empty title="No certificates">The device gets one when it enrolls.</Empty>} />
-          <Pagination label="Certificate pages" offset={offset} limit={PAGE} total={certs.data?.total} onOffset={setOffset} />
-        </>
-      )}
+      <QueryTable query={certs} what="this device's certificates" caption="Certificates" columns={columns} rowKey={(c) => c.id} page={page} pageLabel="Certificate pages"
+        empty={<Empty title="No certificates">The device gets one when it enrolls.</Empty>} />
       <ConfirmDialog
         open={revoking !== null}
         onClose={() => setRevoking(null)}
         title="Revoke this certificate?"
         confirmLabel="Revoke certificate"
-        onConfirm={async () => {
-          await q.deviceCertificates.revoke.call({ deviceId: device.id, certificateId: revoking!.id, reason });
-          await queryClient.invalidateQueries({ queryKey: q.deviceCertificates.key() });
-          toast.success("Certificate revoked");
-        }}
+        action={revoke}
       >
         <p>
           The device can no longer authenticate with certificate <code>{revoking?.serialNumber.slice(0, 16)}</code>. It appears on the CA's
