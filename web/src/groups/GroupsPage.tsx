@@ -83,6 +83,8 @@ function ValuesCard({ labelKey, onRollback }: { labelKey: string; onRollback: On
         ) }]
       : []),
   ];
+  // Not a QueryTable: one answer (every value of the key, unpaged) feeds the summary line, the
+  // bar chart and the table, so its loading and error states stand for the whole card.
   return (
     <Card title={<>Values of <span className="mono">{labelKey}</span></>}>
       {groups.isPending ? <Loading /> : groups.isError ? <ErrorState error={groups.error} /> : (

@@ -12,12 +12,11 @@ import type { Delivery } from "../alerts/types";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
 import { CopyButton } from "../ui/CopyButton";
-import { DataTable, type Column } from "../ui/DataTable";
+import type { Column } from "../ui/DataTable";
 import { ConfirmDialog, Dialog } from "../ui/Dialog";
-import { Pagination } from "../ui/Pagination";
 import { FormFooter } from "../ui/FormFooter";
 import { QueryTable } from "../ui/QueryTable";
-import { Empty, ErrorState, Forbidden } from "../ui/states";
+import { Empty, Forbidden } from "../ui/states";
 import { formatDateTime, RelativeTime } from "../ui/time";
 import { useAction, type Action } from "../ui/useAction";
 import { useFormFields } from "../ui/useFormFields";
@@ -183,14 +182,13 @@ const STATUS_TONE: Record<Delivery["status"], string> = { pending: "badge--pendi
 
 /** A target's deliveries, newest first, each with its attempts (status code, duration, error). */
 function DeliveryHistory({ targetId }: { targetId: string }) {
-  const [offset, setOffset] = useState(0);
+  const page = useLocalPage(10);
   const deliveries = useQuery({
-    ...q.notificationTargets.deliveries.options({ id: targetId, limit: 10, offset }),
+    ...q.notificationTargets.deliveries.options({ id: targetId, ...page.input }),
     placeholderData: keepPreviousData,
     // A delivery still in flight moves on its own (the job runner's retries): follow it while the dialog is open.
     refetchInterval: (query) => (query.state.data?.items.some((d) => d.status === "pending" || d.status === "delivering") ? 2_000 : false),
   });
-  if (deliveries.isError) return <ErrorState error={deliveries.error} what="the deliveries" />;
   const columns: Column<Delivery>[] = [
     { id: "when", header: "Created", className: "nowrap", cell: (d) => <RelativeTime value={d.createdAt} /> },
     { id: "event", header: "Event", cell: (d) => d.event },
@@ -214,12 +212,7 @@ function DeliveryHistory({ targetId }: { targetId: string }) {
       ),
     },
   ];
-  return (
-    <>
-      <DataTable caption="Deliveries" columns={columns} rows={deliveries.data?.items} rowKey={(d) => d.id} loading={deliveries.isPending} empty={<Empty title="Nothing sent to this target yet" />} />
-      <Pagination label="Delivery pages" offset={offset} limit={10} total={deliveries.data?.total} onOffset={setOffset} />
-    </>
-  );
+  return <QueryTable query={deliveries} what="the deliveries" caption="Deliveries" columns={columns} rowKey={(d) => d.id} page={page} pageLabel="Delivery pages" empty={<Empty title="Nothing sent to this target yet" />} />;
 }
 
 function TargetDialog({ open, target, onClose, action }: { open: boolean; target: Target | null; onClose: () => void; action: Action<TargetForm> }) {
