@@ -128,8 +128,7 @@ export interface WaitOptions {
 export async function waitUntilRunning(engine: ComposeEngine, projectName: string, timeoutMs: number, options: WaitOptions = {}): Promise<ProjectContainer[]> {
   const pollMs = options.pollMs ?? 500;
   const steadyMs = options.steadyMs ?? 1000;
-  const started = Date.now();
-  const deadline = started + timeoutMs;
+  const deadline = Date.now() + timeoutMs;
   // The set of container ids first seen all ready, and when: a replaced container starts over.
   let readyIds = "";
   let readyAt = 0;
@@ -144,7 +143,8 @@ export async function waitUntilRunning(engine: ComposeEngine, projectName: strin
     if (containers.length && !waitingFor.length) {
       const ids = containers.map((c) => c.id).sort().join(",");
       if (readyIds !== ids) [readyIds, readyAt] = [ids, now];
-      if (now - readyAt >= steadyMs) return containers;
+      // At the deadline, containers that all run count even if they have not for steadyMs yet.
+      if (now - readyAt >= steadyMs || now >= deadline) return containers;
     } else {
       readyIds = "";
     }
@@ -152,10 +152,23 @@ export async function waitUntilRunning(engine: ComposeEngine, projectName: strin
       const which = containers.length ? waitingFor.map(describe).join(", ") : "the project has no container";
       throw new EngineError(`not running after ${goDuration(timeoutMs)}: ${which}`);
     }
-    // Podman without systemd runs no health check by itself: run the pending ones now.
-    await Promise.all(waitingFor.filter((c) => c.state === "running" && c.health === "starting").map((c) => engine.runHealthCheck(c.name)));
-    await new Promise((resolve) => setTimeout(resolve, Math.min(pollMs, Math.max(0, deadline - Date.now()))));
+    // Podman without systemd runs no health check by itself: run the pending ones now. A slow
+    // check does not hold the wait past its deadline (it goes on; the next look sees its result).
+    const checks = Promise.all(waitingFor.filter((c) => c.state === "running" && c.health === "starting").map((c) => engine.runHealthCheck(c.name)));
+    await settledWithin(checks, Math.max(0, deadline - Date.now()));
+    await sleep(Math.min(pollMs, Math.max(0, deadline - Date.now())));
   }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Waits for a promise to settle, or at most ms (no timer left behind either way). */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 function describe(container: ProjectContainer): string {
