@@ -1,4 +1,4 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 // Everything the suite holds; web/src: the console's pure logic (parsing, chart data, buffers).
 const EVERY_TEST = ["test/**/*.test.ts", "web/src/**/*.test.ts"];
@@ -14,10 +14,14 @@ const DATABASE_TESTS = [
   "test/unit/platform-keys-migration.test.ts",
   "test/unit/raw-session.test.ts",
 ];
+// ...less these two, which start their service process on PGlite whatever the phase (the first
+// start of `npm start`; the stop signals): they ran in the PGlite phase already.
+const NOT_DATABASE_TESTS = ["test/http/first-run/first-start.test.ts", "test/http/faults/stop-signals.test.ts"];
 
 export default defineConfig({
   test: {
     include: process.env.TEST_SCOPE === "database" ? DATABASE_TESTS : EVERY_TEST,
+    exclude: process.env.TEST_SCOPE === "database" ? [...configDefaults.exclude, ...NOT_DATABASE_TESTS] : configDefaults.exclude,
     globalSetup: ["test/support/global-setup.ts"],
     // One database per test file; PGlite holds ~450 MB, so two files at a time on 2 cores.
     pool: "forks",

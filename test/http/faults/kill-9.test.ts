@@ -14,8 +14,6 @@
 //   data directory itself between the processes (one process at a time).
 import fs from "node:fs";
 import http from "node:http";
-import os from "node:os";
-import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_KEY, createHarness, type Harness, type Tenant } from "../../support/harness.js";
@@ -27,6 +25,7 @@ import { enroll, ensureCa, createEnrollmentToken, type EnrolledDevice } from "..
 import { appYaml } from "../registries-git/support.js";
 import { gatedProxy, type GatedProxy } from "../../support/gated-proxy.js";
 import { databaseUrlOf, eventually, startServerProcess, viaProcess, type ServerProcess } from "../scale-out/processes.js";
+import { migratedDataDir } from "../../support/server-process.js";
 
 const ON_POSTGRES = Boolean(process.env.DATABASE_URL);
 /** The pack fetch of a Git sync. */
@@ -120,7 +119,8 @@ async function telemetryCrashScenario(start: () => Promise<ServerProcess>, key: 
 
 describe("kill -9 during telemetry batches", () => {
   it.skipIf(ON_POSTGRES)("PGlite on disk (the run without DATABASE_URL): every batch is all or nothing after crash recovery, and the resend is accepted", async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-fault-pglite-"));
+    // already migrated (the first start is not what is tested): PGlite's initdb and the migrations cost ~10 s of CPU
+    const dataDir = migratedDataDir("fleet-fault-pglite-");
     try {
       const env = { DATA_DIR: dataDir, BOOTSTRAP_API_KEY: ADMIN_KEY, BOOTSTRAP_ADMIN_PASSWORD: "fault-tests-admin-password", JOBS_ENABLED: "false" };
       let n = 0;
@@ -243,12 +243,12 @@ describe("kill -9 during a Git sync job on the embedded database (PGlite on disk
   beforeAll(async () => {
     git = await startGitServer();
     proxy = await gatedProxy(git.url, GIT_FETCH);
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-fault-git-pglite-"));
+    dataDir = ON_POSTGRES ? "" : migratedDataDir("fleet-fault-git-pglite-");
   });
   afterAll(async () => {
     await proxy?.close();
     await git?.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   /** The data directory opened by the test itself: only while no server process has it. */

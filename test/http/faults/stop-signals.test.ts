@@ -33,7 +33,8 @@ describe("stop signals", () => {
   afterAll(() => git?.close());
 
   async function serviceWithSlowSync(): Promise<{ service: ServerProcess; sync: Promise<{ status: number; body: any }> }> {
-    const service = await startServerProcess("signals", { BOOTSTRAP_API_KEY: KEY }, KEY);
+    // (PGlite, already migrated: what is tested is the stop, not the first start)
+    const service = await startServerProcess("signals", { BOOTSTRAP_API_KEY: KEY }, KEY, "migrated");
     const registry = await service.api("POST", "/api/v1/registries/git", { body: { name: "Slow", url: git.url, syncIntervalMinutes: 0 } });
     expect(registry.status, registry.text).toBe(201);
     const reached = git.nextRequest();

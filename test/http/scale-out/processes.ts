@@ -2,7 +2,7 @@
 // process (what `npm start` runs), on a database the test names, each on its own port.
 // Also a small REST client per process and a WebSocket client for the realtime channel.
 import { restClient, type Harness } from "../../support/harness.js";
-import { eventually, spawnService, type ServerProcess } from "../../support/server-process.js";
+import { eventually, spawnService, type ServerProcess, type ServerProcessOptions } from "../../support/server-process.js";
 
 export type { ServerProcess };
 
@@ -27,10 +27,10 @@ export function viaProcess(h: Harness, p: ServerProcess): Harness {
 /**
  * Starts `src/main.ts` with `env` (PORT 0: any free port) and resolves once it logged "ready";
  * the processes of one test share SHARED_KEYS. `defaultKey` is sent as X-API-Key by `api`
- * unless a call names another (or null).
+ * unless a call names another (or null). `database`: see spawnService (PGlite in a DATA_DIR of its own).
  */
-export function startServerProcess(name: string, env: Record<string, string>, defaultKey: string | null = null): Promise<ServerProcess> {
-  return spawnService(name, { NODE_ENV: "test", DATABASE_POOL_SIZE: "4", JOBS_POLL_INTERVAL_MS: "200", ...SHARED_KEYS, ...env }, { defaultKey });
+export function startServerProcess(name: string, env: Record<string, string>, defaultKey: string | null = null, database: ServerProcessOptions["database"] = "fresh"): Promise<ServerProcess> {
+  return spawnService(name, { NODE_ENV: "test", DATABASE_POOL_SIZE: "4", JOBS_POLL_INTERVAL_MS: "200", ...SHARED_KEYS, ...env }, { defaultKey, database });
 }
 
 export { eventually };
