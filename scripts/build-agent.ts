@@ -108,6 +108,4 @@ if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.ar
   const built = await buildAgent();
   console.log(`${path.relative(process.cwd(), built.bundlePath)}: ${(built.bundleBytes / 1024).toFixed(1)} KiB (${built.inputs.length} source files)`);
   console.log(`${path.relative(process.cwd(), built.tarballPath)}: ${(statSync(built.tarballPath).size / 1024).toFixed(1)} KiB; install on a device with: npm install -g ${path.basename(built.tarballPath)}`);
-  // agent/bin/fleet-agent.js prefers the bundle when there is one
-  console.log(`npx fleet-agent in this clone now runs the bundle; delete ${path.relative(process.cwd(), path.dirname(built.bundlePath))} to run the sources again`);
 }

@@ -19,6 +19,7 @@ import { Outbox, retryAfterMs, type OutboxStore } from "./core/outbox.js";
 import { DeviceSession } from "./core/session.js";
 import { readFacts } from "./host/facts.js";
 import { HostMetrics } from "./host/metrics.js";
+import { stopOrphanedCommands } from "./host/orphans.js";
 import { loadIdentity, loadKey, storeCredentials, type StoredIdentity } from "./identity-store.js";
 import type { ComposeEngine, ProjectContainer } from "./runtime/engine.js";
 import type { StateDir } from "./state-dir.js";
@@ -52,7 +53,7 @@ export interface AgentOptions {
   engine: ComposeEngine;
   /** default 60 s */
   telemetryIntervalMs?: number;
-  /** how often container logs are collected and log lines sent; default 10 s */
+  /** how often container logs are collected and log lines sent; default 30 s (each look runs the engine's CLI once per container) */
   logIntervalMs?: number;
   /** heartbeat spacing while something is in flight; default 1 s */
   busyHeartbeatMs?: number;
@@ -127,6 +128,9 @@ export class FleetAgent {
       log: (level, message) => this.log(level, message),
     });
     this.deployments = new DeploymentAgent({ runtime: this.runtime });
+    // before any step begins again: nothing of the previous run may still be working
+    const orphans = await stopOrphanedCommands(state.path("releases"));
+    if (orphans.length) this.log("warn", `stopped ${orphans.length} engine command(s) a previous run of the agent left running`);
     const saved = state.readJson<LocalDeployment[]>("deployments.json") ?? [];
     this.deployments.restore(saved);
     const inFlight = new Set(this.deployments.list().filter((d) => d.state !== "removed").map((d) => d.applicationId));
@@ -137,7 +141,7 @@ export class FleetAgent {
 
     void this.heartbeatLoop();
     this.every(this.options.telemetryIntervalMs ?? 60_000, () => this.collectTelemetry());
-    this.every(this.options.logIntervalMs ?? 10_000, () => this.collectContainerLogs());
+    this.every(this.options.logIntervalMs ?? 30_000, () => this.collectContainerLogs());
   }
 
   /** Stops the loops; the workloads keep running. */
@@ -280,12 +284,14 @@ export class FleetAgent {
   private async collectContainerLogs(): Promise<void> {
     const cursors = this.options.state.readJson<Record<string, string>>("log-cursors.json") ?? {};
     const next: Record<string, string> = {};
-    const startedAt = new Date(Date.now() - this.identity.heartbeatIntervalSeconds * 1000);
     for (const container of await this.ourContainers()) {
+      // a container not seen before: from its first line (it may have written before its
+      // project counted as running), at most the last 1,000
       const cursor = cursors[container.id];
-      const lines = await this.options.engine.logs(container.name, cursor ? new Date(cursor) : startedAt).catch(() => []);
+      const lines = await this.options.engine.logs(container.name, cursor ? new Date(cursor) : new Date(0), cursor ? {} : { tail: 1000 }).catch(() => []);
       const fresh = lines.filter((line) => !cursor || line.timestamp > cursor).filter((line) => line.message.trim() !== "");
-      next[container.id] = fresh.length ? fresh[fresh.length - 1].timestamp : cursor ?? startedAt.toISOString();
+      const last = fresh.length ? fresh[fresh.length - 1].timestamp : cursor;
+      if (last) next[container.id] = last;
       this.logs.add(fresh.map((line) => ({
         timestamp: new Date(line.timestamp).toISOString(),
         level: line.stream === "stderr" ? "warn" : "info",

@@ -96,12 +96,18 @@ export class ComposeRuntime implements DeploymentRuntime {
    * After a restart: takes down every project of ours that no release and no deployment in
    * flight accounts for (a crash between a project's up and the record of it), so nothing is
    * left behind. `keep`: applications with a deployment the state machine is still working on.
+   * Ours: made from a compose file in this state directory; another agent's projects on the
+   * same engine (a second state directory) are left alone.
    */
   async removeLeftovers(keepApplications: ReadonlySet<string>): Promise<string[]> {
     const known = new Set(Object.values(this.installed()).flatMap((r) => r.projects.map((p) => p.name)));
-    const leftovers = (await this.options.engine.projects(PROJECT_PREFIX)).filter(
-      (name) => !known.has(name) && ![...keepApplications].some((app) => name.startsWith(projectName(app, ""))),
-    );
+    const releases = this.options.state.path("releases") + "/";
+    const leftovers: string[] = [];
+    for (const name of await this.options.engine.projects(PROJECT_PREFIX)) {
+      if (known.has(name) || [...keepApplications].some((app) => name.startsWith(projectName(app, "")))) continue;
+      const containers = await this.options.engine.containers(name);
+      if (containers.some((c) => c.workingDir?.startsWith(releases))) leftovers.push(name);
+    }
     for (const name of leftovers) {
       this.options.log("warn", `removing leftover project ${name} (no release accounts for it)`);
       await this.options.engine.down({ name });
@@ -110,6 +116,7 @@ export class ComposeRuntime implements DeploymentRuntime {
   }
 
   private async run(entry: LocalDeployment, step: Step): Promise<StepOutcome> {
+    this.options.log("info", `${entry.applicationId} ${entry.version}: ${step} (deployment ${entry.deploymentId})`);
     try {
       if (step === "download") await this.download(entry);
       else if (step === "install") return await this.install(entry);
@@ -152,7 +159,8 @@ export class ComposeRuntime implements DeploymentRuntime {
       const rendered = renderComposeFile(res.body.content, parameters[component.name] ?? {});
       const dir = this.releaseDir(entry.deploymentId, component.name);
       const relative = dir.slice(this.options.state.dir.length + 1);
-      this.options.state.writeText(`${relative}/compose.yaml`, rendered.compose, 0o644);
+      // 0600 like the .env: parameters (secrets among them) are written into the services' environment
+      this.options.state.writeText(`${relative}/compose.yaml`, rendered.compose, 0o600);
       this.options.state.writeText(`${relative}/.env`, rendered.env, 0o600);
     }
     for (const project of this.projectsOf(entry)) await this.options.engine.pull(project);

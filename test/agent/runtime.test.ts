@@ -79,7 +79,7 @@ describe.skipIf(!peersAvailable("podman", "docker-registry"))("the agent's conta
     await engine.up(web);
     const running = await waitUntilRunning(engine, web.name, 60_000, { pollMs: 250 });
     expect(running).toEqual([
-      { id: expect.any(String), name: `${web.name}_web_1`, service: "web", state: "running", health: "healthy", exitCode: null },
+      { id: expect.any(String), name: `${web.name}_web_1`, service: "web", state: "running", health: "healthy", exitCode: null, workingDir: web.dir },
     ]);
 
     const page = await fetch(`http://127.0.0.1:${port}/`);

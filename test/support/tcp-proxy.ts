@@ -1,10 +1,12 @@
-// A TCP proxy on loopback between the service and its PostgreSQL, so that a test can take the
-// database away (every connection cut, new ones refused) and give it back, without touching
-// the PostgreSQL server other test files share.
+// A TCP proxy on loopback between a client and a server (the service and its PostgreSQL; a
+// device agent and the service), so that a test can take the server away (every connection
+// cut, new ones refused) and give it back without touching the server, and count the bytes.
 import net from "node:net";
 
 export interface TcpProxy {
   port: number;
+  /** bytes that went through, each way (what a client sent, what the target answered) */
+  bytes: { toTarget: number; fromTarget: number };
   /** cuts every open connection and refuses new ones */
   down(): Promise<void>;
   /** accepts connections again, on the same port */
@@ -14,6 +16,7 @@ export interface TcpProxy {
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
+  const bytes = { toTarget: 0, fromTarget: 0 };
   const server = net.createServer((client) => {
     const upstream = net.connect(targetPort, targetHost);
     for (const s of [client, upstream]) {
@@ -21,6 +24,8 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       s.on("close", () => sockets.delete(s));
       s.on("error", () => s.destroy());
     }
+    client.on("data", (chunk: Buffer) => (bytes.toTarget += chunk.length));
+    upstream.on("data", (chunk: Buffer) => (bytes.fromTarget += chunk.length));
     client.pipe(upstream).pipe(client);
     client.on("close", () => upstream.destroy());
     upstream.on("close", () => client.destroy());
@@ -33,6 +38,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   const port = (server.address() as net.AddressInfo).port;
   return {
     port,
+    bytes,
     down: async () => {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

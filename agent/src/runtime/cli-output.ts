@@ -6,6 +6,8 @@ import type { RunResult } from "./exec.js";
 /** The label compose programs (docker compose, podman-compose) put on what they create. */
 export const PROJECT_LABEL = "com.docker.compose.project";
 export const SERVICE_LABEL = "com.docker.compose.service";
+/** the directory of the compose file a container was made from (both compose programs set it) */
+export const WORKING_DIR_LABEL = "com.docker.compose.project.working_dir";
 
 /**
  * An engine's RFC 3339 time as UTC with nine fraction digits, so that times compare as text.

@@ -4,7 +4,7 @@
 // engine is not exercised by them. docker compose fails with a non-zero exit on its own, so no
 // output needs reading beyond its stderr.
 import path from "node:path";
-import { containerLogs, exitCodeFromStatus, healthFromStatus, PROJECT_LABEL, SERVICE_LABEL } from "./cli-output.js";
+import { containerLogs, exitCodeFromStatus, healthFromStatus, PROJECT_LABEL, SERVICE_LABEL, WORKING_DIR_LABEL } from "./cli-output.js";
 import type { ComposeEngine, ComposeProject, DownOptions, EngineOptions, LogLine, ProjectContainer } from "./engine.js";
 import { runCommand } from "./exec.js";
 
@@ -78,6 +78,7 @@ export class DockerComposeEngine implements ComposeEngine {
       id: line.ID,
       name: line.Names.split(",")[0],
       service: label(line.Labels, SERVICE_LABEL) ?? "",
+      workingDir: label(line.Labels, WORKING_DIR_LABEL) ?? null,
       state: line.State,
       health: healthFromStatus(line.Status),
       exitCode: line.State === "exited" ? exitCodeFromStatus(line.Status) : null,

@@ -25,6 +25,8 @@ export interface ProjectContainer {
   health: "healthy" | "unhealthy" | "starting" | null;
   /** set once the container exited */
   exitCode: number | null;
+  /** the directory of the compose file it was made from (label com.docker.compose.project.working_dir) */
+  workingDir: string | null;
 }
 
 export interface LogLine {

@@ -9,7 +9,7 @@
 // podman directly: they do not need the compose file.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { containerLogs, healthFromStatus, PROJECT_LABEL, SERVICE_LABEL } from "./cli-output.js";
+import { containerLogs, healthFromStatus, PROJECT_LABEL, SERVICE_LABEL, WORKING_DIR_LABEL } from "./cli-output.js";
 import { composeServiceNames } from "./compose-file.js";
 import type { ComposeEngine, ComposeProject, DownOptions, EngineOptions, LogLine, ProjectContainer } from "./engine.js";
 import { EngineError, engineMessage, runCommand } from "./exec.js";
@@ -126,6 +126,7 @@ export class PodmanComposeEngine implements ComposeEngine {
       id: entry.Id,
       name: entry.Names[0],
       service: entry.Labels?.[SERVICE_LABEL] ?? "",
+      workingDir: entry.Labels?.[WORKING_DIR_LABEL] ?? null,
       state: entry.State,
       health: healthFromStatus(entry.Status ?? ""),
       exitCode: entry.State === "exited" ? (entry.ExitCode ?? null) : null,

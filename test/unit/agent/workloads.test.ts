@@ -45,7 +45,7 @@ class FakeEngine implements ComposeEngine {
   }
   async containers(name: string): Promise<ProjectContainer[]> {
     const p = this.running.get(name);
-    return p ? [{ id: `${name}-1`, name: `${name}_web_1`, service: "web", state: p.state, health: null, exitCode: p.exitCode }] : [];
+    return p ? [{ id: `${name}-1`, name: `${name}_web_1`, service: "web", state: p.state, health: null, exitCode: p.exitCode, workingDir: p.dir }] : [];
   }
   async projects(prefix: string) {
     return [...this.running.keys()].filter((n) => n.startsWith(prefix));
@@ -203,14 +203,16 @@ describe("compose deployments on the engine", () => {
     // the process dies after the snapshot said "downloading": nothing ran yet
     const saved = first.agent.snapshot();
     expect(saved[0].state).toBe("downloading");
-    engine.running.set("fleet-stranger-web", { dir: "/x", image: "y", state: "running", exitCode: null });
+    engine.running.set("fleet-stranger-web", { dir: path.join(dir, "releases/gone/web"), image: "y", state: "running", exitCode: null });
+    // another agent's project on the same engine (its compose file elsewhere) is not ours to remove
+    engine.running.set("fleet-neighbour-web", { dir: "/var/lib/other-agent/releases/d/web", image: "z", state: "running", exitCode: null });
 
     const second = setup({ d1: { status: 200, content: compose("1") } });
     second.agent.restore(saved);
     expect(await second.runtime.removeLeftovers(new Set([APP]))).toEqual(["fleet-stranger-web"]);
     await second.settle();
     expect(second.agent.get("d1")?.state).toBe("running");
-    expect([...engine.running.keys()]).toEqual([PROJECT]);
+    expect([...engine.running.keys()].sort()).toEqual(["fleet-neighbour-web", PROJECT].sort());
   });
 });
 
