@@ -91,7 +91,8 @@ export class FleetAgent {
   private stopped = false;
   private outageSince: number | null = null;
   private errorLines = 0;
-  private factsSentAt = 0;
+  private facts: Awaited<ReturnType<typeof readFacts>> | null = null;
+  private factsReadAt = 0;
   private resolveDone!: (code: number) => void;
   /** the exit code once the agent stopped (0: asked to stop) */
   readonly done = new Promise<number>((resolve) => (this.resolveDone = resolve));
@@ -200,12 +201,15 @@ export class FleetAgent {
       let waitMs = this.identity.heartbeatIntervalSeconds * 1000;
       try {
         await this.renewIfDue();
-        const includeFacts = Date.now() - this.factsSentAt > 3_600_000;
-        const facts = includeFacts ? await readFacts({ agentVersion: AGENT_VERSION }) : undefined;
-        const { response } = await this.session.exchangeHeartbeat(this.deployments, { status: "online", ...(facts ? { facts } : {}) });
+        // Facts go with every heartbeat (read again hourly): a heartbeat without them makes the
+        // service take the request's source address for the device's (a NAT's, a proxy's).
+        if (!this.facts || Date.now() - this.factsReadAt > 3_600_000) {
+          this.facts = await readFacts({ agentVersion: AGENT_VERSION });
+          this.factsReadAt = Date.now();
+        }
+        const { response } = await this.session.exchangeHeartbeat(this.deployments, { status: "online", facts: this.facts });
         const message = (response.body as { message?: string } | undefined)?.message ?? `HTTP ${response.status}`;
         if (response.status === 200) {
-          if (includeFacts) this.factsSentAt = Date.now();
           this.lastHeartbeatAt = new Date();
           if (this.outageSince !== null) {
             this.log("info", `the service answers again after ${Math.round((Date.now() - this.outageSince) / 1000)} s`);

@@ -1,0 +1,194 @@
+// The fleet agent end to end, as an operator runs it (test/support/agent-lab.ts): the service
+// as `npm start` runs it, a real `fleet-agent` process enrolled with an enrollment token, real
+// Podman (runc) running what a Git registry's application deploys, the images and compose
+// packages in a local OCI registry (Debian's docker-registry). Everything on loopback.
+//
+//   version 1 runs and its page shows the deployment's parameter; version 2 replaces it;
+//   version 3's container exits: reported failed, version 2 keeps serving (device-side
+//   rollback); a rollback through the API; a service outage loses no telemetry; kill -9 of the
+//   agent during an install converges after a restart with one project; removal leaves no
+//   container; a revoked certificate stops the agent; the telemetry agrees with /proc; the
+//   package route refuses a device the deployment does not target.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { JsonClient } from "../../agent/src/core/json-client.js";
+import { DeviceSession } from "../../agent/src/core/session.js";
+import { LAB_ADMIN, startAgentLab, type AgentLab } from "../support/agent-lab.js";
+import { launchBrowser, SCREENSHOT_DIR, UI_TIMEOUT_MS } from "../support/browser.js";
+import { peerAvailable } from "../support/peers.js";
+import { eventually } from "../support/server-process.js";
+
+const available = peerAvailable("podman") && peerAvailable("docker-registry");
+
+// Each step waits for real containers on a shared 2-core machine: minutes, not seconds.
+describe.skipIf(!available)("fleet-agent on Podman against the service", { timeout: 240_000 }, () => {
+  let lab: AgentLab;
+  const deploymentIds: Record<string, string> = {};
+  const deploy = async (version: string, parameters: Record<string, unknown> = {}) => (deploymentIds[version] = await lab.deploy(version, parameters));
+
+  // what the agent printed, when a step fails: the first thing to read
+  beforeEach(({ onTestFailed }) => onTestFailed(() => console.error(`fleet-agent printed:\n${lab?.agentOutput.slice(-60).join("\n")}`)));
+
+  beforeAll(async () => {
+    lab = await startAgentLab({ agentEnv: { FLEET_AGENT_TELEMETRY_SECONDS: "2", FLEET_AGENT_LOG_SECONDS: "2" } });
+  }, 300_000);
+  afterAll(async () => {
+    await lab?.close();
+  }, 120_000);
+
+  it("enrolls with an enrollment token: the key stays on the device (0600), the certificate and chain beside it", async () => {
+    const stdout = await lab.enroll(["--name", "lab-gateway", "--label", "rack=r1", "--device-id", "e2e-machine-1"], { labels: { site: "lab" } });
+    expect(stdout).toMatch(/^enrolled as device [0-9a-f-]{36}/);
+    const identity = JSON.parse(fs.readFileSync(path.join(lab.stateDir, "identity.json"), "utf8"));
+    const keyFile = path.join(lab.stateDir, identity.keyFile);
+    expect(fs.statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(fs.readFileSync(keyFile, "utf8")).toMatch(/^-----BEGIN PRIVATE KEY-----/);
+    expect(fs.readFileSync(path.join(lab.stateDir, identity.certificateFile), "utf8")).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    expect(fs.readFileSync(path.join(lab.stateDir, identity.chainFile), "utf8")).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    const device = await lab.call("GET", `/api/v1/devices/${lab.deviceId}`);
+    expect(device).toMatchObject({ name: "lab-gateway", reportedDeviceId: "e2e-machine-1", labels: { site: "lab", rack: "r1" }, agentVersion: "0.1.0" });
+    expect(device.arch).toBe(os.arch() === "x64" ? "amd64" : os.arch());
+    // the private key was never sent: nothing the service stored holds it
+    expect(JSON.stringify(device)).not.toContain(fs.readFileSync(keyFile, "utf8").split("\n")[1]);
+  });
+
+  it("runs version 1: the page answers with the deployment's parameter; facts, telemetry and logs come from the machine", async () => {
+    lab.startAgent();
+    const id = await deploy("1.0.0", { greeting: "bonjour" });
+    await lab.waitForState(id, "running");
+    expect(await lab.page()).toBe("version 1.0.0 says bonjour");
+    const device = await lab.call("GET", `/api/v1/devices/${lab.deviceId}`);
+    expect(device.status).toBe("online");
+    expect(device.os).toBe(/PRETTY_NAME="?([^"\n]+)"?/.exec(fs.readFileSync("/etc/os-release", "utf8"))![1]);
+    // the machine's own address (the agent reports it with every heartbeat), not the loopback the request came from
+    expect(device.ipAddress).not.toBe("127.0.0.1");
+    expect(String(device.facts.addresses).split(",")).toContain(device.ipAddress);
+
+    // Telemetry: memoryTotalBytes is MemTotal of /proc/meminfo; uptime within 30 s (the snapshot's age and the request).
+    const latest = await eventually(async () => {
+      const res = await lab.api("GET", `/api/v1/devices/${lab.deviceId}/telemetry/latest`);
+      return res.status === 200 && res.body?.containersRunning === 1 ? res.body : undefined;
+    }, 60_000, "a telemetry snapshot with the running container");
+    const memTotal = Number(/MemTotal:\s+(\d+) kB/.exec(fs.readFileSync("/proc/meminfo", "utf8"))![1]) * 1024;
+    expect(latest.memoryTotalBytes).toBe(memTotal);
+    const uptime = Number(fs.readFileSync("/proc/uptime", "utf8").split(" ")[0]);
+    expect(Math.abs(latest.uptimeSeconds - uptime)).toBeLessThan(30);
+    expect(latest.containersFailed).toBe(0);
+
+    // The container's own log lines reach the service.
+    await eventually(async () => {
+      const logs = await lab.api("GET", `/api/v1/devices/${lab.deviceId}/logs?limit=100`);
+      return logs.body?.items?.some((l: { message: string }) => l.message.includes("serving version 1.0.0")) || undefined;
+    }, 60_000, "the container's log line at the service");
+  });
+
+  it.skipIf(!peerAvailable("chromium"))("the console shows the real device with the machine's facts and telemetry (screenshot)", async () => {
+    const browser = await launchBrowser();
+    try {
+      const base = lab.service.url;
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: "light", locale: "en-US", baseURL: base });
+      const signIn = await context.request.post(`${base}/api/v1/auth/session`, { data: { email: LAB_ADMIN.email, password: LAB_ADMIN.password }, headers: { origin: base } });
+      expect(signIn.status()).toBe(200);
+      const page = await context.newPage();
+      await page.goto(`/devices/${lab.deviceId}?tab=telemetry`);
+      await page.getByRole("heading", { level: 1, name: "lab-gateway" }).waitFor({ timeout: UI_TIMEOUT_MS });
+      // the machine's own operating system, as the agent read it from os-release
+      const osName = /PRETTY_NAME="?([^"\n]+)"?/.exec(fs.readFileSync("/etc/os-release", "utf8"))![1];
+      await page.getByText(osName).first().waitFor({ timeout: UI_TIMEOUT_MS });
+      await page.getByRole("figure", { name: "CPU, memory and disk use over the chosen range" }).locator("canvas").first().waitFor({ timeout: UI_TIMEOUT_MS });
+      fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+      await page.screenshot({ path: path.join(SCREENSHOT_DIR, "agent-real-device.png"), animations: "disabled", caret: "hide" });
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it("the package route answers only a device the deployment targets", async () => {
+    const route = `/api/v1/agent/deployments/${deploymentIds["1.0.0"]}/components/web`;
+    // The admin's API key is no device credential.
+    expect((await lab.api("GET", route)).status).toBe(401);
+    // Another device of the same organization, enrolled over the protocol, is not targeted: 404.
+    const token = await lab.call<{ token: string }>("POST", "/api/v1/enrollment-tokens", { name: "bystander" });
+    const bystander = new DeviceSession(new JsonClient(lab.service.url));
+    expect((await bystander.enrollWith({ enrollmentToken: token.token, reportedDeviceId: "bystander-1" })).status).toBe(201);
+    const refused = await bystander.call<{ message: string }>("GET", route);
+    expect(refused.status).toBe(404);
+    expect(JSON.stringify(refused.body)).not.toContain("services:");
+    bystander.close();
+  });
+
+  it("a service outage: the workloads keep running and the telemetry taken meanwhile arrives afterwards", async () => {
+    const outageStart = new Date();
+    await lab.proxy.down();
+    await eventually(async () => (lab.agentOutput.some((l) => l.includes("cannot be reached")) ? true : undefined), 30_000, "the agent noticing the outage");
+    // two or more snapshots are taken while the service is away (one every 2 s)
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    expect(await lab.page()).toBe("version 1.0.0 says bonjour");
+    const outageEnd = new Date();
+    await lab.proxy.up();
+    await eventually(async () => {
+      const res = await lab.api("GET", `/api/v1/devices/${lab.deviceId}/telemetry/raw?metric=memoryUsedBytes&from=${outageStart.toISOString()}&to=${outageEnd.toISOString()}`);
+      const points = (res.body?.items ?? []) as unknown[];
+      return res.status === 200 && points.length >= 2 ? points : undefined;
+    }, 60_000, "the snapshots of the outage at the service");
+    await eventually(async () => (lab.agentOutput.some((l) => l.includes("answers again")) ? true : undefined), 30_000, "the agent noticing the service is back");
+  });
+
+  it("version 2 replaces version 1 under the same project", async () => {
+    const id = await deploy("2.0.0");
+    await lab.waitForState(id, "running");
+    expect(await lab.page()).toBe("version 2.0.0 says hello");
+    expect(await lab.projectContainers()).toHaveLength(1);
+  });
+
+  it("version 3 exits: reported failed with the engine's words, and version 2 keeps serving", async () => {
+    const id = await deploy("3.0.0");
+    const failed = await lab.waitForState(id, "failed");
+    expect(failed.message).toMatch(/exited with code 3/);
+    expect(failed.message).toMatch(/2\.0\.0 runs again/);
+    expect(await lab.page()).toBe("version 2.0.0 says hello");
+  });
+
+  it("a rollback through the API: the device runs the version before the failed one again, as a deployment of its own", async () => {
+    // version 3 failed on the device (2.0.0 kept running there): the service's target is 2.0.0
+    const target = await lab.call("GET", `/api/v1/devices/${lab.deviceId}/rollback-target?applicationId=${lab.applicationId}`);
+    expect(target, JSON.stringify(target)).toMatchObject({ targetVersion: "2.0.0", available: true });
+    const res = await lab.api("POST", `/api/v1/devices/${lab.deviceId}/rollback`, { body: { applicationId: lab.applicationId } });
+    expect(res.status, res.text).toBeLessThan(300);
+    const rollbackId = res.body.deploymentId ?? res.body.id;
+    await lab.waitForState(rollbackId, "running");
+    expect(await lab.page()).toBe("version 2.0.0 says hello");
+    expect(await lab.projectContainers()).toHaveLength(1);
+  });
+
+  it("kill -9 during an install: after a restart the agent converges, one project, the report not lost", async () => {
+    const id = await deploy("2.0.0", { greeting: "after the crash" });
+    await eventually(async () => {
+      const s = await lab.deviceState(id);
+      return s && (s.state === "downloading" || s.state === "installing") ? s : undefined;
+    }, 60_000, "the install under way");
+    await lab.stopAgent("SIGKILL");
+    lab.startAgent();
+    await lab.waitForState(id, "running");
+    expect(await lab.page()).toBe("version 2.0.0 says after the crash");
+    expect(await lab.projectContainers()).toHaveLength(1);
+  });
+
+  it("removal takes the project down and leaves no container", async () => {
+    expect(await lab.projectContainers()).toHaveLength(1);
+    const res = await lab.api("DELETE", `/api/v1/deployments/${deploymentIds["2.0.0"]}`);
+    expect(res.status, res.text).toBeLessThan(300);
+    await eventually(async () => ((await lab.projectContainers()).length === 0 ? true : undefined), 60_000, "no container of the project");
+    expect(await lab.page()).toBeNull();
+  });
+
+  it("a revoked certificate: the agent says so and stops asking (exit code 78)", async () => {
+    const identity = JSON.parse(fs.readFileSync(path.join(lab.stateDir, "identity.json"), "utf8"));
+    const exited = new Promise<number | null>((resolve) => lab.agent!.once("exit", (code) => resolve(code)));
+    await lab.call("POST", `/api/v1/devices/${lab.deviceId}/certificates/${identity.certificateId}/revoke`, { reason: "Key compromise" });
+    expect(await exited).toBe(78);
+    expect(lab.agentOutput.join("\n")).toMatch(/refuses this device's certificate \(401/);
+  });
+});
