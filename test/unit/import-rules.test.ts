@@ -7,6 +7,10 @@
 //    boundary, error answers, csrf, console) imports no domain module. The one exception is
 //    src/http/routes.ts, the list that mounts and documents the modules' plain routes.
 //
+// 3. The device side and the service stay apart: agent/ imports nothing of src/ (a device gets
+//    none of the service's code), and src/trpc, src/http and src/modules import nothing of agent/
+//    (the simulator, a tool, runs on the agent's protocol core).
+//
 // Domain modules may import both (they build on the plumbing), and src/app.ts wires
 // everything together. Every import counts: type-only, re-exports and dynamic import().
 import fs from "node:fs";
@@ -40,10 +44,22 @@ function importViolations(files: SourceFile[]): string[] {
   for (const file of files) {
     const inTrpc = within(file.path, "src/trpc");
     const inHttp = within(file.path, "src/http");
-    if (!inTrpc && !inHttp) continue;
+    const inAgent = within(file.path, "agent");
+    const inService = inTrpc || inHttp || within(file.path, "src/modules");
+    if (!inService && !inAgent) continue;
     for (const { fileName: specifier } of ts.preProcessFile(file.text, true, true).importedFiles) {
       const target = resolved(file.path, specifier);
       if (target === null) continue;
+      const apart = inAgent && !within(target, "agent")
+        ? "agent/ imports nothing of the service: a device runs none of its code"
+        : inService && within(target, "agent")
+          ? "the service imports nothing of agent/"
+          : null;
+      if (apart) {
+        violations.push(`${file.path} imports "${specifier}" (${target}): ${apart}`);
+        continue;
+      }
+      if (!inTrpc && !inHttp) continue;
       const why =
         within(target, "src/modules") && !MOUNT_FILES.has(file.path)
           ? inTrpc
@@ -66,11 +82,24 @@ function sourceFiles(folder: string): SourceFile[] {
 }
 
 describe("import rules", () => {
-  it("hold for every file of src/trpc and src/http", () => {
-    const files = [...sourceFiles("src/trpc"), ...sourceFiles("src/http")];
+  it("hold for every file of src/trpc, src/http, src/modules and agent/src", () => {
+    const files = [...sourceFiles("src/trpc"), ...sourceFiles("src/http"), ...sourceFiles("src/modules"), ...sourceFiles("agent/src")];
     expect(files.map((f) => f.path)).toContain("src/trpc/procedures.ts");
     expect(files.map((f) => f.path)).toContain("src/http/guarded-route.ts");
+    expect(files.map((f) => f.path)).toContain("agent/src/core/session.ts");
     expect(importViolations(files)).toEqual([]);
+  });
+
+  it("keep the device side and the service apart", () => {
+    expect(importViolations([
+      { path: "agent/src/core/pki.ts", text: `import { x509 } from "../../../src/lib/pki/provider.js";` },
+      { path: "src/modules/agent/enroll.ts", text: `import type { DeviceSession } from "../../../agent/src/core/session.js";` },
+      { path: "src/simulator/virtual-device.ts", text: `import { DeviceSession } from "../../agent/src/core/session.js";` },
+      { path: "agent/src/agent.ts", text: `import { DeploymentAgent } from "./core/deployments.js";` },
+    ])).toEqual([
+      `agent/src/core/pki.ts imports "../../../src/lib/pki/provider.js" (src/lib/pki/provider.js): agent/ imports nothing of the service: a device runs none of its code`,
+      `src/modules/agent/enroll.ts imports "../../../agent/src/core/session.js" (agent/src/core/session.js): the service imports nothing of agent/`,
+    ]);
   });
 
   it("name the file and the import of each kind of violation", () => {
