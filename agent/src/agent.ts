@@ -16,6 +16,7 @@ import { X509Certificate } from "node:crypto";
 import { DeploymentAgent, type LocalDeployment } from "./core/deployments.js";
 import { JsonClient } from "./core/json-client.js";
 import { Outbox, retryAfterMs, type OutboxStore } from "./core/outbox.js";
+import type { LogLevel, LogLine as LogEntry, TelemetrySnapshot } from "./core/reports.js";
 import { DeviceSession } from "./core/session.js";
 import { readFacts } from "./host/facts.js";
 import { HostMetrics } from "./host/metrics.js";
@@ -25,28 +26,6 @@ import type { ComposeEngine, ProjectContainer } from "./runtime/engine.js";
 import type { StateDir } from "./state-dir.js";
 import { ComposeRuntime } from "./workloads.js";
 import { AGENT_VERSION } from "./version.js";
-
-export type LogLevel = "debug" | "info" | "warn" | "error";
-
-export interface LogEntry {
-  timestamp: string;
-  level: LogLevel;
-  source: string;
-  message: string;
-}
-
-export interface TelemetrySnapshot {
-  timestamp: string;
-  cpuUsagePercent: number;
-  memoryUsedBytes: number;
-  memoryTotalBytes: number;
-  diskUsedBytes: number;
-  diskTotalBytes: number;
-  uptimeSeconds: number;
-  containersRunning: number;
-  containersFailed: number;
-  errorCount: number;
-}
 
 export interface AgentOptions {
   state: StateDir;

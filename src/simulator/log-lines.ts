@@ -4,14 +4,9 @@
 // its heartbeat names and its telemetry counts (Fault).
 import { counted } from "../lib/plural.js";
 
-export type LogLevel = "debug" | "info" | "warn" | "error";
+import type { LogLevel, LogLine } from "../../agent/src/core/reports.js";
 
-export interface LogLine {
-  timestamp: string;
-  level: LogLevel;
-  source: string;
-  message: string;
-}
+export type { LogLevel, LogLine };
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)];
 

@@ -1,18 +1,8 @@
 // Plausible device telemetry: values that wander (random walks with bounds) rather than
 // jump, with counters that only grow.
-export interface TelemetrySnapshot {
-  timestamp: string;
-  cpuUsagePercent: number;
-  memoryUsedBytes: number;
-  memoryTotalBytes: number;
-  diskUsedBytes: number;
-  diskTotalBytes: number;
-  uptimeSeconds: number;
-  restartCount: number;
-  containersRunning: number;
-  containersFailed: number;
-  errorCount: number;
-}
+import type { TelemetrySnapshot } from "../../agent/src/core/reports.js";
+
+export type { TelemetrySnapshot };
 
 import type { Fault } from "./log-lines.js";
 

@@ -5,15 +5,9 @@
 import { promises as fs } from "node:fs";
 import path from "node:path";
 
-/** What a telemetry snapshot takes from the machine (the rest comes from the engine and logs). */
-export interface HostMetricsSample {
-  cpuUsagePercent: number;
-  memoryUsedBytes: number;
-  memoryTotalBytes: number;
-  diskUsedBytes: number;
-  diskTotalBytes: number;
-  uptimeSeconds: number;
-}
+import type { HostMetricsSample } from "../core/reports.js";
+
+export type { HostMetricsSample };
 
 /** The aggregate "cpu" line of /proc/stat, in clock ticks since boot. */
 export interface CpuTimes {
