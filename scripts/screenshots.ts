@@ -6,8 +6,8 @@
 //
 // The service runs in this process on a throwaway embedded database (removed at the end),
 // on a free loopback port; everything is set up through the public API and the agent
-// protocol, as an operator and their devices would. Needs Chromium (CHROMIUM_PATH or
-// /usr/bin/chromium).
+// protocol, as an operator and their devices would. Needs Chromium (CHROMIUM_PATH, or
+// Debian's chromium-headless-shell or chromium).
 import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";

@@ -1,13 +1,14 @@
-// Debian's Chromium (CHROMIUM_PATH, else /usr/bin/chromium) driven by playwright-core, headless:
+// Debian's Chromium (CHROMIUM_PATH, else its headless shell, else the full browser: peers.ts)
+// driven by playwright-core, headless:
 // never Playwright's own browser download, which cannot work here. Used by the browser tests
 // (browser.ts) and by `npm run screenshots`.
 import { chromium, type Browser } from "playwright-core";
 import { peerPath } from "./peers.js";
 
-/** Launches Chromium headless (CHROMIUM_PATH, else Debian's /usr/bin/chromium). */
+/** Launches Chromium headless (peerPath("chromium")). */
 export async function launchBrowser(): Promise<Browser> {
   const executablePath = peerPath("chromium");
-  if (!executablePath) throw new Error("Chromium is missing: apt-get install chromium (or set CHROMIUM_PATH)");
+  if (!executablePath) throw new Error("Chromium is missing: apt-get install chromium-headless-shell (or set CHROMIUM_PATH)");
   return chromium.launch({
     executablePath,
     headless: true,

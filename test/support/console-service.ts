@@ -1,4 +1,4 @@
-// The service the browser tests drive: `src/main.ts` as a child process, started the way
+// The service the browser tests drive: the service (its build, as `npm start` runs it) as a child process, started the way
 // `npm start` starts it (PGlite in a DATA_DIR of its own, keys generated there, the built
 // console served at /), on a free loopback port, with the bootstrap admin and key chosen here.
 // The database there is already migrated (server-process.ts: migratedDataDir), except for

@@ -6,11 +6,14 @@
 // PostgreSQL (DATABASE_URL set): a template database each file clones.
 // First it says, once per run, which suites skip for want of a system peer or of DATABASE_URL
 // (test/support/peers.ts); under CI_REQUIRE_PEERS=1 a missing peer fails the run there.
-// It also builds the web console when its build is missing or older than its sources, once,
-// before the browser tests' services serve it (several of them building at once would race).
+// It also builds the web console and the service (dist/service) when a build is missing or older
+// than its sources, once, before the tests' service processes run them (several of them building
+// at once would race).
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { openPGlite, openPostgres } from "../../src/db/adapters.js";
@@ -31,6 +34,8 @@ export default async function setup(project: TestProject) {
   for (const line of peerNotices()) console.warn(line);
   const consoleBuild = consoleBuildState();
   if (consoleBuild === "missing" || consoleBuild === "stale") await buildConsole();
+  // The service processes run its build, as `npm start` does: made again when a source changed.
+  execFileSync(process.execPath, [fileURLToPath(new URL("../../scripts/build-service.mjs", import.meta.url)), "--if-stale"], { stdio: "inherit" });
   const url = process.env.DATABASE_URL;
   if (url) {
     const template = `fleet_template_${process.pid}`;

@@ -1,4 +1,5 @@
-// A real server process: `src/main.ts` started as a child process (what `npm start` runs), on
+// A real server process: the service's build (dist/service/main.js, what `npm start` runs;
+// test/support/global-setup.ts builds it when a source changed) started as a child process, on
 // its own temporary DATA_DIR (PGlite on disk unless env names DATABASE_URL) and a free loopback
 // port. Used by the scale-out and fault tests (test/http/scale-out/processes.ts adds the keys
 // several processes share) and by the browser tests (test/support/console-service.ts).
@@ -56,15 +57,18 @@ export function migratedDataDir(prefix = "fleet-proc-"): string {
   return dataDir;
 }
 
+/** The service as `npm start` runs it: its build, by node alone (scripts/build-service.mjs). */
+export const SERVICE_COMMAND = [process.execPath, path.join(ROOT, "dist", "service", "main.js")] as const;
+
 /**
- * Starts `src/main.ts` with `env` on top of a minimal environment (PORT 0: any free port,
+ * Starts the service (SERVICE_COMMAND) with `env` on top of a minimal environment (PORT 0: any free port,
  * HOST 127.0.0.1, a DATA_DIR of its own removed when the process exits: empty, or holding the
  * migrated database with `database: "migrated"`) and resolves once it logged "ready".
  */
 export async function spawnService(name: string, env: Record<string, string>, options: ServerProcessOptions = {}): Promise<ServerProcess> {
   const dataDir = options.database === "migrated" ? migratedDataDir(`fleet-proc-${name}-`) : fs.mkdtempSync(path.join(os.tmpdir(), `fleet-proc-${name}-`));
   const startTimeoutMs = options.startTimeoutMs ?? 90_000;
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(SERVICE_COMMAND[0], SERVICE_COMMAND.slice(1), {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? "",

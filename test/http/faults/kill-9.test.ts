@@ -1,4 +1,4 @@
-// kill -9 of a real server process (`src/main.ts` as a child process) in the middle of work,
+// kill -9 of a real server process (the service's build as a child process) in the middle of work,
 // then a restart: nothing is half-written and the work resumes.
 //
 // * Telemetry batches (PGlite on disk and PostgreSQL): a 1,000-snapshot batch is one

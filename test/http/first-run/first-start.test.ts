@@ -1,4 +1,4 @@
-// A newcomer's first `npm start` (src/main.ts as a child process, test/support/server-process.ts):
+// A newcomer's first `npm start` (the service's build as a child process, test/support/server-process.ts):
 // the first-start block (generated password and API key) is printed and kept in
 // DATA_DIR/first-start.txt, mode 0600, until the admin changes the password; at the default
 // log level a request writes no per-request line (it would bury the block); SIGTERM ends with

@@ -1,4 +1,4 @@
-// Real server processes for the scale-out and fault tests: `src/main.ts` started as a child
+// Real server processes for the scale-out and fault tests: the service (its build) started as a child
 // process (what `npm start` runs), on a database the test names, each on its own port.
 // Also a small REST client per process and a WebSocket client for the realtime channel.
 import { restClient, type Harness } from "../../support/harness.js";
@@ -25,7 +25,7 @@ export function viaProcess(h: Harness, p: ServerProcess): Harness {
 }
 
 /**
- * Starts `src/main.ts` with `env` (PORT 0: any free port) and resolves once it logged "ready";
+ * Starts the service with `env` (PORT 0: any free port) and resolves once it logged "ready";
  * the processes of one test share SHARED_KEYS. `defaultKey` is sent as X-API-Key by `api`
  * unless a call names another (or null). `database`: see spawnService (PGlite in a DATA_DIR of its own).
  */

@@ -1,0 +1,68 @@
+// The service's production build: src/main.ts and everything it imports (the generated Prisma
+// client included) bundled by esbuild into dist/service/main.js, the npm packages left as imports
+// of node_modules. `npm start` runs that file (scripts/start.mjs); no transpiler runs in the
+// service. `npm run build` (and `npm install`) builds it; `npm start` and the test suite build it
+// again first when it is missing or a file it was built from changed since (a `git pull` without
+// a new install, an edit): the build's metafile lists those files. Plain JavaScript: it runs
+// before anything could compile TypeScript.
+//
+// dist/service/ is two folders below the root, as the files of src/<area>/ are: the paths the
+// code computes from its own location (prisma/migrations in src/db/migrate.ts, web/ in
+// src/lib/console-build.ts) resolve the same from the sources and from the bundle.
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+export const SERVICE_ENTRY = path.join(ROOT, "dist", "service", "main.js");
+const METAFILE = path.join(ROOT, "dist", "service", "inputs.json");
+
+/** "missing", "stale" (a file it was built from is newer, or gone) or "fresh". */
+export function serviceBuildState() {
+  if (!fs.existsSync(SERVICE_ENTRY) || !fs.existsSync(METAFILE)) return "missing";
+  const built = fs.statSync(SERVICE_ENTRY).mtimeMs;
+  const inputs = JSON.parse(fs.readFileSync(METAFILE, "utf8"));
+  // The lock file too: an upgraded package may change what a bundled import resolves to.
+  for (const input of [...inputs, "package-lock.json"]) {
+    const stat = fs.statSync(path.join(ROOT, input), { throwIfNoEntry: false });
+    if (!stat || stat.mtimeMs > built) return "stale";
+  }
+  return "fresh";
+}
+
+/** Bundles the service into dist/service/ (about a second); resolves to the bundle's size in bytes. */
+export async function buildService() {
+  const { build } = await import("esbuild");
+  const result = await build({
+    absWorkingDir: ROOT,
+    entryPoints: ["src/main.ts"],
+    outfile: SERVICE_ENTRY,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    // For a person reading a stack trace (node --enable-source-maps); not loaded otherwise.
+    sourcemap: "linked",
+    metafile: true,
+    logLevel: "warning",
+  });
+  fs.writeFileSync(METAFILE, JSON.stringify(Object.keys(result.metafile.inputs)));
+  return fs.statSync(SERVICE_ENTRY).size;
+}
+
+/** Builds when the build is missing or stale; `say` is told why first. */
+export async function ensureServiceBuild(say = () => undefined) {
+  const state = serviceBuildState();
+  if (state === "fresh") return;
+  say(`building the service first (dist/service is ${state === "missing" ? "missing" : "older than its sources"}; \`npm run build\` builds it)`);
+  await buildService();
+}
+
+// `node scripts/build-service.mjs`: build now (`--if-stale`: only when missing or stale).
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const started = Date.now();
+  if (process.argv.includes("--if-stale") && serviceBuildState() === "fresh") process.exit(0);
+  const bytes = await buildService();
+  console.log(`dist/service/main.js: ${(bytes / 1024).toFixed(0)} KiB in ${Date.now() - started} ms`);
+}
