@@ -8,6 +8,7 @@ import { buildConsole, consoleBuildState } from "./lib/console-build.js";
 import { startService } from "./server.js";
 import { onStopSignals } from "./lib/stop-signals.js";
 import { keepFirstStart } from "./first-start.js";
+import { holdDataDir } from "./db/backup.js";
 
 async function main() {
   let config;
@@ -37,7 +38,10 @@ async function main() {
   const database = config.DATABASE_URL ? "postgresql" : `pglite:${config.DATA_DIR}`;
   // The first start on the embedded database creates it: say so before the wait.
   logger.info({ database }, "starting: opening the database and applying migrations");
+  // The embedded database serves one process: hold DATA_DIR, and write dumps for db:backup (src/db/backup.ts).
+  const hold = config.DATABASE_URL ? null : await holdDataDir(config.DATA_DIR, (err) => logger.error({ err }, "backup failed"));
   const service = await startService(config, logger);
+  if (hold && service.services.database.opened.pglite) hold.serve(service.services.database.opened.pglite);
   const where = `http://${config.HOST === "0.0.0.0" ? "localhost" : config.HOST}:${service.server.address() && typeof service.server.address() === "object" ? (service.server.address() as { port: number }).port : config.PORT}`;
   logger.info({ url: where, database, ms: Date.now() - started }, "ready");
 
@@ -68,7 +72,7 @@ async function main() {
   const signals = onStopSignals((reason) => {
     logger.info({ signal: reason }, "shutting down");
     const stopping = Date.now();
-    service.stop().then(
+    service.stop().then(() => hold?.close()).then(
       () => {
         logger.info({ ms: Date.now() - stopping }, "stopped");
         process.exit(0);

@@ -1,8 +1,10 @@
 // Starting and stopping the whole service; used by main.ts and by tests that need a real
 // listening server.
 import type { Server } from "node:http";
+import path from "node:path";
 import type { Config } from "./config.js";
 import { openDatabase } from "./db/client.js";
+import { checkEncryptionKey } from "./db/key-check.js";
 import { createLogger, type Logger } from "./lib/logger.js";
 import { createServices, type Services } from "./services.js";
 import { createApp } from "./app.js";
@@ -21,6 +23,12 @@ export interface RunningService {
 export async function startService(config: Config, logger: Logger = createLogger(config.LOG_LEVEL)): Promise<RunningService> {
   const database = await openDatabase(config);
   const services = createServices(config, database, logger);
+  // A database restored or moved without its ENCRYPTION_KEY stops here, saying so (docs/operations.md).
+  const keySource = config.ENCRYPTION_KEY ? "ENCRYPTION_KEY" : `${path.resolve(config.DATA_DIR, "encryption.key")}, as ENCRYPTION_KEY is not set`;
+  await checkEncryptionKey(database.opened.raw, services.secrets, keySource).catch(async (err: Error) => {
+    await database.close().catch(() => undefined);
+    throw err;
+  });
   const bootstrapResult = await bootstrap(services);
   const app = createApp(services);
   const server = await new Promise<Server>((resolve, reject) => {

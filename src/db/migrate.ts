@@ -28,7 +28,7 @@ export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
     });
 }
 
-const BOOKKEEPING = `
+export const BOOKKEEPING = `
 CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
   "id" VARCHAR(36) PRIMARY KEY NOT NULL,
   "checksum" VARCHAR(64) NOT NULL,

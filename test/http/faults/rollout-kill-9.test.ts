@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import type { EnrolledDevice } from "../agent/fleet-support.js";
 import { enrollFleet, importVersion } from "../deployments/support.js";
-import { databaseUrlOf, eventually, startServerProcess, type ServerProcess } from "../scale-out/processes.js";
+import { databaseUrlOf, eventually, SHARED_KEYS, startServerProcess, type ServerProcess } from "../scale-out/processes.js";
 
 const ON_POSTGRES = Boolean(process.env.DATABASE_URL);
 
@@ -20,7 +20,7 @@ describe.skipIf(!ON_POSTGRES)("kill -9 during rollout transitions (PostgreSQL; s
   const processes: ServerProcess[] = [];
 
   beforeAll(async () => {
-    h = await createHarness();
+    h = await createHarness({ ...SHARED_KEYS }); // the processes seal and open with the same key (their start checks it)
     acme = await h.createTenant("Acme Crash Rollout");
     const appId = await importVersion(h, acme.org.id, { version: "3.0.0", parametersYaml: "  {}\n" });
     fleet = await enrollFleet(h, acme.key, 40, { arch: "arm64", labels: { ring: "crash" } });

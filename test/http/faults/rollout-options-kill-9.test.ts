@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import type { EnrolledDevice } from "../agent/fleet-support.js";
 import { agentHeartbeat, enrollFleet, importVersion } from "../deployments/support.js";
-import { databaseUrlOf, eventually, startServerProcess, type ServerProcess } from "../scale-out/processes.js";
+import { databaseUrlOf, eventually, SHARED_KEYS, startServerProcess, type ServerProcess } from "../scale-out/processes.js";
 
 const ON_POSTGRES = Boolean(process.env.DATABASE_URL);
 const SCHEDULED = 10;
@@ -39,7 +39,7 @@ describe.skipIf(!ON_POSTGRES)("kill -9 during scheduled starts, retry dispatch a
   const running = (id: string, devices: EnrolledDevice[]) => Promise.all(devices.map((d) => agentHeartbeat(h, d, [{ deploymentId: id, state: "running" }])));
 
   beforeAll(async () => {
-    h = await createHarness();
+    h = await createHarness({ ...SHARED_KEYS }); // the processes seal and open with the same key (their start checks it)
     acme = await h.createTenant("Acme Crash Options");
     appId = await importVersion(h, acme.org.id, { version: "1.0.0", parametersYaml: "  {}\n" });
 
