@@ -9,3 +9,11 @@ const text = currentOpenApiText();
 const before = fs.existsSync(OPENAPI_FIXTURE) ? fs.readFileSync(OPENAPI_FIXTURE, "utf8") : undefined;
 fs.writeFileSync(OPENAPI_FIXTURE, text);
 console.log(`${path.relative(process.cwd(), OPENAPI_FIXTURE)}: ${before === text ? "unchanged" : "rewritten"}`);
+
+// The `fleet` CLI's generated commands come from the same document (cli/src/manifest.ts).
+const { compileManifest, manifestText } = await import("../cli/src/manifest.js");
+const CLI_OPERATIONS = new URL("../cli/operations.json", import.meta.url);
+const operations = manifestText(compileManifest(JSON.parse(text)));
+const operationsBefore = fs.existsSync(CLI_OPERATIONS) ? fs.readFileSync(CLI_OPERATIONS, "utf8") : undefined;
+fs.writeFileSync(CLI_OPERATIONS, operations);
+console.log(`cli/operations.json: ${operationsBefore === operations ? "unchanged" : "rewritten"}`);

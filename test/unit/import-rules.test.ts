@@ -11,8 +11,12 @@
 //    none of the service's code), and src/trpc, src/http and src/modules import nothing of agent/
 //    (the simulator, a tool, runs on the agent's protocol core).
 //
+// 4. The command-line client talks to a remote service over HTTP: cli/ takes nothing of the
+//    service's code but types (`import type`), and no database client at all.
+//
 // Domain modules may import both (they build on the plumbing), and src/app.ts wires
-// everything together. Every import counts: type-only, re-exports and dynamic import().
+// everything together. Every import counts: type-only, re-exports and dynamic import() (for
+// cli/, type-only imports are allowed: they vanish from what runs).
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -74,6 +78,34 @@ function importViolations(files: SourceFile[]): string[] {
   return violations;
 }
 
+/** Packages that reach a database: the CLI never opens one. */
+const DATABASE_PACKAGES = /^(@prisma\/|prisma$|pg$|pg-|@electric-sql\/|pglite-prisma-adapter$)/;
+
+/** One line per import of a cli/ file that runs service code or opens a database (type-only imports are fine). */
+function cliImportViolations(files: SourceFile[]): string[] {
+  const violations: string[] = [];
+  for (const file of files.filter((f) => within(f.path, "cli"))) {
+    const source = ts.createSourceFile(file.path, file.text, ts.ScriptTarget.Latest, true);
+    const imports: string[] = [];
+    const visit = (node: ts.Node) => {
+      if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+        const typeOnly = ts.isImportDeclaration(node) ? Boolean(node.importClause?.isTypeOnly) : node.isTypeOnly;
+        if (!typeOnly) imports.push(node.moduleSpecifier.text);
+      } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+        imports.push(node.arguments[0].text);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    for (const specifier of imports) {
+      const target = resolved(file.path, specifier);
+      if (target !== null && !within(target, "cli")) violations.push(`${file.path} imports "${specifier}" (${target}): cli/ talks to the service over HTTP and takes only types from it`);
+      if (target === null && DATABASE_PACKAGES.test(specifier)) violations.push(`${file.path} imports "${specifier}": cli/ never opens a database`);
+    }
+  }
+  return violations;
+}
+
 function sourceFiles(folder: string): SourceFile[] {
   return fs.readdirSync(path.join(ROOT, folder), { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile() && /\.tsx?$/.test(entry.name))
@@ -88,6 +120,22 @@ describe("import rules", () => {
     expect(files.map((f) => f.path)).toContain("src/http/guarded-route.ts");
     expect(files.map((f) => f.path)).toContain("agent/src/core/session.ts");
     expect(importViolations(files)).toEqual([]);
+  });
+
+  it("keep cli/ a remote client: no service code but types, no database", () => {
+    const files = sourceFiles("cli/src");
+    expect(files.map((f) => f.path)).toContain("cli/src/main.ts");
+    expect(cliImportViolations(files)).toEqual([]);
+    expect(cliImportViolations([
+      { path: "cli/src/commands/deploy.ts", text: `import { moveRefusal } from "../../../src/modules/deployments/rollout-moves.js";` },
+      { path: "cli/src/commands/x.ts", text: `const db = await import("../../../src/db/client.js");` },
+      { path: "cli/src/commands/y.ts", text: `import { PrismaClient } from "@prisma/client";` },
+      { path: "cli/src/commands/ok.ts", text: `import type { RolloutState } from "../../../src/modules/deployments/rollout-moves.js";\nimport { Command } from "commander";\nimport { CliError } from "../errors.js";` },
+    ])).toEqual([
+      `cli/src/commands/deploy.ts imports "../../../src/modules/deployments/rollout-moves.js" (src/modules/deployments/rollout-moves.js): cli/ talks to the service over HTTP and takes only types from it`,
+      `cli/src/commands/x.ts imports "../../../src/db/client.js" (src/db/client.js): cli/ talks to the service over HTTP and takes only types from it`,
+      `cli/src/commands/y.ts imports "@prisma/client": cli/ never opens a database`,
+    ]);
   });
 
   it("keep the device side and the service apart", () => {

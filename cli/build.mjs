@@ -1,0 +1,49 @@
+// Builds cli/dist from cli/src with esbuild: the entry (main.js) holds the command tree and
+// commander, and every command's code is a chunk of its own loaded when that command runs
+// (code splitting), so `fleet --help` parses a small file. bin/fleet.js runs this whenever a
+// source is newer than the build (in a clone, what runs is what was just edited), and the
+// tsx fallback covers a machine without esbuild.
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { builtinModules } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const CLI = path.dirname(fileURLToPath(import.meta.url));
+export const SRC = path.join(CLI, "src");
+export const DIST = path.join(CLI, "dist");
+
+/** The newest modification time among the sources (and this script). */
+export function newestSource(dir = SRC) {
+  let newest = statSync(fileURLToPath(import.meta.url)).mtimeMs;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+export async function buildCli() {
+  const { build } = await import("esbuild");
+  // built next to dist and swapped in, so that a fleet running meanwhile never reads half a build
+  const out = `${DIST}.${process.pid}.tmp`;
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(out, { recursive: true });
+  const bridge = path.join(SRC, "mcp", "stdio-bridge.ts");
+  await build({
+    entryPoints: { main: path.join(SRC, "main.ts"), ...(existsSync(bridge) ? { "mcp/stdio-bridge": bridge } : {}) },
+    outdir: out,
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    logLevel: "error",
+    banner: { js: 'import { createRequire as __fleetCreateRequire } from "node:module";\nconst require = __fleetCreateRequire(import.meta.url);' },
+    external: [...builtinModules, ...builtinModules.map((m) => `node:${m}`), "bufferutil", "utf-8-validate"],
+  });
+  rmSync(`${DIST}.old.${process.pid}`, { recursive: true, force: true });
+  if (existsSync(DIST)) renameSync(DIST, `${DIST}.old.${process.pid}`);
+  renameSync(out, DIST);
+  rmSync(`${DIST}.old.${process.pid}`, { recursive: true, force: true });
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) await buildCli();

@@ -1,0 +1,72 @@
+// fleet devices label|unlabel|delete --selector: bulk operations over the devices a label
+// selector matches, each one API call over the whole set (POST /groups/labels/bulk, POST
+// /groups/devices/bulk-delete). A delete shows the count first (POST /groups/query) and asks on a
+// terminal; elsewhere it needs --yes.
+import readline from "node:readline";
+import type { Command } from "commander";
+import { CliError, EXIT } from "../errors.js";
+import { connect, formatOf, pairs, print, type Globals } from "../runtime.js";
+import type { Io } from "../main.js";
+
+function selectorOf(values: string[] | undefined): Record<string, string> {
+  const selector = pairs(values, "--selector");
+  if (!Object.keys(selector).length) throw new CliError(EXIT.usage, "--selector key=value is required (a bulk operation never takes every device by default)");
+  return selector;
+}
+
+function report(io: Io, globals: Globals, result: Record<string, number>, sentence: string) {
+  if (formatOf(globals, io) === "table") io.stdout.write(`${sentence}\n`);
+  else print(io, globals, result);
+}
+
+export async function label(args: unknown[], globals: Globals, io: Io, cmd: Command): Promise<void> {
+  const labelSelector = selectorOf(cmd.opts().selector);
+  const set = pairs((args[0] as string[]), "labels");
+  const { client } = await connect(globals, io);
+  const result = await client.request<{ matched: number; updated: number; skipped: number }>("POST", "/groups/labels/bulk", { body: { labelSelector, set } });
+  report(io, globals, result, `${result.matched} devices matched, ${result.updated} updated${result.skipped ? `, ${result.skipped} skipped (64 labels at most)` : ""}`);
+}
+
+export async function unlabel(args: unknown[], globals: Globals, io: Io, cmd: Command): Promise<void> {
+  const labelSelector = selectorOf(cmd.opts().selector);
+  const remove = args[0] as string[];
+  const { client } = await connect(globals, io);
+  const result = await client.request<{ matched: number; updated: number; skipped: number }>("POST", "/groups/labels/bulk", { body: { labelSelector, remove } });
+  report(io, globals, result, `${result.matched} devices matched, ${result.updated} updated`);
+}
+
+async function confirm(io: Io, question: string): Promise<boolean> {
+  const rl = readline.createInterface({ input: io.stdin, output: io.stderr as NodeJS.WritableStream, terminal: true });
+  try {
+    const answer = await new Promise<string>((resolve) => rl.question(question, resolve));
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
+
+export async function remove(args: unknown[], globals: Globals, io: Io, cmd: Command): Promise<number | void> {
+  const opts = cmd.opts<{ selector?: string[]; yes?: boolean }>();
+  const id = args[0] as string | undefined;
+  if (id && opts.selector?.length) throw new CliError(EXIT.usage, "give a device id or --selector, not both");
+  if (!id && !opts.selector?.length) throw new CliError(EXIT.usage, "fleet devices delete takes a device id, or --selector key=value");
+  const { client } = await connect(globals, io);
+  if (id) {
+    await client.request("DELETE", `/devices/${encodeURIComponent(id)}`);
+    return report(io, globals, { deleted: 1 }, `device ${id} deleted`);
+  }
+  const labelSelector = selectorOf(opts.selector);
+  const { total: count } = await client.request<{ total: number }>("POST", "/groups/query", { body: { labelSelector } });
+  const text = Object.entries(labelSelector).map(([k, v]) => `${k}=${v}`).join(",");
+  io.stderr.write(`${count} devices match ${text}\n`);
+  if (count === 0) return report(io, globals, { deleted: 0, revokedCertificates: 0 }, "nothing to delete");
+  if (!opts.yes) {
+    if (!io.stdin.isTTY) throw new CliError(EXIT.usage, `deleting ${count} devices needs --yes when stdin is not a terminal`);
+    if (!(await confirm(io, `Delete these ${count} devices and revoke their certificates? [y/N] `))) {
+      io.stderr.write("nothing deleted\n");
+      return EXIT.error;
+    }
+  }
+  const result = await client.request<{ deleted: number; revokedCertificates: number }>("POST", "/groups/devices/bulk-delete", { body: { labelSelector } });
+  report(io, globals, result, `${result.deleted} devices deleted, ${result.revokedCertificates} certificates revoked`);
+}

@@ -1,0 +1,30 @@
+// fleet mcp: the service's MCP tools on stdio, for an assistant that starts its MCP servers as
+// subprocesses. The bridge is cli/src/mcp/stdio-bridge.ts (runStdioBridge); this command hands
+// it the context's server and credential and waits until stdin ends.
+import type { Command } from "commander";
+import { CliError, EXIT } from "../errors.js";
+import { connect, type Globals } from "../runtime.js";
+import type { Io } from "../main.js";
+
+interface Bridge {
+  runStdioBridge(options: { url: string; apiKey?: string; token?: string; readOnly?: boolean; clientName?: string }): Promise<{ tools: unknown[]; closed: Promise<void> }>;
+}
+
+export async function mcp(_args: unknown[], globals: Globals, io: Io, cmd: Command): Promise<number | void> {
+  let bridge: Bridge;
+  try {
+    // the bundle holds the bridge as dist/mcp/stdio-bridge.js (cli/build.mjs); the sources as src/mcp/stdio-bridge.ts
+    const bundled = !import.meta.url.includes("/src/");
+    bridge = (await import(new URL(bundled ? "./mcp/stdio-bridge.js" : "../mcp/stdio-bridge.js", import.meta.url).href)) as Bridge;
+  } catch (err) {
+    if ((err as { code?: string }).code === "ERR_MODULE_NOT_FOUND" && String((err as Error).message).includes("stdio-bridge")) {
+      throw new CliError(EXIT.error, "this build of fleet has no MCP bridge (cli/src/mcp/stdio-bridge.ts)");
+    }
+    throw err;
+  }
+  const { client } = await connect(globals, io);
+  const { apiKey, accessToken } = client.context;
+  const running = await bridge.runStdioBridge({ url: client.server, apiKey, token: apiKey ? undefined : accessToken, readOnly: Boolean(cmd.opts().readOnly), clientName: "fleet-cli" });
+  io.stderr.write(`fleet mcp: ${running.tools.length} tools of ${client.server} on stdio\n`);
+  await running.closed;
+}
