@@ -156,6 +156,11 @@ const schema = z.object({
    * coordinate through PostgreSQL like any N processes (docs/scaling.md). PostgreSQL only.
    */
   WORKERS: int(1, 64).default(1),
+  /**
+   * the MCP server (/api/v1/mcp, `fleet mcp`; docs/mcp.md) offers the mutating procedures as
+   * tools too; without it, only the read-only ones (each call still needs the caller's permission)
+   */
+  MCP_ALLOW_MUTATIONS: bool.default(false),
 }).refine((c) => c.WORKERS === 1 || c.DATABASE_URL, {
   path: ["WORKERS"],
   message: "more than one worker needs PostgreSQL (DATABASE_URL): the embedded database serves one process",

@@ -17,6 +17,7 @@ import { auditExportOpenApiPaths, auditExportRoutes } from "../modules/audit/exp
 import { activityExportOpenApiPaths, activityExportRoutes } from "../modules/activity/export-route.js";
 import { marketplaceProgressOpenApiPaths, marketplaceProgressRoutes } from "../modules/marketplace/progress-route.js";
 import { oidcSignInOpenApiPaths, oidcSignInRoutes } from "../modules/auth/oidc-sign-in-route.js";
+import { mcpOpenApiPaths, mcpRoutes } from "../modules/mcp/mcp-route.js";
 
 interface PlainRoutes {
   routes: (services: Services) => Router;
@@ -34,6 +35,7 @@ const PLAIN_ROUTES: PlainRoutes[] = [
   { routes: activityExportRoutes, openApiPaths: activityExportOpenApiPaths }, // streamed CSV/JSON
   { routes: marketplaceProgressRoutes, openApiPaths: marketplaceProgressOpenApiPaths }, // JSON snapshot or SSE
   { routes: oidcSignInRoutes, openApiPaths: oidcSignInOpenApiPaths }, // browser sign-in: redirects
+  { routes: mcpRoutes, openApiPaths: mcpOpenApiPaths }, // the MCP server: JSON-RPC over streamable HTTP
 ];
 
 /** The plain routes' routers, to mount under /api/v1 before the REST facade (their paths are disjoint). */

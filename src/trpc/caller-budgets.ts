@@ -12,7 +12,7 @@ import type { Response } from "express";
 import type { IncomingHttpHeaders } from "node:http";
 import { TRPCError } from "@trpc/server";
 import type { Services } from "../services.js";
-import { consume, RateLimited } from "../lib/rate-limit.js";
+import { consume, isBlocked, RateLimited } from "../lib/rate-limit.js";
 import { sessionCookieOf } from "./session-cookie.js";
 import type { Principal } from "./principal.js";
 import type { DevicePrincipal } from "./device-auth.js";
@@ -70,6 +70,25 @@ function tooManyRequests(res: Response | null, retryAfterSeconds: number, cause?
 
 type Caller = Pick<Principal, "kind" | "apiKeyId" | "userId"> | Pick<DevicePrincipal, "kind" | "deviceId">;
 
+/** The caller's budget: requests per minute, its limiter, and the caller's key there. */
+function budgetOf({ config, rateLimits }: Services, caller: Caller) {
+  return caller.kind === "device"
+    ? [config.RATE_LIMIT_PER_DEVICE, rateLimits.device, caller.deviceId] as const
+    : [config.RATE_LIMIT_PER_CREDENTIAL, rateLimits.credential, caller.kind === "api_key" ? `key:${caller.apiKeyId}` : `user:${caller.userId}`] as const;
+}
+
+/**
+ * 429 (Retry-After on `res`) when the caller's budget is already spent, without spending a
+ * request: for a route whose request is charged later by the procedure it calls (the MCP
+ * server's tool calls). A failing limiter store lets the request through.
+ */
+export async function refuseSpentCaller(services: Services, caller: Caller, res: Response | null): Promise<void> {
+  const [perMinute, limiter, key] = budgetOf(services, caller);
+  if (perMinute <= 0) return;
+  const wait = await isBlocked(limiter, key).catch(() => null);
+  if (wait !== null) throw tooManyRequests(res, wait);
+}
+
 /**
  * Spends one request of an authenticated caller's budget: RATE_LIMIT_PER_CREDENTIAL for an
  * API key or a user (all their sessions), RATE_LIMIT_PER_DEVICE for a device. Over budget: a
@@ -77,10 +96,7 @@ type Caller = Pick<Principal, "kind" | "apiKeyId" | "userId"> | Pick<DevicePrinc
  * lets the request through.
  */
 export async function limitCaller(services: Services, caller: Caller, res: Response | null): Promise<void> {
-  const { config, rateLimits } = services;
-  const [perMinute, limiter, key] = caller.kind === "device"
-    ? [config.RATE_LIMIT_PER_DEVICE, rateLimits.device, caller.deviceId]
-    : [config.RATE_LIMIT_PER_CREDENTIAL, rateLimits.credential, caller.kind === "api_key" ? `key:${caller.apiKeyId}` : `user:${caller.userId}`];
+  const [perMinute, limiter, key] = budgetOf(services, caller);
   if (perMinute <= 0) return;
   try {
     await consume(limiter, key);

@@ -27,6 +27,23 @@ export interface Meta extends OpenApiMeta {
    * before its body is read, refused with 503 and Retry-After when busy (src/http/ingest-admission.ts).
    */
   ingest?: true;
+  /**
+   * The MCP server's view of the procedure (src/modules/mcp, docs/mcp.md): `false` keeps it out
+   * of the tools; hints override what the query/mutation type and the REST method imply.
+   */
+  mcp?: false | McpHints;
+}
+
+/** MCP tool annotations of a procedure, where its type and REST method say too little. */
+export interface McpHints {
+  /** a mutation that changes nothing (a dry run, a test send) */
+  readOnly?: boolean;
+  /** the change may remove or overwrite data (DELETE implies it) */
+  destructive?: boolean;
+  /** calling again with the same input changes nothing more (queries, PUT and DELETE imply it) */
+  idempotent?: boolean;
+  /** the call reaches systems outside the service (registries, notification targets) */
+  openWorld?: boolean;
 }
 
 export const t = initTRPC
