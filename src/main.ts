@@ -39,7 +39,7 @@ async function main() {
   // The first start on the embedded database creates it: say so before the wait.
   logger.info({ database }, "starting: opening the database and applying migrations");
   // The embedded database serves one process: hold DATA_DIR, and write dumps for db:backup (src/db/backup.ts).
-  const hold = config.DATABASE_URL ? null : await holdDataDir(config.DATA_DIR, (err) => logger.error({ err }, "backup failed"));
+  const hold = config.DATABASE_URL ? null : await holdDataDir(config.DATA_DIR, { onError: (err) => logger.error({ err }, "backups of the embedded database") });
   const service = await startService(config, logger);
   if (hold && service.services.database.opened.pglite) hold.serve(service.services.database.opened.pglite);
   const where = `http://${config.HOST === "0.0.0.0" ? "localhost" : config.HOST}:${service.server.address() && typeof service.server.address() === "object" ? (service.server.address() as { port: number }).port : config.PORT}`;

@@ -21,16 +21,25 @@ export const BACKUP_SOCKET = "backup.sock";
 
 export class DataDirInUseError extends Error {}
 
-/** The path to listen on / connect to: relative to the working directory when that is shorter (108-byte limit). */
-function socketPath(dataDir: string): string {
+/** Unix socket paths are limited to 107 bytes (Linux). */
+const MAX_SOCKET_PATH = 100;
+
+/** The path to listen on / connect to: relative to the working directory when that is shorter. null: too long either way. */
+function socketPath(dataDir: string): string | null {
   const absolute = path.resolve(dataDir, BACKUP_SOCKET);
   const relative = path.relative(process.cwd(), absolute);
-  return relative.length < absolute.length ? relative : absolute;
+  const shorter = relative.length < absolute.length ? relative : absolute;
+  return Buffer.byteLength(shorter) <= MAX_SOCKET_PATH ? shorter : null;
 }
 
+const TOO_LONG = (dataDir: string) =>
+  `the path of ${path.resolve(dataDir)} is too long for its socket (${BACKUP_SOCKET}, at most ${MAX_SOCKET_PATH} bytes): run from a folder near DATA_DIR, or use a shorter DATA_DIR`;
+
 function connect(dataDir: string): Promise<net.Socket | null> {
+  const file = socketPath(dataDir);
+  if (!file) return Promise.reject(new Error(TOO_LONG(dataDir)));
   return new Promise((resolve, reject) => {
-    const socket = net.connect(socketPath(dataDir));
+    const socket = net.connect(file);
     socket.once("connect", () => resolve(socket));
     socket.once("error", (err: NodeJS.ErrnoException) => {
       // nobody listens (no file, or a file left by a process that died): DATA_DIR is free
@@ -50,8 +59,16 @@ export interface DataDirHold {
  * Marks DATA_DIR as used by this process (listens on DATA_DIR/backup.sock) and answers backup
  * requests once `serve` names the database. Throws DataDirInUseError when another process holds it.
  */
-export async function holdDataDir(dataDir: string, onError: (message: string) => void = () => undefined): Promise<DataDirHold> {
+export async function holdDataDir(dataDir: string, options: { onError?: (message: string) => void; required?: boolean } = {}): Promise<DataDirHold> {
+  const onError = options.onError ?? (() => undefined);
   fs.mkdirSync(path.resolve(dataDir), { recursive: true });
+  const file = socketPath(dataDir);
+  if (!file) {
+    if (options.required) throw new Error(TOO_LONG(dataDir));
+    // The service still starts (as it did before this guard existed); the commands refuse such a DATA_DIR.
+    onError(`${TOO_LONG(dataDir)}; db:backup cannot reach this service and nothing guards DATA_DIR against a second process`);
+    return { serve: () => undefined, close: async () => undefined };
+  }
   const existing = await connect(dataDir);
   if (existing) {
     existing.destroy();
@@ -59,7 +76,6 @@ export async function holdDataDir(dataDir: string, onError: (message: string) =>
       `another process uses the embedded database in ${path.resolve(dataDir)} (a running service, or db:backup/db:restore/db:move): PGlite serves one process at a time`,
     );
   }
-  const file = socketPath(dataDir);
   fs.rmSync(file, { force: true }); // left by a process that was killed
   let pglite: PGlite | null = null;
   const server = net.createServer((socket) => {

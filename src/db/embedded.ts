@@ -15,7 +15,7 @@ export function hasDatabase(dataDir: string): boolean {
 
 /** Opens the embedded database of `dataDir` while holding it; `loadDataDir` restores a dump into an empty one. */
 export async function openHeld(dataDir: string, loadDataDir?: Blob): Promise<{ opened: OpenedDatabase; hold: DataDirHold; close(): Promise<void> }> {
-  const hold = await holdDataDir(dataDir);
+  const hold = await holdDataDir(dataDir, { required: true });
   try {
     const opened = await openPGlite(dataDir, loadDataDir);
     hold.serve(opened.pglite!);
