@@ -21,6 +21,7 @@ import { eventually, startServerProcess } from "../scale-out/processes.js";
 
 const ON_POSTGRES = Boolean(process.env.DATABASE_URL);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+const PRISMA_CLI = path.join(ROOT, "node_modules", "prisma", "build", "index.js");
 const MIGRATIONS = readMigrations();
 /** An older version: the history before the first migration with `$$` function bodies. */
 const OLDER = MIGRATIONS.findIndex((m) => m.name.endsWith("_device_label_counts"));
@@ -33,10 +34,13 @@ interface CliRun {
   output: string;
 }
 
-/** `npx prisma <args>` from the repository, on `databaseUrl`; `config`: another prisma.config.ts. */
+/**
+ * `npx prisma <args>` from the repository, on `databaseUrl`; `config`: another prisma.config.ts.
+ * The CLI's own entry point, run by node: what `npx prisma` runs, without npm's start-up each time.
+ */
 function prisma(args: string[], databaseUrl: string, config?: string): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn("npx", ["prisma", ...args, ...(config ? ["--config", config] : [])], {
+    const child = spawn(process.execPath, [PRISMA_CLI, ...args, ...(config ? ["--config", config] : [])], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? os.tmpdir(), DATABASE_URL: databaseUrl, CHECKPOINT_DISABLE: "1" },
       stdio: ["ignore", "pipe", "pipe"],
