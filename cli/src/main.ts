@@ -18,6 +18,18 @@ export interface Io {
   env: NodeJS.ProcessEnv;
 }
 
+/** Global options that take a value: their value is not the command's name. */
+const VALUED_GLOBALS = new Set(["-o", "--output", "--context", "--org"]);
+
+/** The first word of the command line that is not an option or a global option's value: the command. */
+function firstWord(argv: string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    if (VALUED_GLOBALS.has(argv[i])) i++;
+    else if (!argv[i].startsWith("-")) return argv[i];
+  }
+  return undefined;
+}
+
 const collect = (value: string, previous: string[] = []) => [...previous, ...value.split(",").filter(Boolean)];
 
 /** Runs `fleet` with `argv` (without node and the script); answers the exit code. */
@@ -151,7 +163,7 @@ export function buildProgram(manifest: Manifest, io: Io, argv: string[] | null):
     .action(run(async () => (await import("./commands/mcp.js")).mcp));
 
   // ---- the generated commands, one group per API module
-  const requested = argv?.find((a) => !a.startsWith("-"));
+  const requested = argv ? firstWord(argv) : undefined;
   const groups = new Map<string, Manifest["operations"]>();
   for (const op of manifest.operations) groups.set(op.group, [...(groups.get(op.group) ?? []), op]);
   for (const [module, operations] of [...groups].sort(([a], [b]) => a.localeCompare(b))) {

@@ -42,9 +42,9 @@ interface Org {
   name: string;
 }
 
-/** The organization `wanted` (slug, name or id) names among those the caller may see. */
+/** The organization `wanted` (slug, name or id) names among those the caller may act in (GET /tenant/accessible). */
 export async function findOrganization(client: ApiClient, wanted: string): Promise<Org> {
-  const { items } = await client.all<Org>("/organizations");
+  const { items } = await client.request<{ items: Org[] }>("GET", "/tenant/accessible");
   const org = items.find((o) => o.id === wanted || o.slug === wanted) ?? items.find((o) => o.name === wanted);
   if (!org) throw new CliError(EXIT.notFound, `no organization "${wanted}" among yours (${items.map((o) => o.slug).join(", ") || "none"})`);
   return org;

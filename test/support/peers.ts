@@ -9,7 +9,7 @@
 import { accessSync, constants } from "node:fs";
 import path from "node:path";
 
-export type Peer = "docker-registry" | "htpasswd" | "chromium" | "podman";
+export type Peer = "docker-registry" | "htpasswd" | "chromium" | "podman" | "tmux";
 
 /** The Debian package that installs each peer. */
 export const PEER_PACKAGES: Record<Peer, string> = {
@@ -20,6 +20,7 @@ export const PEER_PACKAGES: Record<Peer, string> = {
   chromium: "chromium-headless-shell",
   // One word-split list: .ci/run passes it to apt-get install as it is.
   podman: "podman runc podman-compose busybox-static",
+  tmux: "tmux",
 };
 
 /** The tests that skip without each peer (what a newcomer's run leaves out). */
@@ -28,6 +29,7 @@ const PEER_USERS: Record<Peer, string> = {
   htpasswd: "the OCI registry tests with BASIC authentication",
   chromium: "the console's browser tests",
   podman: "the fleet agent's container tests",
+  tmux: "the fleet CLI's terminal test (fleet rollout watch)",
 };
 
 function executable(file: string): boolean {

@@ -19,6 +19,7 @@ beforeAll(() => {
   bin = mkdtempSync(path.join(os.tmpdir(), "peers-"));
   program("docker-registry", 0o755);
   program("htpasswd", 0o644);
+  program("tmux", 0o755);
 });
 afterAll(() => rmSync(bin, { recursive: true, force: true }));
 afterEach(() => vi.unstubAllEnvs());
