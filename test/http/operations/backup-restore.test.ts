@@ -1,6 +1,7 @@
-// npm run db:backup of a running service on the embedded database, npm run db:restore into an
-// empty DATA_DIR on "another machine", and the start there: without the original key files it
-// exits 1 saying so; with them, nothing a user or device knew has changed (installation.ts).
+// npm run db:backup of a running service on the embedded database (telemetry arriving
+// meanwhile), npm run db:restore into an empty DATA_DIR on "another machine", and the start
+// there: without the original key files it exits 1 saying so; with them, nothing a user or
+// device knew has changed (installation.ts) and the dump holds whole batches only.
 // PGlite only: the PostgreSQL phase skips it (PostgreSQL backups are pg_dump's, docs/operations.md).
 import fs from "node:fs";
 import os from "node:os";
@@ -10,6 +11,12 @@ import { migratedDataDir, type ServerProcess } from "../../support/server-proces
 import { buildInstallation, copyKeys, expectSameInstallation, observe, runScript, startService, type Installation } from "./installation.js";
 
 const ON_POSTGRES = Boolean(process.env.DATABASE_URL);
+const HOUR = 3600_000;
+const BATCH = 500;
+/** the concurrent writes' window: a week ago, whole hours, away from the installation's own telemetry */
+const WRITES_FROM = Math.floor((Date.now() - 7 * 24 * HOUR) / HOUR) * HOUR;
+const batch = (startMs: number) =>
+  Array.from({ length: BATCH }, (_, i) => ({ timestamp: new Date(startMs + i * 1000).toISOString(), cpuUsagePercent: i % 100, containersRunning: 1 }));
 
 describe.skipIf(ON_POSTGRES)("backup of a running service and restore on an empty DATA_DIR (PGlite; skipped with DATABASE_URL)", () => {
   const dirs: string[] = [];
@@ -32,8 +39,22 @@ describe.skipIf(ON_POSTGRES)("backup of a running service and restore on an empt
     inst = await buildInstallation(a);
     const before = await observe(a, inst);
 
-    // The running service writes the dump; a second process never opens its database.
+    // Telemetry keeps arriving while the running service writes the dump (a second process
+    // never opens its database): one batch, one statement, back to back.
+    const device = inst.devices[0];
+    const sent: number[] = [];
+    let writing = true;
+    const writer = (async () => {
+      for (let i = 0; writing; i++) {
+        const start = WRITES_FROM + i * BATCH * 1000;
+        const res = await a.api("POST", "/api/v1/agent/telemetry", { key: null, token: await device.token(), body: { snapshots: batch(start) } });
+        expect(res.status, res.text).toBe(200);
+        sent.push(start);
+      }
+    })();
     const backup = await runScript("db-backup.ts", ["--out", backupFile], { DATA_DIR: original });
+    writing = false;
+    await writer;
     expect(backup.code, backup.output).toBe(0);
     expect(backup.output).toContain("written by the running service");
     expect(fs.statSync(backupFile).mode & 0o777).toBe(0o600);
@@ -54,5 +75,21 @@ describe.skipIf(ON_POSTGRES)("backup of a running service and restore on an empt
     const b = await startService("ops-restored", { DATA_DIR: restored });
     processes.push(b);
     await expectSameInstallation(b, inst, before);
+
+    // The dump is a committed state: each batch is there whole or not at all, and the hourly
+    // rollups (merged by the same statements) hold exactly the snapshots that are there.
+    const count = async (from: number, to: number, interval?: string) => {
+      const range = `from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}`;
+      const res = await b.api("GET", `/api/v1/devices/${device.deviceId}/telemetry${interval ? `?${range}&interval=${interval}` : `/raw?metric=cpuUsagePercent&${range}&limit=1`}`);
+      expect(res.status, res.text).toBe(200);
+      return res.body.total as number;
+    };
+    const stored = await Promise.all(sent.map((start) => count(start, start + BATCH * 1000 - 1)));
+    for (const n of stored) expect([0, BATCH], `snapshots of one batch: ${stored.join(", ")}`).toContain(n);
+    const total = stored.reduce((x, y) => x + y, 0);
+    expect(total, `${sent.length} batches sent while the dump was written`).toBeGreaterThan(0);
+    const end = Math.ceil((WRITES_FROM + sent.length * BATCH * 1000) / HOUR) * HOUR - 1;
+    expect(await count(WRITES_FROM, end, "1h")).toBe(total);
+    console.log(`${sent.length} telemetry batches of ${BATCH} sent during the backup, ${total / BATCH} in the dump`);
   }, 120_000);
 });
