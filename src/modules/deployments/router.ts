@@ -137,6 +137,7 @@ export const deploymentsRouter = router({
           "then stopped; force: true (or a second stop with force) finishes at once.",
       },
       audit,
+      mcp: { destructive: true },
     })
     .input(stopInput)
     .output(deploymentOutput)

@@ -139,6 +139,7 @@ export const groupsRouter = router({
         summary: "Delete every device matched by a selector or an id list, revoking their certificates",
       },
       audit: { entity: "device_group", action: "groups.devices.bulk-delete" },
+      mcp: { destructive: true },
     })
     .input(bulkDeleteInput)
     .output(bulkDeleteOutput)

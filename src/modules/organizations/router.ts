@@ -88,7 +88,7 @@ export const organizationsRouter = router({
     }),
 
   bulkDelete: superAdminProcedure
-    .meta({ openapi: { method: "POST", path: "/organizations/bulk-delete", tags: [TAG], summary: "Delete several organizations, with an outcome per organization (Super Admin)" }, audit })
+    .meta({ openapi: { method: "POST", path: "/organizations/bulk-delete", tags: [TAG], summary: "Delete several organizations, with an outcome per organization (Super Admin)" }, audit, mcp: { destructive: true } })
     .input(bulkDeleteInput)
     .output(bulkDeleteOutput)
     .mutation(({ ctx, input }) => bulkDeleteOrganizations(ctx.db, ctx.principal, ctx.request, input.ids)),
@@ -182,7 +182,7 @@ export const organizationsRouter = router({
     .query(({ ctx, input }) => canDeleteOrganization(ctx.db, ctx.principal, input.id)),
 
   bulkUsers: protectedProcedure("users:write")
-    .meta({ openapi: { method: "POST", path: "/organizations/{id}/users/bulk", tags: [TAG], summary: "Remove members, change their role or mail them reset links, with an outcome per user" }, audit })
+    .meta({ openapi: { method: "POST", path: "/organizations/{id}/users/bulk", tags: [TAG], summary: "Remove members, change their role or mail them reset links, with an outcome per user" }, audit, mcp: { destructive: true } })
     .input(orgUsersBulkInput)
     .output(bulkUsersOutput)
     .mutation(({ ctx, input }) => bulkOrganizationUsers(ctx.db, ctx.services, ctx.principal, input)),

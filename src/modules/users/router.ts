@@ -46,7 +46,7 @@ export const usersRouter = router({
     .query(({ ctx }) => userStats(ctx.db, ctx.principal)),
 
   bulk: superAdminProcedure
-    .meta({ openapi: { method: "POST", path: "/users/bulk", tags: [TAG], summary: "Enable, disable or delete several users, with an outcome per user (Super Admin)" }, audit })
+    .meta({ openapi: { method: "POST", path: "/users/bulk", tags: [TAG], summary: "Enable, disable or delete several users, with an outcome per user (Super Admin)" }, audit, mcp: { destructive: true } })
     .input(bulkUsersInput)
     .output(bulkUsersOutput)
     .mutation(({ ctx, input }) => bulkUsers(ctx.db, ctx.principal, input)),

@@ -32,6 +32,10 @@ describe("tools/list with mutations enabled", () => {
     expect(toolNamed(tools, "devices_update").annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
     expect(toolNamed(tools, "devices_addLabel").annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
     expect(toolNamed(tools, "devices_list").annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
+    // a POST that destroys says so in its meta (mcp: { destructive: true })
+    expect(toolNamed(tools, "groups_bulkDelete").annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
+    expect(toolNamed(tools, "deviceCertificates_revoke").annotations?.destructiveHint).toBe(true);
+    expect(toolNamed(tools, "groups_bulkLabels").annotations?.destructiveHint).toBe(false);
   });
 });
 

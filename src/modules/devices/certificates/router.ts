@@ -39,6 +39,7 @@ export const deviceCertificatesRouter = router({
         summary: "Revoke a device certificate", description: "A second revocation answers 409. The CA's revocation list carries it from the next fetch on.",
       },
       audit,
+      mcp: { destructive: true },
     })
     .input(revokeInput)
     .output(deviceCertificateOutput)
