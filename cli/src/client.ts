@@ -20,6 +20,8 @@ export class ApiClient {
     readonly context: Context,
     /** called with the context after its tokens were refreshed, to save them */
     private readonly onRefresh: (context: Context) => void = () => {},
+    /** the context as saved now (another fleet process may have refreshed its tokens meanwhile) */
+    private readonly reload: () => Context | undefined = () => undefined,
   ) {}
 
   get server(): string {
@@ -70,17 +72,30 @@ export class ApiClient {
     }
   }
 
-  /** Exchanges the refresh token for new tokens; false when the server refused it. */
+  /**
+   * Exchanges the refresh token for new tokens; false when the server refused it. A refresh
+   * token works once, so when another fleet process (a script running several at a time)
+   * refreshed first, the tokens it saved are taken instead.
+   */
   private async refresh(): Promise<boolean> {
+    if (this.adoptSaved()) return true;
     const res = await fetch(this.url("/auth/refresh"), {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json" },
       body: JSON.stringify({ refreshToken: this.context.refreshToken }),
     }).catch(() => null);
-    if (!res?.ok) return false;
+    if (!res?.ok) return this.adoptSaved();
     const tokens = (await res.json()) as { accessToken: string; refreshToken: string; expiresAt: string };
     Object.assign(this.context, { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, expiresAt: tokens.expiresAt });
     this.onRefresh(this.context);
+    return true;
+  }
+
+  /** Takes the saved tokens when they are not the ones this client holds. */
+  private adoptSaved(): boolean {
+    const saved = this.reload();
+    if (!saved?.accessToken || saved.accessToken === this.context.accessToken) return false;
+    Object.assign(this.context, { accessToken: saved.accessToken, refreshToken: saved.refreshToken, expiresAt: saved.expiresAt });
     return true;
   }
 

@@ -29,9 +29,13 @@ export function saveContext(io: Io, name: string, context: Context): void {
 export async function connect(globals: Globals, io: Io): Promise<Session> {
   const config = readConfig(io.env);
   const resolved = resolveContext(config, globals.context, io.env);
-  const client = new ApiClient(resolved.context, (context) => {
-    if (resolved.stored) saveContext(io, resolved.name, context);
-  });
+  const client = new ApiClient(
+    resolved.context,
+    (context) => {
+      if (resolved.stored) saveContext(io, resolved.name, context);
+    },
+    () => (resolved.stored ? readConfig(io.env).contexts[resolved.name] : undefined),
+  );
   if (globals.org) await actIn(client, resolved, globals.org, io);
   return { client, resolved, config };
 }

@@ -112,6 +112,14 @@ describe("fleet against a service", () => {
     expect(config.currentContext).toBe("local");
     expect(config.contexts.local).toMatchObject({ server: service.url, user: ADMIN.email, organization: { slug: "default" } });
     expect(await json(admin, ["context", "list"])).toEqual([expect.objectContaining({ current: true, name: "local", organization: "default", credential: "session" })]);
+    // an access token the server refuses is refreshed with the refresh token and saved, also
+    // by several fleet processes at once (a refresh token works once: the others take the saved tokens)
+    fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(/accessToken: .*/, "accessToken: expired-token"));
+    const runs = await Promise.all([1, 2, 3].map(() => fleet(admin, ["devices", "list", "--limit", "1", "-o", "json"])));
+    expect(runs.map((r) => [r.code, r.stderr])).toEqual([[0, ""], [0, ""], [0, ""]]);
+    const refreshed = parseYaml(fs.readFileSync(file, "utf8")).contexts.local;
+    expect(refreshed.accessToken).not.toBe("expired-token");
+    expect((await service.api("GET", "/api/v1/tenant/context", { key: null, token: refreshed.accessToken })).status).toBe(200);
   });
 
   it("runs generated commands of several modules, printing json, yaml, names and tables", async () => {
