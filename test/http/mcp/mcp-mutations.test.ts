@@ -1,8 +1,13 @@
 // The MCP server started with MCP_ALLOW_MUTATIONS=1: the mutating procedures are tools too,
 // with annotations from their REST method, and a call changes what the REST call would, as
 // the caller, with its audit entry; refused by permission or for another tenant's device as
-// the API refuses it, nothing changed; and every MCP request spends one of the caller's budget.
+// the API refuses it, nothing changed; every MCP request spends one of the caller's budget;
+// and `fleet mcp --read-only` (the CLI as a subprocess) narrows the tools to the read-only ones.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { Tool } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Harness, Tenant } from "../../support/harness.js";
@@ -107,5 +112,31 @@ describe("rate limits", () => {
     expect(Number(over.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(await over.json()).toMatchObject({ code: "TOO_MANY_REQUESTS", data: { httpStatus: 429 } });
     expect((await h.api("GET", "/api/v1/devices", { key })).status).toBe(429); // the same budget as REST
+  });
+});
+
+describe("fleet mcp --read-only", () => {
+  it("offers only the read-only tools of a service that offers mutations, and forwards calls", async () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-mcp-home-"));
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [path.resolve("cli/bin/fleet.js"), "mcp", "--read-only"],
+      env: { PATH: process.env.PATH ?? "", HOME: home, XDG_CONFIG_HOME: home, FLEET_URL: h.url, FLEET_API_KEY: acme.key },
+      stderr: "pipe",
+    });
+    const stdio = new Client({ name: "fleet-tests-cli", version: "1.0.0" });
+    try {
+      await stdio.connect(transport);
+      const listed = (await stdio.listTools()).tools;
+      expect(listed.map((t) => t.name).sort()).toEqual(tools.filter((t) => t.annotations?.readOnlyHint).map((t) => t.name).sort());
+      expect(listed.map((t) => t.name)).not.toContain("devices_delete");
+      await expect(stdio.callTool({ name: "devices_delete", arguments: { id: acmeIds[0] } })).rejects.toThrow(/devices_delete/);
+      const device = answerOf(await stdio.callTool({ name: "devices_get", arguments: { id: acmeIds[0] } }));
+      expect(device).toEqual((await h.api("GET", `/api/v1/devices/${acmeIds[0]}`, { key: acme.key })).body);
+      expect(await h.services.prisma.device.count({ where: { id: acmeIds[0] } })).toBe(1);
+    } finally {
+      await stdio.close();
+      fs.rmSync(home, { recursive: true, force: true });
+    }
   });
 });
