@@ -31,12 +31,12 @@ describe.skipIf(!DATABASE_URL)("db:move from PGlite to PostgreSQL (skipped witho
     // A first start on PGlite (no DATABASE_URL): the installation to move.
     const a = await startService("ops-pglite", { DATA_DIR: dataDir });
     processes.push(a);
-    inst = await buildInstallation(a);
-    const before = await observe(a, inst);
-    // The service holds DATA_DIR: the move waits for it to stop.
     const empty = await newPostgresDatabase(DATABASE_URL!);
     drops.push(empty.drop);
-    const held = await runScript("db-move.ts", ["--to", empty.url.toString()], { DATA_DIR: dataDir });
+    // The service holds DATA_DIR: the move waits for it to stop (tried while the installation is built).
+    const [held, built] = await Promise.all([runScript("db-move.ts", ["--to", empty.url.toString()], { DATA_DIR: dataDir }), buildInstallation(a)]);
+    inst = built;
+    const before = await observe(a, inst);
     expect(held.code).toBe(1);
     expect(held.output).toContain("another process uses the embedded database");
     expect(await a.stop()).toBe(0);
