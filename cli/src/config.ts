@@ -47,6 +47,38 @@ export function writeConfig(config: Config, env: NodeJS.ProcessEnv = process.env
   fs.renameSync(temp, file);
 }
 
+/** Sleeps the thread (the lock below is taken by short synchronous sections). */
+const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/**
+ * Reads, changes and writes the file under a lock file (created exclusively), so that fleet
+ * processes running at once (a script signing in to two contexts, several refreshing a
+ * token) do not lose each other's changes. A lock older than 10 s is a crashed process's.
+ */
+export function updateConfig(change: (config: Config) => void, env: NodeJS.ProcessEnv = process.env): Config {
+  fs.mkdirSync(configDir(env), { recursive: true, mode: 0o700 });
+  const lock = `${configPath(env)}.lock`;
+  for (let waited = 0; ; waited += 20) {
+    try {
+      fs.closeSync(fs.openSync(lock, "wx", 0o600));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      const age = Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > 10_000 || waited > 15_000) fs.rmSync(lock, { force: true });
+      else sleepSync(20);
+    }
+  }
+  try {
+    const config = readConfig(env);
+    change(config);
+    writeConfig(config, env);
+    return config;
+  } finally {
+    fs.rmSync(lock, { force: true });
+  }
+}
+
 /** The context a command runs in: the environment's (FLEET_URL), --context, or the current one. */
 export interface Resolved {
   name: string;

@@ -1,7 +1,7 @@
 // What every command that talks to a server shares: the context it runs in (with --org
 // applied), the client, and printing in the chosen format.
 import { ApiClient } from "./client.js";
-import { readConfig, resolveContext, writeConfig, type Config, type Context, type Resolved } from "./config.js";
+import { readConfig, resolveContext, updateConfig, type Config, type Context, type Resolved } from "./config.js";
 import { CliError, EXIT } from "./errors.js";
 import { render, type Format } from "./output.js";
 import type { Io } from "./main.js";
@@ -21,9 +21,9 @@ export interface Session {
 
 /** Saves a stored context (tokens refreshed, organization switched). */
 export function saveContext(io: Io, name: string, context: Context): void {
-  const config = readConfig(io.env);
-  config.contexts[name] = context;
-  writeConfig(config, io.env);
+  updateConfig((config) => {
+    config.contexts[name] = context;
+  }, io.env);
 }
 
 export async function connect(globals: Globals, io: Io): Promise<Session> {

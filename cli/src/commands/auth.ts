@@ -6,7 +6,7 @@ import readline from "node:readline";
 import { Writable } from "node:stream";
 import type { Command } from "commander";
 import { ApiClient } from "../client.js";
-import { configPath, readConfig, resolveContext, writeConfig, type Context } from "../config.js";
+import { configPath, readConfig, resolveContext, updateConfig, type Context } from "../config.js";
 import { CliError, EXIT } from "../errors.js";
 import { findOrganization, print, readStdin, type Globals } from "../runtime.js";
 import { table } from "../output.js";
@@ -73,10 +73,10 @@ export async function login(args: unknown[], globals: Globals, io: Io, cmd: Comm
   context.user = me.email;
   context.organization = { id: me.organization.id, slug: me.organization.slug, name: me.organization.name };
   const name = opts.name ?? contextName(server, me.organization.slug);
-  const config = readConfig(io.env);
-  config.contexts[name] = context;
-  config.currentContext = name;
-  writeConfig(config, io.env);
+  updateConfig((config) => {
+    config.contexts[name] = context;
+    config.currentContext = name;
+  }, io.env);
   io.stderr.write(`Signed in to ${server} as ${me.email} in ${me.organization.slug}${me.role ? ` (${me.role})` : ""}; context "${name}" saved in ${configPath(io.env)}\n`);
 }
 
@@ -87,18 +87,22 @@ export async function logout(_args: unknown[], globals: Globals, io: Io, cmd: Co
     const context = config.contexts[name];
     if (!context) throw new CliError(EXIT.usage, "FLEET_URL/FLEET_API_KEY come from the environment: unset them to sign out");
     if (context.accessToken) {
-      // the session ends at the server: its access and refresh tokens stop working
-      await new ApiClient(context).request("POST", "/auth/logout", { body: context.refreshToken ? { refreshToken: context.refreshToken } : {} }).catch((err: unknown) => {
+      // the session ends at the server: its access and refresh tokens stop working (an expired
+      // access token is refreshed first, within the same session)
+      await new ApiClient(context).request("POST", "/auth/logout", { body: {} }).catch((err: unknown) => {
         if (!(err instanceof CliError && err.exitCode === EXIT.auth)) throw err;
       });
       io.stderr.write(`Signed out of ${context.server} (${name}): the session was revoked\n`);
     } else if (context.apiKey) {
       io.stderr.write(`Forgot the API key of ${name} (the key itself stays valid: revoke it with fleet api-keys revoke)\n`);
     }
-    delete config.contexts[name];
-    if (config.currentContext === name) config.currentContext = undefined;
   }
-  writeConfig(config, io.env);
+  updateConfig((saved) => {
+    for (const name of names) {
+      delete saved.contexts[name];
+      if (saved.currentContext === name) saved.currentContext = undefined;
+    }
+  }, io.env);
 }
 
 export async function contextList(_args: unknown[], globals: Globals, io: Io): Promise<void> {
@@ -120,18 +124,18 @@ export async function contextCurrent(_args: unknown[], globals: Globals, io: Io)
 
 export async function contextUse(args: unknown[], _globals: Globals, io: Io): Promise<void> {
   const name = String(args[0]);
-  const config = readConfig(io.env);
-  if (!config.contexts[name]) throw new CliError(EXIT.usage, `no context named ${name} (${Object.keys(config.contexts).join(", ") || "none: fleet login URL"})`);
-  config.currentContext = name;
-  writeConfig(config, io.env);
+  const config = updateConfig((saved) => {
+    if (!saved.contexts[name]) throw new CliError(EXIT.usage, `no context named ${name} (${Object.keys(saved.contexts).join(", ") || "none: fleet login URL"})`);
+    saved.currentContext = name;
+  }, io.env);
   io.stderr.write(`Using context "${name}" (${config.contexts[name].server}, ${config.contexts[name].organization?.slug ?? "?"})\n`);
 }
 
 export async function contextDelete(args: unknown[], _globals: Globals, io: Io): Promise<void> {
   const name = String(args[0]);
-  const config = readConfig(io.env);
-  if (!config.contexts[name]) throw new CliError(EXIT.usage, `no context named ${name}`);
-  delete config.contexts[name];
-  if (config.currentContext === name) config.currentContext = undefined;
-  writeConfig(config, io.env);
+  updateConfig((saved) => {
+    if (!saved.contexts[name]) throw new CliError(EXIT.usage, `no context named ${name}`);
+    delete saved.contexts[name];
+    if (saved.currentContext === name) saved.currentContext = undefined;
+  }, io.env);
 }
