@@ -5,7 +5,7 @@
 // permissions, organization, audit entries and refusals are the service's. `readOnly` narrows
 // what the service offers to the read-only tools; nothing widens it.
 import type { Readable, Writable } from "node:stream";
-import { Client, StreamableHTTPClientTransport, type Tool } from "@modelcontextprotocol/client";
+import { Client, StreamableHTTPClientTransport, type FetchLike, type Tool } from "@modelcontextprotocol/client";
 import { McpServer, type CallToolResult, type StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import { serveStdio, StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 
@@ -14,8 +14,11 @@ export interface StdioBridgeOptions {
   url: string;
   /** an API key (sent as X-API-Key) */
   apiKey?: string;
-  /** or an access token (Authorization: Bearer) */
-  token?: string;
+  /**
+   * or an access token (Authorization: Bearer); a function is asked before every request, so
+   * that a long-running bridge follows a session whose token the caller refreshes
+   */
+  token?: string | (() => string | Promise<string>);
   /** offer only the read-only tools, whatever the service offers */
   readOnly?: boolean;
   /** where the MCP messages come in and go out (default: the process's stdin and stdout) */
@@ -70,12 +73,20 @@ function statusOf(err: unknown): number | undefined {
   return typeof status === "number" ? status : undefined;
 }
 
+/** fetch with the credential in every request's headers (the token asked for each time). */
+function fetchWithCredential({ apiKey, token }: StdioBridgeOptions): FetchLike {
+  return async (url, init) => {
+    const headers = new Headers(init?.headers);
+    if (apiKey) headers.set("x-api-key", apiKey);
+    const bearer = typeof token === "function" ? await token() : token;
+    if (bearer) headers.set("authorization", `Bearer ${bearer}`);
+    return fetch(url, { ...init, headers });
+  };
+}
+
 async function connect(options: StdioBridgeOptions): Promise<Client> {
-  const headers: Record<string, string> = {};
-  if (options.apiKey) headers["x-api-key"] = options.apiKey;
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
   const client = new Client({ name: options.clientName ?? "fleet-cli", version: options.version ?? "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(mcpEndpoint(options.url), { requestInit: { headers } });
+  const transport = new StreamableHTTPClientTransport(mcpEndpoint(options.url), { fetch: fetchWithCredential(options) });
   try {
     await client.connect(transport);
     return client;

@@ -4,12 +4,15 @@
 // refused, a permission refusal and another tenant's device as the API answers them, and the
 // API's 401 for a request without a valid credential.
 import path from "node:path";
+import { PassThrough } from "node:stream";
+import { StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { Tool } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Harness, Tenant } from "../../support/harness.js";
 import { mcpTools } from "../../../src/modules/mcp/tools.js";
+import { runStdioBridge } from "../../../cli/src/mcp/stdio-bridge.js";
 import { answerOf, MCP_PATH, mcpClient, openMcpFixture, refusalOf, toolNamed, type McpFixture } from "./mcp-support.js";
 
 let f: McpFixture;
@@ -181,6 +184,30 @@ describe("the stdio bridge (fleet mcp)", () => {
       expect(refusal.status).toBe(404);
     } finally {
       await stdio.close();
+    }
+  });
+
+  it("follows a session whose token the caller renews (token given as a function)", async () => {
+    let token = await h.login(acme.user.email, acme.user.password);
+    let asked = 0;
+    const toBridge = new PassThrough();
+    const fromBridge = new PassThrough();
+    const bridge = await runStdioBridge({ url: h.url, token: () => (asked++, token), stdin: toBridge, stdout: fromBridge });
+    // the client's end of the pipe pair: newline-delimited JSON-RPC, as on stdio
+    const local = new Client({ name: "fleet-tests-in-process", version: "1.0.0" });
+    await local.connect(new StdioServerTransport(fromBridge, toBridge));
+    try {
+      expect(answerOf(await local.callTool({ name: "devices_list", arguments: {} })).total).toBe(3);
+      // the session ends: its token is refused from now on, and the caller signs in again
+      expect((await h.api("POST", "/api/v1/auth/logout", { key: null, token })).status).toBeLessThan(300);
+      expect((await h.api("GET", "/api/v1/devices", { key: null, token })).status).toBe(401);
+      token = await h.login(acme.user.email, acme.user.password);
+      const before = asked;
+      expect(answerOf(await local.callTool({ name: "devices_list", arguments: {} })).total).toBe(3);
+      expect(asked).toBeGreaterThan(before);
+    } finally {
+      await local.close();
+      await bridge.close();
     }
   });
 
