@@ -91,6 +91,16 @@ export class ApiClient {
     return true;
   }
 
+  /**
+   * The session's access token, refreshed first when it expires within a minute (for a
+   * long-running user of the credential, such as the MCP bridge of `fleet mcp`).
+   */
+  async accessToken(): Promise<string | undefined> {
+    const expiresAt = this.context.expiresAt ? Date.parse(this.context.expiresAt) : NaN;
+    if (this.context.refreshToken && expiresAt - Date.now() < 60_000) await this.refresh();
+    return this.context.accessToken;
+  }
+
   /** Takes the saved tokens when they are not the ones this client holds. */
   private adoptSaved(): boolean {
     const saved = this.reload();

@@ -42,13 +42,14 @@ function envOf(dir: string, extra: Record<string, string> = {}): Record<string, 
   return { PATH: process.env.PATH ?? "", HOME: dir, XDG_CONFIG_HOME: path.join(dir, ".config"), ...extra };
 }
 
-function start(dir: string, args: string[], extra: Record<string, string> = {}, input?: string): Running {
+/** `input`: what stdin gets before it ends; null keeps it open (for a conversation over stdio). */
+function start(dir: string, args: string[], extra: Record<string, string> = {}, input?: string | null): Running {
   const child = spawn(process.execPath, [BIN, ...args], { env: envOf(dir, extra), stdio: ["pipe", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout!.on("data", (c: Buffer) => (stdout += c.toString()));
   child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
-  child.stdin!.end(input ?? "");
+  if (input !== null) child.stdin!.end(input ?? "");
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   return { child, out: () => stdout, err: () => stderr, exited };
 }
@@ -305,6 +306,25 @@ describe("fleet against a service", () => {
     expect(complete(["rollo"])).toEqual(["rollout"]);
     expect(complete(["devices", "list", "--status", ""])).toEqual(["error", "offline", "online", "pending", "provisioned"]);
     expect(complete(["deployments", "rollout-p"])).toEqual(["rollout-pause", "rollout-promote"]);
+  });
+
+  it("serves the service's MCP tools on stdio as the signed-in session, and exits 3 for a refused key", async () => {
+    const mcp = start(admin, ["mcp", "--read-only"], {}, null);
+    try {
+      const send = (message: object) => mcp.child.stdin!.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
+      const answer = (id: number) => eventually(async () => mcp.out().split("\n").filter(Boolean).map((l) => JSON.parse(l)).find((m) => m.id === id), 20_000, `MCP answer ${id} (${mcp.err()})`);
+      send({ id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "cli-test", version: "1.0.0" } } });
+      expect((await answer(1)).result.serverInfo).toBeDefined();
+      send({ method: "notifications/initialized" });
+      send({ id: 2, method: "tools/list", params: {} });
+      const tools = (await answer(2)).result.tools as Array<{ name: string; annotations?: { readOnlyHint?: boolean } }>;
+      expect(tools.map((t) => t.name)).toContain("devices_list");
+      expect(tools.every((t) => t.annotations?.readOnlyHint === true)).toBe(true);
+    } finally {
+      mcp.child.kill();
+    }
+    const refused = await fleet(home("mcp"), ["mcp"], { FLEET_URL: service.url, FLEET_API_KEY: "fm_" + "y".repeat(40) });
+    expect(refused.code).toBe(EXIT.auth);
   });
 
   it.skipIf(!peerAvailable("tmux"))("shows fleet rollout watch in a terminal, redrawn as the rollout moves", async () => {

@@ -2,12 +2,12 @@
 // subprocesses. The bridge is cli/src/mcp/stdio-bridge.ts (runStdioBridge); this command hands
 // it the context's server and credential and waits until stdin ends.
 import type { Command } from "commander";
-import { CliError, EXIT } from "../errors.js";
+import { CliError, EXIT, exitCodeOfStatus } from "../errors.js";
 import { connect, type Globals } from "../runtime.js";
 import type { Io } from "../main.js";
 
 interface Bridge {
-  runStdioBridge(options: { url: string; apiKey?: string; token?: string; readOnly?: boolean; clientName?: string }): Promise<{ tools: unknown[]; closed: Promise<void> }>;
+  runStdioBridge(options: { url: string; apiKey?: string; token?: () => Promise<string>; readOnly?: boolean; clientName?: string }): Promise<{ tools: unknown[]; closed: Promise<void> }>;
 }
 
 export async function mcp(_args: unknown[], globals: Globals, io: Io, cmd: Command): Promise<number | void> {
@@ -23,8 +23,18 @@ export async function mcp(_args: unknown[], globals: Globals, io: Io, cmd: Comma
     throw err;
   }
   const { client } = await connect(globals, io);
-  const { apiKey, accessToken } = client.context;
-  const running = await bridge.runStdioBridge({ url: client.server, apiKey, token: apiKey ? undefined : accessToken, readOnly: Boolean(cmd.opts().readOnly), clientName: "fleet-cli" });
+  const { apiKey } = client.context;
+  // a session's token is asked for before every request: the bridge may run for hours, its access token 15 minutes
+  const token = apiKey ? undefined : async () => (await client.accessToken()) ?? "";
+  let running: Awaited<ReturnType<Bridge["runStdioBridge"]>>;
+  try {
+    running = await bridge.runStdioBridge({ url: client.server, apiKey, token, readOnly: Boolean(cmd.opts().readOnly), clientName: "fleet-cli" });
+  } catch (err) {
+    // McpBridgeError: the service refused the credential at start (401, 403)
+    const status = (err as { status?: unknown }).status;
+    if (typeof status === "number") throw new CliError(exitCodeOfStatus(status), (err as Error).message, { status });
+    throw err;
+  }
   io.stderr.write(`fleet mcp: ${running.tools.length} tools of ${client.server} on stdio\n`);
   await running.closed;
 }
