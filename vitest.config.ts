@@ -26,6 +26,13 @@ export default defineConfig({
     // One database per test file; PGlite holds ~450 MB, so two files at a time on 2 cores.
     pool: "forks",
     maxWorkers: 2,
+    // A worker runs file after file in one process: the service's modules (express, Prisma,
+    // PGlite, tRPC) load once per worker instead of once per file, and run JIT-compiled from
+    // the second file on. Every file opens its own database and service, and module state is
+    // the service's own (created per app), so files stay independent. (On 17 API test files,
+    // one worker each, side by side on the same loaded machine: all 17 done in 606 s this way
+    // while the isolated run had finished 14.)
+    isolate: false,
     testTimeout: 60_000,
     hookTimeout: 120_000,
     reporters: process.env.VITEST_JSON_REPORT ? ["default", ["json", { outputFile: process.env.VITEST_JSON_REPORT }]] : ["default"],

@@ -6,6 +6,7 @@ import type { Config } from "./config.js";
 import { openDatabase } from "./db/client.js";
 import { checkEncryptionKey } from "./db/key-check.js";
 import { createLogger, type Logger } from "./lib/logger.js";
+import { applyConnectionTimeouts } from "./lib/http-timeouts.js";
 import { createServices, type Services } from "./services.js";
 import { createApp } from "./app.js";
 import { bootstrap, type BootstrapResult } from "./bootstrap.js";
@@ -35,14 +36,7 @@ export async function startService(config: Config, logger: Logger = createLogger
     const s = app.listen(config.PORT, config.HOST, () => resolve(s));
     s.once("error", reject);
   });
-  // Slow clients must not hold a connection forever.
-  server.headersTimeout = 20_000;
-  server.requestTimeout = 60_000;
-  // An idle keep-alive connection stays open longer than the idle timeouts of load balancers
-  // (60 s is common) and of HTTP clients (undici: 4 s), so that the other side always closes
-  // first. With node's 5 s, a client reusing a socket just as the server closed it got
-  // ECONNRESET (seen in CI under load); behind a balancer that shows as a 502.
-  server.keepAliveTimeout = 65_000;
+  applyConnectionTimeouts(server);
   const realtime = attachUpgradeHandlers(server, services); // WebSocket upgrade, cross-process pub/sub
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.PORT;

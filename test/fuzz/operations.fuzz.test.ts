@@ -182,7 +182,9 @@ it("answers hostile input on every operation with 2xx/4xx and the error shape, n
           if (res.status >= 400 && (await dataFingerprint()) !== before) failures.push(`${res.label}: refused (${res.status}) but data changed`);
         },
       ),
-      { numRuns: 12, seed: 42 },
+      // Eight inputs per operation and database, a different eight on each: CI's two phases
+      // together send sixteen, the same ones at every run (a failure reproduces).
+      { numRuns: 8, seed: process.env.DATABASE_URL ? 4242 : 42 },
     );
   }
   expect(failures, failures.slice(0, 20).join("\n")).toEqual([]);

@@ -2,6 +2,7 @@
 // chosen requests: the fault tests kill a server process while its sync waits on one.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { applyConnectionTimeouts } from "../../src/lib/http-timeouts.js";
 
 /**
  * An HTTP proxy that holds the requests `held` picks (a Git pack fetch, an OCI manifest read)
@@ -27,6 +28,7 @@ export async function gatedProxy(target: string, held: (req: http.IncomingMessag
       void gate.then(forward);
     } else forward();
   });
+  applyConnectionTimeouts(server); // as the service sets them: the service, its client, closes idle sockets first
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

@@ -20,6 +20,7 @@ import { hashPassword, randomToken, sha256Hex } from "../../src/lib/crypto.js";
 import { API_KEY_PREFIX } from "../../src/trpc/auth.js";
 import { SecretWatch } from "./secret-watch.js";
 import { restClient, type ApiResponse, type CallOptions } from "./rest-client.js";
+import { applyConnectionTimeouts } from "../../src/lib/http-timeouts.js";
 
 // (defined in rest-client.ts, which the browser tests import without this module's service)
 export { restClient, type ApiResponse, type CallOptions };
@@ -127,6 +128,7 @@ export async function createHarness(env: Record<string, string> = {}, options: H
   const app = createApp(services);
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, "127.0.0.1", () => resolve(s));
+    applyConnectionTimeouts(s); // as the service sets them (a client never reuses a socket the server is closing)
   });
   const realtime = attachUpgradeHandlers(server, services);
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;

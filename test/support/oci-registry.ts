@@ -16,6 +16,7 @@ import "reflect-metadata";
 import * as x509 from "@peculiar/x509";
 import { SignJWT } from "jose";
 import { requirePeer } from "./peers.js";
+import { applyConnectionTimeouts } from "../../src/lib/http-timeouts.js";
 
 const run = promisify(execFile);
 
@@ -144,6 +145,7 @@ async function startTokenService(dir: string, credential: { username: string; pa
     if (!authorized) return void res.writeHead(401, { "content-type": "application/json" }).end('{"details":"bad credential"}');
     void issue(url.searchParams.get("scope")).then((token) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ token })));
   });
+  applyConnectionTimeouts(server); // as the service sets them: the service, its client, closes idle sockets first
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
   const realm = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/token`;
   return { server, requests, issue, realm };

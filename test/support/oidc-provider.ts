@@ -10,6 +10,7 @@ import crypto from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type JWK } from "jose";
+import { applyConnectionTimeouts } from "../../src/lib/http-timeouts.js";
 
 export interface ProviderUser {
   sub: string;
@@ -79,6 +80,7 @@ export async function startOidcProvider(options: { host?: string; clientId?: str
   const server = http.createServer((req, res) => void handle(req, res).catch((err) => {
     res.writeHead(500, { "content-type": "text/plain" }).end(String(err));
   }));
+  applyConnectionTimeouts(server); // as the service sets them: the service, its client, closes idle sockets first
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const issuer = `http://${host}:${(server.address() as AddressInfo).port}`;
 

@@ -2,6 +2,7 @@
 // X-Signature against a secret, and answers with scripted status codes (e.g. 500, 500, 200).
 import http from "node:http";
 import crypto from "node:crypto";
+import { applyConnectionTimeouts } from "../../src/lib/http-timeouts.js";
 
 export interface ReceivedRequest {
   method: string;
@@ -60,6 +61,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       waiters.splice(0).forEach((w) => w());
     });
   });
+  applyConnectionTimeouts(server); // as the service sets them: the service, its client, closes idle sockets first
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   return {

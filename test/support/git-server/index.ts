@@ -20,6 +20,7 @@ import { serveCgi } from "./cgi.js";
 import { gitExecPath, isolatedGitEnv } from "./git-cli.js";
 import { RepositoryStore } from "./repositories.js";
 import type { CommitOptions, CreateRepoOptions, RepoFiles } from "./repositories.js";
+import { applyConnectionTimeouts } from "../../../src/lib/http-timeouts.js";
 
 export type { CommitOptions, CreateRepoOptions, RepoFiles } from "./repositories.js";
 
@@ -71,6 +72,7 @@ export async function startGitServer(options: GitServerOptions = {}): Promise<Gi
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
+    applyConnectionTimeouts(server); // as the service sets them: the service, its client, closes idle sockets first
     server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
