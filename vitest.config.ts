@@ -4,12 +4,14 @@ import { configDefaults, defineConfig } from "vitest/config";
 const EVERY_TEST = ["test/**/*.test.ts", "web/src/**/*.test.ts"];
 
 // TEST_SCOPE=database (what .ci/run sets for its PostgreSQL phase): only the tests whose outcome
-// depends on the database run again there: the API over HTTP, the operations fuzzer, and the
-// unit tests that open a database. The browser tests and the pure unit tests would prove
+// depends on the database run again there: the API over HTTP, the operations fuzzer, the CLI
+// against a service, and the unit tests that open a database. The browser tests and the pure unit tests would prove
 // nothing new on a second database, so they run once, in the PGlite phase.
 const DATABASE_TESTS = [
   "test/http/**/*.test.ts",
   "test/fuzz/**/*.test.ts",
+  // the CLI against a service process on this phase's database (server-process.ts: "migrated")
+  "test/cli/cli.test.ts",
   "test/unit/jobs.test.ts",
   "test/unit/platform-keys-migration.test.ts",
   "test/unit/raw-session.test.ts",

@@ -6,7 +6,6 @@ import os from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
 import type { Server } from "node:http";
-import pg from "pg";
 import { inject } from "vitest";
 import { loadConfig, type Config } from "../../src/config.js";
 import { createPrisma, type Database } from "../../src/db/client.js";
@@ -21,6 +20,9 @@ import { API_KEY_PREFIX } from "../../src/trpc/auth.js";
 import { SecretWatch } from "./secret-watch.js";
 import { restClient, type ApiResponse, type CallOptions } from "./rest-client.js";
 import { applyConnectionTimeouts } from "../../src/lib/http-timeouts.js";
+import { newPostgresDatabase } from "./postgres-database.js";
+
+export { newPostgresDatabase };
 
 // (defined in rest-client.ts, which the browser tests import without this module's service)
 export { restClient, type ApiResponse, type CallOptions };
@@ -58,26 +60,6 @@ export interface HarnessOptions {
   watchSecrets?: boolean;
   /** PostgreSQL only: where the service connects instead of the test database's own URL (a fault-injecting proxy) */
   rewriteDatabaseUrl?: (url: URL) => URL;
-}
-
-/**
- * A database of its own on the PostgreSQL at `url`: a copy of `template`, or empty (not even
- * migrated) without one. `drop` removes it.
- */
-export async function newPostgresDatabase(url: string, template?: string): Promise<{ url: URL; drop: () => Promise<void> }> {
-  const name = `fleet_test_${crypto.randomBytes(6).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ""}`);
-  const dbUrl = new URL(url);
-  dbUrl.pathname = `/${name}`;
-  return {
-    url: dbUrl,
-    drop: async () => {
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
-      await admin.end();
-    },
-  };
 }
 
 async function openTestDatabase(options: HarnessOptions = {}): Promise<{ opened: OpenedDatabase; drop: () => Promise<void> }> {

@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { inject } from "vitest";
 import { restClient, type ApiResponse, type CallOptions } from "./rest-client.js";
 import type { SecretWatch } from "./secret-watch.js";
+import { newPostgresDatabase } from "./postgres-database.js";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -63,10 +64,15 @@ export const SERVICE_COMMAND = [process.execPath, path.join(ROOT, "dist", "servi
 /**
  * Starts the service (SERVICE_COMMAND) with `env` on top of a minimal environment (PORT 0: any free port,
  * HOST 127.0.0.1, a DATA_DIR of its own removed when the process exits: empty, or holding the
- * migrated database with `database: "migrated"`) and resolves once it logged "ready".
+ * migrated database with `database: "migrated"`, which on the run with DATABASE_URL is a
+ * migrated PostgreSQL database of its own, dropped at the exit) and resolves once it logged "ready".
  */
 export async function spawnService(name: string, env: Record<string, string>, options: ServerProcessOptions = {}): Promise<ServerProcess> {
-  const dataDir = options.database === "migrated" ? migratedDataDir(`fleet-proc-${name}-`) : fs.mkdtempSync(path.join(os.tmpdir(), `fleet-proc-${name}-`));
+  // On the run with DATABASE_URL, "migrated" is a database of its own cloned from the run's
+  // migrated template (unless `env` names a database itself); DATA_DIR then holds only the keys.
+  const onPostgres = options.database === "migrated" && process.env.DATABASE_URL && !env.DATABASE_URL;
+  const database = onPostgres ? await newPostgresDatabase(process.env.DATABASE_URL!, inject("postgresTemplate")) : null;
+  const dataDir = options.database === "migrated" && !onPostgres ? migratedDataDir(`fleet-proc-${name}-`) : fs.mkdtempSync(path.join(os.tmpdir(), `fleet-proc-${name}-`));
   const startTimeoutMs = options.startTimeoutMs ?? 90_000;
   const child = spawn(SERVICE_COMMAND[0], SERVICE_COMMAND.slice(1), {
     cwd: ROOT,
@@ -77,13 +83,17 @@ export async function spawnService(name: string, env: Record<string, string>, op
       PORT: "0",
       DATA_DIR: dataDir,
       LOG_LEVEL: "info",
+      ...(database ? { DATABASE_URL: database.url.toString() } : {}),
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const output: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  void exited.then(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  void exited.then(async () => {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    await database?.drop();
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let buffered = "";
     const onData = (chunk: Buffer) => {
