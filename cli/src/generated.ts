@@ -19,6 +19,8 @@ export const COVERED_BY_WORKFLOWS: Record<string, string> = {
  */
 export const WORKFLOW_NAMES: Record<string, string> = {
   logs: "device-logs",
+  // `fleet mcp` serves the MCP tools on stdio; the endpoint's raw JSON-RPC calls stay reachable
+  mcp: "mcp-http",
 };
 
 /** The command line of an operation: `fleet GROUP COMMAND`. */
