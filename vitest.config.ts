@@ -36,6 +36,10 @@ export default defineConfig({
     // while the isolated run had finished 14.)
     isolate: false,
     testTimeout: 60_000,
+    // expect.poll waits for a condition: on a loaded 2-core CI machine a page or a job may take
+    // seconds to get there, never vitest's default 1 s (a sync history poll failed so in CI).
+    // As long as the browser tests' UI_TIMEOUT_MS.
+    expect: { poll: { timeout: 20_000, interval: 100 } },
     hookTimeout: 120_000,
     reporters: process.env.VITEST_JSON_REPORT ? ["default", ["json", { outputFile: process.env.VITEST_JSON_REPORT }]] : ["default"],
   },
