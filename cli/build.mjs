@@ -46,4 +46,15 @@ export async function buildCli() {
   rmSync(`${DIST}.old.${process.pid}`, { recursive: true, force: true });
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) await buildCli();
+/** Whether cli/dist is there and no source is newer (what bin/fleet.js checks before it runs it). */
+export function isFresh() {
+  const entry = path.join(DIST, "main.js");
+  return existsSync(entry) && statSync(entry).mtimeMs >= newestSource();
+}
+
+// `node cli/build.mjs` (npm run build, the test suite's global setup): `--if-stale` builds only
+// when a source is newer, so that no fleet process of a test run has to build it (several at
+// once would swap dist under each other).
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  if (!(process.argv.includes("--if-stale") && isFresh())) await buildCli();
+}

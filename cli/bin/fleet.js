@@ -3,15 +3,14 @@
 // command's code is loaded only when that command runs: `fleet --help` answers in ~100 ms,
 // docs/cli.md). In a clone the bundle is rebuilt first whenever a source is newer than it, so
 // what runs is what was just edited; without esbuild it falls back to the sources through tsx.
-import { existsSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const dist = new URL("../dist/main.js", import.meta.url);
 let entry = dist;
 if (existsSync(fileURLToPath(new URL("../src/main.ts", import.meta.url)))) {
   const builder = await import("../build.mjs");
-  const fresh = existsSync(fileURLToPath(dist)) && statSync(fileURLToPath(dist)).mtimeMs >= builder.newestSource();
-  if (!fresh) {
+  if (!builder.isFresh()) {
     try {
       await builder.buildCli();
     } catch {

@@ -36,6 +36,8 @@ export default async function setup(project: TestProject) {
   if (consoleBuild === "missing" || consoleBuild === "stale") await buildConsole();
   // The service processes run its build, as `npm start` does: made again when a source changed.
   execFileSync(process.execPath, [fileURLToPath(new URL("../../scripts/build-service.mjs", import.meta.url)), "--if-stale"], { stdio: "inherit" });
+  // And the CLI's bundle, which the fleet processes of test/cli would otherwise build, several at once.
+  execFileSync(process.execPath, [fileURLToPath(new URL("../../cli/build.mjs", import.meta.url)), "--if-stale"], { stdio: "inherit" });
   const url = process.env.DATABASE_URL;
   if (url) {
     const template = `fleet_template_${process.pid}`;
