@@ -6,6 +6,9 @@
 import { CliError, EXIT, exitCodeOfStatus, type ApiIssue } from "./errors.js";
 import type { Context } from "./config.js";
 
+/** How long a refused refresh waits for the tokens another fleet process is saving. */
+const REFRESH_WAIT_MS = 3_000;
+
 export interface RequestOptions {
   query?: Record<string, unknown>;
   body?: unknown;
@@ -84,7 +87,7 @@ export class ApiClient {
       headers: { "content-type": "application/json", accept: "application/json" },
       body: JSON.stringify({ refreshToken: this.context.refreshToken }),
     }).catch(() => null);
-    if (!res?.ok) return this.adoptSaved();
+    if (!res?.ok) return this.awaitSaved();
     const tokens = (await res.json()) as { accessToken: string; refreshToken: string; expiresAt: string };
     Object.assign(this.context, { accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, expiresAt: tokens.expiresAt });
     this.onRefresh(this.context);
@@ -99,6 +102,20 @@ export class ApiClient {
     const expiresAt = this.context.expiresAt ? Date.parse(this.context.expiresAt) : NaN;
     if (this.context.refreshToken && expiresAt - Date.now() < 60_000) await this.refresh();
     return this.context.accessToken;
+  }
+
+  /**
+   * After a refused refresh: the process that used the refresh token first may not have saved
+   * its new tokens yet (its answer and its write come a moment after ours on a busy machine).
+   * Takes them once they are saved; false when none come within REFRESH_WAIT_MS (a session
+   * ended elsewhere).
+   */
+  private async awaitSaved(): Promise<boolean> {
+    for (const deadline = Date.now() + REFRESH_WAIT_MS; ; ) {
+      if (this.adoptSaved()) return true;
+      if (Date.now() > deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   /** Takes the saved tokens when they are not the ones this client holds. */
