@@ -38,8 +38,10 @@ function opens(secrets: SecretBox, sealed: string, expected?: string): boolean {
   }
 }
 
-/** Throws EncryptionKeyError when the key cannot open the database's sealed values. */
-/** `keySource`: where the key came from, for the message (ENCRYPTION_KEY or the key file). */
+/**
+ * Throws EncryptionKeyError when the key cannot open the database's sealed values.
+ * `keySource`: where the key came from, for the message (ENCRYPTION_KEY or the key file).
+ */
 export async function checkEncryptionKey(db: RawDatabase, secrets: SecretBox, keySource: string): Promise<"verified" | "created"> {
   const [canary] = await db.query<{ sealed: string; createdAt: Date }>(`SELECT "sealed", "createdAt" FROM "EncryptionKeyCheck" WHERE "id" = 1`);
   if (canary) {
