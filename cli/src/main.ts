@@ -81,11 +81,13 @@ export function buildProgram(manifest: Manifest, io: Io, argv: string[] | null):
   // ---- sign-in and contexts
   program.command("login")
     .summary("sign in to a server and save the context")
-    .description("Sign in to URL with an e-mail and password (asked for on a terminal; FLEET_PASSWORD or --password-stdin otherwise) or an API key, and save it as a context (mode 0600).")
+    .description("Sign in to URL with an e-mail and password (asked for on a terminal; FLEET_PASSWORD or --password-stdin otherwise), an API key, or in the browser with the service's OpenID Connect provider (--web; the default when no e-mail or password is given, a browser can be opened and the server offers it), and save it as a context (mode 0600).")
     .argument("<url>", "the service's address, e.g. https://fleet.example.com")
     .option("--email <email>", "the account's e-mail address")
     .option("--password-stdin", "read the password from stdin")
     .option("--api-key <key>", "sign in with an API key instead (or FLEET_API_KEY)")
+    .option("--web", "sign in in the browser (the service's OpenID Connect provider, PKCE on a loopback callback)")
+    .option("--no-browser", "with --web: only print the address to open (on a machine without a browser)")
     .option("--name <context>", "the context's name (default: host/organization)")
     .action(run(async () => (await import("./commands/auth.js")).login));
   program.command("logout")

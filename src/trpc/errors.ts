@@ -1,7 +1,7 @@
 // Domain errors are TRPCErrors with the right code; everything else is translated here
 // once (database errors) or masked by the error formatter (anything unexpected).
 import { TRPCError } from "@trpc/server";
-import type { ZodError } from "zod";
+import { z, type ZodError } from "zod";
 import { plural } from "../lib/plural.js";
 
 export const notFound = (what: string) => new TRPCError({ code: "NOT_FOUND", message: `${what} not found` });
@@ -10,6 +10,14 @@ export const badRequest = (message: string) => new TRPCError({ code: "BAD_REQUES
 export const forbidden = (message = "You do not have permission to do this") => new TRPCError({ code: "FORBIDDEN", message });
 export const unauthorized = (message = "Authentication required") => new TRPCError({ code: "UNAUTHORIZED", message });
 export const unavailable = (message: string) => new TRPCError({ code: "SERVICE_UNAVAILABLE", message });
+
+/**
+ * A 400 shaped like every other invalid input (`issues` names the field). ZodRealError, not
+ * ZodError: in zod 4 only the former is an Error, which is what the REST adapter looks for.
+ */
+export function invalidField(field: string, message: string) {
+  return new TRPCError({ code: "BAD_REQUEST", message, cause: new z.ZodRealError([{ code: "custom", path: [field], message, input: undefined }]) });
+}
 
 /**
  * The error body the error formatter (./init.ts) gives every answer, for the few answers that

@@ -2,6 +2,8 @@
 // between them. A password session is POST /auth/login (bearer access token and refresh
 // token, in the organization asked for with --org); an API key is checked with GET
 // /tenant/context before it is saved. Nothing is ever asked when stdin is not a terminal.
+// `--web` (and, with no credential given, the default where a browser can be opened and the
+// server offers its OpenID Connect provider) signs in through the browser: ./web-login.ts.
 import readline from "node:readline";
 import { Writable } from "node:stream";
 import type { Command } from "commander";
@@ -11,6 +13,7 @@ import { CliError, EXIT } from "../errors.js";
 import { findOrganization, print, readStdin, type Globals } from "../runtime.js";
 import { table } from "../output.js";
 import type { Io } from "../main.js";
+import { browserCommand, browserSignIn } from "./web-login.js";
 
 interface TenantContext {
   credential: "session" | "api_key";
@@ -46,12 +49,17 @@ function contextName(server: string, org: string): string {
 export async function login(args: unknown[], globals: Globals, io: Io, cmd: Command): Promise<void> {
   const server = String(args[0]).replace(/\/+$/, "");
   if (!/^https?:\/\//.test(server)) throw new CliError(EXIT.usage, `login takes the service's address (http:// or https://), not "${server}"`);
-  const opts = cmd.opts<{ email?: string; passwordStdin?: boolean; apiKey?: string; name?: string }>();
+  const opts = cmd.opts<{ email?: string; passwordStdin?: boolean; apiKey?: string; name?: string; web?: boolean; browser?: boolean }>();
   const interactive = Boolean(io.stdin.isTTY);
-  const apiKey = opts.apiKey ?? io.env.FLEET_API_KEY;
+  const web = Boolean(opts.web) || opts.browser === false;
+  if (web && (opts.email || opts.passwordStdin || opts.apiKey)) throw new CliError(EXIT.usage, "--web signs in through the browser: it takes no --email, --password-stdin or --api-key");
+  const apiKey = web ? undefined : opts.apiKey ?? io.env.FLEET_API_KEY;
   let context: Context = { server };
   if (apiKey) {
     context.apiKey = apiKey;
+  } else if (web || (await browserByDefault(server, opts, io))) {
+    const tokens = await browserSignIn(server, io, { openBrowser: opts.browser !== false });
+    context = { server, accessToken: tokens.accessToken, refreshToken: tokens.refreshToken, expiresAt: tokens.expiresAt };
   } else {
     const email = opts.email ?? io.env.FLEET_EMAIL ?? (interactive ? await ask(io, "E-mail: ") : undefined);
     if (!email) throw new CliError(EXIT.usage, "no e-mail address: give --email (or FLEET_EMAIL), or --api-key; nothing is asked when stdin is not a terminal");
@@ -78,6 +86,16 @@ export async function login(args: unknown[], globals: Globals, io: Io, cmd: Comm
     config.currentContext = name;
   }, io.env);
   io.stderr.write(`Signed in to ${server} as ${me.email} in ${me.organization.slug}${me.role ? ` (${me.role})` : ""}; context "${name}" saved in ${configPath(io.env)}\n`);
+}
+
+/**
+ * Without --web: the browser sign-in when no e-mail or password is given, a browser can be
+ * opened here, and the server offers its OpenID Connect provider (GET /auth/providers).
+ */
+async function browserByDefault(server: string, opts: { email?: string; passwordStdin?: boolean }, io: Io): Promise<boolean> {
+  if (opts.email || opts.passwordStdin || io.env.FLEET_EMAIL || io.env.FLEET_PASSWORD || !browserCommand(io.env, server)) return false;
+  const offered = await new ApiClient({ server }).request<{ oidc?: { name: string } | null }>("GET", "/auth/providers").catch(() => null);
+  return Boolean(offered?.oidc);
 }
 
 export async function logout(_args: unknown[], globals: Globals, io: Io, cmd: Command): Promise<void> {

@@ -16,6 +16,11 @@
 //   small page of our own that moves on with <meta http-equiv="refresh"> (no script: the CSP
 //   allows only our own script files): a navigation our page starts is same-site, and the
 //   cookie goes with it (test/browser/auth/oidc-sign-in.test.ts checks that request).
+//
+// A native client (the `fleet` CLI, RFC 8252) takes the same two routes: authorize with its
+// loopback redirect_uri, code_challenge (S256) and state, and the callback then sends the
+// browser to that loopback address with a one-time code (or `error`) instead of signing the
+// browser in; the code is exchanged at POST /auth/oidc/token (./native-sign-in.ts).
 import express, { type Request, type Response, type Router } from "express";
 import { parse, serialize } from "cookie";
 import type { Services } from "../../services.js";
@@ -27,11 +32,15 @@ import {
   SignInRefused,
   beginBrowserSignIn,
   browserSignInSettings,
+  carriedIn,
   completeBrowserSignIn,
   type OidcSignInError,
 } from "../federation/browser-sign-in.js";
 import { consoleReturnPath } from "../../http/console.js";
 import type { ExtraPaths } from "../../http/docs.js";
+import { sendRestError } from "../../http/error-response.js";
+import { startCookieSession } from "./service.js";
+import { carryOf, issueNativeCode, loopbackAnswer, nativeRequestCarried, nativeRequestOf, NATIVE_CODE_TTL_SECONDS, type NativeRequest } from "./native-sign-in.js";
 
 const ATTEMPT_COOKIE = "fm_oidc";
 
@@ -64,31 +73,49 @@ function continuePage(path: string): string {
 <body><p>Signed in. <a href="${href}">Continue</a></p></body></html>`;
 }
 
-function refusal(services: Services, req: Request, res: Response, err: unknown): void {
-  if (err instanceof SignInRefused) return toSignIn(res, err.code, err.returnTo);
-  services.logger.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, requestId: requestInfoOf(req).requestId }, "OIDC sign-in failed");
-  toSignIn(res, "server_error");
+/** A native client's refusal goes back to its loopback address, as OAuth's `error` with its `state`. */
+function toNativeClient(res: Response, native: NativeRequest, code: OidcSignInError): void {
+  res.setHeader("Cache-Control", "no-store");
+  res.redirect(302, loopbackAnswer(native, { error: code, state: native.state }));
+}
+
+/** `native`: the native client whose attempt it was, once known to be authentic. */
+function refusal(services: Services, req: Request, res: Response, err: unknown, native: NativeRequest | null = null): void {
+  const code = err instanceof SignInRefused ? err.code : "server_error";
+  if (!(err instanceof SignInRefused)) {
+    services.logger.error({ err: { message: (err as Error)?.message, stack: (err as Error)?.stack }, requestId: requestInfoOf(req).requestId }, "OIDC sign-in failed");
+  }
+  if (native) return toNativeClient(res, native, code);
+  toSignIn(res, code, err instanceof SignInRefused ? err.returnTo : undefined);
 }
 
 export function oidcSignInRoutes(services: Services): Router {
   const r = express.Router();
 
   r.get("/auth/oidc/authorize", async (req, res) => {
+    let native: NativeRequest | null;
+    try {
+      native = nativeRequestOf(req.query as Record<string, unknown>);
+    } catch (err) {
+      // An invalid redirect_uri is never redirected to (RFC 6749 4.1.2.1): the browser is told.
+      res.setHeader("Cache-Control", "no-store");
+      return sendRestError(services, res, requestInfoOf(req), err);
+    }
     const next = typeof req.query.next === "string" ? req.query.next : undefined;
-    const returnTo = consoleReturnPath(next);
+    const returnTo = native ? "/" : consoleReturnPath(next);
     if (returnTo === null) return toSignIn(res, "invalid_next");
     const settings = browserSignInSettings(services.config);
-    if (!settings) return toSignIn(res, "not_configured", returnTo);
+    if (!settings) return native ? toNativeClient(res, native, "not_configured") : toSignIn(res, "not_configured", returnTo);
     // The verifier cookie must be set on the host the provider sends the browser back to.
     const origin = `${req.protocol}://${req.host}`;
     if (settings.publicUrl && settings.publicUrl !== origin) return void res.redirect(302, settings.publicUrl + req.originalUrl);
     try {
-      const { authorizationUrl, verifier } = await beginBrowserSignIn(services, { returnTo, origin });
+      const { authorizationUrl, verifier } = await beginBrowserSignIn(services, { returnTo, origin, carry: native ? carryOf(native) : undefined });
       attemptCookie(res, verifier, ATTEMPT_TTL_SECONDS);
       res.setHeader("Cache-Control", "no-store");
       res.redirect(302, authorizationUrl.href);
     } catch (err) {
-      refusal(services, req, res, err instanceof SignInRefused ? new SignInRefused(err.code, err.reason, returnTo) : err);
+      refusal(services, req, res, err instanceof SignInRefused ? new SignInRefused(err.code, err.reason, returnTo) : err, native);
     }
   });
 
@@ -96,14 +123,21 @@ export function oidcSignInRoutes(services: Services): Router {
     const verifier = typeof req.headers.cookie === "string" ? parse(req.headers.cookie)[ATTEMPT_COOKIE] ?? null : null;
     // Whatever happens, the attempt is over for this browser.
     attemptCookie(res, "", 0);
+    const query = new URL(req.originalUrl, "http://callback.invalid").searchParams;
+    const request = requestInfoOf(req);
     try {
-      const query = new URL(req.originalUrl, "http://callback.invalid").searchParams;
-      const session = await completeBrowserSignIn(services, requestInfoOf(req), { query, verifier });
-      setSessionCookie(res, session.secret, session.expiresAt);
+      const { user, returnTo, carried } = await completeBrowserSignIn(services, request, { query, verifier });
       res.setHeader("Cache-Control", "no-store");
-      res.type("html").send(continuePage(session.returnTo));
+      const native = nativeRequestCarried(carried);
+      if (native) return res.redirect(302, await issueNativeCode(services, request, user, native));
+      const session = await startCookieSession(services, request, user, undefined, "via OIDC");
+      setSessionCookie(res, session.secret, session.expiresAt);
+      res.type("html").send(continuePage(returnTo));
     } catch (err) {
-      refusal(services, req, res, err);
+      // The attempt is known (and so its state authentic) once a refusal names its returnTo.
+      const known = err instanceof SignInRefused ? err.returnTo !== undefined : true;
+      const state = query.get("state");
+      refusal(services, req, res, err, known && state ? nativeRequestCarried(carriedIn(state)) : null);
     }
   });
   return r;
@@ -125,19 +159,38 @@ export const oidcSignInOpenApiPaths: ExtraPaths = {
       description: "For the web console's \"Sign in with <provider>\" (GET /auth/providers says whether it is configured). " +
         "Redirects to the provider's authorization endpoint (Authorization Code with PKCE S256, `state` and `nonce`) " +
         "and sets the `fm_oidc` cookie (HttpOnly, SameSite=Lax, path /api/v1/auth/oidc/callback, 10 minutes) that " +
-        "binds the attempt to this browser. With PUBLIC_URL set, a request that reached the service at another address is first sent there.",
+        "binds the attempt to this browser. With PUBLIC_URL set, a request that reached the service at another address is first sent there. " +
+        "A native client (the fleet CLI, RFC 8252) adds `redirect_uri` (its loopback address), `code_challenge`, `code_challenge_method=S256` and `state`: " +
+        "the callback then sends the browser to `redirect_uri` with a one-time `code` and the same `state` (or `error=<code>` and `state`), " +
+        "and the client exchanges the code at POST /auth/oidc/token.",
       security: [],
-      parameters: [{
-        name: "next",
-        in: "query",
-        required: false,
-        description: "The console path to open once signed in (default /). Only a path of this console: another site or an API path is refused.",
-        schema: { type: "string", maxLength: 2000 },
-      }],
+      parameters: [
+        {
+          name: "next",
+          in: "query",
+          required: false,
+          description: "The console path to open once signed in (default /). Only a path of this console: another site or an API path is refused.",
+          schema: { type: "string", maxLength: 2000 },
+        },
+        {
+          name: "redirect_uri",
+          in: "query",
+          required: false,
+          description: "Native client: its loopback callback, `http://127.0.0.1:<port>/<path>` or `http://[::1]:<port>/<path>`, any port (not `localhost`, not https, no fragment).",
+          schema: { type: "string", maxLength: 2000 },
+        },
+        { name: "code_challenge", in: "query", required: false, description: "Native client: base64url SHA-256 of its PKCE code verifier (43 characters).", schema: { type: "string", pattern: "^[A-Za-z0-9_-]{43}$" } },
+        { name: "code_challenge_method", in: "query", required: false, description: "Native client: `S256` (the only method accepted).", schema: { type: "string", enum: ["S256"] } },
+        { name: "state", in: "query", required: false, description: "Native client: a random value (16 to 256 visible ASCII characters) given back on its loopback callback, which the client checks.", schema: { type: "string", minLength: 16, maxLength: 256 } },
+      ],
       responses: {
         302: {
-          description: "To the provider's authorization endpoint; or, when refused, " + signInPage.description,
+          description: "To the provider's authorization endpoint; or, when refused, " + signInPage.description + " (a native client: to its `redirect_uri` with `error=<code>` and `state`)",
           headers: { Location: { schema: { type: "string" } }, "Set-Cookie": { schema: { type: "string" }, description: "fm_oidc=<PKCE code verifier>" } },
+        },
+        400: {
+          description: "A native client's parameter is missing or invalid (a redirect_uri that is not a loopback http address, a code_challenge_method other than S256, ...): the error body names it in `issues`; nothing is redirected to.",
+          content: { "application/json": { schema: { type: "object" } } },
         },
       },
     },
@@ -146,11 +199,12 @@ export const oidcSignInOpenApiPaths: ExtraPaths = {
     get: {
       operationId: "auth-oidc-callback",
       tags: ["Authentication"],
-      summary: "The provider's answer: exchange the code and sign the browser in with the session cookie",
+      summary: "The provider's answer: exchange the code and sign the browser in with the session cookie (or send a native client its one-time code)",
       description: "The redirect URI to register at the provider: `<PUBLIC_URL or the address the browser used>/api/v1/auth/oidc/callback`. " +
         "Takes the attempt named by `state` once (it must belong to this browser: the fm_oidc cookie), exchanges the code " +
         "(with the PKCE verifier and the client's credentials), verifies the ID token (signature, issuer, audience, expiry, nonce), " +
-        "finds, links or creates the user as POST /auth/oidc does (group mappings applied) and opens a console session. " +
+        "finds, links or creates the user as POST /auth/oidc does (group mappings applied) and opens a console session; " +
+        "for a native client's attempt, a session that only POST /auth/oidc/token activates, and a redirect to the client's loopback address with the one-time code. " +
         "Every sign-in and every refusal is audited as `auth.login`.",
       security: [],
       parameters: [
@@ -165,7 +219,11 @@ export const oidcSignInOpenApiPaths: ExtraPaths = {
           headers: { "Set-Cookie": { schema: { type: "string" } } },
           content: { "text/html": { schema: { type: "string" } } },
         },
-        302: { description: `Refused: ${signInPage.description}`, headers: signInPage.headers },
+        302: {
+          description: `Refused: ${signInPage.description}. For a native client's attempt: to its loopback redirect_uri with \`code\` (one-time, ` +
+            `${NATIVE_CODE_TTL_SECONDS} s, for POST /auth/oidc/token) and its \`state\`, or with \`error=<code>\` and \`state\`.`,
+          headers: signInPage.headers,
+        },
       },
     },
   },

@@ -4,6 +4,7 @@ import { checkPassword, login, LoginThrottled, logout, refresh, actInOrganizatio
 import { clearSessionCookie, setSessionCookie } from "../../trpc/session-cookie.js";
 import { signInWithOidc } from "../federation/oidc.js";
 import { signInMethods } from "../federation/browser-sign-in.js";
+import { exchangeNativeCode, NATIVE_CODE_TTL_SECONDS } from "./native-sign-in.js";
 
 const TAG = "Authentication";
 
@@ -130,4 +131,27 @@ export const authRouter = router({
     }))
     .output(tokenPair)
     .mutation(({ ctx, input }) => signInWithOidc(ctx.services, ctx.request, input)),
+
+  oidcToken: publicProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/auth/oidc/token",
+        tags: [TAG],
+        protect: false,
+        summary: "A native client's one-time code and PKCE verifier for tokens (same tokens as login)",
+        description: "The end of a native client's browser sign-in (the fleet CLI, RFC 8252): GET /auth/oidc/authorize with its loopback " +
+          "redirect_uri, code_challenge (S256) and state sent the browser back to it with `code`. The code works once, for " +
+          `${NATIVE_CODE_TTL_SECONDS} s, with the verifier of that challenge and the same redirect_uri. Every refusal (a wrong verifier, a used or expired code, ` +
+          "another redirect_uri, a code not of this service) is a 400 naming the field, and issues nothing.",
+      },
+      audit: false, // the sign-in was audited when the provider vouched for the user
+    })
+    .input(z.object({
+      code: z.string().min(1).max(2000).describe("the one-time code the loopback callback received"),
+      codeVerifier: z.string().regex(/^[A-Za-z0-9._~-]{43,128}$/, "must be a PKCE code verifier: 43 to 128 characters of A-Z a-z 0-9 - . _ ~").describe("the PKCE verifier whose S256 challenge the sign-in started with"),
+      redirectUri: z.string().min(1).max(2000).describe("the redirect_uri the sign-in started with"),
+    }))
+    .output(tokenPair)
+    .mutation(({ ctx, input }) => exchangeNativeCode(ctx.services, ctx.request, input)),
 });

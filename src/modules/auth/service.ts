@@ -14,6 +14,8 @@ import { TRPCError } from "@trpc/server";
 import { SESSION_COOKIE_PREFIX } from "../../trpc/session-cookie.js";
 
 const REFRESH_PREFIX = "fmr_";
+/** the secret that activates a native client's pending session (never a usable refresh token) */
+const ACTIVATION_PREFIX = "fma_";
 
 export interface TokenPair {
   accessToken: string;
@@ -111,6 +113,7 @@ async function openSession(
   secrets: { refreshTokenHash: string; cookieTokenHash?: string },
   wantedOrganizationId?: string,
   message?: string,
+  expiresAt = new Date(Date.now() + services.config.REFRESH_TOKEN_TTL_DAYS * 86_400_000),
 ) {
   const db = services.prisma;
   return db.$transaction(async (tx) => {
@@ -122,7 +125,7 @@ async function openSession(
         ...secrets,
         userAgent: request.userAgent,
         ipAddress: request.sourceIp,
-        expiresAt: new Date(Date.now() + services.config.REFRESH_TOKEN_TTL_DAYS * 86_400_000),
+        expiresAt,
       },
     });
     await tx.user.update({ where: { id: user.id }, data: { lastLoginAt: new Date(), lastActivityAt: new Date() } });
@@ -157,6 +160,52 @@ export async function startCookieSession(services: Services, request: RequestInf
     cookieTokenHash: sha256Hex(secret),
   }, wantedOrganizationId, message);
   return { secret, expiresAt: session.expiresAt, organizationId: session.organizationId };
+}
+
+/**
+ * A session for a native client that signed in through the browser (src/modules/auth/
+ * native-sign-in.ts), opened when the provider vouched for the user and dormant until the
+ * client exchanges its one-time code: its refresh token hash is that of `activation`, a secret
+ * that only the (encrypted) code carries, so no token of it exists yet, and it expires in
+ * `ttlSeconds` unless activated. The sign-in is audited now, as every other.
+ */
+export async function startPendingSession(services: Services, request: RequestInfo, user: ProvenUser, ttlSeconds: number, message: string) {
+  const activation = randomToken(ACTIVATION_PREFIX, 48);
+  const session = await openSession(services, request, user, { refreshTokenHash: sha256Hex(activation) }, undefined, message, new Date(Date.now() + ttlSeconds * 1000));
+  return { sessionId: session.id, activation, expiresAt: session.expiresAt };
+}
+
+/**
+ * Activates a pending session (startPendingSession) once: one conditional update swaps the
+ * activation's hash for a new refresh token's and gives the session its full life, so of two
+ * exchanges of one code exactly one wins. Answers the token pair, or why nothing was issued.
+ */
+export async function activatePendingSession(
+  services: Services,
+  request: RequestInfo,
+  pending: { sessionId: string; activation: string },
+): Promise<TokenPair | "used" | "ended" | "expired"> {
+  const db = services.prisma;
+  const activationHash = sha256Hex(pending.activation);
+  const refreshToken = randomToken(REFRESH_PREFIX, 48);
+  const now = new Date();
+  const activated = await db.session.updateMany({
+    where: { id: pending.sessionId, refreshTokenHash: activationHash, revokedAt: null, expiresAt: { gt: now }, user: { status: "active" } },
+    data: {
+      refreshTokenHash: sha256Hex(refreshToken),
+      expiresAt: new Date(now.getTime() + services.config.REFRESH_TOKEN_TTL_DAYS * 86_400_000),
+      lastUsedAt: now,
+      // the session is the client's from now on, not the browser's that signed in
+      ipAddress: request.sourceIp,
+      userAgent: request.userAgent,
+    },
+  });
+  const session = await db.session.findUnique({ where: { id: pending.sessionId }, include: { user: { select: { status: true, credentialsVersion: true } } } });
+  if (activated.count === 1 && session) return issueTokens(services, session, session.user.credentialsVersion, refreshToken);
+  if (!session) return "ended"; // the user was deleted meanwhile
+  if (session.refreshTokenHash !== activationHash) return "used";
+  if (session.revokedAt || session.user.status !== "active") return "ended";
+  return "expired";
 }
 
 export async function refresh(services: Services, request: RequestInfo, refreshToken: string): Promise<TokenPair> {

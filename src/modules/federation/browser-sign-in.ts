@@ -11,13 +11,16 @@
 // started it by the PKCE code verifier, which only that browser holds (an HttpOnly cookie): the
 // row keeps the verifier's hash alone. A row is taken once, by an atomic update, and lives
 // minutes.
+//
+// The same way through the provider serves native clients (the `fleet` CLI, RFC 8252): what
+// they asked for rides in `state` after a dot (`carry`, src/modules/auth/native-sign-in.ts),
+// authenticated by the attempt row, which is named by the hash of the whole state.
 import * as oidc from "openid-client";
 import type { Config } from "../../config.js";
 import type { Services } from "../../services.js";
 import type { RequestInfo } from "../../trpc/context.js";
 import { safeEqual, sha256Hex } from "../../lib/crypto.js";
 import { perService } from "../../lib/per-service.js";
-import { startCookieSession } from "../auth/service.js";
 import { FederatedUserDisabled, recordOidcRefusal, userOfIdToken } from "./oidc.js";
 
 export const OIDC_AUTHORIZE_PATH = "/api/v1/auth/oidc/authorize";
@@ -128,12 +131,12 @@ function describeError(err: unknown) {
  * Starts a sign-in: the attempt row, and the provider's authorization URL the browser is sent
  * to. `verifier` goes into the browser's cookie and nowhere else.
  */
-export async function beginBrowserSignIn(services: Services, input: { returnTo: string; origin: string }) {
+export async function beginBrowserSignIn(services: Services, input: { returnTo: string; origin: string; carry?: string }) {
   const settings = browserSignInSettings(services.config);
   if (!settings) throw new SignInRefused("not_configured", "sign-in with a provider is not configured");
   const config = await providerConfiguration(services, settings);
   const verifier = oidc.randomPKCECodeVerifier();
-  const state = oidc.randomState();
+  const state = input.carry ? `${oidc.randomState()}.${input.carry}` : oidc.randomState();
   const nonce = oidc.randomNonce();
   const redirectUri = `${settings.publicUrl ?? input.origin}${OIDC_CALLBACK_PATH}`;
   const now = new Date();
@@ -160,12 +163,16 @@ export async function beginBrowserSignIn(services: Services, input: { returnTo: 
   return { authorizationUrl, verifier };
 }
 
+/** What a state handed out by beginBrowserSignIn carries after its dot (null: nothing). */
+export const carriedIn = (state: string): string | null => (state.includes(".") ? state.slice(state.indexOf(".") + 1) : null);
+
 /**
  * The provider's answer (the callback's query) and the verifier from the browser's cookie:
  * the attempt is taken, the code exchanged, the ID token checked (signature, issuer, audience,
- * expiry, nonce), the user found or provisioned exactly as POST /auth/oidc does, and a cookie
- * session opened (its sign-in audited). Any refusal is a SignInRefused, audited as a failed
- * sign-in.
+ * expiry, nonce), and the user found or provisioned exactly as POST /auth/oidc does; the caller
+ * opens the session (a cookie session, or a native client's). Any refusal is a SignInRefused,
+ * audited as a failed sign-in. `carried`: what beginBrowserSignIn's `carry` put in the state,
+ * authentic since the attempt was found by the state's hash.
  */
 export async function completeBrowserSignIn(services: Services, request: RequestInfo, input: { query: URLSearchParams; verifier: string | null }) {
   const settings = browserSignInSettings(services.config);
@@ -232,8 +239,7 @@ export async function completeBrowserSignIn(services: Services, request: Request
     if (code === null) throw err;
     throw new SignInRefused(code, (err as Error).message, returnTo);
   }
-  const session = await startCookieSession(services, request, user, undefined, "via OIDC");
-  return { ...session, returnTo };
+  return { user, returnTo, carried: carriedIn(state) };
 }
 
 /** A failed code exchange, as the sign-in page's code and the audit's reason. */

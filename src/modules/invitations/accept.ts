@@ -14,19 +14,10 @@ import { hashPassword, sha256Hex, verifyPassword } from "../../lib/crypto.js";
 import { consume, isBlocked, RateLimited } from "../../lib/rate-limit.js";
 import { AuthFailure, authenticate, toTrpcError } from "../../trpc/auth.js";
 import { writeAudit } from "../../trpc/audit.js";
-import { conflict, forbidden, notFound, unauthorized } from "../../trpc/errors.js";
+import { conflict, forbidden, invalidField, notFound, unauthorized } from "../../trpc/errors.js";
 import { TRPCError } from "@trpc/server";
-import { z } from "zod";
 import { password as newPassword, PASSWORD_MIN_LENGTH } from "../users/schemas.js";
 import { invitationStatus } from "./schemas.js";
-
-/**
- * A 400 shaped like every other invalid input (`issues` names the field). ZodRealError, not
- * ZodError: in zod 4 only the former is an Error, which is what the REST adapter looks for.
- */
-function invalidField(field: string, message: string) {
-  return new TRPCError({ code: "BAD_REQUEST", message, cause: new z.ZodRealError([{ code: "custom", path: [field], message, input: undefined }]) });
-}
 
 async function findOpenInvitation(services: Services, token: string) {
   const invitation = await services.prisma.invitation.findUnique({
