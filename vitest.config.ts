@@ -12,6 +12,8 @@ const DATABASE_TESTS = [
   "test/fuzz/**/*.test.ts",
   // the CLI against a service process on this phase's database (server-process.ts: "migrated")
   "test/cli/cli.test.ts",
+  // the fleet agent on Podman against a service process on this phase's database (test/support/agent-lab.ts)
+  "test/agent/agent-e2e.test.ts",
   "test/unit/jobs.test.ts",
   "test/unit/platform-keys-migration.test.ts",
   "test/unit/raw-session.test.ts",
@@ -27,7 +29,8 @@ export default defineConfig({
     globalSetup: ["test/support/global-setup.ts"],
     // One database per test file; PGlite holds ~450 MB, so two files at a time on 2 cores.
     pool: "forks",
-    maxWorkers: 2,
+    // TEST_WORKERS: more or fewer files at once (a machine with more cores; an experiment).
+    maxWorkers: Number(process.env.TEST_WORKERS) || 2,
     // A worker runs file after file in one process: the service's modules (express, Prisma,
     // PGlite, tRPC) load once per worker instead of once per file, and run JIT-compiled from
     // the second file on. Every file opens its own database and service, and module state is
