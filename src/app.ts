@@ -8,7 +8,7 @@ import type { Services } from "./services.js";
 import { appRouter, procedureMetas } from "./trpc/router.js";
 import { createContextFactory, noteRequestOfError, requestIdOf } from "./trpc/context.js";
 import { buildOpenApiDocument, docsRouter } from "./http/docs.js";
-import { extraOpenApiPaths, mountLeanAgentRoute, plainRoutes } from "./http/routes.js";
+import { extraOpenApiPaths, mountLeanAgentRoute, mountRegistryPullProxy, plainRoutes } from "./http/routes.js";
 import { acceptEmptyBody } from "./http/empty-body.js";
 import { restFacade } from "./http/rest-facade.js";
 import { rateLimitMiddleware } from "./http/rate-limit.js";
@@ -98,6 +98,8 @@ export function createApp(services: Services): Express {
   // The lean heartbeat route, before everything else under /api/v1 (after the rate limiter);
   // documented by the agent.heartbeat procedure (src/modules/agent/heartbeat-route.ts).
   mountLeanAgentRoute(app, services);
+  // The registry proxy devices pull private images through (/v2, outside /api/v1).
+  mountRegistryPullProxy(app, services, limit);
 
   const createContext = createContextFactory(services);
   app.use("/trpc", createExpressMiddleware({ router: appRouter, createContext, maxBodySize: config.BODY_LIMIT_BYTES, onError: noteRequestOfError }));

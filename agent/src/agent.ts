@@ -13,6 +13,7 @@
 // * Telemetry snapshots and log lines (its own and its containers') wait in on-disk outboxes
 //   until the service took them (2xx), so an outage or a restart loses none that fit.
 import { X509Certificate } from "node:crypto";
+import fsp from "node:fs/promises";
 import { DeploymentAgent, type LocalDeployment } from "./core/deployments.js";
 import { JsonClient } from "./core/json-client.js";
 import { Outbox, retryAfterMs, type OutboxStore } from "./core/outbox.js";
@@ -45,6 +46,8 @@ export const EXIT_CREDENTIALS_REFUSED = 78;
 const SOURCE = "fleet-agent";
 const TELEMETRY_BATCH = 1000;
 const LOG_BATCH = 1000;
+/** how long one look at the containers serves (the telemetry and the log collection falling due together share it) */
+const CONTAINER_LOOK_MS = 5000;
 
 /** An outbox kept as one JSON file in the state directory, rewritten atomically at each change. */
 function fileStore<T>(state: StateDir, name: string): OutboxStore<T> {
@@ -73,6 +76,10 @@ export class FleetAgent {
   private facts: Awaited<ReturnType<typeof readFacts>> | null = null;
   private factsReadAt = 0;
   private resolveDone!: (code: number) => void;
+  private containerLook: { at: number; containers: Promise<ProjectContainer[]> } | null = null;
+  /** per container id: its log file (null: none to watch), and its size:mtime when its log was last read */
+  private readonly logFiles = new Map<string, string | null>();
+  private readonly logFileSeen = new Map<string, string>();
   /** the exit code once the agent stopped (0: asked to stop) */
   readonly done = new Promise<number>((resolve) => (this.resolveDone = resolve));
   /** when the heartbeat last succeeded (status) */
@@ -100,7 +107,7 @@ export class FleetAgent {
     this.session.adoptCertificate(this.identity.deviceId, certificate, this.identity.certificateNotAfter);
 
     this.runtime = new ComposeRuntime({
-      engine: this.options.engine, session: this.session, state,
+      engine: this.options.engine, session: this.session, state, serviceUrl: this.identity.serviceUrl,
       onSettled: () => {
         this.saveDeployments();
         this.wake();
@@ -244,9 +251,37 @@ export class FleetAgent {
     this.log("info", `certificate renewed with a new key; valid until ${res.body.certificateNotAfter}`);
   }
 
-  private async ourContainers(): Promise<ProjectContainer[]> {
+  /**
+   * The containers of every installed project: one engine command for all of them, and one look
+   * shared by the telemetry and the log collection when they fall due together (within
+   * CONTAINER_LOOK_MS): the idle loop's cost is its engine commands (docs/agent.md, "Idle cost").
+   */
+  private ourContainers(): Promise<ProjectContainer[]> {
+    const now = Date.now();
+    if (this.containerLook && now - this.containerLook.at < CONTAINER_LOOK_MS) return this.containerLook.containers;
     const projects = Object.values(this.runtime.installed()).flatMap((r) => r.projects.map((p) => p.name));
-    return (await Promise.all(projects.map((name) => this.options.engine.containers(name)))).flat();
+    const containers = this.options.engine.containersOf(projects);
+    this.containerLook = { at: now, containers };
+    containers.catch(() => (this.containerLook = null));
+    return containers;
+  }
+
+  /**
+   * Whether a container may have written since its log was last read: false only when the
+   * engine's log file (k8s-file, json-file) has the size and time it had then. Answers the
+   * file's state to remember once the log was read.
+   */
+  private async logUnchanged(container: ProjectContainer): Promise<{ unchanged: boolean; seen: string | null }> {
+    if (!this.logFiles.has(container.id)) this.logFiles.set(container.id, await this.options.engine.logFile(container.name).catch(() => null));
+    const file = this.logFiles.get(container.id);
+    if (!file) return { unchanged: false, seen: null };
+    try {
+      const stat = await fsp.stat(file);
+      const seen = `${stat.size}:${stat.mtimeMs}`;
+      return { unchanged: this.logFileSeen.get(container.id) === seen, seen };
+    } catch {
+      return { unchanged: false, seen: null };
+    }
   }
 
   private async collectTelemetry(): Promise<void> {
@@ -267,14 +302,23 @@ export class FleetAgent {
   private async collectContainerLogs(): Promise<void> {
     const cursors = this.options.state.readJson<Record<string, string>>("log-cursors.json") ?? {};
     const next: Record<string, string> = {};
-    for (const container of await this.ourContainers()) {
+    const containers = await this.ourContainers();
+    for (const id of this.logFiles.keys()) if (!containers.some((c) => c.id === id)) [this.logFiles, this.logFileSeen].forEach((m) => m.delete(id));
+    for (const container of containers) {
       // a container not seen before: from its first line (it may have written before its
       // project counted as running), at most the last 1,000
       const cursor = cursors[container.id];
+      // nothing written since the last read: no engine command (a stat of its log file)
+      const { unchanged, seen } = await this.logUnchanged(container);
+      if (unchanged && cursor) {
+        next[container.id] = cursor;
+        continue;
+      }
       const lines = await this.options.engine.logs(container.name, cursor ? new Date(cursor) : new Date(0), cursor ? {} : { tail: 1000 }).catch(() => []);
       const fresh = lines.filter((line) => !cursor || line.timestamp > cursor).filter((line) => line.message.trim() !== "");
       const last = fresh.length ? fresh[fresh.length - 1].timestamp : cursor;
       if (last) next[container.id] = last;
+      if (seen) this.logFileSeen.set(container.id, seen);
       this.logs.add(fresh.map((line) => ({
         timestamp: new Date(line.timestamp).toISOString(),
         level: line.stream === "stderr" ? "warn" : "info",
@@ -282,7 +326,8 @@ export class FleetAgent {
         message: line.message.slice(0, 8000),
       })));
     }
-    this.options.state.writeJson("log-cursors.json", next);
+    const text = JSON.stringify(next);
+    if (text !== JSON.stringify(cursors)) this.options.state.writeJson("log-cursors.json", next);
     await this.flush(this.logs, "/api/v1/agent/logs", "entries");
   }
 

@@ -21,7 +21,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import type { DeploymentRuntime, LocalDeployment, Step, StepHandle, StepOutcome } from "./core/deployments.js";
 import type { DeviceSession } from "./core/session.js";
-import { renderComposeFile } from "./runtime/compose-file.js";
+import { composeImages, envParameters, renderComposeFile } from "./runtime/compose-file.js";
 import { waitUntilRunning, type ComposeEngine } from "./runtime/engine.js";
 import type { StateDir } from "./state-dir.js";
 
@@ -41,7 +41,32 @@ interface Component {
 interface ComponentPackage {
   digest: string;
   content: string;
+  /** how to pull the images of the organization's private registries (docs/agent.md, "Private registries") */
+  pullGrant?: PullGrant | null;
 }
+
+interface PullGrant {
+  username: string;
+  token: string;
+  expiresAt: string;
+  /** a private repository as the compose file names it (host/path), and its name below the service's registry proxy */
+  repositories: Array<{ repository: string; proxy: string }>;
+}
+
+/** An image reference split into its repository (host lowercased) and its tag or digest suffix (":1", "@sha256:..."; ":latest" when none). */
+export function splitImage(image: string): { repository: string; suffix: string } {
+  const at = image.indexOf("@");
+  const name = at >= 0 ? image.slice(0, at) : image;
+  const colon = name.lastIndexOf(":");
+  const hasTag = colon > name.lastIndexOf("/");
+  const repository = hasTag ? name.slice(0, colon) : name;
+  const suffix = at >= 0 ? image.slice(at) : hasTag ? name.slice(colon) : ":latest";
+  const slash = repository.indexOf("/");
+  return { repository: slash > 0 ? repository.slice(0, slash).toLowerCase() + repository.slice(slash) : repository, suffix };
+}
+
+/** Where the pull grant's credential is written while a pull runs (0600 in a 0700 directory), and removed after. */
+const PULL_AUTH_DIR = "pull-auth";
 
 export const PROJECT_PREFIX = "fleet-";
 const DEFAULT_TIMEOUT_MS = 5 * 60_000;
@@ -55,6 +80,8 @@ export interface ComposeRuntimeOptions {
   log: (level: "info" | "warn" | "error", message: string) => void;
   /** polling of the containers while waiting for them; default 500 ms */
   pollMs?: number;
+  /** the service's URL: its host is the registry proxy that private images are pulled from */
+  serviceUrl: string;
 }
 
 /** `5m0s`, `90s`, `1h`: the manifest's component timeout in ms. */
@@ -149,6 +176,8 @@ export class ComposeRuntime implements DeploymentRuntime {
   private async download(entry: LocalDeployment): Promise<void> {
     const components = this.components(entry);
     const parameters = (entry.desired?.parameters ?? {}) as Record<string, Record<string, unknown>>;
+    // per component: its images and the grant to pull them with, or null (the engine pulls them)
+    const pulls: Array<{ images: string[]; grant: PullGrant } | null> = [];
     for (const component of components) {
       const res = await this.options.session.call<ComponentPackage & { message?: string }>(
         "GET", `/api/v1/agent/deployments/${entry.deploymentId}/components/${encodeURIComponent(component.name)}`,
@@ -162,8 +191,35 @@ export class ComposeRuntime implements DeploymentRuntime {
       // 0600 like the .env: parameters (secrets among them) are written into the services' environment
       this.options.state.writeText(`${relative}/compose.yaml`, rendered.compose, 0o600);
       this.options.state.writeText(`${relative}/.env`, rendered.env, 0o600);
+      const grant = res.body.pullGrant;
+      pulls.push(grant ? { images: composeImages(rendered.compose, envParameters(parameters[component.name] ?? {})), grant } : null);
     }
-    for (const project of this.projectsOf(entry)) await this.options.engine.pull(project);
+    for (const [i, project] of this.projectsOf(entry).entries()) {
+      const pull = pulls[i];
+      if (pull) await this.pullWithGrant(pull.images, pull.grant);
+      else await this.options.engine.pull(project);
+    }
+  }
+
+  /**
+   * Pulls a project's images one by one: those of the grant's repositories from the service's
+   * registry proxy with the grant (written to pull-auth/config.json, 0600, for the pull only),
+   * named then as the compose file names them; the others from their registries directly.
+   */
+  private async pullWithGrant(images: string[], grant: PullGrant): Promise<void> {
+    const proxyHost = new URL(this.options.serviceUrl).host;
+    const authDir = this.options.state.path(PULL_AUTH_DIR);
+    const auth = Buffer.from(`${grant.username}:${grant.token}`).toString("base64");
+    this.options.state.writeJson(`${PULL_AUTH_DIR}/config.json`, { auths: { [proxyHost]: { auth } } });
+    try {
+      for (const image of images) {
+        const { repository, suffix } = splitImage(image);
+        const granted = grant.repositories.find((r) => r.repository === repository);
+        await this.options.engine.pullImage(image, granted ? { image: `${proxyHost}/${granted.proxy}${suffix}`, authDir } : undefined);
+      }
+    } finally {
+      this.options.state.remove(PULL_AUTH_DIR);
+    }
   }
 
   private async up(projects: Array<{ name: string; dir: string }>, timeouts: number[]): Promise<void> {

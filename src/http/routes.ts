@@ -4,10 +4,11 @@
 // lean heartbeat) through the procedures' authenticate/permission/audit functions
 // (guarded-route.ts). This is the one file of src/http that imports domain modules: it only
 // lists them (test/unit/import-rules.test.ts).
-import type { Express, Router } from "express";
+import type { Express, RequestHandler, Router } from "express";
 import type { Services } from "../services.js";
 import type { ExtraPaths } from "./docs.js";
 import { AGENT_HEARTBEAT_PATH, agentHeartbeatRoute } from "../modules/agent/heartbeat-route.js";
+import { PULL_PROXY_PATH, pullProxyRoutes } from "../modules/agent/pull-proxy-route.js";
 import { pkiOpenApiPaths, pkiRoutes } from "../modules/ca-certificates/download-routes.js";
 import { usersExportOpenApiPaths, usersExportRoutes } from "../modules/users/export-route.js";
 import { applicationIconOpenApiPaths, applicationIconRoutes } from "../modules/applications/icon-route.js";
@@ -53,4 +54,13 @@ export const extraOpenApiPaths: ExtraPaths = Object.assign({}, ...PLAIN_ROUTES.m
  */
 export function mountLeanAgentRoute(app: Express, services: Services): void {
   app.post(`/api/v1${AGENT_HEARTBEAT_PATH}`, agentHeartbeatRoute(services));
+}
+
+/**
+ * The read-only registry proxy devices pull their organization's private images through with a
+ * pull grant (src/modules/agent/pull-proxy-route.ts): at /v2, where engines look for a registry's
+ * API, so outside /api/v1. `before`: the rate limiter.
+ */
+export function mountRegistryPullProxy(app: Express, services: Services, ...before: RequestHandler[]): void {
+  app.use(PULL_PROXY_PATH, ...before, pullProxyRoutes(services));
 }

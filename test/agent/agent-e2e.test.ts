@@ -8,31 +8,50 @@
 //   rollback); a rollback through the API; a service outage loses no telemetry; kill -9 of the
 //   agent during an install converges after a restart with one project; removal leaves no
 //   container; a revoked certificate stops the agent; the telemetry agrees with /proc; the
-//   package route refuses a device the deployment does not target.
+//   package route refuses a device the deployment does not target; an image of a private
+//   registry (htpasswd) is pulled through the service's registry proxy with a short-lived pull
+//   grant, which nothing but its device, deployment and repositories can use.
+//
+// It runs in both database phases (vitest.config.ts): the service on this phase's database.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { JsonClient } from "../../agent/src/core/json-client.js";
 import { DeviceSession } from "../../agent/src/core/session.js";
-import { LAB_ADMIN, startAgentLab, type AgentLab } from "../support/agent-lab.js";
+import { LAB_ADMIN, LAB_JWT_SECRET, LAB_PRIVATE_VERSION, startAgentLab, type AgentLab } from "../support/agent-lab.js";
+import { loadIdentity, loadKey } from "../../agent/src/identity-store.js";
+import { StateDir } from "../../agent/src/state-dir.js";
+import { pullGrantKey, signPullGrant } from "../../src/modules/agent/pull-grant.js";
 import { launchBrowser, SCREENSHOT_DIR, UI_TIMEOUT_MS } from "../support/browser.js";
 import { peerAvailable } from "../support/peers.js";
 import { eventually } from "../support/server-process.js";
 
 const available = peerAvailable("podman") && peerAvailable("docker-registry");
+// the private registry's BASIC authentication (apache2-utils)
+const withPrivateRegistry = peerAvailable("htpasswd");
+const MANIFEST_TYPES = "application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json";
+
+interface PullGrant { username: string; token: string; expiresAt: string; repositories: Array<{ repository: string; proxy: string }> }
+
+/** Every file under a directory. */
+function filesUnder(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+}
 
 // Each step waits for real containers on a shared 2-core machine: minutes, not seconds.
 describe.skipIf(!available)("fleet-agent on Podman against the service", { timeout: 240_000 }, () => {
   let lab: AgentLab;
   const deploymentIds: Record<string, string> = {};
+  /** the lab device's pull grant for the private version (refused once its certificate is revoked) */
+  let grantOfDevice: PullGrant | null = null;
   const deploy = async (version: string, parameters: Record<string, unknown> = {}) => (deploymentIds[version] = await lab.deploy(version, parameters));
 
   // what the agent printed, when a step fails: the first thing to read
   beforeEach(({ onTestFailed }) => onTestFailed(() => console.error(`fleet-agent printed:\n${lab?.agentOutput.slice(-60).join("\n")}`)));
 
   beforeAll(async () => {
-    lab = await startAgentLab({ agentEnv: { FLEET_AGENT_TELEMETRY_SECONDS: "2", FLEET_AGENT_LOG_SECONDS: "2" } });
+    lab = await startAgentLab({ agentEnv: { FLEET_AGENT_TELEMETRY_SECONDS: "2", FLEET_AGENT_LOG_SECONDS: "2" }, privateRegistry: withPrivateRegistry, database: "migrated" });
   }, 300_000);
   afterAll(async () => {
     await lab?.close();
@@ -184,11 +203,91 @@ describe.skipIf(!available)("fleet-agent on Podman against the service", { timeo
     expect(await lab.page()).toBeNull();
   });
 
+  it.skipIf(!withPrivateRegistry)("an image of a private registry is pulled through the service with a pull grant: the device never holds the registry's credential", async () => {
+    const registry = lab.privateRegistry!;
+    const id = await deploy(LAB_PRIVATE_VERSION, { greeting: "from a private registry" });
+    await lab.waitForState(id, "running");
+    expect(await lab.page()).toBe("version 4.0.0 says from a private registry");
+    expect(await lab.projectContainers()).toHaveLength(1);
+    // The engine holds no credential of that registry: by itself it cannot pull the image.
+    await expect(lab.podman.podman(["pull", "--quiet", registry.image])).rejects.toThrow(/unauthorized|authentication required/i);
+    // Nothing in the state directory holds the registry's password, and the grant's auth file is gone.
+    const password = registry.credential.split(":")[1];
+    for (const file of filesUnder(lab.stateDir)) expect(fs.readFileSync(file, "utf8"), file).not.toContain(password);
+    expect(fs.existsSync(path.join(lab.stateDir, "pull-auth"))).toBe(false);
+  });
+
+  it.skipIf(!withPrivateRegistry)("the pull grant serves only its device, deployment and repositories, unexpired and unforged", async () => {
+    const registry = lab.privateRegistry!;
+    const deploymentId = deploymentIds[LAB_PRIVATE_VERSION];
+    // The device asks for its package as the agent does (its key and certificate from the state directory).
+    const state = new StateDir(lab.stateDir);
+    const identity = loadIdentity(state);
+    const device = new DeviceSession(new JsonClient(lab.service.url));
+    device.keys = await loadKey(state, identity.keyFile);
+    device.adoptCertificate(identity.deviceId, state.readText(identity.certificateFile)!, identity.certificateNotAfter);
+    const pkg = await device.call<{ pullGrant: PullGrant | null }>("GET", `/api/v1/agent/deployments/${deploymentId}/components/web`);
+    device.close();
+    expect(pkg.status).toBe(200);
+    const grant = pkg.body.pullGrant!;
+    expect(grant.repositories).toEqual([{ repository: registry.image.replace(/:1$/, ""), proxy: `${registry.id}/fleet-private/busybox` }]);
+    expect(Date.parse(grant.expiresAt) - Date.now()).toBeLessThanOrEqual(15 * 60_000);
+    expect(JSON.stringify(pkg.body)).not.toContain(registry.credential.split(":")[1]);
+    grantOfDevice = grant;
+
+    const basic = (token: string) => `Basic ${Buffer.from(`${grant.username}:${token}`).toString("base64")}`;
+    const v2 = (p: string, token?: string, method = "GET") =>
+      fetch(`${lab.service.url}/v2/${p}`, { method, headers: { accept: MANIFEST_TYPES, ...(token ? { authorization: basic(token) } : {}) } });
+    const manifest = `${grant.repositories[0].proxy}/manifests/1`;
+    // The grant reads the manifest through the service, as the registry has it.
+    const ok = await v2(manifest, grant.token);
+    expect(ok.status).toBe(200);
+    const direct = await fetch(`${registry.server.url}/v2/fleet-private/busybox/manifests/1`, { headers: { accept: MANIFEST_TYPES, authorization: registry.server.authorization! } });
+    expect(ok.headers.get("docker-content-digest")).toBe(direct.headers.get("docker-content-digest"));
+    expect(await ok.text()).toBe(await direct.text());
+    // Without a grant: the engines' challenge. A forged or expired grant: 401.
+    const anonymous = await v2("");
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get("www-authenticate")).toMatch(/^Basic realm=/);
+    expect((await v2(manifest)).status).toBe(401);
+    const [header, payload, signature] = grant.token.split(".");
+    expect((await v2(manifest, `${header}.${payload}.${signature.slice(0, -4)}AAAA`)).status).toBe(401);
+    const key = pullGrantKey(new TextEncoder().encode(LAB_JWT_SECRET));
+    const claims = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+    const scope = { deviceId: claims.sub, organizationId: claims.org, fingerprint: claims.fp, deploymentId, repositories: [{ registryId: registry.id, repository: "fleet-private/busybox" }] };
+    expect((await v2(manifest, await signPullGrant(key, scope, new Date(Date.now() - 60_000)))).status).toBe(401);
+    // Another repository than the grant's: 403; anything but a pull: 405.
+    expect((await v2(`${registry.id}/fleet-private/other/manifests/1`, grant.token)).status).toBe(403);
+    expect((await v2(`${registry.id}/fleet-private/busybox/blobs/uploads/`, grant.token, "POST")).status).toBe(405);
+
+    // A device the deployment does not target gets no package and so no grant (404), and a
+    // grant naming it for this deployment, signed with the service's key, is refused (403).
+    const token = await lab.call<{ token: string }>("POST", "/api/v1/enrollment-tokens", { name: "bystander 2" });
+    const bystander = new DeviceSession(new JsonClient(lab.service.url));
+    const enrolled = await bystander.enrollWith({ enrollmentToken: token.token, reportedDeviceId: "bystander-2" });
+    expect(enrolled.status).toBe(201);
+    const refused = await bystander.call("GET", `/api/v1/agent/deployments/${deploymentId}/components/web`);
+    expect(refused.status).toBe(404);
+    expect(JSON.stringify(refused.body)).not.toContain("pullGrant");
+    bystander.close();
+    const forBystander = await signPullGrant(key, { ...scope, deviceId: enrolled.body.deviceId }, new Date(Date.now() + 60_000));
+    const denied = await v2(manifest, forBystander);
+    expect(denied.status).toBe(403);
+    expect(await denied.json()).toEqual({ errors: [{ code: "DENIED", message: expect.stringMatching(/no longer targets this device/) }] });
+  });
+
   it("a revoked certificate: the agent says so and stops asking (exit code 78)", async () => {
     const identity = JSON.parse(fs.readFileSync(path.join(lab.stateDir, "identity.json"), "utf8"));
     const exited = new Promise<number | null>((resolve) => lab.agent!.once("exit", (code) => resolve(code)));
     await lab.call("POST", `/api/v1/devices/${lab.deviceId}/certificates/${identity.certificateId}/revoke`, { reason: "Key compromise" });
     expect(await exited).toBe(78);
     expect(lab.agentOutput.join("\n")).toMatch(/refuses this device's certificate \(401/);
+    // A pull grant issued to the revoked certificate is refused from now on.
+    if (grantOfDevice) {
+      const res = await fetch(`${lab.service.url}/v2/${grantOfDevice.repositories[0].proxy}/manifests/1`, {
+        headers: { accept: MANIFEST_TYPES, authorization: `Basic ${Buffer.from(`${grantOfDevice.username}:${grantOfDevice.token}`).toString("base64")}` },
+      });
+      expect(res.status).toBe(403);
+    }
   });
 });

@@ -12,7 +12,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { stringify } from "yaml";
 import { startGitServer, type GitServer } from "./git-server/index.js";
-import { freePort } from "./oci-registry.js";
+import { freePort, startOciRegistry, type OciRegistryServer } from "./oci-registry.js";
 import { startPodmanHarness, type PodmanHarness } from "./podman.js";
 import { eventually, ROOT, spawnService, type ServerProcess } from "./server-process.js";
 import { startTcpProxy, type TcpProxy } from "./tcp-proxy.js";
@@ -25,6 +25,10 @@ export const AGENT_BIN = path.join(ROOT, "agent/bin/fleet-agent.js");
 export const LAB_APP = "web-demo";
 /** versions of web-demo whose packages are in the registry; 3.0.0's container exits with code 3 */
 export const LAB_VERSIONS = ["1.0.0", "2.0.0", "3.0.0"] as const;
+/** with `privateRegistry`: the version whose image is in the private registry */
+export const LAB_PRIVATE_VERSION = "4.0.0";
+/** the service's JWT_SECRET (a test signs pull grants with the key derived from it: src/modules/agent/pull-grant.ts) */
+export const LAB_JWT_SECRET = "agent-lab-jwt-secret-".padEnd(48, "x");
 
 export interface AgentLabOptions {
   /** compose components of the application (each a busybox httpd on a port of its own); default 1 */
@@ -35,12 +39,21 @@ export interface AgentLabOptions {
   agentEnv?: Record<string, string>;
   /** the agent's program (node runs it); default agent/bin/fleet-agent.js (the sources); a bundle made by `npm run build:agent` as a device runs it */
   agentProgram?: string;
+  /**
+   * also a private registry (htpasswd BASIC) holding the busybox image, added to the organization
+   * with its credential, and version LAB_PRIVATE_VERSION whose compose file names that image
+   */
+  privateRegistry?: boolean;
+  /** "migrated": the service on this test phase's database (PostgreSQL on the run with DATABASE_URL); default an empty PGlite */
+  database?: "migrated";
 }
 
 export interface AgentLab {
   service: ServerProcess;
   podman: PodmanHarness;
   proxy: TcpProxy;
+  /** with `privateRegistry`: the registry, its credential, its id at the service and the image in it */
+  privateRegistry: { server: OciRegistryServer; credential: string; id: string; image: string } | null;
   /** the address the agent is enrolled with (the proxy) */
   agentUrl: string;
   stateDir: string;
@@ -76,6 +89,21 @@ export async function startAgentLab(options: AgentLabOptions = {}): Promise<Agen
     Array.from({ length: options.components ?? 1 }, async (_, i) => ({ name: i === 0 ? "web" : `web${i + 1}`, port: await freePort() })),
   );
   const host = new URL(podman.registry.url).host;
+  let privateServer: OciRegistryServer | null = null;
+  let privateImage = "";
+  const privateCredential = { username: "lab-puller", password: `lab-${Math.random().toString(36).slice(2)}-secret` };
+  if (options.privateRegistry) {
+    privateServer = await startOciRegistry({ basic: privateCredential });
+    const privateHost = new URL(privateServer.url).host;
+    privateImage = `${privateHost}/fleet-private/busybox:1`;
+    // the harness's image, copied into the private registry (and then only there)
+    await podman.podman(["pull", "--quiet", "--tls-verify=false", podman.image]);
+    await podman.podman(["tag", podman.image, privateImage]);
+    await podman.podman(["push", "--quiet", "--tls-verify=false", "--creds", `${privateCredential.username}:${privateCredential.password}`, privateImage]);
+    await podman.podman(["rmi", "--force", podman.image, privateImage]);
+    fs.appendFileSync(podman.env.CONTAINERS_REGISTRIES_CONF, `[[registry]]\nlocation = "${privateHost}"\ninsecure = true\n`);
+  }
+  const versions: readonly string[] = options.privateRegistry ? [...LAB_VERSIONS, LAB_PRIVATE_VERSION] : LAB_VERSIONS;
 
   const composeFile = (component: { name: string; port: number }, version: string, exits: boolean) => {
     const script = exits
@@ -83,9 +111,10 @@ export async function startAgentLab(options: AgentLabOptions = {}): Promise<Agen
       // httpd in the background and a TERM trap: a shell as PID 1 ignores SIGTERM, and every
       // `down` would wait out the engine's 10 s stop timeout ($$ is a literal $ to compose)
       : `echo "version ${version} says $$GREETING" > /tmp/index.html; echo "serving version ${version}"; httpd -f -p 8080 -h /tmp & trap "kill $$!; exit 0" TERM; wait`;
-    return stringify({ services: { web: { image: podman.image, command: ["/bin/sh", "-c", script], ports: [`127.0.0.1:${component.port}:8080`] } } });
+    const image = version === LAB_PRIVATE_VERSION ? privateImage : podman.image;
+    return stringify({ services: { web: { image, command: ["/bin/sh", "-c", script], ports: [`127.0.0.1:${component.port}:8080`] } } });
   };
-  for (const version of LAB_VERSIONS) {
+  for (const version of versions) {
     for (const component of components) {
       const repository = `fleet-test/${component.name}-compose`;
       const config = await podman.registry.pushBlob(repository, "{}", "application/vnd.oci.empty.v1+json");
@@ -106,14 +135,16 @@ export async function startAgentLab(options: AgentLabOptions = {}): Promise<Agen
     parameters: { greeting: { value: "hello", targets: [{ pointer: "GREETING", components: components.map((c) => c.name) }] } },
   });
   const git: GitServer = await startGitServer();
-  const repo = await git.createRepo("fleet-apps", Object.fromEntries(LAB_VERSIONS.map((v) => [`apps/${v}/app.yaml`, appYaml(v)])));
+  const repo = await git.createRepo("fleet-apps", Object.fromEntries(versions.map((v) => [`apps/${v}/app.yaml`, appYaml(v)])));
 
   const service = await spawnService("agent-lab", {
     BOOTSTRAP_ADMIN_EMAIL: LAB_ADMIN.email, BOOTSTRAP_ADMIN_PASSWORD: LAB_ADMIN.password, BOOTSTRAP_API_KEY: LAB_KEY,
-    HEARTBEAT_INTERVAL_SECONDS: String(options.heartbeatSeconds ?? 5),
-  }, { defaultKey: LAB_KEY });
+    HEARTBEAT_INTERVAL_SECONDS: String(options.heartbeatSeconds ?? 5), JWT_SECRET: LAB_JWT_SECRET,
+  }, { defaultKey: LAB_KEY, database: options.database });
   const serviceUrl = new URL(service.url);
   const proxy = await startTcpProxy(serviceUrl.hostname, Number(serviceUrl.port));
+  // The agent pulls private images from the service's registry proxy, here plain HTTP on loopback.
+  if (options.privateRegistry) fs.appendFileSync(podman.env.CONTAINERS_REGISTRIES_CONF, `[[registry]]\nlocation = "127.0.0.1:${proxy.port}"\ninsecure = true\n`);
   const call = async <T = any>(method: string, p: string, body?: unknown): Promise<T> => {
     const res = await service.api<T>(method, p, { body });
     if (res.status >= 300) throw new Error(`${method} ${p} answered ${res.status}: ${res.text}`);
@@ -122,9 +153,17 @@ export async function startAgentLab(options: AgentLabOptions = {}): Promise<Agen
   await call("POST", "/api/v1/ca-certificates/generate", { name: "agent-lab-ca", commonName: "Agent Lab CA" });
   // The compose packages' registry: the service reads them for the device with its credential.
   await call("POST", "/api/v1/registries/oci", { name: "compose packages", url: podman.registry.url, syncIntervalMinutes: 0 });
+  const privateRegistry = privateServer
+    ? {
+      server: privateServer, credential: `${privateCredential.username}:${privateCredential.password}`, image: privateImage,
+      id: (await call<{ id: string }>("POST", "/api/v1/registries/oci", {
+        name: "private images", url: privateServer.url, authType: "BASIC", credential: `${privateCredential.username}:${privateCredential.password}`, syncIntervalMinutes: 0,
+      })).id,
+    }
+    : null;
   const registry = await call<{ id: string }>("POST", "/api/v1/registries/git", { name: "fleet apps", url: repo.url, syncIntervalMinutes: 0 });
   const sync = await call<{ applicationsImported: number }>("POST", `/api/v1/registries/git/${registry.id}/sync`);
-  if (sync.applicationsImported !== LAB_VERSIONS.length) throw new Error(`the Git registry's sync imported ${sync.applicationsImported} versions`);
+  if (sync.applicationsImported !== versions.length) throw new Error(`the Git registry's sync imported ${sync.applicationsImported} versions`);
   const apps = await call<{ items: Array<{ id: string; name: string }> }>("GET", "/api/v1/applications?limit=50");
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-agent-state-"));
   const agentEnv = { ...process.env, ...podman.env, ...options.agentEnv };
@@ -132,7 +171,7 @@ export async function startAgentLab(options: AgentLabOptions = {}): Promise<Agen
   const program = options.agentProgram ?? AGENT_BIN;
 
   const lab: AgentLab = {
-    service, podman, proxy, stateDir, components,
+    service, podman, proxy, stateDir, components, privateRegistry,
     agentUrl: `http://127.0.0.1:${proxy.port}`,
     applicationId: apps.items.find((a) => a.name === "Web demo")!.id,
     deviceId: "",
@@ -199,6 +238,8 @@ export async function startAgentLab(options: AgentLabOptions = {}): Promise<Agen
       await proxy.close();
       await service.stop();
       await git.close();
+      await podman.podman(["rmi", "--force", "--ignore", privateImage || podman.image]).catch(() => undefined);
+      await privateServer?.close();
       await podman.close();
       fs.rmSync(stateDir, { recursive: true, force: true });
     },

@@ -127,3 +127,24 @@ export function renderComposeFile(text: string, values: Record<string, unknown>)
   }
   return { compose: doc.toString(), env: envLines.length ? `${envLines.join("\n")}\n` : "" };
 }
+
+/**
+ * The image references of a rendered compose file as the engine will resolve them: `${NAME}`,
+ * `${NAME:-default}` and `$NAME` interpolated from `env` (the .env values). Unreadable files name none.
+ */
+export function composeImages(text: string, env: Record<string, string>): string[] {
+  const services = parseCompose(text).toJS().services as Record<string, { image?: unknown } | null>;
+  const images = new Set<string>();
+  for (const service of Object.values(services)) {
+    if (typeof service?.image !== "string") continue;
+    images.add(service.image
+      .replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}/g, (_, name: string, fallback: string | undefined) => env[name] ?? fallback ?? "")
+      .replace(/\$([A-Za-z_][A-Za-z0-9_]*)/g, (whole, name: string) => env[name] ?? whole));
+  }
+  return [...images];
+}
+
+/** The environment-variable parameters of a component (what goes into its .env), as text. */
+export function envParameters(values: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(Object.entries(values).filter(([pointer]) => ENV_NAME.test(pointer)).map(([name, value]) => [name, envText(value)]));
+}

@@ -5,7 +5,7 @@
 // output needs reading beyond its stderr.
 import path from "node:path";
 import { containerLogs, exitCodeFromStatus, healthFromStatus, PROJECT_LABEL, SERVICE_LABEL, WORKING_DIR_LABEL } from "./cli-output.js";
-import type { ComposeEngine, ComposeProject, DownOptions, EngineOptions, LogLine, ProjectContainer } from "./engine.js";
+import type { ComposeEngine, ComposeProject, DownOptions, EngineOptions, LogLine, ProjectContainer, ProxiedPull } from "./engine.js";
 import { runCommand } from "./exec.js";
 
 interface DockerPsLine {
@@ -62,6 +62,13 @@ export class DockerComposeEngine implements ComposeEngine {
     await this.run(this.composeArgs(project, ["pull"]), this.pullTimeoutMs, project.dir);
   }
 
+  async pullImage(reference: string, via?: ProxiedPull): Promise<void> {
+    if (!via) return void (await this.run(["pull", "--quiet", reference], this.pullTimeoutMs));
+    await this.run(["--config", via.authDir, "pull", "--quiet", via.image], this.pullTimeoutMs);
+    await this.run(["tag", via.image, reference]);
+    await this.run(["rmi", via.image]); // only this name: the image keeps `reference`
+  }
+
   async up(project: ComposeProject): Promise<void> {
     await this.run(this.composeArgs(project, ["up", "-d"]), this.timeoutMs, project.dir);
   }
@@ -73,8 +80,26 @@ export class DockerComposeEngine implements ComposeEngine {
   }
 
   async containers(projectName: string): Promise<ProjectContainer[]> {
-    const { stdout } = await this.run(["ps", "-a", "--filter", `label=${PROJECT_LABEL}=${projectName}`, "--format", "{{json .}}"]);
+    return this.list(`label=${PROJECT_LABEL}=${projectName}`);
+  }
+
+  async containersOf(projectNames: readonly string[]): Promise<ProjectContainer[]> {
+    if (!projectNames.length) return [];
+    const wanted = new Set(projectNames);
+    return (await this.list(`label=${PROJECT_LABEL}`, true)).filter((c) => wanted.has(c.project ?? "")).map(({ project: _, ...c }) => c);
+  }
+
+  async logFile(containerName: string): Promise<string | null> {
+    // json-file and local have a file docker writes; journald and the rest have not
+    const { stdout } = await this.run(["inspect", "--format", "{{.HostConfig.LogConfig.Type}} {{.LogPath}}", containerName]);
+    const [type, file] = stdout.trim().split(" ");
+    return (type === "json-file" || type === "local") && file ? file : null;
+  }
+
+  private async list(filter: string, withProject = false): Promise<Array<ProjectContainer & { project?: string }>> {
+    const { stdout } = await this.run(["ps", "-a", "--filter", filter, "--format", "{{json .}}"]);
     return jsonLines<DockerPsLine>(stdout).map((line) => ({
+      ...(withProject ? { project: label(line.Labels, PROJECT_LABEL) } : {}),
       id: line.ID,
       name: line.Names.split(",")[0],
       service: label(line.Labels, SERVICE_LABEL) ?? "",

@@ -51,6 +51,13 @@ export interface EngineOptions {
   pullTimeoutMs?: number;
 }
 
+export interface ProxiedPull {
+  /** the name to pull: <service host>/<registry id>/<repository>:<tag> */
+  image: string;
+  /** a directory holding config.json with the pull credential (mode 0600) */
+  authDir: string;
+}
+
 export interface DownOptions {
   /** also the project's volumes (named and anonymous); default false */
   volumes?: boolean;
@@ -65,6 +72,12 @@ export interface ComposeEngine {
   /** pulls every image the project's compose file names (the "downloading" step); rejects with the engine's own message */
   pull(project: ComposeProject): Promise<void>;
   /**
+   * pulls one image; with `via`, from another name (the service's registry proxy) with the
+   * credential of `via.authDir`/config.json ({"auths": {host: {auth}}}, the format both engines
+   * read), then names it `reference` and drops the other name, so compose finds it as its file says
+   */
+  pullImage(reference: string, via?: ProxiedPull): Promise<void>;
+  /**
    * compose up -d of dir/compose.yaml under the project's name; rejects with the engine's message
    * when the file is refused or a service's container could not be created or started. An
    * existing container of the same name is kept, not recreated: take the project down first to
@@ -75,6 +88,14 @@ export interface ComposeEngine {
   down(project: { name: string; dir?: string }, options?: DownOptions): Promise<void>;
   /** the project's containers (label com.docker.compose.project=NAME), in every state */
   containers(projectName: string): Promise<ProjectContainer[]>;
+  /** the containers of several projects, in one engine command (the idle loop's one look) */
+  containersOf(projectNames: readonly string[]): Promise<ProjectContainer[]>;
+  /**
+   * the file the engine writes a container's log to (podman k8s-file, docker json-file), whose
+   * size and time tell without an engine command whether the container wrote; null when its log
+   * driver keeps no such file (journald)
+   */
+  logFile(containerName: string): Promise<string | null>;
   /** names of every project with a container or network here whose name starts with prefix (leftovers after a crash) */
   projects(prefix: string): Promise<string[]>;
   /** a container's log lines since a time, both streams, oldest first; `tail` keeps the last N */

@@ -11,7 +11,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { containerLogs, healthFromStatus, PROJECT_LABEL, SERVICE_LABEL, WORKING_DIR_LABEL } from "./cli-output.js";
 import { composeServiceNames } from "./compose-file.js";
-import type { ComposeEngine, ComposeProject, DownOptions, EngineOptions, LogLine, ProjectContainer } from "./engine.js";
+import type { ComposeEngine, ComposeProject, DownOptions, EngineOptions, LogLine, ProjectContainer, ProxiedPull } from "./engine.js";
 import { EngineError, engineMessage, runCommand } from "./exec.js";
 
 interface PodmanPsEntry {
@@ -89,6 +89,13 @@ export class PodmanComposeEngine implements ComposeEngine {
     if (failedCommand(stdout)) throw new EngineError(engineMessage(stderr) || "pulling an image failed");
   }
 
+  async pullImage(reference: string, via?: ProxiedPull): Promise<void> {
+    if (!via) return void (await this.podmanRun(["pull", "--quiet", reference], this.pullTimeoutMs));
+    await this.podmanRun(["pull", "--quiet", "--authfile", path.join(via.authDir, "config.json"), via.image], this.pullTimeoutMs);
+    await this.podmanRun(["tag", via.image, reference]);
+    await this.podmanRun(["untag", via.image, via.image]);
+  }
+
   async up(project: ComposeProject): Promise<void> {
     const services = composeServiceNames(await readFile(path.join(project.dir, "compose.yaml"), "utf8"));
     const { stderr } = await this.composeRun(project, ["up", "-d"]);
@@ -121,16 +128,20 @@ export class PodmanComposeEngine implements ComposeEngine {
   }
 
   async containers(projectName: string): Promise<ProjectContainer[]> {
-    const entries = await this.ps(`label=${PROJECT_LABEL}=${projectName}`);
-    return entries.map((entry) => ({
-      id: entry.Id,
-      name: entry.Names[0],
-      service: entry.Labels?.[SERVICE_LABEL] ?? "",
-      workingDir: entry.Labels?.[WORKING_DIR_LABEL] ?? null,
-      state: entry.State,
-      health: healthFromStatus(entry.Status ?? ""),
-      exitCode: entry.State === "exited" ? (entry.ExitCode ?? null) : null,
-    }));
+    return (await this.ps(`label=${PROJECT_LABEL}=${projectName}`)).map(projectContainer);
+  }
+
+  async containersOf(projectNames: readonly string[]): Promise<ProjectContainer[]> {
+    if (!projectNames.length) return [];
+    const wanted = new Set(projectNames);
+    return (await this.ps(`label=${PROJECT_LABEL}`)).filter((entry) => wanted.has(entry.Labels?.[PROJECT_LABEL] ?? "")).map(projectContainer);
+  }
+
+  async logFile(containerName: string): Promise<string | null> {
+    // k8s-file (podman's default without systemd) has a file; journald and none have not
+    const { stdout } = await this.podmanRun(["container", "inspect", "--format", "{{.HostConfig.LogConfig.Type}} {{.HostConfig.LogConfig.Path}}", containerName]);
+    const [type, file] = stdout.trim().split(" ");
+    return type === "k8s-file" && file ? file : null;
   }
 
   async projects(prefix: string): Promise<string[]> {
@@ -149,6 +160,18 @@ export class PodmanComposeEngine implements ComposeEngine {
     // Exit 1 means the check failed: podman recorded it, and containers() shows the outcome.
     await this.podmanRun(["healthcheck", "run", containerName]).catch(() => undefined);
   }
+}
+
+function projectContainer(entry: PodmanPsEntry): ProjectContainer {
+  return {
+    id: entry.Id,
+    name: entry.Names[0],
+    service: entry.Labels?.[SERVICE_LABEL] ?? "",
+    workingDir: entry.Labels?.[WORKING_DIR_LABEL] ?? null,
+    state: entry.State,
+    health: healthFromStatus(entry.Status ?? ""),
+    exitCode: entry.State === "exited" ? (entry.ExitCode ?? null) : null,
+  };
 }
 
 /**

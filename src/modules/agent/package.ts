@@ -18,6 +18,8 @@ import { badRequest, notFound, unavailable } from "../../trpc/errors.js";
 import { expectOk, MANIFEST_ACCEPT, readBody, registryClient, sha256 } from "../registries/oci/sync.js";
 import { RegistryError } from "../registries/oci/distribution.js";
 import { describeRegistryFailure } from "../registries/oci/health.js";
+import { openSecrets, renderParameters } from "../deployments/parameters.js";
+import { composeImages, PULL_GRANT_SECONDS, PULL_GRANT_USER, pullGrantKey, signPullGrant, splitImageReference, type PullScope } from "./pull-grant.js";
 
 export const COMPOSE_LAYER_TYPES = new Set(["application/vnd.fleet.compose.v1+yaml", "application/vnd.docker.compose.file+yaml"]);
 const MAX_COMPOSE_BYTES = 1024 * 1024;
@@ -39,6 +41,16 @@ export interface ComponentPackage {
   mediaType: string;
   /** the compose file (YAML) */
   content: string;
+  /** how to pull the images it names from the organization's private registries (pull-grant.ts); null when it names none */
+  pullGrant: PullGrantAnswer | null;
+}
+
+export interface PullGrantAnswer {
+  username: string;
+  token: string;
+  expiresAt: string;
+  /** each private repository the file names, and its name below the service's registry proxy (<service host>/<proxy>) */
+  repositories: Array<{ repository: string; proxy: string }>;
 }
 
 /** `oci://host[:port]/path` split into the registry host and the repository path. */
@@ -48,8 +60,11 @@ export function parseOciReference(repository: string): { host: string; path: str
 }
 
 export async function componentPackage(services: Services, device: DevicePrincipal, deploymentId: string, componentName: string): Promise<ComponentPackage> {
-  const [row] = await services.prisma.$queryRaw<Array<{ profileId: string; profiles: Array<{ id: string; components: Component[] }> }>>`
-    SELECT d."profileId", v."profiles"
+  const [row] = await services.prisma.$queryRaw<Array<{
+    profileId: string; profiles: Array<{ id: string; components: Component[] }>;
+    parameters: Record<string, unknown>; secretParameters: string | null; declared: Parameters<typeof renderParameters>[0] | null;
+  }>>`
+    SELECT d."profileId", v."profiles", d."parameters", d."secretParameters", v."parameters" AS "declared"
       FROM "DeploymentDevice" dd
       JOIN "Deployment" d ON d."id" = dd."deploymentId"
       JOIN "ApplicationVersion" v ON v."id" = d."applicationVersionId"
@@ -68,7 +83,7 @@ export async function componentPackage(services: Services, device: DevicePrincip
   // registry only stops syncing).
   const registries = await services.prisma.ociRegistry.findMany({
     where: { organizationId: device.organizationId },
-    select: { url: true, authType: true, credentialSealed: true, verifyTls: true },
+    select: { id: true, url: true, authType: true, credentialSealed: true, verifyTls: true },
   });
   const registry = registries.find((r) => new URL(r.url).host.toLowerCase() === reference.host) ?? {
     url: `https://${reference.host}`, authType: "NONE", credentialSealed: null, verifyTls: true,
@@ -92,11 +107,44 @@ export async function componentPackage(services: Services, device: DevicePrincip
     await expectOk(client, blobRes, `${what}: compose layer`);
     const blob = await readBody(client, blobRes, MAX_COMPOSE_BYTES);
     if (sha256(blob) !== layer.digest) throw new RegistryError(`${what}: the compose layer does not match its digest`);
-    return { component: componentName, repository, revision, manifestDigest, digest: layer.digest, mediaType: layer.mediaType!, content: blob.toString("utf8") };
+    const content = blob.toString("utf8");
+    const values = { ...row.parameters, ...openSecrets(services.secrets, row.secretParameters) };
+    const rendered = renderParameters(row.declared ?? {}, values, [componentName])[componentName] ?? {};
+    const pullGrant = await grantFor(services, device, deploymentId, composeImages(content, rendered), registries);
+    return { component: componentName, repository, revision, manifestDigest, digest: layer.digest, mediaType: layer.mediaType!, content, pullGrant };
   } catch (err) {
     if (err instanceof RegistryError && err.status === 404) throw notFound(`Package ${what} at its registry`);
     if (err instanceof RegistryError && err.status === 422) throw new TRPCError({ code: "UNPROCESSABLE_CONTENT", message: err.message });
     if (err instanceof SyntaxError) throw new TRPCError({ code: "UNPROCESSABLE_CONTENT", message: `${what}: the manifest is not JSON` });
     throw unavailable(`the package ${what} cannot be read from its registry now: ${describeRegistryFailure(err)}`);
   }
+}
+
+/**
+ * A pull grant for the images of the organization's private registries (those holding a
+ * credential) that the file names; null when it names none (public images are pulled by the
+ * engine directly). Scoped to this device and certificate, this deployment and those repositories.
+ */
+async function grantFor(
+  services: Services, device: DevicePrincipal, deploymentId: string, images: string[],
+  registries: Array<{ id: string; url: string; credentialSealed: string | null }>,
+): Promise<PullGrantAnswer | null> {
+  const scopes = new Map<string, PullScope & { reference: string }>();
+  for (const image of images) {
+    const ref = splitImageReference(image);
+    const registry = ref && registries.find((r) => r.credentialSealed && new URL(r.url).host.toLowerCase() === ref.host);
+    if (!ref || !registry) continue;
+    scopes.set(`${registry.id}/${ref.repository}`, { registryId: registry.id, repository: ref.repository, reference: `${ref.host}/${ref.repository}` });
+  }
+  if (!scopes.size) return null;
+  const expiresAt = new Date(Date.now() + PULL_GRANT_SECONDS * 1000);
+  const repositories = [...scopes.values()];
+  const token = await signPullGrant(pullGrantKey(services.jwtKey), {
+    deviceId: device.deviceId, organizationId: device.organizationId, fingerprint: device.fingerprint, deploymentId,
+    repositories: repositories.map(({ registryId, repository }) => ({ registryId, repository })),
+  }, expiresAt);
+  return {
+    username: PULL_GRANT_USER, token, expiresAt: expiresAt.toISOString(),
+    repositories: repositories.map((r) => ({ repository: r.reference, proxy: `${r.registryId}/${r.repository}` })),
+  };
 }

@@ -73,7 +73,8 @@ export const agentRouter = router({
         summary: "Get the compose file of one component of a deployment the device runs",
         description:
           `${deviceToken}. The service reads the component's oci:// package with the organization's registry credential (which ` +
-          "never reaches the device) and answers its compose file with the sha256 digest the registry gave. 404 unless the " +
+          "never reaches the device) and answers its compose file with the sha256 digest the registry gave, and a short-lived pull grant " +
+          "for the images of the organization's private registries it names (pulled through the service's read-only registry proxy at /v2/). 404 unless the " +
           "deployment targets this device for an install; 422 when the artifact holds no compose layer; 503 when the registry " +
           "cannot be read now.",
         protect: true,
@@ -87,6 +88,15 @@ export const agentRouter = router({
       component: z.string(), repository: z.string(), revision: z.string(), manifestDigest: z.string(),
       digest: z.string().describe("sha256 of content, as the registry names the layer"), mediaType: z.string(),
       content: z.string().describe("the compose file (YAML)"),
+      pullGrant: z.object({
+        username: z.string(),
+        token: z.string().describe("the password: a signed grant, valid until expiresAt, for these repositories of this deployment on this device only"),
+        expiresAt: z.string().datetime(),
+        repositories: z.array(z.object({
+          repository: z.string().describe("as the compose file names it, without tag: registry.example/team/app"),
+          proxy: z.string().describe("its name at the service's registry proxy: pull <service host>/<proxy>:<tag> with the grant, then tag it as repository:<tag>"),
+        })),
+      }).nullable().describe("how to pull the images of the organization's private registries the file names (docs/agent.md, \"Private registries\"); null when it names none"),
     }))
     .query(({ ctx, input }) => componentPackage(ctx.services, ctx.device, input.deploymentId, input.component)),
 });

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DeploymentAgent, type DesiredDeploymentEntry } from "../../../agent/src/core/deployments.js";
 import type { DeviceSession } from "../../../agent/src/core/session.js";
-import type { ComposeEngine, ComposeProject, ProjectContainer } from "../../../agent/src/runtime/engine.js";
+import type { ComposeEngine, ComposeProject, ProjectContainer, ProxiedPull } from "../../../agent/src/runtime/engine.js";
 import { StateDir } from "../../../agent/src/state-dir.js";
 import { ComposeRuntime, parseGoDuration, projectName } from "../../../agent/src/workloads.js";
 
@@ -34,6 +34,13 @@ class FakeEngine implements ComposeEngine {
     this.calls.push(`pull ${image}`);
     if ([...this.failPull].some((t) => image.endsWith(t))) throw new Error(`initializing source docker://${image}: manifest unknown`);
   }
+  /** per pullImage call: what it pulled, and the credential file as it was during the pull */
+  pulledImages: Array<{ reference: string; via?: string; auth?: { mode: number; json: unknown } }> = [];
+  async pullImage(reference: string, via?: ProxiedPull) {
+    this.calls.push(`pullImage ${reference}`);
+    const file = via && path.join(via.authDir, "config.json");
+    this.pulledImages.push({ reference, via: via?.image, auth: file ? { mode: fs.statSync(file).mode & 0o777, json: JSON.parse(fs.readFileSync(file, "utf8")) } : undefined });
+  }
   async up(project: ComposeProject) {
     const image = this.image(project.dir);
     this.calls.push(`up ${project.name} ${image}`);
@@ -47,6 +54,12 @@ class FakeEngine implements ComposeEngine {
     const p = this.running.get(name);
     return p ? [{ id: `${name}-1`, name: `${name}_web_1`, service: "web", state: p.state, health: null, exitCode: p.exitCode, workingDir: p.dir }] : [];
   }
+  async containersOf(names: readonly string[]) {
+    return (await Promise.all(names.map((n) => this.containers(n)))).flat();
+  }
+  async logFile() {
+    return null;
+  }
   async projects(prefix: string) {
     return [...this.running.keys()].filter((n) => n.startsWith(prefix));
   }
@@ -57,13 +70,13 @@ class FakeEngine implements ComposeEngine {
 }
 
 /** The service's package route: the compose file per version, or a refusal. */
-function fakeSession(packages: Record<string, { status: number; content?: string; digest?: string }>): DeviceSession {
+function fakeSession(packages: Record<string, { status: number; content?: string; digest?: string; pullGrant?: unknown }>): DeviceSession {
   return {
     call: async (_method: string, url: string) => {
       const id = /deployments\/([^/]+)\/components/.exec(url)![1];
       const p = packages[id] ?? { status: 404 };
       if (p.status !== 200) return { status: p.status, body: { message: "Deployment not found" }, headers: {} };
-      return { status: 200, body: { content: p.content, digest: p.digest ?? digestOf(p.content!) }, headers: {} };
+      return { status: 200, body: { content: p.content, digest: p.digest ?? digestOf(p.content!), pullGrant: p.pullGrant ?? null }, headers: {} };
     },
   } as unknown as DeviceSession;
 }
@@ -82,10 +95,10 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-function setup(packages: Record<string, { status: number; content?: string; digest?: string }>) {
+function setup(packages: Record<string, { status: number; content?: string; digest?: string; pullGrant?: unknown }>) {
   let settled = 0;
   const runtime = new ComposeRuntime({
-    engine, session: fakeSession(packages), state, pollMs: 5, onSettled: () => settled++, log: (level, message) => logs.push(`${level}: ${message}`),
+    engine, session: fakeSession(packages), state, pollMs: 5, serviceUrl: "https://fleet.test:8443", onSettled: () => settled++, log: (level, message) => logs.push(`${level}: ${message}`),
   });
   const agent = new DeploymentAgent({ runtime });
   /** lets queued steps settle, then takes them */
@@ -120,6 +133,28 @@ describe("compose deployments on the engine", () => {
     expect(written).toContain('GREETING: "hi"');
     expect(fs.readFileSync(path.join(dir, "releases/d1/web/.env"), "utf8")).toBe("GREETING=hi\n");
     expect(runtime.installed()[APP]).toMatchObject({ deploymentId: "d1", version: "1.0.0", projects: [{ name: PROJECT }] });
+  });
+
+  it("a pull grant: the private images come through the service's registry proxy with it, the others directly; the credential file is gone after", async () => {
+    const content = "services:\n  web:\n    image: Private.test:5000/team/web:${TAG:-1}\n  cache:\n    image: public.test/cache:7\n";
+    const pullGrant = {
+      username: "fleet-pull-grant", token: "grant-token", expiresAt: new Date(Date.now() + 60_000).toISOString(),
+      repositories: [{ repository: "private.test:5000/team/web", proxy: "0b0e6f5e-5c1a-4c55-9e43-0f1b2f3a4b5c/team/web" }],
+    };
+    const { agent, settle } = setup({ d1: { status: 200, content, pullGrant } });
+    agent.apply([desired("d1", "1.0.0", { parameters: { web: { TAG: "2.1" } } })]);
+    await settle();
+    expect(agent.get("d1")?.state).toBe("running");
+    expect(engine.pulledImages).toEqual([
+      {
+        reference: "Private.test:5000/team/web:2.1", via: "fleet.test:8443/0b0e6f5e-5c1a-4c55-9e43-0f1b2f3a4b5c/team/web:2.1",
+        auth: { mode: 0o600, json: { auths: { "fleet.test:8443": { auth: Buffer.from("fleet-pull-grant:grant-token").toString("base64") } } } },
+      },
+      { reference: "public.test/cache:7", via: undefined, auth: undefined },
+    ]);
+    // no compose pull (it would ask the private registry itself), and the grant is not kept
+    expect(engine.calls.filter((c) => c.startsWith("pull "))).toEqual([]);
+    expect(fs.existsSync(path.join(dir, "pull-auth"))).toBe(false);
   });
 
   it("a package the service refuses, or that does not match its digest, fails the download and starts nothing", async () => {
