@@ -2,6 +2,7 @@
 // busybox image made once for this file and pulled from a local registry (test/support/podman.ts).
 // Every project name starts with this file's random prefix; afterAll takes down whatever is left.
 import { randomBytes } from "node:crypto";
+import { statSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -87,6 +88,12 @@ describe.skipIf(!peersAvailable("podman", "docker-registry"))("the agent's conta
     expect((await page.text()).trim()).toBe("hello from $HOME's version 1");
 
     expect(await engine.containers(web.name)).toEqual(running);
+    // One look for several projects (the idle loop's), and the log file whose size and time
+    // tell without an engine command whether the container wrote (podman's k8s-file here).
+    expect(await engine.containersOf([web.name, `${prefix}none`])).toEqual(running);
+    const logFile = await engine.logFile(`${web.name}_web_1`);
+    expect(logFile).toMatch(/\/ctr\.log$/);
+    expect(statSync(logFile!).size).toBeGreaterThan(0);
     const lines = await engine.logs(`${web.name}_web_1`, since);
     // Each stream in its order; across the two, the engine's timestamps order the lines (conmon
     // reads the two pipes apart, so lines microseconds apart may come in either order).
