@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from "vitest/config";
+import LongestFirst from "./test/support/sequencer.js";
 
 // Everything the suite holds; web/src: the console's pure logic (parsing, chart data, buffers).
 const EVERY_TEST = ["test/**/*.test.ts", "web/src/**/*.test.ts"];
@@ -38,6 +39,7 @@ export default defineConfig({
     // one worker each, side by side on the same loaded machine: all 17 done in 606 s this way
     // while the isolated run had finished 14.)
     isolate: false,
+    sequence: { sequencer: LongestFirst },
     testTimeout: 60_000,
     // expect.poll waits for a condition: on a loaded 2-core CI machine a page or a job may take
     // seconds to get there, never vitest's default 1 s (a sync history poll failed so in CI).
