@@ -190,6 +190,43 @@ describe("fleet login --web", () => {
     }
   });
 
+  it("signs in through the browser by default when no credential is given and a browser can be opened ($BROWSER)", async () => {
+    provider.user = newUser("bea");
+    const dir = home();
+    // The "browser": follows the address it is given as a browser does, keeping the fm_oidc
+    // cookie, into the CLI's loopback callback; it records where it went.
+    const trail = path.join(dir, "browser-trail.txt");
+    const browser = path.join(dir, "browser.mjs");
+    fs.writeFileSync(browser, `import fs from "node:fs";
+let url = process.argv[2], cookie = "";
+for (let hops = 0; hops < 6; hops++) {
+  fs.appendFileSync(${JSON.stringify(trail)}, url + "\\n");
+  const res = await fetch(url, { redirect: "manual", headers: cookie ? { cookie } : {} });
+  const set = res.headers.getSetCookie().find((c) => c.startsWith("fm_oidc=") && !c.startsWith("fm_oidc=;"));
+  if (set) cookie = set.slice(0, set.indexOf(";"));
+  if (res.status !== 302) { fs.appendFileSync(${JSON.stringify(trail)}, res.status + " " + (await res.text()) + "\\n"); break; }
+  url = new URL(res.headers.get("location"), url).href;
+}
+`);
+    const run = start(dir, ["login", h.url, "--name", "default-web"], { BROWSER: `${process.execPath} ${browser}` });
+    expect(await run.exited, run.err()).toBe(0);
+    expect(run.err()).toContain("Opening the browser to sign in; if it does not open, visit this address:");
+    expect(run.err()).toContain(`Signed in to ${h.url} as ${provider.user.email} in ${acme.org.slug} (operator)`);
+    const went = fs.readFileSync(trail, "utf8").trim().split("\n");
+    expect(went[0].startsWith(h.url + AUTHORIZE + "?")).toBe(true);
+    expect(went.at(-2)).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback\?code=fmo_/);
+    expect(went.at(-1)).toContain("200 ");
+    expect(went.at(-1)).toContain("fleet is signed in");
+    const me = await fleet(dir, ["context", "current", "-o", "json"]);
+    expect(me.code, me.stderr).toBe(0);
+    expect(JSON.parse(me.stdout)).toMatchObject({ context: "default-web", user: provider.user.email, organization: acme.org.slug, credential: "session" });
+
+    // Without a browser to open (no $BROWSER, no desktop) and no terminal: nothing is asked, as before.
+    const headless = await fleet(home(), ["login", h.url]);
+    expect(headless.code).toBe(2);
+    expect(headless.stderr).toContain("nothing is asked when stdin is not a terminal");
+  });
+
   it("takes --web with no password or key only", async () => {
     const run = await fleet(home(), ["login", h.url, "--web", "--email", "someone@example.com"]);
     expect(run.code).toBe(2);
