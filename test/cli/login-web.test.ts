@@ -292,6 +292,14 @@ describe("the native client's code at the service", () => {
     expect((await h.services.prisma.session.findUniqueOrThrow({ where: { id: session.id } })).refreshTokenHash).toBe(sha256Hex(tokens.body.refreshToken));
   });
 
+  it("gives tokens to exactly one of two exchanges of a code at once", async () => {
+    const v = verifier();
+    const { code } = await codeFor(v);
+    const both = await Promise.all([1, 2].map(() => exchange({ code, codeVerifier: v, redirectUri: LOOPBACK })));
+    expect(both.map((r) => r.status).sort()).toEqual([200, 400]);
+    expect(both.find((r) => r.status === 400)!.body.issues).toEqual([expect.objectContaining({ path: ["code"], message: "The code has already been used; sign in again" })]);
+  });
+
   it("refuses a code after its minute, and one whose session ended, issuing nothing", async () => {
     const v = verifier();
     const { code, session } = await codeFor(v);
