@@ -225,6 +225,7 @@ const CONTROL_ICONS: Partial<Record<Control, ReactElement>> = {
   resume: <Play />,
   retry: <RotateCcw />,
   abort: <Ban />,
+  stop: <Square />,
 };
 
 function ControlButton({ control, use, variant }: { control: Control; use: { states: Record<Control, string | null>; labels: Record<Control, string>; open: (c: Control) => void }; variant?: "primary" | "danger" }) {
