@@ -103,7 +103,8 @@ describe.skipIf(!available)("fleet-agent on Podman against the service", { timeo
     }, 60_000, "the container's log line at the service");
   });
 
-  it.skipIf(!peerAvailable("chromium"))("the console shows the real device with the machine's facts and telemetry (screenshot)", async () => {
+  // a browser test: once, in the PGlite phase (vitest.config.ts)
+  it.skipIf(!peerAvailable("chromium") || process.env.TEST_SCOPE === "database")("the console shows the real device with the machine's facts and telemetry (screenshot)", async () => {
     const browser = await launchBrowser();
     try {
       const base = lab.service.url;
