@@ -17,8 +17,8 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { Db, DbTx } from "../db/client.js";
 import type { DeviceCertificate } from "../generated/prisma/client.js";
 import type { Services } from "../services.js";
-import { importCertificatePublicKey, jwsAlgorithmOf, type JwsAlgorithm } from "../lib/pki/index.js";
-import type { CryptoKey } from "../lib/pki/provider.js";
+import type { KeyObject } from "node:crypto";
+import { certificateVerifier, type JwsAlgorithm } from "../lib/pki/index.js";
 import { writeAudit } from "./audit.js";
 import type { RequestInfo } from "./context.js";
 import { forbidden, translateDatabaseError, unauthorized } from "./errors.js";
@@ -48,7 +48,7 @@ interface CacheEntry {
   certificateId: string;
   deviceId: string;
   organizationId: string;
-  key: CryptoKey;
+  key: KeyObject;
   algorithm: JwsAlgorithm;
   notBefore: Date;
   notAfter: Date;
@@ -186,8 +186,7 @@ async function loadEntry(prisma: Db, fingerprint: string): Promise<CacheEntry | 
     certificateId: cert.id,
     deviceId: cert.deviceId,
     organizationId: cert.organizationId,
-    key: await importCertificatePublicKey(cert.certificatePem),
-    algorithm: jwsAlgorithmOf(cert.certificatePem),
+    ...certificateVerifier(cert.certificatePem),
     notBefore: cert.notBefore,
     notAfter: cert.notAfter,
     checkedAt: now,

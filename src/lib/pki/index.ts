@@ -36,4 +36,4 @@ export {
   type CrlEntryInput,
   type RevocationReason,
 } from "./crl.js";
-export { importCertificatePublicKey, jwsAlgorithmOf, publicKeyJwkOf, type JwsAlgorithm } from "./jwt.js";
+export { certificateVerifier, importCertificatePublicKey, jwsAlgorithmOf, publicKeyJwkOf, type JwsAlgorithm } from "./jwt.js";

@@ -6,6 +6,7 @@
  * "alg" header) is what prevents algorithm-confusion attacks: pass
  * `{ algorithms: [jwsAlgorithmOf(certPem)] }` to jwtVerify.
  */
+import { X509Certificate, type KeyObject } from "node:crypto";
 import { PkiInputError } from "./errors.js";
 import { parseSingleCertificate, type ParsedCertificate } from "./inspect.js";
 import { describeKey, keyLabel, MIN_RSA_BITS, spkiDerOf } from "./keys.js";
@@ -23,12 +24,34 @@ const IMPORT_PARAMS: Record<JwsAlgorithm, { name: string; namedCurve?: string; h
 };
 
 function algorithmOf(parsed: ParsedCertificate): JwsAlgorithm {
-  const kind = describeKey(parsed.publicKey);
+  return algorithmOfKey(parsed.publicKey);
+}
+
+function algorithmOfKey(publicKey: KeyObject): JwsAlgorithm {
+  const kind = describeKey(publicKey);
   if (kind.type === "ec" && kind.curve === "P-256") return "ES256";
   if (kind.type === "ec" && kind.curve === "P-384") return "ES384";
   if (kind.type === "ed25519") return "EdDSA";
   if (kind.type === "rsa" && kind.bits >= MIN_RSA_BITS) return "RS256";
   throw new PkiInputError(`certificate key type ${keyLabel(kind)} cannot verify device tokens`);
+}
+
+/**
+ * The key that verifies the tokens of this certificate's holder, and the one algorithm they
+ * must use (jose's jwtVerify takes the KeyObject as it is). Node's own X.509 parser reads only
+ * the key here: the full parse of inspect.ts (ASN.1 in JavaScript, every extension) made a
+ * device's first request after a start, when the service loads its certificate, ~40 % of the
+ * service's CPU in the heartbeat benchmark's profile; a restart with a large fleet is exactly
+ * that, for every device at once.
+ */
+export function certificateVerifier(certPem: string): { key: KeyObject; algorithm: JwsAlgorithm } {
+  let key: KeyObject;
+  try {
+    key = new X509Certificate(certPem).publicKey;
+  } catch {
+    throw new PkiInputError("not a PEM certificate");
+  }
+  return { key, algorithm: algorithmOfKey(key) };
 }
 
 /** The single JWS algorithm a device holding this certificate's key must use. */

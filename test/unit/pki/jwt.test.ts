@@ -1,6 +1,7 @@
 import { importJWK, jwtVerify, SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
+  certificateVerifier,
   generateSelfSignedCa,
   importCertificatePublicKey,
   issueDeviceCertificate,
@@ -53,6 +54,11 @@ describe("device token keys", () => {
     expect(payload.scope).toBe("telemetry");
     expect(protectedHeader.alg).toBe(alg);
 
+    // The device-auth cache's verifier (Node's own X.509 parser) agrees with the full parse.
+    const verifier = certificateVerifier(certificatePem);
+    expect(verifier.algorithm).toBe(alg);
+    await expect(jwtVerify(token, verifier.key, { algorithms: [verifier.algorithm], subject: "device-jwt" })).resolves.toBeTruthy();
+
     // The JWK form works too.
     const jwk = publicKeyJwkOf(certificatePem);
     expect(jwk.alg).toBe(alg);
@@ -73,5 +79,6 @@ describe("device token keys", () => {
     expect(() => jwsAlgorithmOf("nope")).toThrow(PkiInputError);
     expect(() => publicKeyJwkOf("nope")).toThrow(PkiInputError);
     await expect(importCertificatePublicKey("nope")).rejects.toBeInstanceOf(PkiInputError);
+    expect(() => certificateVerifier("nope")).toThrow(PkiInputError);
   });
 });
