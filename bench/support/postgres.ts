@@ -83,15 +83,33 @@ export async function onEachDatabase<T>(run: (label: string, url?: string) => Pr
   if (which !== "postgres") results.push(await run("PGlite (embedded)"));
   if (which === "pglite") return results;
   const external = process.env.BENCH_DATABASE_URL;
-  const pg = external ? null : await startThrowawayPostgres();
-  if (!external && !pg) {
+  const throwaway = external ? null : await startThrowawayPostgres();
+  if (!external && !throwaway) {
     console.log("\n== PostgreSQL: skipped (no binaries under /usr/lib/postgresql; set BENCH_DATABASE_URL to use a server)");
     return results;
   }
+  if (throwaway) {
+    try {
+      results.push(await run(`PostgreSQL (${throwaway.version}, throwaway, default settings)`, throwaway.url));
+    } finally {
+      throwaway.stop();
+    }
+    return results;
+  }
+  // On a server of one's own: a database of this run's own, dropped afterwards. The service
+  // seals a check of its encryption key into the database at its first start, and each run
+  // makes a new key: a second run on the same database would be refused at start.
+  const admin = new pg.Client({ connectionString: external });
+  await admin.connect();
+  const name = `bench_${process.pid}_${Date.now()}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(external!);
+  url.pathname = `/${name}`;
   try {
-    results.push(await run(`PostgreSQL${pg ? ` (${pg.version}, throwaway, default settings)` : ""}`, external ?? pg!.url));
+    results.push(await run("PostgreSQL (BENCH_DATABASE_URL, a database of this run)", url.toString()));
   } finally {
-    pg?.stop();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+    await admin.end();
   }
   return results;
 }
