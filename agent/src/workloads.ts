@@ -3,7 +3,9 @@
 //   download  fetch each component's compose file from the service (it reads the package with
 //             the organization's registry credential, which never reaches the device), check its
 //             sha256, render the deployment's parameters into it, write it under
-//             releases/<deploymentId>/<component>/, and pull every image it names
+//             releases/<deploymentId>/<component>/, and pull every image it names (those of the
+//             organization's private registries from the service's registry proxy with the
+//             package's pull grant: docs/agent.md, "Private registries"), component by component
 //   install   take the application's running release down, bring the new one up, and wait until
 //             every container runs (healthy where a health check is declared) within the
 //             component's timeout; when it does not, take it down and bring the previous release
@@ -176,8 +178,8 @@ export class ComposeRuntime implements DeploymentRuntime {
   private async download(entry: LocalDeployment): Promise<void> {
     const components = this.components(entry);
     const parameters = (entry.desired?.parameters ?? {}) as Record<string, Record<string, unknown>>;
-    // per component: its images and the grant to pull them with, or null (the engine pulls them)
-    const pulls: Array<{ images: string[]; grant: PullGrant } | null> = [];
+    // component by component, its images pulled right after its package came: a pull grant is
+    // used within minutes of its issue, however long the other components' pulls take
     for (const component of components) {
       const res = await this.options.session.call<ComponentPackage & { message?: string }>(
         "GET", `/api/v1/agent/deployments/${entry.deploymentId}/components/${encodeURIComponent(component.name)}`,
@@ -192,12 +194,8 @@ export class ComposeRuntime implements DeploymentRuntime {
       this.options.state.writeText(`${relative}/compose.yaml`, rendered.compose, 0o600);
       this.options.state.writeText(`${relative}/.env`, rendered.env, 0o600);
       const grant = res.body.pullGrant;
-      pulls.push(grant ? { images: composeImages(rendered.compose, envParameters(parameters[component.name] ?? {})), grant } : null);
-    }
-    for (const [i, project] of this.projectsOf(entry).entries()) {
-      const pull = pulls[i];
-      if (pull) await this.pullWithGrant(pull.images, pull.grant);
-      else await this.options.engine.pull(project);
+      if (grant) await this.pullWithGrant(composeImages(rendered.compose, envParameters(parameters[component.name] ?? {})), grant);
+      else await this.options.engine.pull({ name: projectName(entry.applicationId, component.name), dir });
     }
   }
 
