@@ -5,6 +5,7 @@ import { authRouter } from "../modules/auth/router.js";
 import { organizationsRouter } from "../modules/organizations/router.js";
 import { usersRouter } from "../modules/users/router.js";
 import { membersRouter } from "../modules/members/router.js";
+import { configRouter } from "../modules/config/router.js";
 import { apiKeysRouter } from "../modules/api-keys/router.js";
 import { rolesRouter } from "../modules/roles/router.js";
 import { systemRolesRouter } from "../modules/system-roles/router.js";
@@ -41,6 +42,7 @@ export const appRouter = router({
   organizations: organizationsRouter,
   users: usersRouter,
   members: membersRouter,
+  config: configRouter,
   apiKeys: apiKeysRouter,
   roles: rolesRouter,
   systemRoles: systemRolesRouter,

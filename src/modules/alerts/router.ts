@@ -5,6 +5,7 @@ import {
   createRuleInput, deliveryPageOutput, listDeliveriesInput, listRulesInput, ruleOutput, rulePageOutput, testOutput, updateRuleInput,
 } from "./schemas.js";
 import { createRule, deleteRule, getRule, listDeliveries, listRules, testRule, updateRule } from "./service.js";
+import { assertNotManaged } from "../config/guard.js";
 
 const TAG = "Alert rules";
 const audit = { entity: "alert_rule" };
@@ -78,11 +79,17 @@ export const alertRulesRouter = router({
     })
     .input(updateRuleInput)
     .output(ruleOutput)
-    .mutation(({ ctx, input }) => updateRule(ctx.db, ctx.principal.organizationId, input)),
+    .mutation(async ({ ctx, input }) => {
+      await assertNotManaged(ctx.db, "AlertRule", ctx.principal.organizationId, input.id);
+      return updateRule(ctx.db, ctx.principal.organizationId, input);
+    }),
 
   delete: protectedProcedure("alerts:write")
     .meta({ openapi: { method: "DELETE", path: "/alert-rules/{id}", tags: [TAG], summary: "Delete an alert rule (its states and delivery history go with it)" }, audit })
     .input(idInput)
     .output(z.object({ id: z.string(), deleted: z.literal(true) }))
-    .mutation(({ ctx, input }) => deleteRule(ctx.db, ctx.principal.organizationId, input.id)),
+    .mutation(async ({ ctx, input }) => {
+      await assertNotManaged(ctx.db, "AlertRule", ctx.principal.organizationId, input.id);
+      return deleteRule(ctx.db, ctx.principal.organizationId, input.id);
+    }),
 });

@@ -14,6 +14,7 @@ import {
   createDeployment, deleteDeployment, deploymentDto, deploymentStats, getDeployment, listAwaitingRemoval, listDeploymentDevices, listDeployments, listDeviceDeployments, removalStatus,
   startDeployment, stopDeployment, updateDeployment,
 } from "./service.js";
+import { assertNotManaged } from "../config/guard.js";
 
 export const TAG = "Deployments";
 const audit = { entity: "deployment" };
@@ -88,6 +89,7 @@ export const deploymentsRouter = router({
     .input(updateDeploymentInput)
     .output(deploymentOutput)
     .mutation(async ({ ctx, input }) => {
+      await assertNotManaged(ctx.db, "Deployment", ctx.principal.organizationId, input.id);
       const { before, after } = await updateDeployment(ctx.db, ctx.services.secrets, ctx.principal.organizationId, input, eventsOf(ctx));
       ctx.audit!.changes = changedFields(
         { name: before.name, description: before.description, version: before.version, profileId: before.profileId, strategy: before.strategy },
@@ -109,7 +111,10 @@ export const deploymentsRouter = router({
     })
     .input(deleteInput)
     .output(deleteOutput)
-    .mutation(({ ctx, input }) => deleteDeployment(ctx.db, ctx.principal.organizationId, input.id, input.force, eventsOf(ctx))),
+    .mutation(async ({ ctx, input }) => {
+      await assertNotManaged(ctx.db, "Deployment", ctx.principal.organizationId, input.id);
+      return deleteDeployment(ctx.db, ctx.principal.organizationId, input.id, input.force, eventsOf(ctx));
+    }),
 
   start: protectedProcedure("deployments:write")
     .meta({

@@ -6,6 +6,7 @@ import type { DbTx } from "../../db/client.js";
 import { createdTargetOutput, createTargetInput, listTargetsInput, targetOutput, targetPageOutput, updateTargetInput } from "./schemas.js";
 import { deliveryPageOutput, listDeliveriesInput } from "../alerts/schemas.js";
 import { checkTargetUrl, createTarget, deleteTarget, findTarget, listTargetDeliveries, listTargets, testTarget, toDto, updateTarget } from "./service.js";
+import { assertNotManaged } from "../config/guard.js";
 
 const TAG = "Notification targets";
 const audit = { entity: "notification_target" };
@@ -76,7 +77,11 @@ export const notificationTargetsRouter = router({
     .output(targetOutput)
     .mutation(async ({ ctx, input }) => {
       if (input.url) await checkTargetUrl(ctx.services, input.url); // before the transaction: it may wait for DNS
-      return auditedWithMaskedUrl(ctx, "notificationTargets.update", input, (db) => updateTarget(db, ctx.services, ctx.principal.organizationId, input));
+      return auditedWithMaskedUrl(ctx, "notificationTargets.update", input, async (db) => {
+        // A managed target keeps its fields; its URL and secret (never in a document) stay settable.
+        await assertNotManaged(db, "NotificationTarget", ctx.principal.organizationId, input.id, { input, secretFields: ["url", "secret"] });
+        return updateTarget(db, ctx.services, ctx.principal.organizationId, input);
+      });
     }),
 
   deliveries: protectedProcedure("alerts:read")
@@ -115,5 +120,8 @@ export const notificationTargetsRouter = router({
     })
     .input(idInput)
     .output(z.object({ id: z.string(), deleted: z.literal(true) }))
-    .mutation(({ ctx, input }) => deleteTarget(ctx.db, ctx.principal.organizationId, input.id)),
+    .mutation(async ({ ctx, input }) => {
+      await assertNotManaged(ctx.db, "NotificationTarget", ctx.principal.organizationId, input.id);
+      return deleteTarget(ctx.db, ctx.principal.organizationId, input.id);
+    }),
 });

@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { authedProcedure, protectedProcedure, router } from "../../trpc/procedures.js";
 import { pageOf, pageOutput, pagingInput } from "../../lib/paging.js";
-import { permissionCatalogue, permissionList, permissionOutput, roleDescription, roleName, roleOutput, toRoleDto } from "./schemas.js";
+import { createRoleInput, permissionCatalogue, permissionList, permissionOutput, roleDescription, roleName, roleOutput, toRoleDto } from "./schemas.js";
 import { createRole, deleteRole, getRole, listRoles, updateRole } from "./service.js";
+import { assertNotManaged } from "../config/guard.js";
 
 const TAG = "Roles";
 const byId = z.object({ id: z.string().uuid() });
@@ -32,7 +33,7 @@ export const rolesRouter = router({
       successStatus: 201,
       audit: { entity: "role" },
     })
-    .input(z.object({ name: roleName, description: roleDescription.optional(), permissions: permissionList }))
+    .input(createRoleInput)
     .output(roleOutput)
     .mutation(async ({ ctx, input }) => toRoleDto(await createRole(ctx.db, ctx.principal, input))),
 
@@ -49,7 +50,10 @@ export const rolesRouter = router({
     })
     .input(byId.extend({ name: roleName.optional(), description: roleDescription.optional(), permissions: permissionList.optional() }))
     .output(roleOutput)
-    .mutation(async ({ ctx, input: { id, ...changes } }) => toRoleDto(await updateRole(ctx.db, ctx.principal, id, changes))),
+    .mutation(async ({ ctx, input: { id, ...changes } }) => {
+      await assertNotManaged(ctx.db, "Role", ctx.principal.organizationId, id);
+      return toRoleDto(await updateRole(ctx.db, ctx.principal, id, changes));
+    }),
 
   delete: protectedProcedure("roles:write")
     .meta({
@@ -58,5 +62,8 @@ export const rolesRouter = router({
     })
     .input(byId)
     .output(z.object({ id: z.string().uuid(), deleted: z.literal(true) }))
-    .mutation(({ ctx, input }) => deleteRole(ctx.db, ctx.principal, input.id)),
+    .mutation(async ({ ctx, input }) => {
+      await assertNotManaged(ctx.db, "Role", ctx.principal.organizationId, input.id);
+      return deleteRole(ctx.db, ctx.principal, input.id);
+    }),
 });

@@ -59,3 +59,6 @@ export function permissionCatalogue() {
 
 /** Removes repeated entries, keeping the caller's order. */
 export const uniquePermissions = (list: readonly string[]) => [...new Set(list)];
+
+/** POST /roles (and a Role document's spec, docs/config-as-code.md). */
+export const createRoleInput = z.object({ name: roleName, description: roleDescription.optional(), permissions: permissionList });

@@ -20,6 +20,7 @@ import {
   updateGitRegistry,
 } from "./service.js";
 import { syncGitRegistry } from "./sync.js";
+import { assertNotManaged } from "../../config/guard.js";
 
 const TAG = "Git registries";
 const audit = { entity: "git_registry" };
@@ -65,6 +66,7 @@ export const gitRegistriesRouter = router({
     .input(updateGitRegistryInput)
     .output(gitRegistryOutput)
     .mutation(async ({ ctx, input }) => {
+      await assertNotManaged(ctx.db, "GitRegistry", ctx.principal.organizationId, input.id, { input, secretFields: ["credential"] });
       const { registry, pointsElsewhere } = await updateGitRegistry(ctx.db, ctx.services.secrets, ctx.principal.organizationId, input);
       // The cache is keyed by URL and branch and would be rebuilt anyway; free the space now.
       if (pointsElsewhere) await removeCache(cacheDirFor(ctx.services.config.DATA_DIR, registry.id)).catch(() => undefined);
@@ -82,6 +84,7 @@ export const gitRegistriesRouter = router({
     .input(idInput)
     .output(deletedOutput)
     .mutation(async ({ ctx, input }) => {
+      await assertNotManaged(ctx.db, "GitRegistry", ctx.principal.organizationId, input.id);
       const registry = await deleteGitRegistry(ctx.db, ctx.principal.organizationId, input.id);
       await removeCache(cacheDirFor(ctx.services.config.DATA_DIR, registry.id)).catch(() => undefined);
       return { id: registry.id, deleted: true as const };
@@ -91,7 +94,10 @@ export const gitRegistriesRouter = router({
     .meta({ openapi: { method: "POST", path: "/registries/git/{id}/enable", tags: [TAG], summary: "Enable a Git registry" }, audit })
     .input(idInput)
     .output(gitRegistryOutput)
-    .mutation(async ({ ctx, input }) => toGitRegistryDto(await setGitRegistryEnabled(ctx.db, ctx.principal.organizationId, input.id, true))),
+    .mutation(async ({ ctx, input }) => {
+      await assertNotManaged(ctx.db, "GitRegistry", ctx.principal.organizationId, input.id);
+      return toGitRegistryDto(await setGitRegistryEnabled(ctx.db, ctx.principal.organizationId, input.id, true));
+    }),
 
   disable: protectedProcedure("registries:write")
     .meta({
@@ -100,7 +106,10 @@ export const gitRegistriesRouter = router({
     })
     .input(idInput)
     .output(gitRegistryOutput)
-    .mutation(async ({ ctx, input }) => toGitRegistryDto(await setGitRegistryEnabled(ctx.db, ctx.principal.organizationId, input.id, false))),
+    .mutation(async ({ ctx, input }) => {
+      await assertNotManaged(ctx.db, "GitRegistry", ctx.principal.organizationId, input.id);
+      return toGitRegistryDto(await setGitRegistryEnabled(ctx.db, ctx.principal.organizationId, input.id, false));
+    }),
 
   sync: protectedProcedure("registries:write")
     .meta({

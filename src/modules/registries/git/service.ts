@@ -22,9 +22,10 @@ export function listGitRegistries(db: DbTx, organizationId: string, input: { lim
   return listPage(input, (page) => db.gitRegistry.findMany({ where, orderBy: NEWEST_FIRST, ...page }), () => db.gitRegistry.count({ where }));
 }
 
-export async function createGitRegistry(db: DbTx, secrets: SecretBox, organizationId: string, input: CreateGitRegistryInput) {
+/** `credentialLater`: a registry declared as code (docs/config-as-code.md) may lack its credential until it is set through PATCH. */
+export async function createGitRegistry(db: DbTx, secrets: SecretBox, organizationId: string, input: CreateGitRegistryInput, options: { credentialLater?: boolean } = {}) {
   assertUrlNotForbidden(input.url);
-  assertCredentialFits(input.authType, input.credential);
+  if (!(options.credentialLater && !input.credential)) assertCredentialFits(input.authType, input.credential);
   await assertNameFree(db, organizationId, input.name);
   return db.gitRegistry.create({
     data: {

@@ -25,6 +25,7 @@ import {
   updateOciRegistry,
 } from "./service.js";
 import { syncOciRegistry } from "./sync.js";
+import { assertNotManaged } from "../../config/guard.js";
 
 const TAG = "OCI registries";
 const audit = { entity: "oci_registry" };
@@ -72,8 +73,10 @@ export const ociRegistriesRouter = router({
     })
     .input(updateOciRegistryInput)
     .output(ociRegistryOutput)
-    .mutation(async ({ ctx, input }) =>
-      toOciRegistryDto(await updateOciRegistry(ctx.db, ctx.services.secrets, ctx.principal.organizationId, input))),
+    .mutation(async ({ ctx, input }) => {
+      await assertNotManaged(ctx.db, "OciRegistry", ctx.principal.organizationId, input.id, { input, secretFields: ["credential"] });
+      return toOciRegistryDto(await updateOciRegistry(ctx.db, ctx.services.secrets, ctx.principal.organizationId, input));
+    }),
 
   delete: protectedProcedure("registries:write")
     .meta({
@@ -86,6 +89,7 @@ export const ociRegistriesRouter = router({
     .input(idInput)
     .output(deletedOutput)
     .mutation(async ({ ctx, input }) => {
+      await assertNotManaged(ctx.db, "OciRegistry", ctx.principal.organizationId, input.id);
       const registry = await deleteOciRegistry(ctx.db, ctx.principal.organizationId, input.id);
       return { id: registry.id, deleted: true as const };
     }),
@@ -94,13 +98,19 @@ export const ociRegistriesRouter = router({
     .meta({ openapi: { method: "POST", path: "/registries/oci/{id}/enable", tags: [TAG], summary: "Enable an OCI registry" }, audit })
     .input(idInput)
     .output(ociRegistryOutput)
-    .mutation(async ({ ctx, input }) => toOciRegistryDto(await setOciRegistryEnabled(ctx.db, ctx.principal.organizationId, input.id, true))),
+    .mutation(async ({ ctx, input }) => {
+      await assertNotManaged(ctx.db, "OciRegistry", ctx.principal.organizationId, input.id);
+      return toOciRegistryDto(await setOciRegistryEnabled(ctx.db, ctx.principal.organizationId, input.id, true));
+    }),
 
   disable: protectedProcedure("registries:write")
     .meta({ openapi: { method: "POST", path: "/registries/oci/{id}/disable", tags: [TAG], summary: "Disable an OCI registry" }, audit })
     .input(idInput)
     .output(ociRegistryOutput)
-    .mutation(async ({ ctx, input }) => toOciRegistryDto(await setOciRegistryEnabled(ctx.db, ctx.principal.organizationId, input.id, false))),
+    .mutation(async ({ ctx, input }) => {
+      await assertNotManaged(ctx.db, "OciRegistry", ctx.principal.organizationId, input.id);
+      return toOciRegistryDto(await setOciRegistryEnabled(ctx.db, ctx.principal.organizationId, input.id, false));
+    }),
 
   healthCheck: protectedProcedure("registries:write")
     .meta({

@@ -39,9 +39,10 @@ export function newOciRegistryColumns(secrets: SecretBox, input: CreateOciRegist
   };
 }
 
-export async function createOciRegistry(db: DbTx, secrets: SecretBox, organizationId: string, input: CreateOciRegistryInput) {
+/** `credentialLater`: a registry declared as code (docs/config-as-code.md) may lack its credential until it is set through PATCH. */
+export async function createOciRegistry(db: DbTx, secrets: SecretBox, organizationId: string, input: CreateOciRegistryInput, options: { credentialLater?: boolean } = {}) {
   assertUrlNotForbidden(input.url);
-  assertCredentialFits(input.authType, input.credential);
+  if (!(options.credentialLater && !input.credential)) assertCredentialFits(input.authType, input.credential);
   await assertNameFree(db, organizationId, input.name);
   return db.ociRegistry.create({ data: { organizationId, ...newOciRegistryColumns(secrets, input) } });
 }

@@ -1,0 +1,153 @@
+// /organizations/{orgId}/config: fleet as code (docs/config-as-code.md). Documents in,
+// a plan out (nothing written), the same plan applied in one transaction, the organization's
+// resources exported as documents, and the documents' JSON Schema. What a caller may plan,
+// apply or export is what their permissions allow on each kind (deployments:write for a
+// Deployment document, ...); a document of a kind they may not touch is refused.
+import { z } from "zod";
+import { TRPCError } from "@trpc/server";
+import { authedProcedure, router } from "../../trpc/procedures.js";
+import { organizationOfPath } from "../members/organization-scope.js";
+import { DeploymentEvents, eventsOf } from "../deployments/events.js";
+import type { AuthedContext } from "../../trpc/procedures.js";
+import { ACTIONS, runPlan, type PlanResult } from "./plan.js";
+import { documentJsonSchema, exportDocuments } from "./export.js";
+import type { KindContext } from "./kinds.js";
+import { counted } from "../../lib/plural.js";
+import type { AuditNote } from "../../trpc/audit.js";
+
+const TAG = "Configuration as code";
+const orgPath = z.object({ orgId: z.uuid() });
+const bodyBoolean = z.boolean().pipe(z.boolean());
+
+const planInput = orgPath.extend({
+  files: z.array(z.object({
+    path: z.string().trim().min(1).max(500).describe("the file's path in the repository (named in refusals)"),
+    content: z.string().max(1024 * 1024).describe("YAML: one or more documents separated by ---"),
+  })).min(1).max(500),
+  prune: bodyBoolean.default(false).describe("delete the resources this owner manages that no document declares any more"),
+  adopt: bodyBoolean.default(false).describe("take over resources of the same kind and name that no one manages as code yet"),
+  commit: z.string().regex(/^[0-9a-f]{7,64}$/, "a Git commit id (hex)").optional().describe("the commit the documents come from, recorded in the owner mark"),
+});
+
+const planEntry = z.object({
+  kind: z.string(),
+  name: z.string().nullable(),
+  action: z.enum(ACTIONS),
+  file: z.string().nullable(),
+  line: z.number().int().nullable(),
+  message: z.string().nullable().describe("refused: the API's message; exists_unmanaged: why nothing happens"),
+  changes: z.array(z.object({ field: z.string(), old: z.unknown(), new: z.unknown() })).describe("update: the fields that change, old and new"),
+  managedBy: z.string().nullable().describe("the owner mark: apply:<who> or a config source; null = managed through the API"),
+  status: z.enum(["in sync", "pending secret"]).nullable(),
+  pendingSecrets: z.array(z.string()).describe("secret fields the resource waits for (set them through the API)"),
+  id: z.string().nullable(),
+});
+
+const planOutput = z.object({
+  applied: z.boolean(),
+  summary: z.object(Object.fromEntries(ACTIONS.map((a) => [a, z.number().int()])) as Record<(typeof ACTIONS)[number], z.ZodNumber>),
+  resources: z.array(planEntry),
+});
+
+function summarize(result: PlanResult, applied: boolean): z.infer<typeof planOutput> {
+  const summary = Object.fromEntries(ACTIONS.map((a) => [a, result.entries.filter((e) => e.action === a).length])) as z.infer<typeof planOutput>["summary"];
+  return { applied, summary, resources: result.entries };
+}
+
+async function kindContext(ctx: AuthedContext, orgId: string, audit: { organizationId?: string | null } | null, events: DeploymentEvents): Promise<KindContext> {
+  const org = await organizationOfPath(ctx.db, ctx.principal, orgId, audit);
+  return { db: ctx.db, services: ctx.services, principal: { ...ctx.principal, organizationId: org.id }, organizationId: org.id, events };
+}
+
+async function ownerOf(ctx: AuthedContext): Promise<string> {
+  const user = await ctx.db.user.findUnique({ where: { id: ctx.principal.userId }, select: { email: true } });
+  return `apply:${user?.email ?? ctx.principal.userId}${ctx.principal.apiKeyId ? ` (API key ${ctx.principal.apiKeyId})` : ""}`;
+}
+
+type Ctx = AuthedContext & { audit: AuditNote | null; afterCommit: (effect: () => void) => void };
+
+/** Plan or apply in the mutation's transaction; its audit entry names the files and what happened to how many resources. */
+async function run(ctx: Ctx, input: z.infer<typeof planInput>, mode: "plan" | "apply"): Promise<PlanResult> {
+  const kctx = await kindContext(ctx, input.orgId, ctx.audit, mode === "apply" ? eventsOf(ctx) : new DeploymentEvents());
+  const options = { prune: input.prune, adopt: input.adopt, owner: await ownerOf(ctx), commit: input.commit ?? null };
+  const result = await runPlan({ ...kctx, request: ctx.request, log: log(ctx) }, input.files, options, mode);
+  ctx.audit!.changes = {
+    files: input.files.map((f) => f.path), prune: input.prune, adopt: input.adopt, commit: options.commit,
+    ...Object.fromEntries(ACTIONS.map((a) => [a, result.entries.filter((e) => e.action === a).length])),
+  };
+  return result;
+}
+
+const log = (ctx: AuthedContext) => (err: unknown) => ctx.services.logger.error({ err: err instanceof Error ? err.message : String(err), requestId: ctx.request.requestId }, "config: internal error");
+
+export const configRouter = router({
+  schema: authedProcedure
+    .meta({
+      openapi: {
+        method: "GET", path: "/organizations/{orgId}/config/schema", tags: [TAG],
+        summary: "The JSON Schema of a configuration document (for editors)",
+        description: "Generated from the same zod schemas as the API's create inputs: each kind's spec is its create input without the name (metadata.name) and without secret fields.",
+      },
+    })
+    .input(orgPath)
+    .output(z.record(z.string(), z.unknown()))
+    .query(async ({ ctx, input }) => {
+      await organizationOfPath(ctx.db, ctx.principal, input.orgId);
+      return documentJsonSchema();
+    }),
+
+  export: authedProcedure
+    .meta({
+      openapi: {
+        method: "GET", path: "/organizations/{orgId}/config/export", tags: [TAG],
+        summary: "The organization's deployments, alert rules, notification targets, roles and registries as documents",
+        description: "One YAML stream of every resource of the kinds the caller may read; owner marks and missing secrets as comments. Planning the export answers unchanged for everything.",
+      },
+    })
+    .input(orgPath)
+    .output(z.object({ documents: z.string(), count: z.number().int(), kinds: z.array(z.string()) }))
+    .query(async ({ ctx, input }) => exportDocuments(await kindContext(ctx, input.orgId, null, new DeploymentEvents()))),
+
+  plan: authedProcedure
+    .meta({
+      openapi: {
+        method: "POST", path: "/organizations/{orgId}/config/plan", tags: [TAG],
+        summary: "Plan documents: what an apply would do, per resource; nothing is written",
+        description:
+          "Each resource: create, update (the changed fields, old and new), unchanged, delete (prune only), refused (file, line and the API's message) " +
+          "or exists_unmanaged (a resource of that name the API manages; adopt takes it over). Every change is tried through the API's own rules and rolled back.",
+      },
+      audit: { entity: "config", action: "config.plan" },
+    })
+    .input(planInput)
+    .output(planOutput)
+    .mutation(async ({ ctx, input }) => summarize(await run(ctx, input, "plan"), false)),
+
+  applyDocuments: authedProcedure
+    .meta({
+      openapi: {
+        method: "POST", path: "/organizations/{orgId}/config/apply", tags: [TAG],
+        summary: "Apply documents in one transaction: all of them or nothing",
+        description:
+          "The plan, carried out through the modules' own operations (a Deployment edit follows the same rules as PATCH /deployments/{id}); every resource " +
+          "applied is marked as managed (apply:<who>, and the commit when given) and audited. Any refused document refuses the whole apply (400, or 409 " +
+          "when every refusal is a conflict) naming file and line, and nothing changes.",
+      },
+      audit: { entity: "config", action: "config.apply" },
+    })
+    .input(planInput)
+    .output(planOutput)
+    .mutation(async ({ ctx, input }) => {
+      const result = await run(ctx, input, "apply");
+      if (result.refused > 0) {
+        const refused = result.entries.filter((e) => e.action === "refused");
+        const where = refused.slice(0, 5).map((e) => `${e.file ?? "(prune)"}${e.line ? `:${e.line}` : ""} ${e.kind}${e.name ? ` "${e.name}"` : ""}: ${e.message}`);
+        const conflictOnly = refused.every((e) => e.conflict);
+        throw new TRPCError({
+          code: conflictOnly ? "CONFLICT" : "BAD_REQUEST",
+          message: `Nothing applied: ${counted(refused.length, "document")} refused: ${where.join("; ")}${refused.length > 5 ? "; ..." : ""}`,
+        });
+      }
+      return summarize(result, true);
+    }),
+});
