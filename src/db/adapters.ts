@@ -60,10 +60,19 @@ export function openPostgres(url: string, poolSize = 10): OpenedDatabase {
   return { raw, adapter: new PrismaPg(pool), pool };
 }
 
+/**
+ * PGlite's own start parameters, and a smaller buffer pool: PostgreSQL's default 128 MB of
+ * shared buffers live inside PGlite's WebAssembly memory, are written through at start and are
+ * never given back, so they were resident whatever the database's size. With 32 MB an opened
+ * data directory holds ~100 MB less (376 -> 272 MB resident in a bare PGlite process after the
+ * same queries, as fast); the files stay in the operating system's page cache either way.
+ */
+const PGLITE_START_PARAMS = [...(PGlite as unknown as { defaultStartParams: string[] }).defaultStartParams, "-c", "shared_buffers=32MB"];
+
 /** `dataDir` undefined = in memory (tests). `loadDataDir` restores a dump made after migrations. */
 export async function openPGlite(dataDir?: string, loadDataDir?: Blob): Promise<OpenedDatabase> {
   if (dataDir) fs.mkdirSync(path.resolve(dataDir), { recursive: true });
-  const options: PGliteOptions = loadDataDir ? { loadDataDir } : {};
+  const options: PGliteOptions = { startParams: PGLITE_START_PARAMS, ...(loadDataDir ? { loadDataDir } : {}) };
   const pglite = dataDir ? new PGlite(path.resolve(dataDir, "pgdata"), options) : new PGlite(options);
   await pglite.waitReady;
   const raw: RawDatabase = {
