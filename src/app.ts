@@ -18,6 +18,7 @@ import { consoleRoutes } from "./http/console.js";
 import { errorBody } from "./trpc/errors.js";
 import { storableInput } from "./http/storable-input.js";
 import { ingestAdmission } from "./http/ingest-admission.js";
+import { metricsRoute, requestObserver, RouteLabels } from "./modules/metrics/http.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
 
@@ -31,6 +32,8 @@ export function createApp(services: Services): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", config.TRUST_PROXY_HOPS);
+  // Requests counted by route (procedure name or template) when metrics are on (docs/observability.md).
+  const observeRequest = requestObserver(services, new RouteLabels(procedureMetas(), extraOpenApiPaths));
 
   // Request id on every response; a sane incoming one is kept for tracing across hops.
   app.use((req: Request, res: Response, next: NextFunction) => {
@@ -43,6 +46,7 @@ export function createApp(services: Services): Express {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const entry = { requestId: id, method: req.method, path: loggablePath(req.originalUrl), status: res.statusCode, ms };
       logger[requestLogLevel(res.statusCode, ms, String(res.getHeader("content-type") ?? ""), config.LOG_SLOW_REQUEST_MS)](entry, "request");
+      observeRequest(req, res.statusCode, ms / 1000);
     });
     next();
   });
@@ -72,6 +76,7 @@ export function createApp(services: Services): Express {
   app.use(["/api/v1", "/trpc"], csrfGuard);
 
   app.get("/healthz", (_req, res) => void res.json({ status: "ok" }));
+  app.get("/metrics", metricsRoute(services)); // bearer METRICS_TOKEN; without it, the 404 below
   app.get("/readyz", async (_req, res) => {
     try {
       await services.database.opened.raw.query("SELECT 1");

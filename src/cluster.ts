@@ -8,6 +8,7 @@ import cluster from "node:cluster";
 import type { Config } from "./config.js";
 import type { Logger } from "./lib/logger.js";
 import { onStopSignals } from "./lib/stop-signals.js";
+import { serveClusterMetrics } from "./modules/metrics/serve.js";
 
 /** What the primary sends a worker instead of a signal (src/main.ts listens for it). */
 export const SHUTDOWN_MESSAGE = "fleet-manager:shutdown";
@@ -20,6 +21,8 @@ export function superviseWorkers(config: Config, logger: Logger): void {
   let failedExits = 0;
   for (let i = 0; i < config.WORKERS; i++) cluster.fork();
   logger.info({ workers: config.WORKERS, pid: process.pid }, "starting workers");
+  // METRICS_PORT: the primary answers all workers' metrics, summed (docs/observability.md).
+  serveClusterMetrics(config, logger);
 
   cluster.on("exit", (worker, code, signal) => {
     if (signals.stopping) {

@@ -161,6 +161,26 @@ const schema = z.object({
    * tools too; without it, only the read-only ones (each call still needs the caller's permission)
    */
   MCP_ALLOW_MUTATIONS: bool.default(false),
+  /**
+   * The service's Prometheus metrics (docs/observability.md): GET /metrics on PORT answers a
+   * scraper sending `Authorization: Bearer <METRICS_TOKEN>`; without a token it is off (404)
+   */
+  METRICS_TOKEN: z.string().min(16).optional(),
+  /** also serve /metrics, without a token, on this port of METRICS_HOST (with WORKERS > 1: the primary, all workers summed) */
+  METRICS_PORT: int(1, 65535).optional(),
+  /** the address METRICS_PORT listens on: loopback unless set otherwise */
+  METRICS_HOST: z.string().min(1).default("127.0.0.1"),
+  /** label keys whose values GET /api/v1/fleet/metrics counts devices by (comma-separated, at most 10) */
+  FLEET_METRICS_LABEL_KEYS: z.string().default("")
+    .transform((s) => s.split(",").map((k) => k.trim()).filter(Boolean))
+    .refine((keys) => keys.length <= 10, "at most 10 label keys"),
+  /** values per label key in GET /api/v1/fleet/metrics (the most common; the rest are counted as __other__) */
+  FLEET_METRICS_MAX_LABEL_VALUES: int(1, 1000).default(50),
+  /** devices at most in the per-device series of GET /api/v1/fleet/metrics?devices=<selector> */
+  FLEET_METRICS_MAX_DEVICES: int(1, 10_000).default(200),
+}).refine((c) => c.WORKERS === 1 || !c.METRICS_TOKEN || c.METRICS_PORT, {
+  path: ["METRICS_PORT"],
+  message: "required with METRICS_TOKEN when WORKERS > 1: each scrape of PORT would reach one worker; the primary serves all workers' metrics on METRICS_PORT",
 }).refine((c) => c.WORKERS === 1 || c.DATABASE_URL, {
   path: ["WORKERS"],
   message: "more than one worker needs PostgreSQL (DATABASE_URL): the embedded database serves one process",

@@ -12,6 +12,7 @@ import { createApp } from "./app.js";
 import { bootstrap, type BootstrapResult } from "./bootstrap.js";
 import { createJobRunner } from "./jobs/index.js";
 import { attachUpgradeHandlers } from "./modules/realtime/upgrade.js";
+import { serveProcessMetrics } from "./modules/metrics/serve.js";
 
 export interface RunningService {
   services: Services;
@@ -37,6 +38,12 @@ export async function startService(config: Config, logger: Logger = createLogger
     s.once("error", reject);
   });
   applyConnectionTimeouts(server);
+  // METRICS_PORT (loopback by default), or in a cluster worker the registry the primary collects.
+  const metricsServer = await serveProcessMetrics(services).catch(async (err: Error) => {
+    server.close();
+    await database.close().catch(() => undefined);
+    throw err;
+  });
   const realtime = attachUpgradeHandlers(server, services); // WebSocket upgrade, cross-process pub/sub
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.PORT;
@@ -54,6 +61,7 @@ export async function startService(config: Config, logger: Logger = createLogger
         // Stop accepting and claiming, let in-flight requests and jobs finish (both bounded),
         // then close the database.
         const jobsStopped = jobs?.stop();
+        metricsServer?.close();
         await realtime.close(); // WebSockets and log streams never end by themselves
         await new Promise<void>((resolve) => {
           const force = setTimeout(() => {

@@ -15,6 +15,8 @@ export interface ClaimedJob {
   attempts: number;
   maxAttempts: number;
   uniqueKey: string | null;
+  /** seconds between the job's runAt and its claim, by the database's clock (the service's metrics) */
+  lagSeconds: number;
 }
 
 /**
@@ -49,7 +51,8 @@ export async function claimJobs(db: DbTx, workerId: string, types: string[], lim
       ORDER BY "runAt" ASC
       LIMIT ${limit}::int
       FOR UPDATE SKIP LOCKED)
-    RETURNING "id", "type", "payload", "attempts", "maxAttempts", "uniqueKey"`;
+    RETURNING "id", "type", "payload", "attempts", "maxAttempts", "uniqueKey",
+              GREATEST(0, EXTRACT(EPOCH FROM (${NOW} - "runAt")))::float8 AS "lagSeconds"`;
 }
 
 /** Keeps the locks of jobs this worker is still running. */

@@ -7,6 +7,7 @@ import os from "node:os";
 import type { Services } from "../services.js";
 import { claimJobs, completeJob, enqueueJob, failJob, renewLocks, type ClaimedJob } from "./queue.js";
 import { PermanentJobError, type EnqueueSpec, type JobDefinition, type ScheduleDefinition } from "./types.js";
+import { metricsOf } from "../modules/metrics/registry.js";
 
 export interface JobRunnerOptions {
   definitions: JobDefinition[];
@@ -188,6 +189,9 @@ export class JobRunner {
     const { prisma, logger } = this.services;
     const log = logger.child({ jobId: job.id, jobType: job.type, attempt: job.attempts });
     const timeout = setTimeout(() => abort.abort(new Error("the job timed out")), definition.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const metrics = metricsOf(this.services);
+    const started = performance.now();
+    metrics?.jobLag.observe({ kind: job.type }, job.lagSeconds);
     let error: unknown = null;
     try {
       // A job reclaimed after its worker crashed may have used up its attempts already.
@@ -198,6 +202,8 @@ export class JobRunner {
     } finally {
       clearTimeout(timeout);
     }
+    metrics?.jobDuration.observe({ kind: job.type }, (performance.now() - started) / 1000);
+    metrics?.jobRuns.inc({ kind: job.type, outcome: error === null ? "succeeded" : "failed" });
     try {
       if (error === null) {
         await completeJob(prisma, this.workerId, job.id);

@@ -46,6 +46,8 @@ export class EventBus {
   private readonly emitter = new EventEmitter();
   private transport: EventTransport | null = null;
   readonly origin = `${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+  /** Told of every event this process publishes (the service's metrics). */
+  onPublish: ((name: FleetEventName) => void) | null = null;
 
   constructor(private readonly onHandlerError: (err: unknown, name: FleetEventName) => void = () => undefined) {
     // Many subscribers (one per realtime connection, ...) are expected.
@@ -72,6 +74,7 @@ export class EventBus {
   /** Delivers to local subscribers and, when attached, to the other processes. */
   publish<K extends FleetEventName>(name: K, payload: FleetEvents[K]): void {
     this.emitter.emit(name, payload);
+    this.onPublish?.(name);
     if (this.transport) {
       this.transport.send({ name, payload, origin: this.origin } as EventEnvelope).catch((err) => this.onHandlerError(err, name));
     }

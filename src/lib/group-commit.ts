@@ -39,6 +39,8 @@ export class GroupCommit<T, R> {
 
   /** Read at every flush: a benchmark may switch to one item per statement to compare. */
   options: GroupCommitOptions;
+  /** Told of every statement: its rows, its time, and its error if it failed (the service's metrics). */
+  onStatement: ((rows: number, seconds: number, error?: unknown) => void) | null = null;
 
   constructor(private readonly spec: GroupCommitSpec<T, R>, options: GroupCommitOptions) {
     this.options = options;
@@ -95,15 +97,18 @@ export class GroupCommit<T, R> {
 
   private async run(batch: Waiting<T, R>[]) {
     for (let attempt = 1; ; attempt++) {
+      const started = this.onStatement ? performance.now() : 0;
       try {
         const results = await this.spec.write(batch.map((w) => w.item));
         const rows = batch.reduce((n, w) => n + this.weight(w), 0);
+        this.onStatement?.(rows, (performance.now() - started) / 1000);
         this.stats.rows += rows;
         this.stats.statements++;
         this.stats.largestBatch = Math.max(this.stats.largestBatch, rows);
         batch.forEach((w, i) => w.resolve(results[i]));
         return;
       } catch (err) {
+        this.onStatement?.(0, (performance.now() - started) / 1000, err);
         if (attempt < 3 && RETRYABLE.has(sqlStateOf(err))) continue;
         if (batch.length === 1) return batch[0].reject(err);
         // One item can fail the whole statement (a value PostgreSQL refuses, such as "\u0000"

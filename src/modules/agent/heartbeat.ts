@@ -9,6 +9,7 @@
 // heartbeat that follows, and the status change is stored before the answer, as with one
 // statement per heartbeat. No read-modify-write race: the previous status is read under the
 // row lock of the same statement.
+import { metricsOf, observedWriter } from "../metrics/registry.js";
 import type { RawDatabase } from "../../db/adapters.js";
 import type { DevicePrincipal } from "../../trpc/device-auth.js";
 import { refusalAfterRecheck } from "../../trpc/device-auth.js";
@@ -185,7 +186,7 @@ export class HeartbeatWriter extends GroupCommit<HeartbeatItem, HeartbeatResult 
 }
 
 /** The writer of one running service. */
-export const heartbeatWriterOf = perService((services: Services) => new HeartbeatWriter(services.database.opened.raw));
+export const heartbeatWriterOf = perService((services: Services) => observedWriter(services, "heartbeat", new HeartbeatWriter(services.database.opened.raw)));
 
 export interface HeartbeatInput extends HeartbeatWrite {
   deployments?: DeploymentProgress[];
@@ -208,6 +209,7 @@ export async function handleHeartbeat(services: Services, device: DevicePrincipa
   // Revoked or expired since it was cached, device deleted, or organization suspended.
   if (!result) throw await refusalAfterRecheck(services, device);
   const { deviceId, organizationId } = device;
+  if (input.deployments?.length) metricsOf(services)?.deploymentReports.inc(input.deployments.length);
   if (result.previous !== result.current) {
     eventBusOf(services).publish("device.status_changed", { organizationId, deviceId, from: result.previous, to: result.current, at: new Date().toISOString() });
   }

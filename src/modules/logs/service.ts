@@ -1,5 +1,6 @@
 // Device logs: ingest by group commit (one statement for the batches of concurrent requests), the filtered newest-first list, the
 // sources of a device, and "lines after id N" for the follow mode.
+import { observedWriter } from "../metrics/registry.js";
 import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
 import type { RawDatabase } from "../../db/adapters.js";
@@ -69,8 +70,8 @@ export function createLogWriter(raw: RawDatabase, options: IngestOptions): Group
   return ingestWriter(raw, (batches: LogBatch[]) => insertLogBatches(raw, batches, options), (b) => b.entries.length);
 }
 
-export const logWriterOf = perService((services: Services) =>
-  createLogWriter(services.database.opened.raw, { retentionDays: services.config.LOG_RETENTION_DAYS, logger: services.logger }));
+export const logWriterOf = perService((services: Services) => observedWriter(services, "logs",
+  createLogWriter(services.database.opened.raw, { retentionDays: services.config.LOG_RETENTION_DAYS, logger: services.logger })));
 
 function filterConditions(deviceId: string, filter: Omit<LogFilter, "from" | "to"> & { from?: Date; to?: Date; afterId?: bigint }): Prisma.Sql {
   const conditions = [Prisma.sql`l."deviceId" = ${deviceId}::uuid`];

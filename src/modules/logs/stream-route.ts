@@ -56,6 +56,11 @@ function resumePointOf(req: Request, after: string | undefined): bigint | null {
 // Open streams of each running service, so that shutdown can end them (a stream never ends by itself).
 const openStreamsOf = perService((_services: Services) => new Set<Response>());
 
+/** Log streams open in this process (the service's metrics). */
+export function openLogStreamCount(services: Services): number {
+  return openStreamsOf.peek(services)?.size ?? 0;
+}
+
 export function closeLogStreams(services: Services) {
   for (const res of openStreamsOf.peek(services) ?? []) res.end();
 }

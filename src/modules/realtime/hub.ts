@@ -6,6 +6,7 @@ import type { WebSocket } from "ws";
 import type { Services } from "../../services.js";
 import { eventBusOf, type FleetEventName } from "../../lib/events.js";
 import type { RealtimeChannel, TicketHolder } from "./tickets.js";
+import { metricsOf } from "../metrics/registry.js";
 
 /**
  * Event kinds forwarded to clients, by channel. Kinds that no capability publishes yet
@@ -70,8 +71,11 @@ export class RealtimeHub {
     let set = this.byOrganization.get(holder.organizationId);
     if (!set) this.byOrganization.set(holder.organizationId, (set = new Set()));
     set.add(connection);
+    const metrics = metricsOf(this.services);
+    metrics?.websockets.inc();
     ws.on("pong", () => (connection.alive = true));
     ws.on("close", () => {
+      metrics?.websockets.dec();
       set!.delete(connection);
       if (set!.size === 0 && this.byOrganization.get(holder.organizationId) === set) this.byOrganization.delete(holder.organizationId);
     });
@@ -90,6 +94,7 @@ export class RealtimeHub {
   private send(c: Connection, message: unknown) {
     if (c.ws.readyState !== c.ws.OPEN) return;
     if (c.ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+      metricsOf(this.services)?.messagesDropped.inc({ reason: "slow_consumer" });
       c.ws.close(1013, "too slow: messages are not being read");
       return;
     }

@@ -10,6 +10,7 @@ import pg from "pg";
 import type { Services } from "../../services.js";
 import type { EventEnvelope, EventTransport } from "../../lib/events.js";
 import { perService } from "../../lib/per-service.js";
+import { metricsOf } from "../metrics/registry.js";
 
 export const CHANNELS = { logs: "fleet_logs", events: "fleet_events" } as const;
 type Channel = (typeof CHANNELS)[keyof typeof CHANNELS];
@@ -70,6 +71,7 @@ export class PubSub {
     const payload = JSON.stringify({ origin: this.origin, body } satisfies Wire);
     if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
       this.services.logger.warn({ channel, bytes: Buffer.byteLength(payload) }, "message too large for NOTIFY; delivered in this process only");
+      metricsOf(this.services)?.messagesDropped.inc({ reason: "oversized" });
       return;
     }
     await pool.query("SELECT pg_notify($1, $2)", [channel, payload]);
@@ -151,7 +153,7 @@ export class PubSub {
         const pool = this.pool;
         if (!pool || this.stopped) return;
         const payload = JSON.stringify({ origin: this.origin, body: envelope } satisfies Wire);
-        if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) return;
+        if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) return void metricsOf(this.services)?.messagesDropped.inc({ reason: "oversized" });
         await pool.query("SELECT pg_notify($1, $2)", [CHANNELS.events, payload]);
       },
       start: async (deliver) => {

@@ -6,6 +6,7 @@ import type { Config } from "../../config.js";
 import type { JobDefinition, ScheduleDefinition } from "../../jobs/types.js";
 import { refreshFleetRollups } from "../fleet/fleet-rollups.js";
 import { pruneOnce } from "./retention.js";
+import { metricsOf } from "../metrics/registry.js";
 import { ensureUpcomingPartitions } from "./partitions.js";
 
 const PRUNE_EVERY_MS = 10 * 60_000;
@@ -19,6 +20,7 @@ export function telemetryJobs(config: Pick<Config, "TELEMETRY_FLEET_ROLLUP_INTER
     timeoutMs: 120_000,
     run: async ({ services, logger, signal }) => {
       const result = await pruneOnce(services, { signal });
+      metricsOf(services)?.observeRetention(result);
       if (result.snapshotPartitions + result.logPartitions + result.rollupPartitions + result.snapshots + result.logLines + result.orphanRows > 0) logger.info(result, "telemetry retention pruned");
     },
   };
