@@ -148,6 +148,16 @@ export function buildProgram(manifest: Manifest, io: Io, argv: string[] | null):
     .option("--offset <n>", "page start")
     .allowUnknownOption(false)
     .action(run(async () => (await import("./commands/get.js")).get));
+  for (const [verb, summary] of [["diff", "plan configuration documents against the organization: what apply would change (nothing is written)"], ["apply", "apply configuration documents in one transaction: all of them or nothing"]] as const) {
+    program.command(verb)
+      .summary(summary)
+      .description(`${summary}. PATH is a YAML file or a directory (every *.yaml and *.yml below it); see docs/config-as-code.md. Exit 2 when a document is refused.`)
+      .requiredOption("-f, --filename <path>", "a YAML file or a directory of them")
+      .option("--prune", "delete the resources these documents' owner manages that they no longer declare")
+      .option("--adopt", "take over resources of the same name that are not managed as code yet")
+      .option("--commit <sha>", "the commit the documents come from (recorded in the owner mark)")
+      .action(run(async () => (await import("./commands/config.js"))[verb]));
+  }
   program.command("completion")
     .summary("shell completion: source <(fleet completion bash)")
     .addArgument(new Command().createArgument("<shell>", "bash | zsh | fish").choices(["bash", "zsh", "fish"]))
