@@ -19,6 +19,7 @@ import { activityExportOpenApiPaths, activityExportRoutes } from "../modules/act
 import { marketplaceProgressOpenApiPaths, marketplaceProgressRoutes } from "../modules/marketplace/progress-route.js";
 import { oidcSignInOpenApiPaths, oidcSignInRoutes } from "../modules/auth/oidc-sign-in-route.js";
 import { mcpOpenApiPaths, mcpRoutes } from "../modules/mcp/mcp-route.js";
+import { fleetMetricsOpenApiPaths, fleetMetricsRoutes } from "../modules/fleet/metrics-route.js";
 
 interface PlainRoutes {
   routes: (services: Services) => Router;
@@ -37,6 +38,7 @@ const PLAIN_ROUTES: PlainRoutes[] = [
   { routes: marketplaceProgressRoutes, openApiPaths: marketplaceProgressOpenApiPaths }, // JSON snapshot or SSE
   { routes: oidcSignInRoutes, openApiPaths: oidcSignInOpenApiPaths }, // browser sign-in: redirects
   { routes: mcpRoutes, openApiPaths: mcpOpenApiPaths }, // the MCP server: JSON-RPC over streamable HTTP
+  { routes: fleetMetricsRoutes, openApiPaths: fleetMetricsOpenApiPaths }, // Prometheus text format
 ];
 
 /** The plain routes' routers, to mount under /api/v1 before the REST facade (their paths are disjoint). */
