@@ -5,7 +5,10 @@
 // Deployment document, ...); a document of a kind they may not touch is refused.
 import { z } from "zod";
 import { TRPCError } from "@trpc/server";
-import { authedProcedure, router } from "../../trpc/procedures.js";
+import { authedProcedure, denyAccess, router } from "../../trpc/procedures.js";
+import { can } from "../../trpc/principal.js";
+import { HANDLERS } from "./kinds.js";
+import { createSource, createSourceInput, deleteSource, findSource, sourceOutput, syncSource, toSourceDto } from "./sources.js";
 import { organizationOfPath } from "../members/organization-scope.js";
 import { DeploymentEvents, eventsOf } from "../deployments/events.js";
 import type { AuthedContext } from "../../trpc/procedures.js";
@@ -78,6 +81,15 @@ async function run(ctx: Ctx, input: z.infer<typeof planInput>, mode: "plan" | "a
   return result;
 }
 
+/** A source applies every kind: managing one takes the write (reading: the read) permission of all six. */
+async function assertAllKinds(ctx: AuthedContext, path: string, action: "read" | "write") {
+  const missing = HANDLERS.map((h) => h[action]).find((p) => !can(ctx.principal, p));
+  if (missing) await denyAccess(ctx, ctx.principal, path, `Missing permission ${missing}`);
+}
+
+const sourcePath = orgPath.extend({ id: z.uuid() });
+const SOURCES = "/organizations/{orgId}/config/sources";
+
 const log = (ctx: AuthedContext) => (err: unknown) => ctx.services.logger.error({ err: err instanceof Error ? err.message : String(err), requestId: ctx.request.requestId }, "config: internal error");
 
 export const configRouter = router({
@@ -149,5 +161,79 @@ export const configRouter = router({
         });
       }
       return summarize(result, true);
+    }),
+
+  sourcesList: authedProcedure
+    .meta({ openapi: { method: "GET", path: SOURCES, tags: [TAG], summary: "The organization's config sources with their last sync" } })
+    .input(orgPath)
+    .output(z.object({ items: z.array(sourceOutput) }))
+    .query(async ({ ctx, input, path }) => {
+      const org = await organizationOfPath(ctx.db, ctx.principal, input.orgId);
+      await assertAllKinds(ctx, path, "read");
+      const rows = await ctx.db.configSource.findMany({ where: { organizationId: org.id }, orderBy: { name: "asc" } });
+      return { items: rows.map(toSourceDto) };
+    }),
+
+  sourcesCreate: authedProcedure
+    .meta({
+      openapi: {
+        method: "POST", path: SOURCES, tags: [TAG], summary: "Create a config source: a Git repository, branch and folder of documents",
+        description: "url, branch, path, authType and credential as for a Git registry (the same checks and outbound address policy); prune and adopt as in an apply. Nothing is fetched until a sync.",
+      },
+      successStatus: 201,
+      audit: { entity: "config_source" },
+    })
+    .input(orgPath.extend(createSourceInput.shape))
+    .output(sourceOutput)
+    .mutation(async ({ ctx, input: { orgId, ...input }, path }) => {
+      const org = await organizationOfPath(ctx.db, ctx.principal, orgId, ctx.audit);
+      await assertAllKinds(ctx, path, "write");
+      return toSourceDto(await createSource(ctx.db, ctx.services, org.id, input));
+    }),
+
+  sourcesGet: authedProcedure
+    .meta({ openapi: { method: "GET", path: `${SOURCES}/{id}`, tags: [TAG], summary: "A config source and its last sync (commit applied, status, why)" } })
+    .input(sourcePath)
+    .output(sourceOutput)
+    .query(async ({ ctx, input, path }) => {
+      const org = await organizationOfPath(ctx.db, ctx.principal, input.orgId);
+      await assertAllKinds(ctx, path, "read");
+      return toSourceDto(await findSource(ctx.db, org.id, input.id));
+    }),
+
+  sourcesDelete: authedProcedure
+    .meta({
+      openapi: { method: "DELETE", path: `${SOURCES}/{id}`, tags: [TAG], summary: "Delete a config source; the resources it applied stay, unowned (released counts them)" },
+      audit: { entity: "config_source" },
+    })
+    .input(sourcePath)
+    .output(z.object({ id: z.string(), deleted: z.literal(true), released: z.number().int() }))
+    .mutation(async ({ ctx, input, path }) => {
+      const org = await organizationOfPath(ctx.db, ctx.principal, input.orgId, ctx.audit);
+      await assertAllKinds(ctx, path, "write");
+      return deleteSource(ctx.db, org.id, input.id);
+    }),
+
+  sourcesSync: authedProcedure
+    .meta({
+      openapi: {
+        method: "POST", path: `${SOURCES}/{id}/sync`, tags: [TAG], summary: "Sync a config source now: fetch its branch and apply its documents",
+        description:
+          "All or nothing, as an apply, with the source as owner (source:<name>) and the commit in the owner marks. status applied, refused (a document refused: " +
+          "nothing changed, the last applied commit stays; message names file and line) or failed (the fetch failed). Recorded on the source and audited.",
+      },
+      audit: false, // network I/O first; the sync writes its own entries
+    })
+    .input(sourcePath)
+    .output(z.object({
+      status: z.enum(["applied", "refused", "failed"]), commit: z.string().nullable(), message: z.string(),
+      summary: planOutput.shape.summary.nullable(), resources: z.array(planEntry),
+    }))
+    .mutation(async ({ ctx, input, path }) => {
+      const org = await organizationOfPath(ctx.db, ctx.principal, input.orgId);
+      await assertAllKinds(ctx, path, "write");
+      const answer = await syncSource(ctx.services, ctx.principal, ctx.request, org.id, input.id);
+      const planned = answer.result ? summarize(answer.result, answer.status === "applied") : null;
+      return { status: answer.status, commit: answer.commit, message: answer.message, summary: planned?.summary ?? null, resources: planned?.resources ?? [] };
     }),
 });

@@ -24,8 +24,13 @@ interface Commit {
   oid: string;
 }
 
-/** Repository-relative manifest paths below `registryPath` ("/" or "/apps"), in tree order. */
-export async function findManifests(commit: Commit, registryPath: string): Promise<Array<{ path: string; oid: string }>> {
+/**
+ * Repository-relative manifest paths below `registryPath` ("/" or "/apps"), in tree order;
+ * `wanted` picks other files by name (config sources read every YAML file).
+ */
+export async function findManifests(
+  commit: Commit, registryPath: string, wanted: (name: string) => boolean = (name) => MANIFEST_FILE_NAMES.has(name),
+): Promise<Array<{ path: string; oid: string }>> {
   const root = registryPath.replace(/^\/+/, "");
   const found: Array<{ path: string; oid: string }> = [];
   let visited = 0;
@@ -43,7 +48,7 @@ export async function findManifests(commit: Commit, registryPath: string): Promi
       if ((visited += 1) > MAX_TREE_ENTRIES) throw new GitFetchError(`the repository has more than ${MAX_TREE_ENTRIES} files and folders below the path`);
       const entryPath = folder ? `${folder}/${entry.path}` : entry.path;
       if (entry.type === "tree") await walk(entryPath);
-      else if (entry.type === "blob" && MANIFEST_FILE_NAMES.has(entry.path)) found.push({ path: entryPath, oid: entry.oid });
+      else if (entry.type === "blob" && wanted(entry.path)) found.push({ path: entryPath, oid: entry.oid });
       // "commit" entries are submodules: not part of this repository.
     }
   };
