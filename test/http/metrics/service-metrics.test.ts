@@ -4,6 +4,7 @@
 // and paths make no new series); the endpoint is refused without its token and off without
 // one; METRICS_PORT listens on loopback only.
 import crypto from "node:crypto";
+import fs from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import { Readable } from "node:stream";
@@ -22,7 +23,7 @@ let devices: EnrolledDevice[];
 
 beforeAll(async () => {
   // One ingest turn and no queue: a second batch while one holds the turn is refused (503).
-  h = await createHarness({ METRICS_TOKEN: TOKEN, INGEST_CONCURRENCY: "1", INGEST_QUEUE_LENGTH: "0" });
+  h = await createHarness({ METRICS_TOKEN: TOKEN, INGEST_CONCURRENCY: "1", INGEST_QUEUE_LENGTH: "0", FLEET_METRICS_LABEL_KEYS: "site" });
   const tenant = await h.createTenant("Metrics");
   devices = await enrolledDevices(h, tenant, 2);
 }, 60_000);
@@ -208,6 +209,30 @@ describe("GET /metrics", () => {
     }
     const basic = await fetch(`${h.url}/metrics`, { headers: { authorization: `Basic ${Buffer.from(`x:${TOKEN}`).toString("base64")}` } });
     expect(basic.status).toBe(401);
+  });
+});
+
+describe("the Grafana dashboards (deploy/grafana/)", () => {
+  it("query only metrics the service and the fleet endpoint expose", async () => {
+    const service = await scrape();
+    const fleet = await getMetricsFromStream(Readable.from([(await h.api("GET", "/api/v1/fleet/metrics")).text]));
+    const exposed = new Set([...Object.keys(service), ...Object.keys(fleet)]);
+    let checked = 0;
+    for (const file of ["fleet-manager-service.json", "fleet-manager-fleet.json"]) {
+      const dashboard = JSON.parse(fs.readFileSync(new URL(`../../../deploy/grafana/${file}`, import.meta.url), "utf8"));
+      const exprs: string[] = dashboard.panels.flatMap((p: { targets?: { expr: string }[] }) => (p.targets ?? []).map((t) => t.expr));
+      expect(exprs.length, file).toBeGreaterThan(5);
+      for (const expr of exprs) {
+        for (const [name] of expr.matchAll(/\bfleet_[a-z0-9_]+/g)) {
+          const family = exposed.has(name) ? name : name.replace(/_(bucket|sum|count)$/, "");
+          // the pool's gauges exist on PostgreSQL only (PGlite has no pool)
+          if (family.startsWith("fleet_db_pool_") && !h.services.database.opened.pool) continue;
+          expect(exposed.has(family), `${file}: ${name} in ${expr}`).toBe(true);
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(40);
   });
 });
 
