@@ -10,6 +10,7 @@ import type { RequestInfo } from "../../trpc/context.js";
 import { writeAudit } from "../../trpc/audit.js";
 import { can } from "../../trpc/principal.js";
 import { translateDatabaseError } from "../../trpc/errors.js";
+import { counted } from "../../lib/plural.js";
 import { parseFiles, type Kind, type ParsedDocument, type SourceFile } from "./documents.js";
 import { HANDLERS, handlerOf, SpecInvalid, type Existing, type KindContext, type KindHandler } from "./kinds.js";
 
@@ -46,6 +47,8 @@ export interface PlanOptions {
   /** the owner mark applied resources get: "apply:<who>" or a source's name */
   owner: string;
   commit: string | null;
+  /** the prune guard: more deletions than this refuses every one of them (a config source's limit; null: no limit) */
+  maxDeletes?: number | null;
 }
 
 export interface PlanResult {
@@ -175,6 +178,11 @@ export async function runPlan(
         else deletes.push({ entry: entry({ ...at, action: "delete" }), handler: h, doc: null, desired: null });
       }
     }
+  }
+
+  if (options.maxDeletes != null && deletes.length > options.maxDeletes) {
+    const message = `prune would delete ${counted(deletes.length, "resource")}, more than the limit of ${options.maxDeletes}; nothing is deleted until it is allowed once`;
+    for (const d of deletes.splice(0)) entries.push({ ...d.entry, action: "refused", conflict: true, message });
   }
 
   // Carried out in dependency order: deletes first (rules before their targets), then creations and updates.

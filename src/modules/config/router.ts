@@ -8,7 +8,7 @@ import { TRPCError } from "@trpc/server";
 import { authedProcedure, denyAccess, router } from "../../trpc/procedures.js";
 import { can } from "../../trpc/principal.js";
 import { HANDLERS } from "./kinds.js";
-import { createSource, createSourceInput, deleteSource, findSource, sourceOutput, syncSource, toSourceDto } from "./sources.js";
+import { allowPruneOnce, createSource, createSourceInput, deleteSource, findSource, sourceOutput, syncSource, toSourceDto } from "./sources.js";
 import { organizationOfPath } from "../members/organization-scope.js";
 import { DeploymentEvents, eventsOf } from "../deployments/events.js";
 import type { AuthedContext } from "../../trpc/procedures.js";
@@ -212,6 +212,22 @@ export const configRouter = router({
       const org = await organizationOfPath(ctx.db, ctx.principal, input.orgId, ctx.audit);
       await assertAllKinds(ctx, path, "write");
       return deleteSource(ctx.db, org.id, input.id);
+    }),
+
+  sourcesAllowPrune: authedProcedure
+    .meta({
+      openapi: {
+        method: "POST", path: `${SOURCES}/{id}/allow-prune`, tags: [TAG], summary: "Let the next sync delete more than the source's prune limit, once",
+        description: "The prune guard refuses a sync that would delete more than pruneLimit resources (nothing changes); this allows the next sync to, and that sync spends the allowance.",
+      },
+      audit: { entity: "config_source" },
+    })
+    .input(sourcePath)
+    .output(sourceOutput)
+    .mutation(async ({ ctx, input, path }) => {
+      const org = await organizationOfPath(ctx.db, ctx.principal, input.orgId, ctx.audit);
+      await assertAllKinds(ctx, path, "write");
+      return toSourceDto(await allowPruneOnce(ctx.db, org.id, input.id));
     }),
 
   sourcesSync: authedProcedure

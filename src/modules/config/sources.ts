@@ -29,12 +29,13 @@ import type { SourceFile } from "./documents.js";
 export const createSourceInput = createGitRegistryInput.pick({ name: true, url: true, branch: true, path: true, authType: true, credential: true }).extend({
   prune: z.boolean().pipe(z.boolean()).default(false).describe("delete what the source applied and no longer holds"),
   adopt: z.boolean().pipe(z.boolean()).default(false).describe("take over resources of the same name no one manages as code"),
+  pruneLimit: z.number().int().min(0).max(10_000).default(10).describe("the prune guard: a sync that would delete more resources is refused until allowed once"),
 });
 export type CreateSourceInput = z.infer<typeof createSourceInput>;
 
 export const sourceOutput = z.object({
   id: z.string(), name: z.string(), url: z.string(), branch: z.string(), path: z.string(), authType: z.string(), hasCredentials: z.boolean(),
-  prune: z.boolean(), adopt: z.boolean(), owner: z.string().describe("the owner mark of the resources it applies"),
+  prune: z.boolean(), adopt: z.boolean(), pruneLimit: z.number().int(), pruneAllowedOnce: z.boolean().describe("the next sync may delete more than pruneLimit"), owner: z.string().describe("the owner mark of the resources it applies"),
   lastAppliedCommit: z.string().nullable(), lastAppliedAt: z.string().nullable(),
   lastSyncStatus: z.enum(["applied", "refused", "failed"]).nullable(), lastSyncMessage: z.string().nullable(), lastSyncAt: z.string().nullable(),
   createdAt: z.string(), updatedAt: z.string(),
@@ -46,7 +47,7 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 export function toSourceDto(row: ConfigSource): z.infer<typeof sourceOutput> {
   return {
     id: row.id, name: row.name, url: row.url, branch: row.branch, path: row.path, authType: row.authType, hasCredentials: row.credentialSealed !== null,
-    prune: row.prune, adopt: row.adopt, owner: ownerOfSource(row.name),
+    prune: row.prune, adopt: row.adopt, pruneLimit: row.pruneLimit, pruneAllowedOnce: row.pruneAllowedOnce, owner: ownerOfSource(row.name),
     lastAppliedCommit: row.lastAppliedCommit, lastAppliedAt: iso(row.lastAppliedAt),
     lastSyncStatus: row.lastSyncStatus as "applied" | "refused" | "failed" | null, lastSyncMessage: row.lastSyncMessage, lastSyncAt: iso(row.lastSyncAt),
     createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString(),
@@ -66,7 +67,7 @@ export async function createSource(db: DbTx, services: Services, organizationId:
   return db.configSource.create({
     data: {
       organizationId, name: input.name, url: input.url, branch: input.branch, path: input.path, authType: input.authType,
-      credentialSealed: sealCredential(services.secrets, input.credential), prune: input.prune, adopt: input.adopt,
+      credentialSealed: sealCredential(services.secrets, input.credential), prune: input.prune, adopt: input.adopt, pruneLimit: input.pruneLimit,
     },
   });
 }
@@ -118,7 +119,8 @@ export async function syncSource(services: Services, principal: Principal, reque
       where: { id: source.id },
       data: {
         lastSyncStatus: answer.status, lastSyncMessage: answer.message.slice(0, 2000), lastSyncAt: now,
-        ...(answer.status === "applied" ? { lastAppliedCommit: answer.commit, lastAppliedAt: now } : {}),
+        // an allowance of the prune guard is spent by the sync it let through
+        ...(answer.status === "applied" ? { lastAppliedCommit: answer.commit, lastAppliedAt: now, pruneAllowedOnce: false } : {}),
       },
     });
     await writeAudit(db, request, principal, {
@@ -148,7 +150,7 @@ export async function syncSource(services: Services, principal: Principal, reque
   const applied = await prisma.$transaction(async (tx) => {
     const result = await runPlan(
       { db: tx, services, principal: { ...principal, organizationId }, organizationId, events, request, log: (err) => services.logger.error({ err: String(err) }, "config source: internal error") },
-      files, { prune: source.prune, adopt: source.adopt, owner: ownerOfSource(source.name), commit }, "apply",
+      files, { prune: source.prune, adopt: source.adopt, owner: ownerOfSource(source.name), commit, maxDeletes: source.pruneAllowedOnce ? null : source.pruneLimit }, "apply",
     );
     if (result.refused > 0) {
       const refused = result.entries.filter((e) => e.action === "refused");
@@ -166,4 +168,10 @@ export async function syncSource(services: Services, principal: Principal, reque
     return applied;
   }
   return record(prisma, refusedAnswer.value!);
+}
+
+/** Lets the next sync delete more than the source's prune limit, once. */
+export async function allowPruneOnce(db: DbTx, organizationId: string, id: string): Promise<ConfigSource> {
+  const row = await findSource(db, organizationId, id);
+  return db.configSource.update({ where: { id: row.id }, data: { pruneAllowedOnce: true } });
 }

@@ -38,7 +38,7 @@ const role = fc.record({
   permissions: fc.subarray(["devices:read", "alerts:read", "alerts:write", "deployments:read", "telemetry:read"], { minLength: 1 }),
 });
 const condition = fc.oneof(
-  fc.record({ type: fc.constant("metric_threshold"), metric: fc.constantFrom("cpuUsagePercent", "memoryUsagePercent"), operator: fc.constantFrom(">", "<=", "=="), threshold: fc.integer({ min: 0, max: 100 }), durationSeconds: maybe(fc.integer({ min: 0, max: 3600 })) }),
+  fc.record({ type: fc.constant("metric_threshold"), metric: fc.constantFrom("cpuUsagePercent", "memoryUsagePercent"), operator: fc.constantFrom(">", "<=", "=="), threshold: fc.integer({ min: 0, max: 100 }), durationSeconds: maybe(fc.integer({ min: 0, max: 3600 })) }).map(strip),
   fc.record({ type: fc.constant("device_offline"), durationSeconds: fc.integer({ min: 60, max: 86_400 }) }),
   fc.record({ type: fc.constant("deployment_failed") }),
   fc.record({ type: fc.constant("certificate_expiring"), withinDays: fc.integer({ min: 1, max: 90 }) }),

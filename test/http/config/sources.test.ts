@@ -116,6 +116,32 @@ describe("config sources", () => {
     expect((await h.api("GET", `${base(acme)}/${broken.body.id}`, { key: acme.key })).body).toMatchObject({ lastSyncStatus: "failed", lastAppliedCommit: null });
   });
 
+  it("prunes what the repository no longer holds, and the guard refuses a mass delete until it is allowed once", async () => {
+    const { url } = await git.createRepo("pruned", {
+      "a.yaml": role("prune-a", ["devices:read"]), "b.yaml": role("prune-b", ["devices:read"]), "c.yaml": role("prune-c", ["devices:read"]),
+    });
+    const created = await h.api("POST", base(acme), { key: acme.key, body: { name: "pruner", url, path: "/", prune: true, pruneLimit: 1 } });
+    expect(created.status, created.text).toBe(201);
+    expect(created.body).toMatchObject({ prune: true, pruneLimit: 1, pruneAllowedOnce: false });
+    const sync = () => h.api("POST", `${base(acme)}/${created.body.id}/sync`, { key: acme.key });
+    expect((await sync()).body).toMatchObject({ status: "applied", summary: { create: 3 } });
+    const names = async () => (await h.services.prisma.role.findMany({ where: { organizationId: acme.org.id, name: { startsWith: "prune-" } }, orderBy: { name: "asc" } })).map((r) => r.name);
+
+    await git.commit("pruned", { "b.yaml": "# removed\n", "c.yaml": "# removed\n" });
+    const guarded = await sync();
+    expect(guarded.body.status).toBe("refused");
+    expect(guarded.body.message).toContain("prune would delete 2 resources, more than the limit of 1");
+    expect(await names()).toEqual(["prune-a", "prune-b", "prune-c"]);
+
+    const allowed = await h.api("POST", `${base(acme)}/${created.body.id}/allow-prune`, { key: acme.key });
+    expect(allowed.status, allowed.text).toBe(200);
+    expect(allowed.body.pruneAllowedOnce).toBe(true);
+    const pruned = await sync();
+    expect(pruned.body).toMatchObject({ status: "applied", summary: { delete: 2, unchanged: 1 } });
+    expect(await names()).toEqual(["prune-a"]);
+    expect((await h.api("GET", `${base(acme)}/${created.body.id}`, { key: acme.key })).body.pruneAllowedOnce).toBe(false);
+  });
+
   it("deleting the source leaves its resources in place, unowned", async () => {
     const res = await h.api("DELETE", `${base(acme)}/${sourceId}`, { key: acme.key });
     expect(res.status, res.text).toBe(200);
