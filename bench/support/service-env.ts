@@ -19,5 +19,7 @@ export function benchServiceEnv(opts: { dataDir: string; adminKey: string; datab
     RATE_LIMIT_PER_CREDENTIAL: budget,
     RATE_LIMIT_PER_DEVICE: budget,
     JOBS_ENABLED: process.env.BENCH_JOBS === "1" ? "true" : "false",
+    // the service's Prometheus metrics on (bench/metrics-cost.ts): counted, and /metrics behind this token
+    ...(process.env.BENCH_METRICS_TOKEN ? { METRICS_TOKEN: process.env.BENCH_METRICS_TOKEN } : {}),
   };
 }

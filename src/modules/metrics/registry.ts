@@ -97,7 +97,7 @@ export class ServiceMetrics {
       this.scraped("fleet_db_pool_connections", "Connections of the pool (DATABASE_POOL_SIZE at most)", () => pool.totalCount);
       this.scraped("fleet_db_pool_connections_in_use", "Connections of the pool checked out", () => pool.totalCount - pool.idleCount);
       this.scraped("fleet_db_pool_waiting", "Queries waiting for a connection of the pool", () => pool.waitingCount);
-      this.scraped("fleet_db_pool_max_connections", "DATABASE_POOL_SIZE", () => services.config.DATABASE_POOL_SIZE);
+      this.scraped("fleet_db_pool_max_connections", "Connections the pool may open (DATABASE_POOL_SIZE)", () => pool.options.max ?? 10);
     }
     this.scraped("fleet_realtime_sse_streams_open", "Server-sent event streams (log follow) open in this process", () => openLogStreamCount(services));
     const metrics = this;

@@ -17,6 +17,9 @@ export async function serveProcessMetrics(services: Services): Promise<http.Serv
   const metrics = metricsOf(services);
   if (!metrics) return null;
   if (cluster.isWorker) {
+    // prom-client answers the primary's requests only once an AggregatorRegistry was made in
+    // the worker too (its constructor adds the IPC listener); then it sends this registry.
+    new AggregatorRegistry();
     AggregatorRegistry.setRegistries([metrics.registry]);
     return null;
   }
