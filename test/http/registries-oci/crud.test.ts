@@ -209,7 +209,8 @@ describe.skipIf(!peersAvailable("docker-registry", "htpasswd"))("health check", 
     const reg = await create({ url });
     const res = await api("POST", `/${reg.id}/health-check`);
     expect(res.body).toMatchObject({ healthStatus: "unhealthy", message: "connection refused" });
-    const notRegistry = await create({ url: h.url });
+    // (The service's own root is a registry now: /v2/, the devices' pull-grant proxy.)
+    const notRegistry = await create({ url: `${h.url}/not-a-registry` });
     const res2 = await api("POST", `/${notRegistry.id}/health-check`);
     expect(res2.body).toMatchObject({ healthStatus: "unhealthy", httpStatus: 404 });
   });
