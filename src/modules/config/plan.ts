@@ -7,7 +7,7 @@
 import { TRPCError } from "@trpc/server";
 import type { DbTx } from "../../db/client.js";
 import type { RequestInfo } from "../../trpc/context.js";
-import { writeAudit } from "../../trpc/audit.js";
+import { writeAudit, type AuditRecord } from "../../trpc/audit.js";
 import { can } from "../../trpc/principal.js";
 import { translateDatabaseError } from "../../trpc/errors.js";
 import { counted } from "../../lib/plural.js";
@@ -49,6 +49,8 @@ export interface PlanOptions {
   commit: string | null;
   /** the prune guard: more deletions than this refuses every one of them (a config source's limit; null: no limit) */
   maxDeletes?: number | null;
+  /** the prune guard's share: more deletions than this percent of the resources this owner manages refuses every one of them (null: no limit) */
+  maxDeletePercent?: number | null;
 }
 
 export interface PlanResult {
@@ -112,7 +114,7 @@ let savepoints = 0;
  * the documents in the caller's transaction `ctx.db`.
  */
 export async function runPlan(
-  ctx: KindContext & { request: RequestInfo | null; log: (err: unknown) => void },
+  ctx: KindContext & { request: RequestInfo | null; log: (err: unknown) => void; actor?: AuditRecord["actor"] },
   files: SourceFile[],
   options: PlanOptions,
   mode: "plan" | "apply",
@@ -184,6 +186,14 @@ export async function runPlan(
     const message = `prune would delete ${counted(deletes.length, "resource")}, more than the limit of ${options.maxDeletes}; nothing is deleted until it is allowed once`;
     for (const d of deletes.splice(0)) entries.push({ ...d.entry, action: "refused", conflict: true, message });
   }
+  if (options.maxDeletePercent != null && deletes.length > 0) {
+    const owned = HANDLERS.reduce((n, h) => n + existing.get(h.kind)!.filter((r) => r.managedBy === options.owner).length, 0);
+    if (deletes.length * 100 > owned * options.maxDeletePercent) {
+      const message = `prune would delete ${deletes.length} of the ${counted(owned, "resource")} this source owns (${Math.round((deletes.length * 100) / Math.max(owned, 1))} %), ` +
+        `more than its share of ${options.maxDeletePercent} %; nothing is deleted until it is allowed once`;
+      for (const d of deletes.splice(0)) entries.push({ ...d.entry, action: "refused", conflict: true, message });
+    }
+  }
 
   // Carried out in dependency order: deletes first (rules before their targets), then creations and updates.
   const ordered = [...deletes, ...HANDLERS.flatMap((h) => steps.filter((s) => s.handler === h))];
@@ -206,6 +216,7 @@ export async function runPlan(
             action: `config.${e.action === "unchanged" ? "adopt" : e.action}`, outcome: "success", organizationId: ctx.organizationId,
             entityType: step.handler.kind, entityId: e.id,
             changes: { name: e.name, managedBy: options.owner, commit: options.commit, ...(e.changes.length ? { fields: e.changes.map((c) => c.field) } : {}) },
+            actor: ctx.actor,
           });
         }
         await ctx.db.$executeRawUnsafe(`RELEASE SAVEPOINT ${sp}`);

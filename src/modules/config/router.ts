@@ -8,7 +8,12 @@ import { TRPCError } from "@trpc/server";
 import { authedProcedure, denyAccess, router } from "../../trpc/procedures.js";
 import { can } from "../../trpc/principal.js";
 import { HANDLERS } from "./kinds.js";
-import { allowPruneOnce, createSource, createSourceInput, deleteSource, findSource, sourceOutput, syncSource, toSourceDto } from "./sources.js";
+import {
+  allowPruneOnce, createSource, createSourceInput, deleteSource, findSource, planSource, RESOURCE_STATUSES, rotateWebhookSecret, sourceOutput, sourceResources,
+  SYNC_STATUSES, syncSource, toSourceDto, TRIGGER_TYPES, updateSource, updateSourceInput, webhookPathOf,
+} from "./sources.js";
+import { pageOf, pageOutput, pagingInput } from "../../lib/paging.js";
+import { changedFields } from "../../trpc/audit.js";
 import { organizationOfPath } from "../members/organization-scope.js";
 import { DeploymentEvents, eventsOf } from "../deployments/events.js";
 import type { AuthedContext } from "../../trpc/procedures.js";
@@ -88,6 +93,22 @@ async function assertAllKinds(ctx: AuthedContext, path: string, action: "read" |
 }
 
 const sourcePath = orgPath.extend({ id: z.uuid() });
+
+const syncEntry = z.object({
+  id: z.string(),
+  commit: z.string().nullable().describe("null: the fetch failed"),
+  status: z.enum(SYNC_STATUSES),
+  message: z.string(),
+  counts: z.object({ created: z.number().int(), updated: z.number().int(), deleted: z.number().int(), unchanged: z.number().int(), refused: z.number().int() }),
+  trigger: z.object({
+    type: z.enum(TRIGGER_TYPES),
+    id: z.string().nullable().describe("the user's or API key's id"),
+    name: z.string().nullable().describe("the user's e-mail, the key's name, the webhook's style (github, gitlab, gitea) or poll"),
+  }),
+  refusals: z.array(z.object({ kind: z.string(), name: z.string().nullable(), file: z.string().nullable(), line: z.number().int().nullable(), message: z.string().nullable() })),
+  startedAt: z.string(),
+  finishedAt: z.string(),
+});
 const SOURCES = "/organizations/{orgId}/config/sources";
 
 const log = (ctx: AuthedContext) => (err: unknown) => ctx.services.logger.error({ err: err instanceof Error ? err.message : String(err), requestId: ctx.request.requestId }, "config: internal error");
@@ -184,11 +205,126 @@ export const configRouter = router({
       audit: { entity: "config_source" },
     })
     .input(orgPath.extend(createSourceInput.shape))
-    .output(sourceOutput)
+    .output(sourceOutput.extend({ webhookSecret: z.string().describe("the webhook's secret: shown this once (rotate it with POST .../webhook-secret)") }))
     .mutation(async ({ ctx, input: { orgId, ...input }, path }) => {
       const org = await organizationOfPath(ctx.db, ctx.principal, orgId, ctx.audit);
       await assertAllKinds(ctx, path, "write");
-      return toSourceDto(await createSource(ctx.db, ctx.services, org.id, input));
+      const { row, webhookSecret } = await createSource(ctx.db, ctx.services, org.id, ctx.principal.userId, input);
+      if (ctx.audit) ctx.audit.entityId = row.id;
+      return { ...toSourceDto(row), webhookSecret };
+    }),
+
+  sourcesUpdate: authedProcedure
+    .meta({
+      openapi: {
+        method: "PATCH", path: `${SOURCES}/{id}`, tags: [TAG], summary: "Edit a config source (not its name: that is the owner mark of what it applied)",
+        description:
+          "url, branch, path, authType and credential as for a Git registry; prune, adopt, the prune guard (pruneLimit, prunePercent) and pollIntervalSeconds " +
+          "(0 or at least 30). The editor becomes the source's acting user (whose role bounds what it applies). Pointing it elsewhere makes the next poll apply the new place.",
+      },
+      audit: { entity: "config_source" },
+    })
+    .input(sourcePath.extend(updateSourceInput.shape))
+    .output(sourceOutput)
+    .mutation(async ({ ctx, input: { orgId, id, ...input }, path }) => {
+      const org = await organizationOfPath(ctx.db, ctx.principal, orgId, ctx.audit);
+      await assertAllKinds(ctx, path, "write");
+      const { before, row } = await updateSource(ctx.db, ctx.services, org.id, id, ctx.principal.userId, input);
+      if (ctx.audit) ctx.audit.changes = changedFields(before, { ...input, credential: undefined, ...(input.credential !== undefined ? { credentialChanged: true } : {}) });
+      return toSourceDto(row);
+    }),
+
+  sourcesRotateWebhookSecret: authedProcedure
+    .meta({
+      openapi: {
+        method: "POST", path: `${SOURCES}/{id}/webhook-secret`, tags: [TAG], summary: "Make a new webhook secret for a config source (shown once; the old one stops working)",
+      },
+      audit: { entity: "config_source" },
+    })
+    .input(sourcePath)
+    .output(z.object({ id: z.string(), webhookPath: z.string(), webhookSecret: z.string() }))
+    .mutation(async ({ ctx, input, path }) => {
+      const org = await organizationOfPath(ctx.db, ctx.principal, input.orgId, ctx.audit);
+      await assertAllKinds(ctx, path, "write");
+      const { row, webhookSecret } = await rotateWebhookSecret(ctx.db, ctx.services, org.id, input.id);
+      if (ctx.audit) ctx.audit.changes = { webhookSecret: "rotated" };
+      return { id: row.id, webhookPath: webhookPathOf(row.id), webhookSecret };
+    }),
+
+  sourcesPlan: authedProcedure
+    .meta({
+      openapi: {
+        method: "POST", path: `${SOURCES}/{id}/plan`, tags: [TAG], summary: "Plan a config source: fetch its branch and answer what a sync would do; nothing is written",
+        description:
+          "The branch's documents planned as the source would apply them (its owner mark, prune, adopt and prune guard): per resource create, update (changed fields, " +
+          "old and new), unchanged, delete, refused (file, line, the API's message) or exists_unmanaged. failure names why nothing could be planned (the fetch failed).",
+      },
+      audit: false, // network I/O first; the plan writes its own entry
+    })
+    .input(sourcePath)
+    .output(z.object({ commit: z.string().nullable(), failure: z.string().nullable(), summary: planOutput.shape.summary.nullable(), resources: z.array(planEntry) }))
+    .mutation(async ({ ctx, input, path }) => {
+      const org = await organizationOfPath(ctx.db, ctx.principal, input.orgId);
+      await assertAllKinds(ctx, path, "read");
+      const { commit, failure, result } = await planSource(ctx.services, ctx.principal, ctx.request, org.id, input.id);
+      const planned = result ? summarize(result, false) : null;
+      return { commit, failure, summary: planned?.summary ?? null, resources: planned?.resources ?? [] };
+    }),
+
+  sourcesSyncs: authedProcedure
+    .meta({
+      openapi: {
+        method: "GET", path: `${SOURCES}/{id}/syncs`, tags: [TAG], summary: "A config source's sync history, newest first (the last 100 syncs are kept)",
+        description: "Each sync: the commit, applied/refused/failed and why, the counts, who triggered it (a user, an API key, a webhook or the poll) and when.",
+      },
+    })
+    .input(sourcePath.extend(pagingInput))
+    .output(pageOutput(syncEntry))
+    .query(async ({ ctx, input, path }) => {
+      const org = await organizationOfPath(ctx.db, ctx.principal, input.orgId);
+      await assertAllKinds(ctx, path, "read");
+      const source = await findSource(ctx.db, org.id, input.id);
+      const where = { sourceId: source.id };
+      const [rows, total] = await Promise.all([
+        ctx.db.configSourceSync.findMany({ where, orderBy: [{ startedAt: "desc" }, { id: "desc" }], take: input.limit, skip: input.offset }),
+        ctx.db.configSourceSync.count({ where }),
+      ]);
+      const ids = (type: string) => [...new Set(rows.filter((r) => r.triggerType === type && r.triggeredBy).map((r) => r.triggeredBy!))];
+      const [users, keys] = await Promise.all([
+        ctx.db.user.findMany({ where: { id: { in: ids("user") } }, select: { id: true, email: true } }),
+        ctx.db.apiKey.findMany({ where: { id: { in: ids("api_key") }, organizationId: org.id }, select: { id: true, name: true } }),
+      ]);
+      const names = new Map<string, string>([...users.map((u) => [u.id, u.email] as const), ...keys.map((k) => [k.id, k.name] as const)]);
+      return pageOf(rows.map((r) => ({
+        id: r.id, commit: r.commit, status: r.status as (typeof SYNC_STATUSES)[number], message: r.message,
+        counts: { created: r.created, updated: r.updated, deleted: r.deleted, unchanged: r.unchanged, refused: r.refused },
+        trigger: {
+          type: r.triggerType as (typeof TRIGGER_TYPES)[number], id: r.triggerType === "user" || r.triggerType === "api_key" ? r.triggeredBy : null,
+          name: r.triggerType === "webhook" ? r.triggeredBy : r.triggerType === "schedule" ? "poll" : (names.get(r.triggeredBy ?? "") ?? null),
+        },
+        refusals: (r.refusals ?? []) as z.infer<typeof syncEntry>["refusals"],
+        startedAt: r.startedAt.toISOString(), finishedAt: r.finishedAt.toISOString(),
+      })), total, input.offset);
+    }),
+
+  sourcesResources: authedProcedure
+    .meta({
+      openapi: {
+        method: "GET", path: `${SOURCES}/{id}/resources`, tags: [TAG], summary: "The resources of a config source and the status of each",
+        description:
+          "in sync; pending secret (pendingSecrets names the fields to set through the API); refused (a document of the last sync was refused: file, line, why); " +
+          "drifted (the resource differs from what the last applied sync left; sync now applies the documents again).",
+      },
+    })
+    .input(sourcePath)
+    .output(z.object({ items: z.array(z.object({
+      kind: z.string(), name: z.string(), id: z.string().nullable(), status: z.enum(RESOURCE_STATUSES), managedCommit: z.string().nullable(),
+      pendingSecrets: z.array(z.string()), file: z.string().nullable(), line: z.number().int().nullable(), message: z.string().nullable(),
+    })) }))
+    .query(async ({ ctx, input, path }) => {
+      const kctx = await kindContext(ctx, input.orgId, null, new DeploymentEvents());
+      await assertAllKinds(ctx, path, "read");
+      return { items: await sourceResources(kctx, await findSource(ctx.db, kctx.organizationId, input.id)) };
     }),
 
   sourcesGet: authedProcedure
@@ -242,14 +378,14 @@ export const configRouter = router({
     })
     .input(sourcePath)
     .output(z.object({
-      status: z.enum(["applied", "refused", "failed"]), commit: z.string().nullable(), message: z.string(),
+      status: z.enum(SYNC_STATUSES), commit: z.string().nullable(), message: z.string(),
       summary: planOutput.shape.summary.nullable(), resources: z.array(planEntry),
     }))
     .mutation(async ({ ctx, input, path }) => {
       const org = await organizationOfPath(ctx.db, ctx.principal, input.orgId);
       await assertAllKinds(ctx, path, "write");
-      const answer = await syncSource(ctx.services, ctx.principal, ctx.request, org.id, input.id);
+      const answer = await syncSource(ctx.services, { type: ctx.principal.apiKeyId ? "api_key" : "user", principal: ctx.principal, request: ctx.request }, org.id, input.id);
       const planned = answer.result ? summarize(answer.result, answer.status === "applied") : null;
-      return { status: answer.status, commit: answer.commit, message: answer.message, summary: planned?.summary ?? null, resources: planned?.resources ?? [] };
+      return { status: answer.status as (typeof SYNC_STATUSES)[number], commit: answer.commit, message: answer.message, summary: planned?.summary ?? null, resources: planned?.resources ?? [] };
     }),
 });
