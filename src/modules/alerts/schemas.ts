@@ -3,6 +3,7 @@
 // for a device.
 import { z } from "zod";
 import { pagingInput } from "../../lib/paging.js";
+import { ownerMark, ownerMarkOutput, type OwnerMark } from "../../lib/owner-mark.js";
 import { labelSelectorSchema } from "../devices/labels.js";
 import { conditionInput, summarize, type Condition } from "./conditions.js";
 
@@ -61,6 +62,7 @@ export const ruleOutput = z.object({
   /** devices for which the rule is firing now */
   firingCount: z.number().int(),
   lastEvaluatedAt: z.string().nullable(),
+  ...ownerMarkOutput,
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -108,7 +110,7 @@ export const testOutput = z.object({
   deliveries: z.array(z.object({ id: z.string(), targetId: z.string(), targetName: z.string(), targetType: z.string(), status: z.string() })),
 });
 
-export interface RuleRow {
+export interface RuleRow extends OwnerMark {
   id: string;
   name: string;
   description: string | null;
@@ -138,6 +140,7 @@ export function toRuleDto(row: RuleRow, firingCount: number): RuleDto {
     targetIds: row.targets.map((t) => t.targetId).sort(),
     firingCount,
     lastEvaluatedAt: row.lastEvaluatedAt?.toISOString() ?? null,
+    ...ownerMark(row),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

@@ -1,6 +1,7 @@
 // Deployment, rollout and removal DTOs (docs/deployments.md).
 import { z } from "zod";
 import { pagingInput, pageOutput } from "../../lib/paging.js";
+import { ownerMarkOutput } from "../../lib/owner-mark.js";
 import { labelSelectorSchema } from "../devices/labels.js";
 import { ROLLOUT_STATES } from "./rollout-machine.js";
 import { strategySchema } from "./strategy.js";
@@ -126,6 +127,7 @@ export const deploymentOutput = z.object({
   completedAt: z.string().nullable(),
   removalRequestedAt: z.string().nullable(),
   createdById: z.string().nullable(),
+  ...ownerMarkOutput,
   createdAt: z.string(),
   updatedAt: z.string(),
 });

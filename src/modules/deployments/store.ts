@@ -3,6 +3,7 @@
 import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
 import { notFound } from "../../trpc/errors.js";
+import { ownerMark } from "../../lib/owner-mark.js";
 import { iso, isoNullable } from "../devices/schemas.js";
 import { visibleParameters } from "./parameters.js";
 import { emptyProgress, type DeploymentDto, type DeploymentStatus, type ProgressCounts } from "./schemas.js";
@@ -95,6 +96,7 @@ export function toDeploymentDto(row: DeploymentRow, counts: ProgressCounts): Dep
     completedAt: isoNullable(row.completedAt),
     removalRequestedAt: isoNullable(row.removalRequestedAt),
     createdById: row.createdById,
+    ...ownerMark(row),
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
   };

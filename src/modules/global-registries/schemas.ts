@@ -21,7 +21,7 @@ export const updateGlobalRegistryInput = updateOciRegistryInput.extend({
 });
 export type UpdateGlobalRegistryInput = z.infer<typeof updateGlobalRegistryInput>;
 
-export const globalRegistryOutput = ociRegistryOutput.omit({ organizationId: true }).extend({
+export const globalRegistryOutput = ociRegistryOutput.omit({ organizationId: true, managedBy: true, managedCommit: true }).extend({
   registryType: z.string(),
   authType: z.string(),
   repositories: z.array(z.string()).describe("when non-empty, catalog discovery on the registry is skipped"),

@@ -2,6 +2,7 @@
 // HMAC-SHA256 in X-Signature), Slack-compatible incoming webhook, or e-mail over SMTP.
 import { z } from "zod";
 import { pagingInput } from "../../lib/paging.js";
+import { ownerMark, ownerMarkOutput, type OwnerMark } from "../../lib/owner-mark.js";
 
 export const TARGET_TYPES = ["webhook", "slack", "email"] as const;
 export type TargetType = (typeof TARGET_TYPES)[number];
@@ -62,6 +63,7 @@ export const targetOutput = z.object({
   /** webhook: a signing secret is set (never returned after creation) */
   hasSecret: z.boolean(),
   enabled: z.boolean(),
+  ...ownerMarkOutput,
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -72,7 +74,7 @@ export const createdTargetOutput = targetOutput.extend({ secret: z.string().opti
 
 export const targetPageOutput = z.object({ items: z.array(targetOutput), total: z.number().int(), hasMore: z.boolean() });
 
-export interface TargetRow {
+export interface TargetRow extends OwnerMark {
   id: string;
   name: string;
   type: string;
@@ -104,6 +106,7 @@ export function toTargetDto(row: TargetRow, openUrl: (sealed: string) => string)
     recipients: row.recipients,
     hasSecret: row.secretEncrypted !== null,
     enabled: row.enabled,
+    ...ownerMark(row),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

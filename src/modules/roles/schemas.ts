@@ -2,6 +2,7 @@
 // keys and invitations share (a permission list is validated against the catalogue here).
 import { z } from "zod";
 import type { Role } from "../../generated/prisma/client.js";
+import { ownerMark, ownerMarkOutput } from "../../lib/owner-mark.js";
 import { isKnownPermission, PERMISSION_CATALOGUE, type Permission } from "../../trpc/permissions.js";
 
 export const permissionKey = z
@@ -22,6 +23,7 @@ export const roleOutput = z.object({
   system: z.boolean(),
   /** null for system roles, which every organization shares */
   organizationId: z.string().uuid().nullable(),
+  ...ownerMarkOutput,
   createdAt: z.string().datetime(),
   updatedAt: z.string().datetime(),
 });
@@ -38,6 +40,7 @@ export function toRoleDto(role: Role): RoleDto {
     permissions: role.permissions,
     system: role.system,
     organizationId: role.organizationId,
+    ...ownerMark(role),
     createdAt: role.createdAt.toISOString(),
     updatedAt: role.updatedAt.toISOString(),
   };

@@ -53,7 +53,7 @@ export function appYaml(id: string, version: string, options: AppOptions = {}): 
 
 export const REGISTRY_FIELDS = [
   "id", "organizationId", "name", "url", "branch", "path", "authType", "hasCredentials",
-  "syncIntervalMinutes", "enabled", "createdAt", "updatedAt",
+  "syncIntervalMinutes", "enabled", "managedBy", "managedCommit", "createdAt", "updatedAt",
 ];
 export const SYNCED_FIELDS = [...REGISTRY_FIELDS, "lastSyncAt", "lastSyncCommit"];
 export const SYNC_RESULT_FIELDS = [

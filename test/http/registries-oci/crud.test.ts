@@ -18,7 +18,7 @@ const PASSWORD = "s3cret-registry-pass";
 const FIELDS = [
   "id", "organizationId", "name", "description", "url", "registryType", "authType", "hasCredentials", "verifyTls",
   "lastHealthCheck", "healthStatus", "lastSyncAt", "lastSyncError", "syncIntervalMinutes", "enabled", "repositories",
-  "createdAt", "updatedAt",
+  "managedBy", "managedCommit", "createdAt", "updatedAt",
 ];
 
 beforeAll(async () => {

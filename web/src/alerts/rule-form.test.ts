@@ -56,7 +56,7 @@ describe("alert rule form", () => {
 
   it("round-trips a stored rule through the form", () => {
     const rule = {
-      id: TARGET, name: "Offline in Oslo", description: "night shift", summary: "", firingCount: 0, lastEvaluatedAt: null, createdAt: "", updatedAt: "",
+      id: TARGET, name: "Offline in Oslo", description: "night shift", summary: "", firingCount: 0, lastEvaluatedAt: null, managedBy: null, managedCommit: null, createdAt: "", updatedAt: "",
       condition: { type: "device_offline", durationSeconds: 600 }, labelSelector: { site: "oslo" }, severity: "critical", cooldownSeconds: 60, enabled: false, targetIds: [TARGET],
     } as AlertRule;
     expect(ruleBody(formOfRule(rule))).toEqual({

@@ -41,7 +41,7 @@ describe("notification target form", () => {
   });
 
   it("edits without the stored URL and secret: empty keeps them, typed replaces them", () => {
-    const stored = { id: ID, name: "Pager", type: "webhook", url: "https://hooks.example.com/alerts", recipients: [], hasSecret: true, enabled: true, createdAt: "", updatedAt: "" } as Target;
+    const stored = { id: ID, name: "Pager", type: "webhook", url: "https://hooks.example.com/alerts", recipients: [], hasSecret: true, enabled: true, managedBy: null, managedCommit: null, createdAt: "", updatedAt: "" } as Target;
     const f = formOfTarget(stored);
     expect(f.url).toBe("");
     expect(f.secret).toBe("");

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import type { GitRegistry } from "../../../generated/prisma/client.js";
 import { pageOutput } from "../../../lib/paging.js";
+import { ownerMark, ownerMarkOutput } from "../../../lib/owner-mark.js";
 import { bodyBoolean, registryCredential, registryName, REGISTRY_AUTH_TYPES, registryUrl, syncIntervalMinutes } from "../fields.js";
 
 // The marketplace store reads the limit from here.
@@ -83,6 +84,7 @@ export const gitRegistryOutput = z.object({
   lastSyncError: z.string().optional(),
   lastSyncCommit: z.string().optional(),
   enabled: z.boolean(),
+  ...ownerMarkOutput,
   createdAt: z.string().datetime(),
   updatedAt: z.string().datetime(),
 });
@@ -119,6 +121,7 @@ export function toGitRegistryDto(row: GitRegistry): GitRegistryDto {
     ...(row.lastSyncError !== null ? { lastSyncError: row.lastSyncError } : {}),
     ...(row.lastSyncCommit !== null ? { lastSyncCommit: row.lastSyncCommit } : {}),
     enabled: row.enabled,
+    ...ownerMark(row),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import type { GlobalOciRegistry, OciRegistry, OciSyncRecord } from "../../../generated/prisma/client.js";
 import { pagingInput, pageOutput } from "../../../lib/paging.js";
+import { ownerMark, ownerMarkOutput } from "../../../lib/owner-mark.js";
 import {
   bodyBoolean, registryCredential, registryName, REGISTRY_AUTH_TYPES, registryUrl, syncIntervalMinutes, type RegistryAuthType,
 } from "../fields.js";
@@ -74,6 +75,7 @@ export const ociRegistryOutput = z.object({
   syncIntervalMinutes: z.number(),
   enabled: z.boolean(),
   repositories: z.array(z.string()),
+  ...ownerMarkOutput,
   createdAt: z.string().datetime(),
   updatedAt: z.string().datetime(),
 });
@@ -120,6 +122,7 @@ export function ociRegistryFields(row: OciRegistry | GlobalOciRegistry) {
 export function toOciRegistryDto(row: OciRegistry): OciRegistryDto {
   return {
     ...ociRegistryFields(row),
+    ...ownerMark(row),
     organizationId: row.organizationId,
     registryType: row.registryType as OciRegistryDto["registryType"],
     authType: row.authType as RegistryAuthType,
