@@ -7,7 +7,7 @@ import { createExpressMiddleware } from "@trpc/server/adapters/express";
 import type { Services } from "./services.js";
 import { appRouter, procedureMetas } from "./trpc/router.js";
 import { createContextFactory, noteRequestOfError, requestIdOf } from "./trpc/context.js";
-import { buildOpenApiDocument, docsRouter } from "./http/docs.js";
+import { buildOpenApiDocument, docsRouter, documentedRestPaths } from "./http/docs.js";
 import { extraOpenApiPaths, mountLeanAgentRoute, mountRegistryPullProxy, plainRoutes } from "./http/routes.js";
 import { acceptEmptyBody } from "./http/empty-body.js";
 import { restFacade } from "./http/rest-facade.js";
@@ -97,8 +97,7 @@ export function createApp(services: Services): Express {
   // Strings PostgreSQL cannot store are refused here, once for every way in (path, query, JSON
   // body, which is read here), before authentication and any work; nothing but the rate
   // limiter's count and the ingest gate precede it. The body reaches the adapters and routes as req.body.
-  const openApiDocument = buildOpenApiDocument(appRouter, extraOpenApiPaths);
-  app.use(["/api/v1", "/trpc"], storableInput(services, { restPaths: Object.keys(openApiDocument.paths ?? {}), procedures: procedureMetas() }));
+  app.use(["/api/v1", "/trpc"], storableInput(services, { restPaths: documentedRestPaths(appRouter, extraOpenApiPaths), procedures: procedureMetas() }));
 
   // The lean heartbeat route, before everything else under /api/v1 (after the rate limiter);
   // documented by the agent.heartbeat procedure (src/modules/agent/heartbeat-route.ts).
@@ -109,7 +108,7 @@ export function createApp(services: Services): Express {
   const createContext = createContextFactory(services);
   app.use("/trpc", createExpressMiddleware({ router: appRouter, createContext, maxBodySize: config.BODY_LIMIT_BYTES, onError: noteRequestOfError }));
 
-  app.use("/api/v1", docsRouter(openApiDocument));
+  app.use("/api/v1", docsRouter(() => buildOpenApiDocument(appRouter, extraOpenApiPaths)));
 
   app.use("/api/v1", acceptEmptyBody); // actions whose request is "none" (spec ops 7, 19, 20) need no body
   // What procedures cannot answer (downloads, streams, redirects): each domain's plain routes,
