@@ -68,6 +68,7 @@ try {
   await new Promise((resolve) => setTimeout(resolve, 15_000));
   const before = usage(agent.pid!);
   const bytesBefore = { ...lab.proxy.bytes };
+  const loadBefore = os.loadavg()[0];
   let peakRss = before.rss;
   const rssSamples: number[] = [];
   const end = Date.now() + minutes * 60_000;
@@ -83,7 +84,8 @@ try {
   const fromAgentPerHour = ((lab.proxy.bytes.toTarget - bytesBefore.toTarget) / seconds) * 3600;
   const mean = rssSamples.reduce((a, b) => a + b, 0) / Math.max(1, rssSamples.length);
   const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
-  console.log(`agent idle with 2 running projects, ${minutes} min: RSS mean ${mb(mean)} MB, peak ${mb(peakRss)} MB`);
+  console.log(`agent idle with 2 running projects, ${minutes} min (machine load ${loadBefore.toFixed(1)} at the start, ${os.loadavg()[0].toFixed(1)} at the end): RSS mean ${mb(mean)} MB, peak ${mb(peakRss)} MB`);
+  console.log(`  CPU time (utime+stime of /proc/<pid>/stat): the agent ${(after.own - before.own).toFixed(2)} s, the engine commands it ran ${(after.children - before.children).toFixed(2)} s in ${seconds} s`);
   console.log(`  CPU: the agent ${(((after.own - before.own) / seconds) * 100).toFixed(2)} % of one core; with the engine commands it ran ${(((after.own - before.own + after.children - before.children) / seconds) * 100).toFixed(2)} %`);
   console.log(`  on the wire: agent -> service ${(fromAgentPerHour / 1024).toFixed(0)} KiB/h, service -> agent ${(toAgentPerHour / 1024).toFixed(0)} KiB/h (HTTP/1.1 keep-alive, no TLS)`);
 } finally {
