@@ -19,6 +19,7 @@ import { errorBody } from "./trpc/errors.js";
 import { storableInput } from "./http/storable-input.js";
 import { ingestAdmission } from "./http/ingest-admission.js";
 import { metricsRoute, requestObserver, RouteLabels } from "./modules/metrics/http.js";
+import { requestTracer } from "./lib/tracing/index.js";
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
 
@@ -33,7 +34,8 @@ export function createApp(services: Services): Express {
   app.disable("x-powered-by");
   app.set("trust proxy", config.TRUST_PROXY_HOPS);
   // Requests counted by route (procedure name or template) when metrics are on (docs/observability.md).
-  const observeRequest = requestObserver(services, new RouteLabels(procedureMetas(), extraOpenApiPaths));
+  const routeLabels = new RouteLabels(procedureMetas(), extraOpenApiPaths);
+  const observeRequest = requestObserver(services, routeLabels);
 
   // Request id on every response; a sane incoming one is kept for tracing across hops.
   app.use((req: Request, res: Response, next: NextFunction) => {
@@ -50,6 +52,9 @@ export function createApp(services: Services): Express {
     });
     next();
   });
+  // A span per request when tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT, docs/observability.md).
+  const traceRequest = requestTracer((method, url) => routeLabels.match(method, url), requestIdOf);
+  if (traceRequest) app.use(traceRequest);
 
   app.use(helmet({
     // No upgrade-insecure-requests: served over plain HTTP inside a network (http://fleet.lan:3000),

@@ -13,6 +13,7 @@ import { bootstrap, type BootstrapResult } from "./bootstrap.js";
 import { createJobRunner } from "./jobs/index.js";
 import { attachUpgradeHandlers } from "./modules/realtime/upgrade.js";
 import { serveProcessMetrics } from "./modules/metrics/serve.js";
+import { flushTracing, instrumentDatabase, startTracing } from "./lib/tracing/index.js";
 
 export interface RunningService {
   services: Services;
@@ -23,7 +24,9 @@ export interface RunningService {
 }
 
 export async function startService(config: Config, logger: Logger = createLogger(config.LOG_LEVEL)): Promise<RunningService> {
-  const database = await openDatabase(config);
+  // OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set; nothing is loaded otherwise.
+  await startTracing(logger);
+  const database = await openDatabase(config, instrumentDatabase);
   const services = createServices(config, database, logger);
   // A database restored or moved without its ENCRYPTION_KEY stops here, saying so (docs/operations.md).
   const keySource = config.ENCRYPTION_KEY ? "ENCRYPTION_KEY" : `${path.resolve(config.DATA_DIR, "encryption.key")}, as ENCRYPTION_KEY is not set`;
@@ -76,6 +79,7 @@ export async function startService(config: Config, logger: Logger = createLogger
         });
         await jobsStopped;
         await database.close();
+        await flushTracing();
       })()),
   };
 }

@@ -23,11 +23,15 @@ export function createPrisma(opened: OpenedDatabase): PrismaClient {
   });
 }
 
-export async function openDatabase(config: Pick<Config, "DATABASE_URL" | "DATA_DIR" | "DATABASE_POOL_SIZE">): Promise<Database> {
+/** `instrument` may wrap the driver (tracing) once migrations are applied, before the client is made. */
+export async function openDatabase(
+  config: Pick<Config, "DATABASE_URL" | "DATA_DIR" | "DATABASE_POOL_SIZE">, instrument?: (opened: OpenedDatabase) => void,
+): Promise<Database> {
   const opened = config.DATABASE_URL
     ? openPostgres(config.DATABASE_URL, config.DATABASE_POOL_SIZE)
     : await openPGlite(config.DATA_DIR);
   await applyMigrations(opened.raw);
+  instrument?.(opened);
   const prisma = createPrisma(opened);
   return {
     prisma,

@@ -8,6 +8,7 @@ import type { Services } from "../services.js";
 import { claimJobs, completeJob, enqueueJob, failJob, renewLocks, type ClaimedJob } from "./queue.js";
 import { PermanentJobError, type EnqueueSpec, type JobDefinition, type ScheduleDefinition } from "./types.js";
 import { metricsOf } from "../modules/metrics/registry.js";
+import { inJobSpan } from "../lib/tracing/index.js";
 
 export interface JobRunnerOptions {
   definitions: JobDefinition[];
@@ -196,7 +197,7 @@ export class JobRunner {
     try {
       // A job reclaimed after its worker crashed may have used up its attempts already.
       if (job.attempts > job.maxAttempts) throw new PermanentJobError("no attempts left (its worker stopped while running it)");
-      await definition.run({ services: this.services, logger: log, job: { ...job, payload: job.payload ?? {} }, signal: abort.signal });
+      await inJobSpan(job.type, job.attempts, () => definition.run({ services: this.services, logger: log, job: { ...job, payload: job.payload ?? {} }, signal: abort.signal }));
     } catch (err) {
       error = err;
     } finally {

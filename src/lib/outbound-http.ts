@@ -4,6 +4,7 @@ import http from "node:http";
 import https from "node:https";
 import { Readable } from "node:stream";
 import { assertUrlAllowed, guardedLookup, type OutboundPolicy } from "./outbound.js";
+import { inOutboundSpan } from "./tracing/index.js";
 
 export class ResponseTooLarge extends Error {
   override readonly name = "ResponseTooLarge";
@@ -102,7 +103,8 @@ export function createOutboundClient(options: OutboundClientOptions) {
     const body = await collectBody(req.body);
     for (let hop = 0; ; hop++) {
       options.signal?.throwIfAborted();
-      const res = await send(url, method, headers, body, options);
+      // A client span per hop when tracing is on (traceparent added to the headers).
+      const res = await inOutboundSpan(method, url, headers, () => send(url, method, headers, body, options));
       const location = res.headers.location;
       if (REDIRECTS.has(res.statusCode ?? 0) && location && (method === "GET" || method === "HEAD") && hop < maxRedirects) {
         res.resume();

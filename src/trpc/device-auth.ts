@@ -26,6 +26,7 @@ import { t } from "./init.js";
 import { chargeUnprovenCredential, limitCaller } from "./caller-budgets.js";
 import type { Response } from "express";
 import { perService } from "../lib/per-service.js";
+import { traceProcedure } from "./tracing.js";
 
 /** Longest lifetime a device token may have (exp - now, and exp - iat when iat is given). */
 export const MAX_DEVICE_TOKEN_LIFETIME_SECONDS = 300;
@@ -379,13 +380,13 @@ function deviceAuthenticated(recheck: boolean) {
  * transaction: heartbeats and telemetry are not changes made by people; procedures that
  * change something of note (certificate renewal) write their own audit entry.
  */
-export const deviceProcedure = t.procedure.use(translateErrors).use(deviceAuthenticated(true));
+export const deviceProcedure = t.procedure.use(traceProcedure).use(translateErrors).use(deviceAuthenticated(true));
 
 /**
  * For procedures whose own single statement re-checks that the certificate is unrevoked and
  * unexpired (the heartbeat): skips the separate re-check query on the hot path. The handler
  * MUST check `ctx.device.fingerprint` in that statement and refuse (401) when it fails.
  */
-export const deviceProcedureCheckedByHandler = t.procedure.use(translateErrors).use(deviceAuthenticated(false));
+export const deviceProcedureCheckedByHandler = t.procedure.use(traceProcedure).use(translateErrors).use(deviceAuthenticated(false));
 
 export type DeviceContext = Parameters<Parameters<typeof deviceProcedure.query>[0]>[0]["ctx"];

@@ -16,6 +16,7 @@ import { forbidden, translateDatabaseError } from "./errors.js";
 import type { Services } from "../services.js";
 import type { Permission } from "./permissions.js";
 import { can, type Principal } from "./principal.js";
+import { traceProcedure } from "./tracing.js";
 
 export const router = t.router;
 export const middleware = t.middleware;
@@ -30,7 +31,8 @@ const translateErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
-const base = t.procedure.use(translateErrors);
+// traceProcedure: a span per procedure when tracing is on (src/lib/tracing).
+const base = t.procedure.use(traceProcedure).use(translateErrors);
 
 /**
  * Operations that take no credential. The rate limiter lets a request that presents one

@@ -20,6 +20,8 @@ const INGEST_PATHS: Record<string, IngestKind> = { "/agent/heartbeat": "heartbea
 interface Template {
   segments: string[];
   label: string;
+  /** the template itself, `/api/v1/devices/{id}` (traces' http.route) */
+  path: string;
 }
 
 /**
@@ -51,27 +53,32 @@ export class RouteLabels {
     const segments = path.split("/").slice(1);
     const key = `${method} ${segments.length}`;
     const list = this.rest.get(key) ?? [];
-    if (!list.some((t) => t.segments.join("/") === segments.join("/"))) list.push({ segments, label });
+    if (!list.some((t) => t.segments.join("/") === segments.join("/"))) list.push({ segments, label, path: `${REST_PREFIX}${path}` });
     this.rest.set(key, list);
   }
 
   /** A procedure name, a route template, or one of a few fixed words; never anything from the URL itself. */
   of(method: string, url: string): string {
+    return this.match(method, url).label;
+  }
+
+  /** The label, and the route template where the request matched one (`/api/v1/devices/{id}`, `/trpc/devices.get`). */
+  match(method: string, url: string): { label: string; template?: string } {
     const path = url.split("?")[0];
     if (path.startsWith("/trpc/")) {
       const names = path.slice("/trpc/".length).split(",");
-      if (names.length > 1) return "trpc-batch";
-      return this.procedures.has(names[0]) ? names[0] : "unmatched";
+      if (names.length > 1) return { label: "trpc-batch" };
+      return this.procedures.has(names[0]) ? { label: names[0], template: `/trpc/${names[0]}` } : { label: "unmatched" };
     }
     if (path.startsWith(`${REST_PREFIX}/`)) {
       const segments = path.slice(REST_PREFIX.length).split("/").slice(1);
       const list = this.rest.get(`${method === "HEAD" ? "GET" : method} ${segments.length}`);
       const found = list?.find((t) => t.segments.every((part, i) => isParameter(part) || part === segments[i]));
-      return found ? found.label : "unmatched";
+      return found ? { label: found.label, template: found.path } : { label: "unmatched" };
     }
-    if (path === "/metrics" || path === "/healthz" || path === "/readyz") return path;
-    if (path === "/v2" || path.startsWith("/v2/")) return "registry-proxy";
-    return "console";
+    if (path === "/metrics" || path === "/healthz" || path === "/readyz") return { label: path, template: path };
+    if (path === "/v2" || path.startsWith("/v2/")) return { label: "registry-proxy" };
+    return { label: "console" };
   }
 }
 
