@@ -20,6 +20,7 @@ import { marketplaceProgressOpenApiPaths, marketplaceProgressRoutes } from "../m
 import { oidcSignInOpenApiPaths, oidcSignInRoutes } from "../modules/auth/oidc-sign-in-route.js";
 import { mcpOpenApiPaths, mcpRoutes } from "../modules/mcp/mcp-route.js";
 import { fleetMetricsOpenApiPaths, fleetMetricsRoutes } from "../modules/fleet/metrics-route.js";
+import { configWebhookOpenApiPaths, configWebhookRoutes } from "../modules/config/webhook-route.js";
 
 interface PlainRoutes {
   routes: (services: Services) => Router;
@@ -39,6 +40,7 @@ const PLAIN_ROUTES: PlainRoutes[] = [
   { routes: oidcSignInRoutes, openApiPaths: oidcSignInOpenApiPaths }, // browser sign-in: redirects
   { routes: mcpRoutes, openApiPaths: mcpOpenApiPaths }, // the MCP server: JSON-RPC over streamable HTTP
   { routes: fleetMetricsRoutes, openApiPaths: fleetMetricsOpenApiPaths }, // Prometheus text format
+  { routes: configWebhookRoutes, openApiPaths: configWebhookOpenApiPaths }, // a Git host's signed push: the raw body's HMAC
 ];
 
 /** The plain routes' routers, to mount under /api/v1 before the REST facade (their paths are disjoint). */

@@ -186,12 +186,23 @@ export function jsonBodyOf(req: Request): unknown {
   return req.body;
 }
 
+const RAW_BODY = Symbol("rawBody");
+
+/** The bytes of the JSON body exactly as sent (a signature over the body is verified on them), while the request lasts. */
+export function rawBodyOf(req: Request): Buffer | undefined {
+  return (req as Request & { [RAW_BODY]?: Buffer })[RAW_BODY];
+}
+
+function keepRawBody(req: Request, _res: Response, buf: Buffer) {
+  (req as Request & { [RAW_BODY]?: Buffer })[RAW_BODY] = buf;
+}
+
 export function storableInput(services: Services, routes: { restPaths: string[]; procedures: [string, Meta][] }): RequestHandler {
   const templates = routes.restPaths.map(compileTemplate);
   const lossy = new DeclaredOperations(routes.procedures, (meta) => (meta.lossyText?.length ? meta.lossyText : undefined));
   // body-parser reads the text (size limit, charset, gzip/deflate/br); bourne parses it,
   // refusing "__proto__" keys as the REST facade's reader (co-body) did.
-  const readText = express.text({ type: () => true, limit: services.config.BODY_LIMIT_BYTES });
+  const readText = express.text({ type: () => true, limit: services.config.BODY_LIMIT_BYTES, verify: keepRawBody });
   return (req: Request, res: Response, next: NextFunction) => {
     const surface = req.baseUrl === "/trpc" ? "trpc" : "rest";
     const answer = (errorOfCall: (call: number) => unknown) => {

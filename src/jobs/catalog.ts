@@ -8,6 +8,7 @@ import { deviceJobs } from "../modules/devices/jobs.js";
 import { telemetryJobs } from "../modules/telemetry/jobs.js";
 import { alertJobs } from "../modules/alerts/jobs.js";
 import { deploymentJobs } from "../modules/deployments/jobs.js";
+import { configSourceJobs } from "../modules/config/jobs.js";
 import { purgeEndedJobs } from "./queue.js";
 import { mailOutboxSchedule } from "../lib/mailer.js";
 import { labelCountsCompaction } from "../modules/groups/label-counts.js";
@@ -26,7 +27,7 @@ const housekeeping: ScheduleDefinition = {
 };
 
 export function jobCatalog(services: Services): { definitions: JobDefinition[]; schedules: ScheduleDefinition[] } {
-  const parts = [gitRegistryJobs(services.config), ociRegistryJobs(), marketplaceJobs(), deviceJobs(services.config), telemetryJobs(services.config), alertJobs(services.config), deploymentJobs()];
+  const parts = [gitRegistryJobs(services.config), ociRegistryJobs(), marketplaceJobs(), deviceJobs(services.config), telemetryJobs(services.config), alertJobs(services.config), deploymentJobs(), configSourceJobs(services.config)];
   return {
     definitions: parts.flatMap((part) => part.definitions),
     schedules: [housekeeping, mailOutboxSchedule, labelCountsCompaction, ...parts.flatMap((part) => part.schedules)],
