@@ -4,8 +4,9 @@
 //             the organization's registry credential, which never reaches the device), check its
 //             sha256, render the deployment's parameters into it, write it under
 //             releases/<deploymentId>/<component>/, and pull every image it names (those of the
-//             organization's private registries from the service's registry proxy with the
-//             package's pull grant: docs/agent.md, "Private registries"), component by component
+//             organization's private registries named at the service's registry proxy in that
+//             file, and pulled from it with the package's pull grant: docs/agent.md, "Private
+//             registries"), component by component
 //   install   take the application's running release down, bring the new one up, and wait until
 //             every container runs (healthy where a health check is declared) within the
 //             component's timeout; when it does not, take it down and bring the previous release
@@ -23,7 +24,7 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import type { DeploymentRuntime, LocalDeployment, Step, StepHandle, StepOutcome } from "./core/deployments.js";
 import type { DeviceSession } from "./core/session.js";
-import { composeImages, envParameters, renderComposeFile } from "./runtime/compose-file.js";
+import { composeImages, envParameters, renameImages, renderComposeFile } from "./runtime/compose-file.js";
 import { waitUntilRunning, type ComposeEngine } from "./runtime/engine.js";
 import type { StateDir } from "./state-dir.js";
 
@@ -82,7 +83,7 @@ export interface ComposeRuntimeOptions {
   log: (level: "info" | "warn" | "error", message: string) => void;
   /** polling of the containers while waiting for them; default 500 ms */
   pollMs?: number;
-  /** the service's URL: its host is the registry proxy that private images are pulled from */
+  /** the service's URL: its host is the registry proxy that private images are pulled from (and named at) */
   serviceUrl: string;
 }
 
@@ -187,34 +188,49 @@ export class ComposeRuntime implements DeploymentRuntime {
       if (res.status !== 200) throw new Error(`the service answered ${res.status} for the package of ${component.name}: ${res.body?.message ?? "no message"}`);
       const digest = `sha256:${createHash("sha256").update(res.body.content, "utf8").digest("hex")}`;
       if (digest !== res.body.digest) throw new Error(`the package of ${component.name} does not match its digest (${res.body.digest})`);
-      const rendered = renderComposeFile(res.body.content, parameters[component.name] ?? {});
+      const values = parameters[component.name] ?? {};
+      const rendered = renderComposeFile(res.body.content, values);
+      const grant = res.body.pullGrant;
+      // the organization's private images named at the service's registry proxy, tag or digest as written
+      const proxied = grant ? this.proxiedImages(rendered.compose, envParameters(values), grant) : { compose: rendered.compose, renamed: [] };
       const dir = this.releaseDir(entry.deploymentId, component.name);
       const relative = dir.slice(this.options.state.dir.length + 1);
       // 0600 like the .env: parameters (secrets among them) are written into the services' environment
-      this.options.state.writeText(`${relative}/compose.yaml`, rendered.compose, 0o600);
+      this.options.state.writeText(`${relative}/compose.yaml`, proxied.compose, 0o600);
       this.options.state.writeText(`${relative}/.env`, rendered.env, 0o600);
-      const grant = res.body.pullGrant;
-      if (grant) await this.pullWithGrant(composeImages(rendered.compose, envParameters(parameters[component.name] ?? {})), grant);
+      if (grant) await this.pullWithGrant(composeImages(proxied.compose, envParameters(values)), new Set(proxied.renamed), grant);
       else await this.options.engine.pull({ name: projectName(entry.applicationId, component.name), dir });
     }
   }
 
   /**
-   * Pulls a project's images one by one: those of the grant's repositories from the service's
-   * registry proxy with the grant (written to pull-auth/config.json, 0600, for the pull only),
-   * named then as the compose file names them; the others from their registries directly.
+   * The compose file with each image of the grant's repositories named at the service's registry
+   * proxy: `private.example/team/app:2.1` is written `<service host>/<registry id>/team/app:2.1`,
+   * `...@sha256:<digest>` keeps its digest (and drops a tag beside it, which Podman refuses). The
+   * engine then pulls and runs the image under that name, by digest where the file pins one, and
+   * checks that digest itself; compose finds it locally at `up` under the name its file says.
    */
-  private async pullWithGrant(images: string[], grant: PullGrant): Promise<void> {
+  private proxiedImages(compose: string, env: Record<string, string>, grant: PullGrant) {
+    const proxyHost = new URL(this.options.serviceUrl).host;
+    return renameImages(compose, env, (image) => {
+      const { repository, suffix } = splitImage(image);
+      const granted = grant.repositories.find((r) => r.repository === repository);
+      return granted ? `${proxyHost}/${granted.proxy}${suffix}` : null;
+    });
+  }
+
+  /**
+   * Pulls a project's images one by one: those named at the service's registry proxy with the
+   * grant (written to pull-auth/config.json, 0600, for the pull only), the others from their
+   * registries directly, with the engine's own configuration.
+   */
+  private async pullWithGrant(images: string[], proxied: ReadonlySet<string>, grant: PullGrant): Promise<void> {
     const proxyHost = new URL(this.options.serviceUrl).host;
     const authDir = this.options.state.path(PULL_AUTH_DIR);
     const auth = Buffer.from(`${grant.username}:${grant.token}`).toString("base64");
     this.options.state.writeJson(`${PULL_AUTH_DIR}/config.json`, { auths: { [proxyHost]: { auth } } });
     try {
-      for (const image of images) {
-        const { repository, suffix } = splitImage(image);
-        const granted = grant.repositories.find((r) => r.repository === repository);
-        await this.options.engine.pullImage(image, granted ? { image: `${proxyHost}/${granted.proxy}${suffix}`, authDir } : undefined);
-      }
+      for (const image of images) await this.options.engine.pullImage(image, proxied.has(image) ? { authDir } : undefined);
     } finally {
       this.options.state.remove(PULL_AUTH_DIR);
     }

@@ -10,16 +10,18 @@
 //   container; a revoked certificate stops the agent; the telemetry agrees with /proc; the
 //   package route refuses a device the deployment does not target; an image of a private
 //   registry (htpasswd) is pulled through the service's registry proxy with a short-lived pull
-//   grant, which nothing but its device, deployment and repositories can use.
+//   grant, which nothing but its device, deployment and repositories can use; and one pinned by
+//   digest, pulled through the service by that digest.
 //
 // It runs in both database phases (vitest.config.ts): the service on this phase's database.
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { JsonClient } from "../../agent/src/core/json-client.js";
 import { DeviceSession } from "../../agent/src/core/session.js";
-import { LAB_ADMIN, LAB_JWT_SECRET, LAB_PRIVATE_VERSION, startAgentLab, type AgentLab } from "../support/agent-lab.js";
+import { LAB_ADMIN, LAB_JWT_SECRET, LAB_PRIVATE_DIGEST_VERSION, LAB_PRIVATE_VERSION, startAgentLab, type AgentLab } from "../support/agent-lab.js";
 import { loadIdentity, loadKey } from "../../agent/src/identity-store.js";
 import { StateDir } from "../../agent/src/state-dir.js";
 import { pullGrantKey, signPullGrant } from "../../src/modules/agent/pull-grant.js";
@@ -39,13 +41,35 @@ function filesUnder(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
 }
 
+/** The registry proxy of the service at `base`, as an engine asks it: GET (or HEAD) with the grant as Basic password. */
+function proxyFetch(base: string, p: string, token?: string, method = "GET") {
+  const authorization = token ? `Basic ${Buffer.from(`fleet-pull-grant:${token}`).toString("base64")}` : undefined;
+  return fetch(`${base}/v2/${p}`, { method, headers: { accept: MANIFEST_TYPES, ...(authorization ? { authorization } : {}) } });
+}
+
 // Each step waits for real containers on a shared 2-core machine: minutes, not seconds.
 describe.skipIf(!available)("fleet-agent on Podman against the service", { timeout: 240_000 }, () => {
   let lab: AgentLab;
   const deploymentIds: Record<string, string> = {};
   /** the lab device's pull grant for the private version (refused once its certificate is revoked) */
   let grantOfDevice: PullGrant | null = null;
+  /** a device of the organization that no deployment targets (enrolled by the pull grant's test) */
+  let bystanderId = "";
   const deploy = async (version: string, parameters: Record<string, unknown> = {}) => (deploymentIds[version] = await lab.deploy(version, parameters));
+
+  /** A component's package as the lab's device asks for it, as the agent does (its key and certificate from the state directory). */
+  const packageAsDevice = async (deploymentId: string) => {
+    const state = new StateDir(lab.stateDir);
+    const identity = loadIdentity(state);
+    const device = new DeviceSession(new JsonClient(lab.service.url));
+    device.keys = await loadKey(state, identity.keyFile);
+    device.adoptCertificate(identity.deviceId, state.readText(identity.certificateFile)!, identity.certificateNotAfter);
+    try {
+      return await device.call<{ pullGrant: PullGrant | null }>("GET", `/api/v1/agent/deployments/${deploymentId}/components/web`);
+    } finally {
+      device.close();
+    }
+  };
 
   // what the agent printed, when a step fails: the first thing to read
   beforeEach(({ onTestFailed }) => onTestFailed(() => console.error(`fleet-agent printed:\n${lab?.agentOutput.slice(-60).join("\n")}`)));
@@ -96,11 +120,15 @@ describe.skipIf(!available)("fleet-agent on Podman against the service", { timeo
     expect(Math.abs(latest.uptimeSeconds - uptime)).toBeLessThan(30);
     expect(latest.containersFailed).toBe(0);
 
-    // The container's own log lines reach the service.
+    // The container's own log lines reach the service, and so do the agent's own.
     await eventually(async () => {
       const logs = await lab.api("GET", `/api/v1/devices/${lab.deviceId}/logs?limit=100`);
       return logs.body?.items?.some((l: { message: string }) => l.message.includes("serving version 1.0.0")) || undefined;
     }, 60_000, "the container's log line at the service");
+    await eventually(async () => {
+      const logs = await lab.api("GET", `/api/v1/devices/${lab.deviceId}/logs?limit=200`);
+      return logs.body?.items?.some((l: { message: string; source?: string }) => l.source === "fleet-agent" && /runs as device .* on podman/.test(l.message)) || undefined;
+    }, 60_000, "the agent's own log line at the service");
   });
 
   // a browser test: once, in the PGlite phase (vitest.config.ts)
@@ -221,14 +249,7 @@ describe.skipIf(!available)("fleet-agent on Podman against the service", { timeo
   it.skipIf(!withPrivateRegistry)("the pull grant serves only its device, deployment and repositories, unexpired and unforged", async () => {
     const registry = lab.privateRegistry!;
     const deploymentId = deploymentIds[LAB_PRIVATE_VERSION];
-    // The device asks for its package as the agent does (its key and certificate from the state directory).
-    const state = new StateDir(lab.stateDir);
-    const identity = loadIdentity(state);
-    const device = new DeviceSession(new JsonClient(lab.service.url));
-    device.keys = await loadKey(state, identity.keyFile);
-    device.adoptCertificate(identity.deviceId, state.readText(identity.certificateFile)!, identity.certificateNotAfter);
-    const pkg = await device.call<{ pullGrant: PullGrant | null }>("GET", `/api/v1/agent/deployments/${deploymentId}/components/web`);
-    device.close();
+    const pkg = await packageAsDevice(deploymentId);
     expect(pkg.status).toBe(200);
     const grant = pkg.body.pullGrant!;
     expect(grant.repositories).toEqual([{ repository: registry.image.replace(/:1$/, ""), proxy: `${registry.id}/fleet-private/busybox` }]);
@@ -236,9 +257,7 @@ describe.skipIf(!available)("fleet-agent on Podman against the service", { timeo
     expect(JSON.stringify(pkg.body)).not.toContain(registry.credential.split(":")[1]);
     grantOfDevice = grant;
 
-    const basic = (token: string) => `Basic ${Buffer.from(`${grant.username}:${token}`).toString("base64")}`;
-    const v2 = (p: string, token?: string, method = "GET") =>
-      fetch(`${lab.service.url}/v2/${p}`, { method, headers: { accept: MANIFEST_TYPES, ...(token ? { authorization: basic(token) } : {}) } });
+    const v2 = (p: string, token?: string, method = "GET") => proxyFetch(lab.service.url, p, token, method);
     const manifest = `${grant.repositories[0].proxy}/manifests/1`;
     // The grant reads the manifest through the service, as the registry has it.
     const ok = await v2(manifest, grant.token);
@@ -267,6 +286,7 @@ describe.skipIf(!available)("fleet-agent on Podman against the service", { timeo
     const bystander = new DeviceSession(new JsonClient(lab.service.url));
     const enrolled = await bystander.enrollWith({ enrollmentToken: token.token, reportedDeviceId: "bystander-2" });
     expect(enrolled.status).toBe(201);
+    bystanderId = enrolled.body.deviceId;
     const refused = await bystander.call("GET", `/api/v1/agent/deployments/${deploymentId}/components/web`);
     expect(refused.status).toBe(404);
     expect(JSON.stringify(refused.body)).not.toContain("pullGrant");
@@ -275,6 +295,39 @@ describe.skipIf(!available)("fleet-agent on Podman against the service", { timeo
     const denied = await v2(manifest, forBystander);
     expect(denied.status).toBe(403);
     expect(await denied.json()).toEqual({ errors: [{ code: "DENIED", message: expect.stringMatching(/no longer targets this device/) }] });
+  });
+
+  it.skipIf(!withPrivateRegistry)("a private image pinned by digest (image: host/repo@sha256:...) is pulled through the service by that digest and runs; a device not targeted cannot pull it", async () => {
+    const registry = lab.privateRegistry!;
+    const id = await deploy(LAB_PRIVATE_DIGEST_VERSION, { greeting: "pinned" });
+    await lab.waitForState(id, "running");
+    expect(await lab.page()).toBe("version 5.0.0 says pinned");
+    expect(await lab.projectContainers()).toHaveLength(1);
+    // The container runs the image the digest names, pulled from the service's registry proxy by that digest.
+    const proxied = `127.0.0.1:${lab.proxy.port}/${registry.id}/fleet-private/busybox@${registry.digest}`;
+    const project = `fleet-${lab.applicationId}-web`;
+    const [image] = (await lab.podman.podman(["ps", "--filter", `label=com.docker.compose.project=${project}`, "--format", "{{.Image}}"])).trim().split("\n");
+    expect(image).toBe(proxied);
+    const digests = JSON.parse(await lab.podman.podman(["image", "inspect", "--format", "{{json .RepoDigests}}", proxied])) as string[];
+    expect(digests).toContain(proxied);
+    // The deployment's grant reads that manifest by digest, as the registry has it; a grant naming a
+    // device the deployment does not target (signed with the service's key) is refused.
+    const pkg = await packageAsDevice(id);
+    expect(pkg.status).toBe(200);
+    const grant = pkg.body.pullGrant!;
+    const byDigest = `${registry.id}/fleet-private/busybox/manifests/${registry.digest}`;
+    const ok = await proxyFetch(lab.service.url, byDigest, grant.token);
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("docker-content-digest")).toBe(registry.digest);
+    expect(`sha256:${createHash("sha256").update(Buffer.from(await ok.arrayBuffer())).digest("hex")}`).toBe(registry.digest);
+    const key = pullGrantKey(new TextEncoder().encode(LAB_JWT_SECRET));
+    const claims = JSON.parse(Buffer.from(grant.token.split(".")[1], "base64url").toString("utf8"));
+    expect(bystanderId).not.toBe("");
+    const forBystander = await signPullGrant(key, {
+      deviceId: bystanderId, organizationId: claims.org, fingerprint: claims.fp, deploymentId: id,
+      repositories: [{ registryId: registry.id, repository: "fleet-private/busybox" }],
+    }, new Date(Date.now() + 60_000));
+    expect((await proxyFetch(lab.service.url, byDigest, forBystander)).status).toBe(403);
   });
 
   it("a revoked certificate: the agent says so and stops asking (exit code 78)", async () => {

@@ -13,6 +13,7 @@ import { promisify } from "node:util";
 import { stringify } from "yaml";
 import { startGitServer, type GitServer } from "./git-server/index.js";
 import { freePort, startOciRegistry, type OciRegistryServer } from "./oci-registry.js";
+import { startDockerHarness, type DockerHarness } from "./docker.js";
 import { startPodmanHarness, type PodmanHarness } from "./podman.js";
 import { eventually, ROOT, spawnService, type ServerProcess } from "./server-process.js";
 import { startTcpProxy, type TcpProxy } from "./tcp-proxy.js";
@@ -27,6 +28,8 @@ export const LAB_APP = "web-demo";
 export const LAB_VERSIONS = ["1.0.0", "2.0.0", "3.0.0"] as const;
 /** with `privateRegistry`: the version whose image is in the private registry */
 export const LAB_PRIVATE_VERSION = "4.0.0";
+/** with `privateRegistry`: the version whose compose file pins the private image by digest (image: host/repo@sha256:...) */
+export const LAB_PRIVATE_DIGEST_VERSION = "5.0.0";
 /** the service's JWT_SECRET (a test signs pull grants with the key derived from it: src/modules/agent/pull-grant.ts) */
 export const LAB_JWT_SECRET = "agent-lab-jwt-secret-".padEnd(48, "x");
 
@@ -46,14 +49,22 @@ export interface AgentLabOptions {
   privateRegistry?: boolean;
   /** "migrated": the service on this test phase's database (PostgreSQL on the run with DATABASE_URL); default an empty PGlite */
   database?: "migrated";
+  /**
+   * the engine the agent runs its deployments on (`fleet-agent run --engine`); default podman.
+   * "docker": a Docker daemon of the lab's own (test/support/docker.ts); Podman still prepares
+   * the images and the registries
+   */
+  engine?: "podman" | "docker";
 }
 
 export interface AgentLab {
   service: ServerProcess;
   podman: PodmanHarness;
+  /** with engine "docker": the lab's Docker daemon */
+  docker: DockerHarness | null;
   proxy: TcpProxy;
-  /** with `privateRegistry`: the registry, its credential, its id at the service and the image in it */
-  privateRegistry: { server: OciRegistryServer; credential: string; id: string; image: string } | null;
+  /** with `privateRegistry`: the registry, its credential, its id at the service, the image in it (by tag) and its manifest's digest */
+  privateRegistry: { server: OciRegistryServer; credential: string; id: string; image: string; digest: string } | null;
   /** the address the agent is enrolled with (the proxy) */
   agentUrl: string;
   stateDir: string;
@@ -85,12 +96,16 @@ export interface AgentLab {
 
 export async function startAgentLab(options: AgentLabOptions = {}): Promise<AgentLab> {
   const podman = await startPodmanHarness();
+  const docker = options.engine === "docker" ? await startDockerHarness() : null;
+  /** the engine the agent runs on, for assertions */
+  const engineCli = (args: string[]) => (docker ? docker.docker(args) : podman.podman(args));
   const components = await Promise.all(
     Array.from({ length: options.components ?? 1 }, async (_, i) => ({ name: i === 0 ? "web" : `web${i + 1}`, port: await freePort() })),
   );
   const host = new URL(podman.registry.url).host;
   let privateServer: OciRegistryServer | null = null;
   let privateImage = "";
+  let privateDigest = "";
   const privateCredential = { username: "lab-puller", password: `lab-${Math.random().toString(36).slice(2)}-secret` };
   if (options.privateRegistry) {
     privateServer = await startOciRegistry({ basic: privateCredential });
@@ -101,9 +116,14 @@ export async function startAgentLab(options: AgentLabOptions = {}): Promise<Agen
     await podman.podman(["tag", podman.image, privateImage]);
     await podman.podman(["push", "--quiet", "--tls-verify=false", "--creds", `${privateCredential.username}:${privateCredential.password}`, privateImage]);
     await podman.podman(["rmi", "--force", podman.image, privateImage]);
+    const head = await fetch(`${privateServer.url}/v2/fleet-private/busybox/manifests/1`, {
+      method: "HEAD", headers: { accept: "application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json", authorization: privateServer.authorization! },
+    });
+    privateDigest = head.headers.get("docker-content-digest") ?? "";
+    if (!head.ok || !/^sha256:[0-9a-f]{64}$/.test(privateDigest)) throw new Error(`the private image's manifest: ${head.status} ${privateDigest}`);
     fs.appendFileSync(podman.env.CONTAINERS_REGISTRIES_CONF, `[[registry]]\nlocation = "${privateHost}"\ninsecure = true\n`);
   }
-  const versions: readonly string[] = options.privateRegistry ? [...LAB_VERSIONS, LAB_PRIVATE_VERSION] : LAB_VERSIONS;
+  const versions: readonly string[] = options.privateRegistry ? [...LAB_VERSIONS, LAB_PRIVATE_VERSION, LAB_PRIVATE_DIGEST_VERSION] : LAB_VERSIONS;
 
   const composeFile = (component: { name: string; port: number }, version: string, exits: boolean) => {
     const script = exits
@@ -111,7 +131,9 @@ export async function startAgentLab(options: AgentLabOptions = {}): Promise<Agen
       // httpd in the background and a TERM trap: a shell as PID 1 ignores SIGTERM, and every
       // `down` would wait out the engine's 10 s stop timeout ($$ is a literal $ to compose)
       : `echo "version ${version} says $$GREETING" > /tmp/index.html; echo "serving version ${version}"; httpd -f -p 8080 -h /tmp & trap "kill $$!; exit 0" TERM; wait`;
-    const image = version === LAB_PRIVATE_VERSION ? privateImage : podman.image;
+    const image = version === LAB_PRIVATE_VERSION ? privateImage
+      : version === LAB_PRIVATE_DIGEST_VERSION ? `${privateImage.replace(/:1$/, "")}@${privateDigest}`
+      : podman.image;
     return stringify({ services: { web: { image, command: ["/bin/sh", "-c", script], ports: [`127.0.0.1:${component.port}:8080`] } } });
   };
   for (const version of versions) {
@@ -155,7 +177,7 @@ export async function startAgentLab(options: AgentLabOptions = {}): Promise<Agen
   await call("POST", "/api/v1/registries/oci", { name: "compose packages", url: podman.registry.url, syncIntervalMinutes: 0 });
   const privateRegistry = privateServer
     ? {
-      server: privateServer, credential: `${privateCredential.username}:${privateCredential.password}`, image: privateImage,
+      server: privateServer, credential: `${privateCredential.username}:${privateCredential.password}`, image: privateImage, digest: privateDigest,
       id: (await call<{ id: string }>("POST", "/api/v1/registries/oci", {
         name: "private images", url: privateServer.url, authType: "BASIC", credential: `${privateCredential.username}:${privateCredential.password}`, syncIntervalMinutes: 0,
       })).id,
@@ -166,12 +188,12 @@ export async function startAgentLab(options: AgentLabOptions = {}): Promise<Agen
   if (sync.applicationsImported !== versions.length) throw new Error(`the Git registry's sync imported ${sync.applicationsImported} versions`);
   const apps = await call<{ items: Array<{ id: string; name: string }> }>("GET", "/api/v1/applications?limit=50");
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-agent-state-"));
-  const agentEnv = { ...process.env, ...podman.env, ...options.agentEnv };
+  const agentEnv = { ...process.env, ...podman.env, ...docker?.env, ...options.agentEnv };
   let deployments = 0;
   const program = options.agentProgram ?? AGENT_BIN;
 
   const lab: AgentLab = {
-    service, podman, proxy, stateDir, components, privateRegistry,
+    service, podman, docker, proxy, stateDir, components, privateRegistry,
     agentUrl: `http://127.0.0.1:${proxy.port}`,
     applicationId: apps.items.find((a) => a.name === "Web demo")!.id,
     deviceId: "",
@@ -187,7 +209,7 @@ export async function startAgentLab(options: AgentLabOptions = {}): Promise<Agen
     },
     startAgent() {
       lab.agentOutput = [];
-      const agent = spawn(process.execPath, [program, "run", "--state-dir", stateDir], { env: agentEnv, stdio: ["ignore", "pipe", "pipe"] });
+      const agent = spawn(process.execPath, [program, "run", "--state-dir", stateDir, ...(docker ? ["--engine", "docker"] : [])], { env: agentEnv, stdio: ["ignore", "pipe", "pipe"] });
       for (const stream of [agent.stdout, agent.stderr]) stream.on("data", (chunk: Buffer) => lab.agentOutput.push(...chunk.toString("utf8").split("\n").filter(Boolean)));
       lab.agent = agent;
       return agent;
@@ -225,7 +247,7 @@ export async function startAgentLab(options: AgentLabOptions = {}): Promise<Agen
     },
     async projectContainers(component = "web") {
       const project = `fleet-${lab.applicationId}-${component}`;
-      const out = await podman.podman(["ps", "-a", "--filter", `label=com.docker.compose.project=${project}`, "--format", "{{.Names}} {{.State}}"]);
+      const out = await engineCli(["ps", "-a", "--filter", `label=com.docker.compose.project=${project}`, "--format", "{{.Names}} {{.State}}"]);
       return out.trim().split("\n").filter(Boolean);
     },
     async close() {
@@ -233,14 +255,20 @@ export async function startAgentLab(options: AgentLabOptions = {}): Promise<Agen
       // only this lab's projects: other test files may run containers at the same time
       for (const component of components) {
         const names = (await lab.projectContainers(component.name).catch(() => [])).map((line) => line.split(" ")[0]);
-        if (names.length) await podman.podman(["rm", "-f", ...names]).catch(() => undefined);
+        if (names.length) await engineCli(["rm", "-f", ...names]).catch(() => undefined);
       }
       await proxy.close();
       await service.stop();
       await git.close();
       await podman.podman(["rmi", "--force", "--ignore", privateImage || podman.image]).catch(() => undefined);
+      // the private images as the agent pulled them: named at the service's registry proxy
+      if (privateRegistry) {
+        const proxied = `127.0.0.1:${proxy.port}/${privateRegistry.id}/fleet-private/busybox`;
+        await podman.podman(["rmi", "--force", "--ignore", `${proxied}:1`, `${proxied}@${privateDigest}`]).catch(() => undefined);
+      }
       await privateServer?.close();
       await podman.close();
+      await docker?.close();
       fs.rmSync(stateDir, { recursive: true, force: true });
     },
   };

@@ -9,7 +9,7 @@
 import { accessSync, constants } from "node:fs";
 import path from "node:path";
 
-export type Peer = "docker-registry" | "htpasswd" | "chromium" | "podman" | "tmux";
+export type Peer = "docker-registry" | "htpasswd" | "chromium" | "podman" | "tmux" | "dockerd";
 
 /** The Debian package that installs each peer. */
 export const PEER_PACKAGES: Record<Peer, string> = {
@@ -21,6 +21,8 @@ export const PEER_PACKAGES: Record<Peer, string> = {
   // One word-split list: .ci/run passes it to apt-get install as it is.
   podman: "podman runc podman-compose busybox-static",
   tmux: "tmux",
+  // Docker's daemon and Compose v1 (Debian 12 has no compose plugin); the tests start their own daemon (test/support/docker.ts)
+  dockerd: "docker.io docker-compose",
 };
 
 /** The tests that skip without each peer (what a newcomer's run leaves out). */
@@ -30,6 +32,7 @@ const PEER_USERS: Record<Peer, string> = {
   chromium: "the console's browser tests",
   podman: "the fleet agent's container tests",
   tmux: "the fleet CLI's terminal test (fleet rollout watch)",
+  dockerd: "the fleet agent's end-to-end test on Docker",
 };
 
 function executable(file: string): boolean {
@@ -65,6 +68,8 @@ export function peerPath(peer: Peer): string | null {
   }
   // The agent's container tests need the engine, its compose program and busybox (their image).
   if (peer === "podman") return onPath("podman-compose") && onPath("busybox") ? onPath("podman") : null;
+  // Docker: the daemon, the client and a compose program (docker-compose; a compose plugin is not looked for here)
+  if (peer === "dockerd") return onPath("docker") && onPath("docker-compose") ? onPath("dockerd") : null;
   return onPath(peer);
 }
 

@@ -37,7 +37,7 @@ describe("peers", () => {
     machineWithout();
     expect(peerPath("docker-registry")).toBe(path.join(bin, "docker-registry"));
     expect(peerPath("htpasswd")).toBeNull();
-    expect(missingPeers()).toEqual(["htpasswd", "chromium", "podman"]);
+    expect(missingPeers()).toEqual(["htpasswd", "chromium", "podman", "dockerd"]);
     expect(peersAvailable("docker-registry")).toBe(true);
     expect(peersAvailable("docker-registry", "htpasswd")).toBe(false);
     vi.stubEnv("CHROMIUM_PATH", program("my-chromium", 0o755));
@@ -47,18 +47,18 @@ describe("peers", () => {
   it("says one line per missing peer naming its Debian package and `bash .ci/run`, then the PostgreSQL line", () => {
     machineWithout();
     const lines = peerNotices();
-    expect(lines).toEqual([missingPeerLine("htpasswd"), missingPeerLine("chromium"), missingPeerLine("podman"), POSTGRES_ONLY_LINE]);
+    expect(lines).toEqual([missingPeerLine("htpasswd"), missingPeerLine("chromium"), missingPeerLine("podman"), missingPeerLine("dockerd"), POSTGRES_ONLY_LINE]);
     expect(lines[0]).toMatch(/^htpasswd not found: .*apt-get install apache2-utils.*`bash \.ci\/run`/);
     expect(lines[1]).toContain(`chromium not found at CHROMIUM_PATH=${path.join(bin, "no-chromium")}`);
     expect(lines[1]).toContain("apt-get install chromium");
     expect(POSTGRES_ONLY_LINE).toMatch(/DATABASE_URL not set.*postgresql.*`bash \.ci\/run`/);
     machineWithout({ DATABASE_URL: "postgresql://127.0.0.1/x" });
-    expect(peerNotices()).toEqual([missingPeerLine("htpasswd"), missingPeerLine("chromium"), missingPeerLine("podman")]);
+    expect(peerNotices()).toEqual([missingPeerLine("htpasswd"), missingPeerLine("chromium"), missingPeerLine("podman"), missingPeerLine("dockerd")]);
   });
 
   it("under CI_REQUIRE_PEERS=1 fails with the same lines when a peer is missing, and is quiet when none is", () => {
     machineWithout({ CI_REQUIRE_PEERS: "1" });
-    expect(() => peerNotices()).toThrow(`CI_REQUIRE_PEERS=1 and a test peer is missing:\n${missingPeerLine("htpasswd")}\n${missingPeerLine("chromium")}\n${missingPeerLine("podman")}`);
+    expect(() => peerNotices()).toThrow(`CI_REQUIRE_PEERS=1 and a test peer is missing:\n${missingPeerLine("htpasswd")}\n${missingPeerLine("chromium")}\n${missingPeerLine("podman")}\n${missingPeerLine("dockerd")}`);
     program("htpasswd", 0o755);
     try {
       // podman counts only with its compose program and busybox (the test image) beside it.
@@ -67,6 +67,12 @@ describe("peers", () => {
       expect(peerPath("podman")).toBeNull();
       program("busybox", 0o755);
       expect(peerPath("podman")).toBe(path.join(bin, "podman"));
+      // dockerd counts only with the docker client and docker-compose beside it.
+      program("dockerd", 0o755);
+      program("docker", 0o755);
+      expect(peerPath("dockerd")).toBeNull();
+      program("docker-compose", 0o755);
+      expect(peerPath("dockerd")).toBe(path.join(bin, "dockerd"));
       vi.stubEnv("CHROMIUM_PATH", program("chromium", 0o755));
       vi.stubEnv("DATABASE_URL", "postgresql://127.0.0.1/x");
       expect(peerNotices()).toEqual([]);

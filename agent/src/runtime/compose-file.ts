@@ -137,14 +137,42 @@ export function composeImages(text: string, env: Record<string, string>): string
   const images = new Set<string>();
   for (const service of Object.values(services)) {
     if (typeof service?.image !== "string") continue;
-    images.add(service.image
-      .replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}/g, (_, name: string, fallback: string | undefined) => env[name] ?? fallback ?? "")
-      .replace(/\$([A-Za-z_][A-Za-z0-9_]*)/g, (whole, name: string) => env[name] ?? whole));
+    images.add(interpolateImage(service.image, env));
   }
   return [...images];
+}
+
+/** An image reference as compose interpolates it: `${NAME}`, `${NAME:-default}` and `$NAME` from `env`. */
+function interpolateImage(image: string, env: Record<string, string>): string {
+  return image
+    .replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}/g, (_, name: string, fallback: string | undefined) => env[name] ?? fallback ?? "")
+    .replace(/\$([A-Za-z_][A-Za-z0-9_]*)/g, (whole, name: string) => env[name] ?? whole);
 }
 
 /** The environment-variable parameters of a component (what goes into its .env), as text. */
 export function envParameters(values: Record<string, unknown>): Record<string, string> {
   return Object.fromEntries(Object.entries(values).filter(([pointer]) => ENV_NAME.test(pointer)).map(([name, value]) => [name, envText(value)]));
+}
+
+/**
+ * The compose file with some of its services' images named otherwise: `rename` gets each
+ * service's image as the engine will resolve it (interpolated from `env`, as composeImages) and
+ * answers the reference to write instead, or null to leave the service as it is. The rest of the
+ * file (comments, layout) is kept. Answers the new text and the references written.
+ */
+export function renameImages(text: string, env: Record<string, string>, rename: (image: string) => string | null): { compose: string; renamed: string[] } {
+  const doc = parseCompose(text);
+  const services = doc.get("services") as YAMLMap;
+  const renamed = new Set<string>();
+  for (const item of services.items) {
+    if (!isMap(item.value)) continue;
+    const image = item.value.get("image");
+    if (typeof image !== "string") continue;
+    const resolved = interpolateImage(image, env);
+    const replacement = rename(resolved);
+    if (replacement === null) continue;
+    item.value.set("image", replacement);
+    renamed.add(replacement);
+  }
+  return renamed.size ? { compose: doc.toString(), renamed: [...renamed] } : { compose: text, renamed: [] };
 }

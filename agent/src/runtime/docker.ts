@@ -1,12 +1,17 @@
-// Docker with the compose plugin (`docker compose`). Written against the documented command
-// line (`docker compose -p NAME -f FILE pull|up -d`, `docker compose -p NAME down`, `docker ps
-// --format '{{json .}}'`); only Podman is installed on the machines the tests run on, so this
-// engine is not exercised by them. docker compose fails with a non-zero exit on its own, so no
-// output needs reading beyond its stderr.
+// Docker with its compose program: the compose plugin (`docker compose`), else the standalone
+// `docker-compose` (Compose v1, what Debian 12 packages; the plugin is not in its archive). Both
+// read the same file and put the same labels on what they create. Only `pull` and `up -d` go
+// through the compose program (`-p NAME -f FILE`); both fail with a non-zero exit on their own,
+// so nothing beyond their stderr is read. Everything else is docker itself, by label, so it works
+// when the compose file is gone (after a crash) and whichever compose program made the project:
+// down (`docker stop -t`, `docker rm -v`, `docker network rm`; Compose v1 has no down without
+// its file), listing (`docker ps -a --filter label=... --format '{{json .}}'`: one JSON object a
+// line, labels as one "k=v,k=v" text, the exit code only in the status "Exited (3) ..."), logs,
+// and the log file (`docker inspect`).
 import path from "node:path";
 import { containerLogs, exitCodeFromStatus, healthFromStatus, PROJECT_LABEL, SERVICE_LABEL, WORKING_DIR_LABEL } from "./cli-output.js";
-import type { ComposeEngine, ComposeProject, DownOptions, EngineOptions, LogLine, ProjectContainer, ProxiedPull } from "./engine.js";
-import { runCommand } from "./exec.js";
+import type { ComposeEngine, ComposeProject, DownOptions, EngineOptions, LogLine, ProjectContainer, PullAuth } from "./engine.js";
+import { EngineError, firstAnswering, runCommand } from "./exec.js";
 
 interface DockerPsLine {
   ID: string;
@@ -30,53 +35,78 @@ function jsonLines<T>(text: string): T[] {
   return text.split("\n").filter((line) => line.trim()).map((line) => JSON.parse(line) as T);
 }
 
+export interface DockerEngineOptions extends EngineOptions {
+  /** the compose program: ["docker", "compose"] (default) or ["docker-compose"] */
+  compose?: string[];
+  /** the docker program; default "docker" */
+  docker?: string;
+}
+
 export class DockerComposeEngine implements ComposeEngine {
   readonly kind = "docker" as const;
   private readonly docker: string;
+  private readonly compose: string[];
   private readonly env: Record<string, string>;
   private readonly timeoutMs: number;
   private readonly pullTimeoutMs: number;
 
-  constructor(options: EngineOptions & { docker?: string } = {}) {
+  constructor(options: DockerEngineOptions = {}) {
     this.docker = options.docker ?? "docker";
+    this.compose = options.compose ?? [this.docker, "compose"];
     this.env = options.env ?? {};
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.pullTimeoutMs = options.pullTimeoutMs ?? 600_000;
   }
 
-  private run(args: string[], timeoutMs = this.timeoutMs, cwd?: string) {
-    return runCommand(this.docker, args, { env: this.env, timeoutMs, cwd });
+  /** `docker compose` when the plugin is there, else `docker-compose`; rejects when docker or both are missing. */
+  static detect(options: DockerEngineOptions = {}): Promise<DockerComposeEngine> {
+    return firstAnswering([new DockerComposeEngine({ ...options, compose: undefined }), new DockerComposeEngine({ ...options, compose: ["docker-compose"] })]);
   }
 
-  private composeArgs(project: ComposeProject, args: string[]) {
-    return ["compose", "-p", project.name, "-f", path.join(project.dir, "compose.yaml"), ...args];
+  private run(args: string[], timeoutMs = this.timeoutMs) {
+    return runCommand(this.docker, args, { env: this.env, timeoutMs });
+  }
+
+  private composeRun(project: ComposeProject, args: string[], timeoutMs = this.timeoutMs) {
+    const [program, ...before] = this.compose;
+    return runCommand(program, [...before, "-p", project.name, "-f", path.join(project.dir, "compose.yaml"), ...args], { env: this.env, cwd: project.dir, timeoutMs });
   }
 
   async version(): Promise<string> {
     const docker = (await this.run(["--version"])).stdout.trim();
-    const compose = (await this.run(["compose", "version"])).stdout.trim();
-    return `${docker}; ${compose}`;
+    const [program, ...before] = this.compose;
+    const { stdout } = await runCommand(program, [...before, "version"], { env: this.env, timeoutMs: this.timeoutMs }).catch((error: Error) => {
+      throw new EngineError(`${this.compose.join(" ")}: ${error.message}`);
+    });
+    // "Docker Compose version v2.29.1"; docker-compose 1.x: "docker-compose version 1.29.2, build unknown" and more lines
+    return `${docker}; ${stdout.trim().split("\n")[0].trim()}`;
   }
 
   async pull(project: ComposeProject): Promise<void> {
-    await this.run(this.composeArgs(project, ["pull"]), this.pullTimeoutMs, project.dir);
+    await this.composeRun(project, ["pull"], this.pullTimeoutMs);
   }
 
-  async pullImage(reference: string, via?: ProxiedPull): Promise<void> {
-    if (!via) return void (await this.run(["pull", "--quiet", reference], this.pullTimeoutMs));
-    await this.run(["--config", via.authDir, "pull", "--quiet", via.image], this.pullTimeoutMs);
-    await this.run(["tag", via.image, reference]);
-    await this.run(["rmi", via.image]); // only this name: the image keeps `reference`
+  async pullImage(image: string, auth?: PullAuth): Promise<void> {
+    await this.run([...(auth ? ["--config", auth.authDir] : []), "pull", "--quiet", image], this.pullTimeoutMs);
   }
 
   async up(project: ComposeProject): Promise<void> {
-    await this.run(this.composeArgs(project, ["up", "-d"]), this.timeoutMs, project.dir);
+    await this.composeRun(project, ["up", "-d"]);
   }
 
   async down(project: { name: string; dir?: string }, options: DownOptions = {}): Promise<void> {
-    // Without -f, docker compose finds the project's containers, networks and volumes by label.
-    const stopSeconds = String(options.stopTimeoutSeconds ?? 10);
-    await this.run(["compose", "-p", project.name, "down", "--remove-orphans", "--timeout", stopSeconds, ...(options.volumes ? ["--volumes"] : [])]);
+    const filter = `label=${PROJECT_LABEL}=${project.name}`;
+    const ids = (await this.run(["ps", "-a", "-q", "--filter", filter])).stdout.split("\n").filter(Boolean);
+    if (ids.length) {
+      await this.run(["stop", "--time", String(options.stopTimeoutSeconds ?? 10), ...ids]);
+      await this.run(["rm", "--force", ...(options.volumes ? ["--volumes"] : []), ...ids]);
+    }
+    const networks = (await this.run(["network", "ls", "-q", "--filter", filter])).stdout.split("\n").filter(Boolean);
+    if (networks.length) await this.run(["network", "rm", ...networks]);
+    if (options.volumes) {
+      const volumes = (await this.run(["volume", "ls", "-q", "--filter", filter])).stdout.split("\n").filter(Boolean);
+      if (volumes.length) await this.run(["volume", "rm", "--force", ...volumes]);
+    }
   }
 
   async containers(projectName: string): Promise<ProjectContainer[]> {

@@ -1,5 +1,5 @@
 // The container engine the agent runs compose deployments on, behind one interface: Podman
-// (podman-compose, or `podman compose`) or Docker (`docker compose`). A project is one compose
+// (podman-compose, or `podman compose`) or Docker (`docker compose`, or `docker-compose`). A project is one compose
 // file in a directory, run under a project name; everything the engine creates for it carries
 // the label com.docker.compose.project=NAME, so a project is found, listed and removed by its
 // name alone (after a crash, the directory may be gone).
@@ -51,10 +51,8 @@ export interface EngineOptions {
   pullTimeoutMs?: number;
 }
 
-export interface ProxiedPull {
-  /** the name to pull: <service host>/<registry id>/<repository>:<tag> */
-  image: string;
-  /** a directory holding config.json with the pull credential (mode 0600) */
+export interface PullAuth {
+  /** a directory holding config.json with the pull credential ({"auths": {host: {auth}}}, the format both engines read; mode 0600) */
   authDir: string;
 }
 
@@ -72,11 +70,10 @@ export interface ComposeEngine {
   /** pulls every image the project's compose file names (the "downloading" step); rejects with the engine's own message */
   pull(project: ComposeProject): Promise<void>;
   /**
-   * pulls one image; with `via`, from another name (the service's registry proxy) with the
-   * credential of `via.authDir`/config.json ({"auths": {host: {auth}}}, the format both engines
-   * read), then names it `reference` and drops the other name, so compose finds it as its file says
+   * pulls one image as it is named (by tag or by digest: the engine checks a digest itself); with
+   * `auth`, with the credential of `auth.authDir`/config.json (the service's registry proxy)
    */
-  pullImage(reference: string, via?: ProxiedPull): Promise<void>;
+  pullImage(image: string, auth?: PullAuth): Promise<void>;
   /**
    * compose up -d of dir/compose.yaml under the project's name; rejects with the engine's message
    * when the file is refused or a service's container could not be created or started. An
@@ -112,7 +109,7 @@ export type EngineKind = ComposeEngine["kind"];
 
 /**
  * The engine to use: the preferred one when given (and only it), else Podman (podman-compose,
- * else `podman compose`), then Docker (`docker compose`). Rejects naming what is missing.
+ * else `podman compose`), then Docker (`docker compose`, else `docker-compose`). Rejects naming what is missing.
  */
 export async function detectEngine(preferred?: EngineKind, options: EngineOptions = {}): Promise<ComposeEngine> {
   const kinds: EngineKind[] = preferred ? [preferred] : ["podman", "docker"];
@@ -120,9 +117,7 @@ export async function detectEngine(preferred?: EngineKind, options: EngineOption
   for (const kind of kinds) {
     try {
       if (kind === "podman") return await PodmanComposeEngine.detect(options);
-      const docker = new DockerComposeEngine(options);
-      await docker.version();
-      return docker;
+      return await DockerComposeEngine.detect(options);
     } catch (error) {
       problems.push(`${kind}: ${(error as Error).message}`);
     }

@@ -85,6 +85,23 @@ export function runCommand(file: string, args: readonly string[], options: RunOp
   });
 }
 
+/**
+ * The first engine whose version() answers, tried in order (a compose program and its
+ * alternative); rejects with the first one's error, which names what is missing.
+ */
+export async function firstAnswering<T extends { version(): Promise<string> }>(candidates: T[]): Promise<T> {
+  let first: unknown;
+  for (const candidate of candidates) {
+    try {
+      await candidate.version();
+      return candidate;
+    } catch (error) {
+      first ??= error;
+    }
+  }
+  throw first;
+}
+
 /** A duration the way compose and the manifest write it: 5m0s, 30s, 1h0m0s. */
 export function goDuration(ms: number): string {
   const total = Math.round(ms / 1000);

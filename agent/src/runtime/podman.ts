@@ -11,8 +11,8 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { containerLogs, healthFromStatus, PROJECT_LABEL, SERVICE_LABEL, WORKING_DIR_LABEL } from "./cli-output.js";
 import { composeServiceNames } from "./compose-file.js";
-import type { ComposeEngine, ComposeProject, DownOptions, EngineOptions, LogLine, ProjectContainer, ProxiedPull } from "./engine.js";
-import { EngineError, engineMessage, runCommand } from "./exec.js";
+import type { ComposeEngine, ComposeProject, DownOptions, EngineOptions, LogLine, ProjectContainer, PullAuth } from "./engine.js";
+import { EngineError, engineMessage, firstAnswering, runCommand } from "./exec.js";
 
 interface PodmanPsEntry {
   Id: string;
@@ -48,20 +48,8 @@ export class PodmanComposeEngine implements ComposeEngine {
   }
 
   /** podman-compose when installed, else `podman compose`; rejects when podman or both are missing. */
-  static async detect(options: EngineOptions = {}): Promise<PodmanComposeEngine> {
-    const withPodmanCompose = new PodmanComposeEngine({ ...options, compose: ["podman-compose"] });
-    try {
-      await withPodmanCompose.version();
-      return withPodmanCompose;
-    } catch (error) {
-      const builtIn = new PodmanComposeEngine({ ...options, compose: ["podman", "compose"] });
-      try {
-        await builtIn.version();
-        return builtIn;
-      } catch {
-        throw error;
-      }
-    }
+  static detect(options: EngineOptions = {}): Promise<PodmanComposeEngine> {
+    return firstAnswering([new PodmanComposeEngine({ ...options, compose: ["podman-compose"] }), new PodmanComposeEngine({ ...options, compose: ["podman", "compose"] })]);
   }
 
   private podmanRun(args: string[], timeoutMs = this.timeoutMs) {
@@ -89,11 +77,8 @@ export class PodmanComposeEngine implements ComposeEngine {
     if (failedCommand(stdout)) throw new EngineError(engineMessage(stderr) || "pulling an image failed");
   }
 
-  async pullImage(reference: string, via?: ProxiedPull): Promise<void> {
-    if (!via) return void (await this.podmanRun(["pull", "--quiet", reference], this.pullTimeoutMs));
-    await this.podmanRun(["pull", "--quiet", "--authfile", path.join(via.authDir, "config.json"), via.image], this.pullTimeoutMs);
-    await this.podmanRun(["tag", via.image, reference]);
-    await this.podmanRun(["untag", via.image, via.image]);
+  async pullImage(image: string, auth?: PullAuth): Promise<void> {
+    await this.podmanRun(["pull", "--quiet", ...(auth ? ["--authfile", path.join(auth.authDir, "config.json")] : []), image], this.pullTimeoutMs);
   }
 
   async up(project: ComposeProject): Promise<void> {

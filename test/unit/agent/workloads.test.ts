@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DeploymentAgent, type DesiredDeploymentEntry } from "../../../agent/src/core/deployments.js";
 import type { DeviceSession } from "../../../agent/src/core/session.js";
-import type { ComposeEngine, ComposeProject, ProjectContainer, ProxiedPull } from "../../../agent/src/runtime/engine.js";
+import type { ComposeEngine, ComposeProject, ProjectContainer, PullAuth } from "../../../agent/src/runtime/engine.js";
 import { StateDir } from "../../../agent/src/state-dir.js";
 import { ComposeRuntime, parseGoDuration, projectName } from "../../../agent/src/workloads.js";
 
@@ -35,11 +35,12 @@ class FakeEngine implements ComposeEngine {
     if ([...this.failPull].some((t) => image.endsWith(t))) throw new Error(`initializing source docker://${image}: manifest unknown`);
   }
   /** per pullImage call: what it pulled, and the credential file as it was during the pull */
-  pulledImages: Array<{ reference: string; via?: string; auth?: { mode: number; json: unknown } }> = [];
-  async pullImage(reference: string, via?: ProxiedPull) {
-    this.calls.push(`pullImage ${reference}`);
-    const file = via && path.join(via.authDir, "config.json");
-    this.pulledImages.push({ reference, via: via?.image, auth: file ? { mode: fs.statSync(file).mode & 0o777, json: JSON.parse(fs.readFileSync(file, "utf8")) } : undefined });
+  pulledImages: Array<{ image: string; auth?: { mode: number; json: unknown } }> = [];
+  async pullImage(image: string, auth?: PullAuth) {
+    this.calls.push(`pullImage ${image}`);
+    const file = auth && path.join(auth.authDir, "config.json");
+    this.pulledImages.push({ image, auth: file ? { mode: fs.statSync(file).mode & 0o777, json: JSON.parse(fs.readFileSync(file, "utf8")) } : undefined });
+    if ([...this.failPull].some((t) => image.endsWith(t))) throw new Error(`initializing source docker://${image}: manifest unknown`);
   }
   async up(project: ComposeProject) {
     const image = this.image(project.dir);
@@ -135,25 +136,54 @@ describe("compose deployments on the engine", () => {
     expect(runtime.installed()[APP]).toMatchObject({ deploymentId: "d1", version: "1.0.0", projects: [{ name: PROJECT }] });
   });
 
-  it("a pull grant: the private images come through the service's registry proxy with it, the others directly; the credential file is gone after", async () => {
-    const content = "services:\n  web:\n    image: Private.test:5000/team/web:${TAG:-1}\n  cache:\n    image: public.test/cache:7\n";
-    const pullGrant = {
-      username: "fleet-pull-grant", token: "grant-token", expiresAt: new Date(Date.now() + 60_000).toISOString(),
-      repositories: [{ repository: "private.test:5000/team/web", proxy: "0b0e6f5e-5c1a-4c55-9e43-0f1b2f3a4b5c/team/web" }],
-    };
-    const { agent, settle } = setup({ d1: { status: 200, content, pullGrant } });
+  const GRANT = {
+    username: "fleet-pull-grant", token: "grant-token", expiresAt: new Date(Date.now() + 60_000).toISOString(),
+    repositories: [{ repository: "private.test:5000/team/web", proxy: "0b0e6f5e-5c1a-4c55-9e43-0f1b2f3a4b5c/team/web" }],
+  };
+  const GRANT_AUTH = { mode: 0o600, json: { auths: { "fleet.test:8443": { auth: Buffer.from("fleet-pull-grant:grant-token").toString("base64") } } } };
+
+  it("a pull grant: the private images are named at the service's registry proxy and pulled from it with the grant, the others directly; the credential file is gone after", async () => {
+    const content = "services:\n  web:\n    # the application's own image\n    image: Private.test:5000/team/web:${TAG:-1}\n  cache:\n    image: public.test/cache:7\n";
+    const { agent, settle } = setup({ d1: { status: 200, content, pullGrant: GRANT } });
     agent.apply([desired("d1", "1.0.0", { parameters: { web: { TAG: "2.1" } } })]);
     await settle();
     expect(agent.get("d1")?.state).toBe("running");
-    expect(engine.pulledImages).toEqual([
-      {
-        reference: "Private.test:5000/team/web:2.1", via: "fleet.test:8443/0b0e6f5e-5c1a-4c55-9e43-0f1b2f3a4b5c/team/web:2.1",
-        auth: { mode: 0o600, json: { auths: { "fleet.test:8443": { auth: Buffer.from("fleet-pull-grant:grant-token").toString("base64") } } } },
-      },
-      { reference: "public.test/cache:7", via: undefined, auth: undefined },
-    ]);
+    const proxied = "fleet.test:8443/0b0e6f5e-5c1a-4c55-9e43-0f1b2f3a4b5c/team/web:2.1";
+    expect(engine.pulledImages).toEqual([{ image: proxied, auth: GRANT_AUTH }, { image: "public.test/cache:7", auth: undefined }]);
+    // the release's file names the proxy's image (compose finds it locally at `up`), the rest as it was
+    const written = fs.readFileSync(path.join(dir, "releases/d1/web/compose.yaml"), "utf8");
+    expect(written).toContain(`image: ${proxied}\n`);
+    expect(written).toContain("# the application's own image");
+    expect(written).toContain("image: public.test/cache:7");
+    expect(engine.calls).toContain(`up ${PROJECT} ${proxied}`);
     // no compose pull (it would ask the private registry itself), and the grant is not kept
     expect(engine.calls.filter((c) => c.startsWith("pull "))).toEqual([]);
+    expect(fs.existsSync(path.join(dir, "pull-auth"))).toBe(false);
+  });
+
+  it("a private image pinned by digest is pulled from the proxy by that digest (a tag beside it dropped), and runs under it", async () => {
+    const digest = `sha256:${"ab".repeat(32)}`;
+    const content = `services:\n  web:\n    image: private.test:5000/team/web:1.4@${digest}\n  worker:\n    image: private.test:5000/team/web@${digest}\n`;
+    const { agent, settle } = setup({ d1: { status: 200, content, pullGrant: GRANT } });
+    agent.apply([desired("d1", "1.0.0")]);
+    await settle();
+    expect(agent.get("d1")?.state).toBe("running");
+    const proxied = `fleet.test:8443/0b0e6f5e-5c1a-4c55-9e43-0f1b2f3a4b5c/team/web@${digest}`;
+    // one image, once: both services name the same digest
+    expect(engine.pulledImages).toEqual([{ image: proxied, auth: GRANT_AUTH }]);
+    const written = fs.readFileSync(path.join(dir, "releases/d1/web/compose.yaml"), "utf8");
+    expect(written.match(/image: (\S+)/g)).toEqual([`image: ${proxied}`, `image: ${proxied}`]);
+    expect(engine.calls).toContain(`up ${PROJECT} ${proxied}`);
+  });
+
+  it("a grant's pull refused by the proxy fails the download with the engine's words, and nothing starts", async () => {
+    engine.failPull.add("/team/web:1");
+    const content = "services:\n  web:\n    image: private.test:5000/team/web:1\n";
+    const { agent, settle } = setup({ d1: { status: 200, content, pullGrant: GRANT } });
+    agent.apply([desired("d1", "1.0.0")]);
+    await settle();
+    expect(agent.get("d1")).toMatchObject({ state: "failed", message: expect.stringMatching(/^download failed: .*fleet\.test:8443\/0b0e6f5e-5c1a-4c55-9e43-0f1b2f3a4b5c\/team\/web:1: manifest unknown$/) });
+    expect(engine.running.size).toBe(0);
     expect(fs.existsSync(path.join(dir, "pull-auth"))).toBe(false);
   });
 
