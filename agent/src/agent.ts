@@ -50,7 +50,7 @@ const LOG_BATCH = 1000;
 const CONTAINER_LOOK_MS = 5000;
 
 /** An outbox kept as one JSON file in the state directory, rewritten atomically at each change. */
-function fileStore<T>(state: StateDir, name: string): OutboxStore<T> {
+export function fileStore<T>(state: StateDir, name: string): OutboxStore<T> {
   return {
     load: () => {
       const items = state.readJson<T[]>(`outbox/${name}.json`);

@@ -85,12 +85,15 @@ async function enroll(args: string[]): Promise<number> {
   state.ensure();
   const reportedDeviceId = values["device-id"] ?? defaultDeviceId();
   const session = new DeviceSession(new JsonClient(url.origin, 2, 60_000));
+  const facts = await readFacts({ agentVersion: AGENT_VERSION });
   const res = await session.enrollWith({
     enrollmentToken: values.token,
     reportedDeviceId,
     ...(values.name ? { name: values.name } : {}),
     ...(values.label?.length ? { labels: labelsOf(values.label) } : {}),
-    facts: await readFacts({ agentVersion: AGENT_VERSION }),
+    facts,
+  }).catch((error: Error) => {
+    throw new Error(`the service at ${url.origin} cannot be reached (${error.message}); nothing was enrolled or stored`);
   });
   if (res.status !== 201) {
     const message = (res.body as unknown as { message?: string })?.message ?? `HTTP ${res.status}`;

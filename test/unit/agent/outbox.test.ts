@@ -1,8 +1,13 @@
 // The simulator's outbox, with an injected clock: what a device keeps when the service is busy
 // (429/503 with Retry-After, an answer that never came) and sends again after the delay, oldest
 // first and in batches; what it drops (a batch refused for good, overflow of its capacity).
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { fileStore } from "../../../agent/src/agent.js";
 import { Outbox, retryAfterMs, type Delivery } from "../../../agent/src/core/outbox.js";
+import { StateDir } from "../../../agent/src/state-dir.js";
 
 function fixture(options: { capacity?: number; batchSize?: number } = {}) {
   const clock = { t: 1_000_000 };
@@ -127,5 +132,33 @@ describe("retryAfterMs", () => {
     expect(retryAfterMs("Wed, 31 Dec 2025 23:00:00 GMT", now)).toBe(0);
     expect(retryAfterMs(undefined, now)).toBeNull();
     expect(retryAfterMs("soon", now)).toBeNull();
+  });
+});
+
+describe("the real agent's outbox on disk (outbox/<name>.json in the state directory)", () => {
+  it("survives a restart: what was not answered 2xx is there for the next process, and only a 2xx forgets it", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "outbox-store-"));
+    try {
+      const state = new StateDir(dir);
+      state.ensure();
+      const clock = { t: 1_000_000 };
+      const open = () => new Outbox<{ n: number }>({ capacity: 100, batchSize: 10, now: () => clock.t, store: fileStore(state, "telemetry") });
+      const first = open();
+      first.add([{ n: 1 }, { n: 2 }]);
+      // the service is busy (503), then the process dies (kill -9: nothing more is written)
+      expect((await first.flush(async () => ({ status: 503, headers: { "retry-after": "30" } }))).outcome).toBe("deferred");
+      first.add([{ n: 3 }]);
+      expect(JSON.parse(fs.readFileSync(path.join(dir, "outbox/telemetry.json"), "utf8"))).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+      // the next process finds all three, oldest first, and forgets them once the service took them
+      const second = open();
+      expect(second.size).toBe(3);
+      const received: unknown[] = [];
+      expect((await second.flush(async (batch) => (received.push(...batch), { status: 202, headers: {} })))).toMatchObject({ outcome: "sent", items: 3 });
+      expect(received).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+      expect(JSON.parse(fs.readFileSync(path.join(dir, "outbox/telemetry.json"), "utf8"))).toEqual([]);
+      expect(open().size).toBe(0);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
