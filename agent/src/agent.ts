@@ -60,6 +60,14 @@ export function fileStore<T>(state: StateDir, name: string): OutboxStore<T> {
   };
 }
 
+/** When a certificate is renewed (ms since the epoch): once two thirds of its validity have passed, so a failed renewal has a third of it to try again. */
+export function renewalDueAt(certificatePem: string): number {
+  const cert = new X509Certificate(certificatePem);
+  const from = Date.parse(cert.validFrom);
+  const to = Date.parse(cert.validTo);
+  return from + ((to - from) * 2) / 3;
+}
+
 export class FleetAgent {
   private identity!: StoredIdentity;
   private session!: DeviceSession;
@@ -233,14 +241,10 @@ export class FleetAgent {
   /** A new key and certificate once two thirds of the certificate's validity have passed. */
   private async renewIfDue(): Promise<void> {
     const pem = this.session.certificatePem;
-    if (!pem) return;
-    const cert = new X509Certificate(pem);
-    const from = Date.parse(cert.validFrom);
-    const to = Date.parse(cert.validTo);
-    if (Date.now() < from + ((to - from) * 2) / 3) return;
+    if (!pem || Date.now() < renewalDueAt(pem)) return;
     const res = await this.session.renewCertificate(this.identity.reportedDeviceId);
     if (res.status !== 201) {
-      this.log("warn", `certificate renewal answered ${res.status}; the certificate stays valid until ${cert.validTo}`);
+      this.log("warn", `certificate renewal answered ${res.status}; the certificate stays valid until ${new X509Certificate(pem).validTo}`);
       return;
     }
     this.identity = await storeCredentials(
