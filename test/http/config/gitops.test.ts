@@ -109,3 +109,96 @@ describe("a source's plan and history", () => {
     expect((await h.api("GET", `${base(globex)}/${id}/syncs`, { key: globex.key })).status).toBe(404);
   });
 });
+
+describe("editing a source", () => {
+  it("PATCH refuses bad fields with 400 naming them and changes nothing; good fields are kept and the editor becomes the acting user", async () => {
+    const { url } = await git.createRepo("patched", { "roles.yaml": role("patched-a", ["devices:read"]) });
+    const { id } = await newSource(acme, { name: "patched", url });
+    const before = await h.services.prisma.configSource.findUniqueOrThrow({ where: { id } });
+    for (const [body, field] of [
+      [{ pollIntervalSeconds: 10 }, "pollIntervalSeconds"], [{ pollIntervalSeconds: -1 }, "pollIntervalSeconds"],
+      [{ prunePercent: 101 }, "prunePercent"], [{ pruneLimit: "many" }, "pruneLimit"], [{ branch: "bad..branch" }, "branch"],
+      [{ url: "ftp://example.com/x.git" }, "url"], [{ authType: "TOKEN" }, "credential"], [{ prune: "yes" }, "prune"],
+    ] as const) {
+      const res = await h.api("PATCH", `${base(acme)}/${id}`, { key: acme.key, body });
+      expect(res.status, `${JSON.stringify(body)}: ${res.text}`).toBe(400);
+      expect(res.body.message).toContain(`${field}: `);
+    }
+    expect(await h.services.prisma.configSource.findUniqueOrThrow({ where: { id } })).toEqual(before);
+
+    const other = await h.createKey(acme.org.id, ["*"]);
+    const ok = await h.api("PATCH", `${base(acme)}/${id}`, { key: other, body: { pollIntervalSeconds: 60, prunePercent: 50, pruneLimit: 3, prune: true, branch: "release" } });
+    expect(ok.status, ok.text).toBe(200);
+    expect(ok.body).toMatchObject({ pollIntervalSeconds: 60, prunePercent: 50, pruneLimit: 3, prune: true, branch: "release", url, name: "patched", lastSyncCommit: null });
+    expect(ok.body.actingUserId).not.toBe(before.actingUserId);
+    expect((await h.api("PATCH", `${base(acme)}/${id}`, { key: acme.key, body: { pollIntervalSeconds: 0, prunePercent: null } })).body)
+      .toMatchObject({ pollIntervalSeconds: 0, prunePercent: null });
+    expect((await h.api("PATCH", `${base(globex)}/${id}`, { key: globex.key, body: { pollIntervalSeconds: 60 } })).status).toBe(404);
+    expect((await h.api("PATCH", `${base(acme)}/${id}`, { key: globex.key, body: { pollIntervalSeconds: 60 } })).status).toBe(404);
+    expect(await h.services.prisma.auditEntry.count({ where: { entityId: id, action: "config.sourcesUpdate", outcome: "success" } })).toBe(2);
+  });
+
+  it("the prune guard's share refuses a sync deleting more than prunePercent of what the source owns, until allowed once", async () => {
+    const files = Object.fromEntries(["a", "b", "c", "d"].map((n) => [`${n}.yaml`, role(`share-${n}`, ["devices:read"])]));
+    const { url } = await git.createRepo("shared", files);
+    const { id } = await newSource(acme, { name: "shared", url, prune: true, pruneLimit: 100, prunePercent: 50 });
+    const sync = () => h.api("POST", `${base(acme)}/${id}/sync`, { key: acme.key });
+    expect((await sync()).body).toMatchObject({ status: "applied", summary: { create: 4 } });
+    const names = async () => (await h.services.prisma.role.findMany({ where: { organizationId: acme.org.id, name: { startsWith: "share-" } }, orderBy: { name: "asc" } })).map((r) => r.name);
+
+    await git.commit("shared", {}, { remove: ["d.yaml"] }); // 1 of 4: 25 %
+    expect((await sync()).body).toMatchObject({ status: "applied", summary: { delete: 1 } });
+    await git.commit("shared", {}, { remove: ["b.yaml", "c.yaml"] }); // 2 of 3: 67 %
+    const refused = await sync();
+    expect(refused.body.status).toBe("refused");
+    expect(refused.body.message).toContain("prune would delete 2 of the 3 resources this source owns (67 %), more than its share of 50 %");
+    expect(await names()).toEqual(["share-a", "share-b", "share-c"]);
+    const plan = await h.api("POST", `${base(acme)}/${id}/plan`, { key: acme.key });
+    expect(plan.body.summary).toMatchObject({ refused: 2, delete: 0 });
+
+    expect((await h.api("POST", `${base(acme)}/${id}/allow-prune`, { key: acme.key })).status).toBe(200);
+    expect((await sync()).body).toMatchObject({ status: "applied", summary: { delete: 2, unchanged: 1 } });
+    expect(await names()).toEqual(["share-a"]);
+  });
+});
+
+describe("status per resource", () => {
+  it("in sync, pending secret, drifted after an out-of-band change (sync now repairs it), refused with file and line", async () => {
+    const { url } = await git.createRepo("statuses", {
+      "roles.yaml": role("status-role", ["devices:read"]),
+      "targets.yaml": "apiVersion: fleet.app/v1\nkind: NotificationTarget\nmetadata: { name: status-hook }\nspec: { type: webhook }\n",
+    });
+    const { id } = await newSource(acme, { name: "statuses", url });
+    const sync = () => h.api("POST", `${base(acme)}/${id}/sync`, { key: acme.key });
+    const statuses = async () => {
+      const res = await h.api("GET", `${base(acme)}/${id}/resources`, { key: acme.key });
+      expect(res.status, res.text).toBe(200);
+      return Object.fromEntries((res.body.items as Array<{ name: string }>).map((r) => [r.name, r])) as Record<string, Record<string, unknown>>;
+    };
+    expect((await sync()).body.status).toBe("applied");
+    let now = await statuses();
+    expect(now["status-role"]).toMatchObject({ kind: "Role", status: "in sync", message: null });
+    expect(now["status-hook"]).toMatchObject({ kind: "NotificationTarget", status: "pending secret", pendingSecrets: ["url"] });
+
+    // The API refuses to change a managed resource (409); a change behind its back (a restore
+    // of an old backup, SQL by hand) is what drifts: the stored role differs from the commit's.
+    const stored = await h.services.prisma.role.findFirstOrThrow({ where: { organizationId: acme.org.id, name: "status-role" } });
+    expect((await h.api("PATCH", `/api/v1/roles/${stored.id}`, { key: acme.key, body: { permissions: ["devices:read", "devices:write"] } })).status).toBe(409);
+    await h.services.prisma.role.update({ where: { id: stored.id }, data: { permissions: ["devices:read", "devices:write"] } });
+    now = await statuses();
+    expect(now["status-role"]).toMatchObject({ status: "drifted" });
+    expect(now["status-role"].message).toContain("sync now applies it again");
+    expect(now["status-hook"].status).toBe("pending secret");
+
+    expect((await sync()).body).toMatchObject({ status: "applied", summary: { update: 1 } });
+    expect((await h.services.prisma.role.findUniqueOrThrow({ where: { id: stored.id } })).permissions).toEqual(["devices:read"]);
+    expect((await statuses())["status-role"].status).toBe("in sync");
+
+    await git.commit("statuses", { "roles.yaml": role("status-role", ["no:such"]) });
+    expect((await sync()).body.status).toBe("refused");
+    now = await statuses();
+    expect(now["status-role"]).toMatchObject({ status: "refused", file: "roles.yaml", line: 5 });
+    expect(now["status-role"].message).toContain("permissions");
+    expect((await h.api("GET", `${base(globex)}/${id}/resources`, { key: globex.key })).status).toBe(404);
+  });
+});
