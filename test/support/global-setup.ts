@@ -1,8 +1,8 @@
 // Runs once before all test files: prepares a migrated database that every file copies.
-// PGlite: a data-directory dump loaded by each file (~0.6 s instead of a 3 s cold start), and
-// the same database as a data directory on disk, which the service processes of the browser
-// and fault tests start from (server-process.ts: migratedDataDir; a cold first start costs
-// PGlite's initdb and every migration, ~10 s of CPU each time).
+// PGlite: the database as a data directory, which every file's in-process service
+// (harness.ts) and every service process (server-process.ts) starts from a copy of
+// (migratedDataDir; a cold first start costs PGlite's initdb and every migration, ~10 s of CPU
+// each time).
 // PostgreSQL (DATABASE_URL set): a template database each file clones.
 // First it says, once per run, which suites skip for want of a system peer or of DATABASE_URL
 // (test/support/peers.ts); under CI_REQUIRE_PEERS=1 a missing peer fails the run there.
@@ -23,7 +23,6 @@ import { buildConsole, consoleBuildState } from "../../src/lib/console-build.js"
 
 declare module "vitest" {
   export interface ProvidedContext {
-    pgliteDump: string;
     /** a DATA_DIR holding the migrated embedded database (copied, never opened in place) */
     pgliteDataDir: string;
     postgresTemplate: string;
@@ -32,6 +31,7 @@ declare module "vitest" {
 
 export default async function setup(project: TestProject) {
   for (const line of peerNotices()) console.warn(line);
+  clearStaleTemporaryFiles();
   const consoleBuild = consoleBuildState();
   if (consoleBuild === "missing" || consoleBuild === "stale") await buildConsole();
   // The service processes run its build, as `npm start` does: made again when a source changed.
@@ -51,7 +51,6 @@ export default async function setup(project: TestProject) {
     await applyMigrations(db.raw);
     await db.raw.close();
     project.provide("postgresTemplate", template);
-    project.provide("pgliteDump", "");
     project.provide("pgliteDataDir", "");
     return async () => {
       await admin.query(`DROP DATABASE IF EXISTS ${template}`).catch(() => undefined);
@@ -62,12 +61,26 @@ export default async function setup(project: TestProject) {
   const dataDir = path.join(work, "migrated-data-dir");
   const db = await openPGlite(dataDir);
   await applyMigrations(db.raw);
-  const dump = await db.pglite!.dumpDataDir("gzip");
   await db.raw.close();
-  const file = path.join(work, "migrated.tar.gz");
-  fs.writeFileSync(file, Buffer.from(await dump.arrayBuffer()));
-  project.provide("pgliteDump", file);
   project.provide("pgliteDataDir", dataDir);
   project.provide("postgresTemplate", "");
   return () => fs.rmSync(work, { recursive: true, force: true });
+}
+
+/**
+ * Runs killed before their teardown leave their folders behind; on tmpfs (vitest.config.ts puts
+ * TMPDIR there) they would hold memory until a reboot. What is older than six hours goes.
+ */
+function clearStaleTemporaryFiles() {
+  const root = os.tmpdir();
+  if (!root.startsWith("/dev/shm/")) return;
+  const cutoff = Date.now() - 6 * 3600_000;
+  for (const name of fs.readdirSync(root)) {
+    const entry = path.join(root, name);
+    try {
+      if (fs.statSync(entry).mtimeMs < cutoff) fs.rmSync(entry, { recursive: true, force: true });
+    } catch {
+      // gone already, or another run's: not ours to insist on
+    }
+  }
 }

@@ -21,6 +21,7 @@ import { SecretWatch } from "./secret-watch.js";
 import { restClient, type ApiResponse, type CallOptions } from "./rest-client.js";
 import { applyConnectionTimeouts } from "../../src/lib/http-timeouts.js";
 import { newPostgresDatabase } from "./postgres-database.js";
+import { migratedDataDir } from "./server-process.js";
 
 export { newPostgresDatabase };
 
@@ -70,9 +71,11 @@ async function openTestDatabase(options: HarnessOptions = {}): Promise<{ opened:
     const opened = openPostgres((options.rewriteDatabaseUrl?.(dbUrl) ?? dbUrl).toString(), 5);
     return { opened, drop };
   }
-  const dump = fs.readFileSync(inject("pgliteDump"));
-  const opened = await openPGlite(undefined, new Blob([dump]));
-  return { opened, drop: async () => undefined };
+  // A copy of the migrated data directory (on tmpfs: vitest.config.ts), opened in place: 0.5 s
+  // of CPU where restoring a dump into memory took 1.9 s (measured on this 2-core machine).
+  const dir = migratedDataDir("fleet-db-");
+  const opened = await openPGlite(dir);
+  return { opened, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
 }
 
 export async function createHarness(env: Record<string, string> = {}, options: HarnessOptions = {}): Promise<Harness> {
