@@ -167,7 +167,7 @@ describe.skipIf(!available)("fleet-agent on Podman against the service", { timeo
     bystander.close();
   });
 
-  it("a service outage: the workloads keep running and the telemetry taken meanwhile arrives afterwards", async () => {
+  it("a service outage: the workloads keep running, and the telemetry and log lines taken meanwhile arrive afterwards", async () => {
     const outageStart = new Date();
     await lab.proxy.down();
     await eventually(async () => (lab.agentOutput.some((l) => l.includes("cannot be reached")) ? true : undefined), 30_000, "the agent noticing the outage");
@@ -182,6 +182,11 @@ describe.skipIf(!available)("fleet-agent on Podman against the service", { timeo
       return res.status === 200 && points.length >= 2 ? points : undefined;
     }, 60_000, "the snapshots of the outage at the service");
     await eventually(async () => (lab.agentOutput.some((l) => l.includes("answers again")) ? true : undefined), 30_000, "the agent noticing the service is back");
+    // and the log line the agent wrote while the service was away (its on-disk log outbox kept it)
+    await eventually(async () => {
+      const logs = await lab.api("GET", `/api/v1/devices/${lab.deviceId}/logs?limit=200`);
+      return logs.body?.items?.some((l: { message: string; source?: string }) => l.source === "fleet-agent" && l.message.startsWith("the service cannot be reached")) || undefined;
+    }, 60_000, "the log line written during the outage at the service");
   });
 
   it("version 2 replaces version 1 under the same project", async () => {
