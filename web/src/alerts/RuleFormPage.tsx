@@ -19,6 +19,7 @@ import { SelectorInput } from "../devices/SelectorInput";
 import { AlertsAreaNav } from "./AreaNav";
 import { EMPTY_RULE, formOfRule, ruleBody, ruleProblems, type RuleForm } from "./rule-form";
 import { CONDITION_LABEL, METRIC_LABEL, OPERATOR_LABEL, SEVERITY_ORDER, type ConditionType, type MetricName, type Operator, type Severity } from "./types";
+import { isManaged, ManagedEditState } from "../ui/ManagedMark";
 import "./alerts.css";
 import { plural } from "../../../src/lib/plural";
 
@@ -47,6 +48,7 @@ export function EditRulePage() {
   if (!canWrite) return <NotYours title="Edit alert rule" />;
   if (rule.isPending) return <Loading />;
   if (rule.isError) return <><PageHeader title="Edit alert rule" /><Card><ErrorState error={rule.error} what="the alert rule" retry={() => void rule.refetch()} /></Card></>;
+  if (isManaged(rule.data)) return <ManagedEditState title={`Edit ${rule.data.name}`} resource={rule.data} back={<Link to="/alerts/rules">Back to the alert rules</Link>} />;
   return <RuleFormView title={`Edit ${rule.data.name}`} initial={formOfRule(rule.data)} ruleId={rule.data.id} />;
 }
 

@@ -13,6 +13,7 @@ import type { Column } from "../ui/DataTable";
 import { ConfirmDialog } from "../ui/Dialog";
 import { QueryTable } from "../ui/QueryTable";
 import { Empty, Forbidden } from "../ui/states";
+import { isManaged, ManagedGate, ManagedMark } from "../ui/ManagedMark";
 import { RelativeTime } from "../ui/time";
 import { useAction } from "../ui/useAction";
 import { useLocalPage } from "../ui/useLocalPage";
@@ -63,7 +64,10 @@ function RuleList() {
       header: "Rule",
       cell: (r) => (
         <div className="alert-stacked">
-          {canWrite ? <Link to="/alerts/rules/$ruleId/edit" params={{ ruleId: r.id }}>{r.name}</Link> : <strong>{r.name}</strong>}
+          <span className="row row--nowrap">
+            {canWrite && !isManaged(r) ? <Link to="/alerts/rules/$ruleId/edit" params={{ ruleId: r.id }}>{r.name}</Link> : <strong>{r.name}</strong>}
+            <ManagedMark resource={r} />
+          </span>
           <span className="faint">{r.summary}</span>
         </div>
       ),
@@ -83,11 +87,13 @@ function RuleList() {
       id: "actions",
       header: "Actions",
       cell: (r: AlertRule) => (
-        <div className="alert-actions">
-          <Link to="/alerts/rules/$ruleId/edit" params={{ ruleId: r.id }} className="btn btn--small btn--icon" aria-label={`Edit ${r.name}`}><Pencil aria-hidden="true" /></Link>
-          <Button size="small" icon={r.enabled ? <PowerOff /> : <Power />} busy={toggle.pendingInput?.id === r.id} onClick={() => void toggle.run(r)} aria-label={`${r.enabled ? "Disable" : "Enable"} ${r.name}`} />
-          <Button size="small" variant="danger" icon={<Trash2 />} onClick={() => setDeleting(r)} aria-label={`Delete ${r.name}`} />
-        </div>
+        <ManagedGate resource={r}>
+          <div className="alert-actions">
+            <Link to="/alerts/rules/$ruleId/edit" params={{ ruleId: r.id }} className="btn btn--small btn--icon" aria-label={`Edit ${r.name}`}><Pencil aria-hidden="true" /></Link>
+            <Button size="small" icon={r.enabled ? <PowerOff /> : <Power />} busy={toggle.pendingInput?.id === r.id} onClick={() => void toggle.run(r)} aria-label={`${r.enabled ? "Disable" : "Enable"} ${r.name}`} />
+            <Button size="small" variant="danger" icon={<Trash2 />} onClick={() => setDeleting(r)} aria-label={`Delete ${r.name}`} />
+          </div>
+        </ManagedGate>
       ),
     }] : []),
   ];

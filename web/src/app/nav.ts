@@ -1,13 +1,13 @@
 // Every area of the service, in the order the sidebar shows them. `needs` is the
 // permission the area's main list requires, the same key the API checks: without it the
 // entry is not shown.
-import { ArrowLeftRight, Bell, Building, Building2, Cpu, Gauge, GitBranch, Key, KeyRound, Package, Rocket, ScrollText, ShieldCheck, Store, Tags, UserCog, Users, type LucideIcon } from "lucide-react";
+import { ArrowLeftRight, Bell, Building, Building2, Cpu, FileCode, Gauge, GitBranch, Key, KeyRound, Package, Rocket, ScrollText, ShieldCheck, Store, Tags, UserCog, Users, type LucideIcon } from "lucide-react";
 import type { Permission } from "./session";
 
 export interface NavArea {
   label: string;
   /** the console path */
-  to: "/" | "/devices" | "/groups" | "/enrollment-tokens" | "/applications" | "/registries" | "/marketplace" | "/deployments"
+  to: "/" | "/devices" | "/groups" | "/enrollment-tokens" | "/applications" | "/registries" | "/marketplace" | "/deployments" | "/config"
     | "/certificates" | "/alerts" | "/audit" | "/members" | "/api-keys"
     | "/organization" | "/platform/users" | "/platform/organizations" | "/platform/tenant-switches";
   needs?: Permission;
@@ -36,6 +36,7 @@ export const NAV: NavSection[] = [
       { label: "Deployments", to: "/deployments", needs: "deployments:read", icon: Rocket },
       { label: "Registries", to: "/registries", needs: "registries:read", icon: GitBranch },
       { label: "Marketplace", to: "/marketplace", needs: "registries:read", icon: Store },
+      { label: "Configuration", to: "/config", needs: "deployments:read", icon: FileCode },
     ],
   },
   {

@@ -171,6 +171,19 @@ const editDeploymentRoute = createRoute({
   component: lazyRouteComponent(() => import("../deployments/DeploymentFormPage"), "EditDeploymentPage"),
 });
 
+// Configuration (config/): fleet as code, the config sources, their plan, sync and history.
+const configRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/config",
+  component: lazyRouteComponent(() => import("../config/ConfigPage"), "ConfigPage"),
+});
+
+const configSourceRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/config/sources/$sourceId",
+  component: lazyRouteComponent(() => import("../config/SourcePage"), "SourcePage"),
+});
+
 const certificatesRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/certificates",
@@ -291,7 +304,7 @@ const routeTree = rootRoute.addChildren([
     overviewRoute, devicesRoute, deviceRoute, groupsRoute, enrollmentRoute,
     applicationsRoute, applicationRoute, registriesRoute, marketplaceRoute,
     deploymentsRoute, newDeploymentRoute, editDeploymentRoute, deploymentRoute, profileRoute,
-    certificatesRoute,
+    certificatesRoute, configRoute, configSourceRoute,
     alertsRoute, alertRulesRoute, newAlertRuleRoute, editAlertRuleRoute, notificationTargetsRoute,
     auditRoute, activityRoute,
     membersRoute, invitationsRoute, rolesRoute, apiKeysRoute,

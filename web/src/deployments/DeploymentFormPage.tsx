@@ -18,6 +18,7 @@ import { Empty, ErrorBox, ErrorState, Loading } from "../ui/states";
 import { FormFooter } from "../ui/FormFooter";
 import { statusLabel } from "../ui/StatusBadge";
 import { useAction } from "../ui/useAction";
+import { isManaged, ManagedEditState } from "../ui/ManagedMark";
 import { useDebounced } from "../ui/useDebounced";
 import { selectorProblem, SelectorInput } from "../devices/SelectorInput";
 import { DEVICE_STATUSES, STATUS_COLORS } from "../devices/types";
@@ -51,6 +52,7 @@ export function EditDeploymentPage() {
   if (deployment.isError) return <><PageHeader title="Edit deployment" /><Card><ErrorState error={deployment.error} what="the deployment" retry={() => void deployment.refetch()} /></Card></>;
   if (versions.isError) return <><PageHeader title="Edit deployment" /><Card><ErrorState error={versions.error} what="the application's versions" /></Card></>;
   const d = deployment.data;
+  if (isManaged(d)) return <ManagedEditState title={`Edit ${d.name}`} resource={d} back={<a className="btn" href={deploymentHref(d.id)}>Back to the deployment</a>} />;
   if (d.status !== "draft" && d.status !== "stopped") {
     return (
       <>

@@ -14,6 +14,7 @@ import { QueryTable } from "../ui/QueryTable";
 import { urlPage } from "../ui/urlPage";
 import { Empty, Forbidden } from "../ui/states";
 import { RelativeTime } from "../ui/time";
+import { ManagedMark } from "../ui/ManagedMark";
 import { DeploymentLink } from "./DeploymentLink";
 import { progressSegments } from "./progress";
 import { DEPLOYMENT_STATUSES, type DeploymentListSearch } from "./search";
@@ -88,7 +89,7 @@ function DeploymentList() {
       header: "Deployment",
       cell: (d) => (
         <div className="deployment-name">
-          <DeploymentLink id={d.id}>{d.name}</DeploymentLink>
+          <span className="row row--nowrap"><DeploymentLink id={d.id}>{d.name}</DeploymentLink><ManagedMark resource={d} /></span>
           {d.description && <span className="faint">{d.description}</span>}
         </div>
       ),

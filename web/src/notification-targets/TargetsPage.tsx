@@ -17,6 +17,7 @@ import { ConfirmDialog, Dialog } from "../ui/Dialog";
 import { FormFooter } from "../ui/FormFooter";
 import { QueryTable } from "../ui/QueryTable";
 import { Empty, Forbidden } from "../ui/states";
+import { ManagedGate, ManagedMark } from "../ui/ManagedMark";
 import { formatDateTime, RelativeTime } from "../ui/time";
 import { useAction, type Action } from "../ui/useAction";
 import { useFormFields } from "../ui/useFormFields";
@@ -76,7 +77,7 @@ function TargetList() {
   });
 
   const columns: Column<Target>[] = [
-    { id: "name", header: "Name", cell: (t) => <strong>{t.name}</strong> },
+    { id: "name", header: "Name", cell: (t) => <span className="row row--nowrap"><strong>{t.name}</strong><ManagedMark resource={t} /></span> },
     { id: "type", header: "Type", cell: (t) => TYPE_LABEL[t.type] },
     {
       id: "where",
@@ -108,15 +109,17 @@ function TargetList() {
               >
                 Send test<span className="visually-hidden"> to {t.name}</span>
               </Button>
-              <Button size="small" icon={<Pencil />} onClick={() => setEditing(t)} aria-label={`Edit ${t.name}`} />
-              <Button
-                size="small"
-                icon={t.enabled ? <PowerOff /> : <Power />}
-                busy={toggle.pendingInput?.id === t.id}
-                aria-label={`${t.enabled ? "Disable" : "Enable"} ${t.name}`}
-                onClick={() => void toggle.run(t)}
-              />
-              <Button size="small" variant="danger" icon={<Trash2 />} onClick={() => setDeleting(t)} aria-label={`Delete ${t.name}`} />
+              <ManagedGate resource={t}>
+                <Button size="small" icon={<Pencil />} onClick={() => setEditing(t)} aria-label={`Edit ${t.name}`} />
+                <Button
+                  size="small"
+                  icon={t.enabled ? <PowerOff /> : <Power />}
+                  busy={toggle.pendingInput?.id === t.id}
+                  aria-label={`${t.enabled ? "Disable" : "Enable"} ${t.name}`}
+                  onClick={() => void toggle.run(t)}
+                />
+                <Button size="small" variant="danger" icon={<Trash2 />} onClick={() => setDeleting(t)} aria-label={`Delete ${t.name}`} />
+              </ManagedGate>
             </>
           )}
         </div>

@@ -7,6 +7,7 @@ import { FormFooter } from "../ui/FormFooter";
 import type { Action } from "../ui/useAction";
 import { EMPTY_FORM, formProblems, type RegistryForm, type RegistryKind } from "./forms";
 import { useFormFields } from "../ui/useFormFields";
+import { AuthTypeField, BranchPathFields, CredentialField } from "./GitConnectionFields";
 
 const KIND_NAME: Record<RegistryKind, string> = { git: "Git registry", oci: "OCI registry", global: "global OCI registry" };
 /** "a Git registry", "an OCI registry": the article follows the sound. */
@@ -45,18 +46,10 @@ export function RegistryDialog({ kind, open, initial, hasCredentials, onClose, a
           {problem("url")}
         </div>
         {kind === "git" ? (
-          <div className="grid grid--2">
-            <div className="field">
-              <label htmlFor={id("branch")}>Branch</label>
-              <input id={id("branch")} className="input mono" value={form.branch} onChange={(e) => set("branch", e.target.value)} {...described("branch")} />
-              {problem("branch")}
-            </div>
-            <div className="field">
-              <label htmlFor={id("path")}>Path</label>
-              <input id={id("path")} className="input mono" value={form.path} onChange={(e) => set("path", e.target.value)} />
-              <span className="field__hint">The folder holding the manifests.</span>
-            </div>
-          </div>
+          <BranchPathFields
+            id={id} branch={form.branch} path={form.path} onBranch={(v) => set("branch", v)} onPath={(v) => set("path", v)}
+            described={described("branch")} problem={problem("branch")} pathLabel="Path" pathHint="The folder holding the manifests."
+          />
         ) : (
           <>
             <div className="field">
@@ -83,14 +76,7 @@ export function RegistryDialog({ kind, open, initial, hasCredentials, onClose, a
           </div>
         )}
         <div className="grid grid--2">
-          <div className="field">
-            <label htmlFor={id("auth")}>Authentication</label>
-            <select id={id("auth")} className="select" value={form.authType} onChange={(e) => set("authType", e.target.value as RegistryForm["authType"])}>
-              <option value="NONE">None</option>
-              <option value="BASIC">Username and password</option>
-              <option value="TOKEN">Token</option>
-            </select>
-          </div>
+          <AuthTypeField id={id("auth")} value={form.authType} onChange={(v) => set("authType", v)} />
           <div className="field">
             <label htmlFor={id("interval")}>Sync interval (minutes)</label>
             <input id={id("interval")} className="input" type="number" min={0} max={10_080} value={form.syncIntervalMinutes} onChange={(e) => set("syncIntervalMinutes", e.target.value)} {...described("syncIntervalMinutes")} />
@@ -98,16 +84,10 @@ export function RegistryDialog({ kind, open, initial, hasCredentials, onClose, a
             {problem("syncIntervalMinutes")}
           </div>
         </div>
-        {form.authType !== "NONE" && (
-          <div className="field">
-            <label htmlFor={id("credential")}>{form.authType === "BASIC" ? "Credential (username:password)" : "Token"}</label>
-            <input id={id("credential")} className="input" type="password" autoComplete="new-password" value={form.credential} onChange={(e) => set("credential", e.target.value)} {...described("credential")} />
-            <span className="field__hint">
-              Stored encrypted and never shown again.{editing && hasCredentials ? " Leave empty to keep the stored one." : ""}
-            </span>
-            {problem("credential")}
-          </div>
-        )}
+        <CredentialField
+          id={id("credential")} authType={form.authType} value={form.credential} onChange={(v) => set("credential", v)}
+          described={described("credential")} problem={problem("credential")} keepHint={editing && hasCredentials}
+        />
         <FormFooter action={action} onCancel={onClose} disabled={!valid} submitLabel={editing ? "Save" : `Add ${KIND_NAME[kind]}`} />
       </form>
     </Dialog>

@@ -12,6 +12,7 @@ import { ConfirmDialog, Dialog } from "../ui/Dialog";
 import { QueryTable } from "../ui/QueryTable";
 import { useAction } from "../ui/useAction";
 import { useLocalPage } from "../ui/useLocalPage";
+import { ManagedGate } from "../ui/ManagedMark";
 import { formOf, type RegistryForm } from "./forms";
 import { RegistryDialog } from "./RegistryDialog";
 import type { RegistryKindSpec, RegistryRow } from "./kinds";
@@ -57,9 +58,11 @@ export function RegistrySection<R extends RegistryRow>({ spec, canWrite }: { spe
         {spec.sync && <Button size="small" icon={<RefreshCw />} busy={sync.pendingInput?.id === r.id} disabled={!r.enabled} onClick={() => void sync.run(r)}>Sync now<span className="visually-hidden">{r.name}</span></Button>}
         {spec.extraActions?.(r)}
         {spec.detail && <Button size="small" icon={spec.detail.icon} onClick={() => setDetail(r)} aria-label={spec.detail.label(r.name)} />}
-        <Button size="small" icon={<Pencil />} onClick={() => setEditing(r)} aria-label={`Edit ${r.name}`} />
-        <Button size="small" icon={r.enabled ? <PowerOff /> : <Power />} busy={toggle.pendingInput?.id === r.id} onClick={() => void toggle.run(r)} aria-label={`${r.enabled ? "Disable" : "Enable"} ${r.name}`} />
-        <Button size="small" variant="danger" icon={<Trash2 />} onClick={() => setDeleting(r)} aria-label={`Delete ${r.name}`} />
+        <ManagedGate resource={r}>
+          <Button size="small" icon={<Pencil />} onClick={() => setEditing(r)} aria-label={`Edit ${r.name}`} />
+          <Button size="small" icon={r.enabled ? <PowerOff /> : <Power />} busy={toggle.pendingInput?.id === r.id} onClick={() => void toggle.run(r)} aria-label={`${r.enabled ? "Disable" : "Enable"} ${r.name}`} />
+          <Button size="small" variant="danger" icon={<Trash2 />} onClick={() => setDeleting(r)} aria-label={`Delete ${r.name}`} />
+        </ManagedGate>
       </div>
     ),
   };

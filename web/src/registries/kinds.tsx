@@ -11,6 +11,7 @@ import type { Column } from "../ui/DataTable";
 import { Pagination } from "../ui/Pagination";
 import { Empty, ErrorState, Loading } from "../ui/states";
 import { RelativeTime } from "../ui/time";
+import { ManagedMark } from "../ui/ManagedMark";
 import { useToast } from "../ui/toast";
 import { useAction } from "../ui/useAction";
 import { useLocalPage } from "../ui/useLocalPage";
@@ -54,7 +55,10 @@ function EnabledBadge({ enabled }: { enabled: boolean }) {
 }
 
 const nameColumn = <R extends RegistryRow>(): Column<R> => ({
-  id: "name", header: "Name", cell: (r) => "description" in r ? <div className="device-name"><strong>{r.name}</strong>{r.description && <span className="faint">{r.description}</span>}</div> : <strong>{r.name}</strong>,
+  id: "name", header: "Name", cell: (r) => {
+    const name = "managedBy" in r ? <span className="row row--nowrap"><strong>{r.name}</strong><ManagedMark resource={r} /></span> : <strong>{r.name}</strong>;
+    return "description" in r ? <div className="device-name">{name}{r.description && <span className="faint">{r.description}</span>}</div> : name;
+  },
 });
 const urlColumn = <R extends OciRegistry | GlobalRegistry>(none: string): Column<R> => ({
   id: "url", header: "Registry", cell: (r) => <div className="device-name"><span className="mono">{r.url}</span><span className="faint mono">{r.repositories.join(", ") || none}</span></div>,

@@ -15,6 +15,7 @@ import { ConfirmDialog, Dialog } from "../ui/Dialog";
 import { FormFooter } from "../ui/FormFooter";
 import { QueryTable } from "../ui/QueryTable";
 import { Empty, Forbidden } from "../ui/states";
+import { ManagedGate, ManagedMark } from "../ui/ManagedMark";
 import { useAction } from "../ui/useAction";
 import { MembersArea } from "../members/MembersTabs";
 import { PermissionChips } from "./PermissionChips";
@@ -44,7 +45,7 @@ export function RolesPage() {
       header: "Role",
       cell: (r) => (
         <div className="stacked-cell">
-          <strong>{r.name} {r.system ? <span className="badge">built-in</span> : <span className="badge badge--accent">custom</span>}</strong>
+          <strong>{r.name} {r.system ? <span className="badge">built-in</span> : <span className="badge badge--accent">custom</span>} <ManagedMark resource={r} /></strong>
           {r.description && <span className="faint">{r.description}</span>}
         </div>
       ),
@@ -55,10 +56,12 @@ export function RolesPage() {
       id: "actions",
       header: "Actions",
       cell: (r: Role) => !r.system && (
-        <div className="row row--nowrap">
-          <Button size="small" icon={<Pencil />} onClick={() => setEditing(r)} aria-label={`Edit role ${r.name}`}>Edit</Button>
-          <Button size="small" icon={<Trash2 />} onClick={() => setDeleting(r)} aria-label={`Delete role ${r.name}`}>Delete</Button>
-        </div>
+        <ManagedGate resource={r}>
+          <div className="row row--nowrap">
+            <Button size="small" icon={<Pencil />} onClick={() => setEditing(r)} aria-label={`Edit role ${r.name}`}>Edit</Button>
+            <Button size="small" icon={<Trash2 />} onClick={() => setDeleting(r)} aria-label={`Delete role ${r.name}`}>Delete</Button>
+          </div>
+        </ManagedGate>
       ),
     }] : []),
   ];

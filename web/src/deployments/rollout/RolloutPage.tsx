@@ -19,6 +19,7 @@ import { QueryTable } from "../../ui/QueryTable";
 import { Empty, ErrorBox, ErrorState, Forbidden, Loading } from "../../ui/states";
 import { RelativeTime } from "../../ui/time";
 import { useToast } from "../../ui/toast";
+import { ManagedGate, ManagedMark } from "../../ui/ManagedMark";
 import { GroupRollbackDialog } from "../../rollback/GroupRollbackDialog";
 import { controlConsequence, controlStates, type Control } from "./controls";
 import { RemovalCard } from "./RemovalCard";
@@ -109,7 +110,7 @@ function DeploymentView() {
     <>
       <PageHeader
         breadcrumb={<DeploymentsLink />}
-        title={<span className="row">{d.name} <span className={`badge ${STATUS_TONE[d.status]}`} data-testid="deployment-status">{deploymentStatusText(d.status)}</span></span>}
+        title={<span className="row">{d.name} <span className={`badge ${STATUS_TONE[d.status]}`} data-testid="deployment-status">{deploymentStatusText(d.status)}</span> <ManagedMark resource={d} /></span>}
         description={
           <>
             {d.applicationName} <code>{d.version}</code> · profile <code>{d.profileId}</code> · {targetText(d)} ·{" "}
@@ -371,9 +372,11 @@ function DeploymentActions({ deployment, onDeleted }: { deployment: Deployment; 
     <>
       <Button icon={<Undo2 />} onClick={() => setRollback(true)}>Roll back devices</Button>
       <ControlButton control="stop" use={control} variant="danger" />
-      <Button variant="danger" icon={<Trash2 />} disabled={control.states.delete !== null} title={control.states.delete ?? undefined} onClick={() => setConfirmDelete(true)}>
-        Delete
-      </Button>
+      <ManagedGate resource={deployment}>
+        <Button variant="danger" icon={<Trash2 />} disabled={control.states.delete !== null} title={control.states.delete ?? undefined} onClick={() => setConfirmDelete(true)}>
+          Delete
+        </Button>
+      </ManagedGate>
       {control.dialog}
       {control.conflict != null && <span className="visually-hidden" role="alert">The deployment moved meanwhile; the page was refreshed.</span>}
       <ConfirmDialog open={confirmDelete} onClose={() => setConfirmDelete(false)} title={`Delete ${deployment.name}?`} confirmLabel="Delete deployment" onConfirm={remove}>
