@@ -1,9 +1,9 @@
 // kill -9 of a real server process (the service's build, PGlite on disk) while it applies a
 // large set of documents (docs/config-as-code.md, Apply): the apply is one transaction, so
 // after crash recovery the restarted process holds all of the documents' resources or none,
-// and the apply that was cut off can be sent again. The kill lands halfway through the time a
-// same-sized apply took on the same process just before (measured, not guessed), and the
-// killed request never got its answer.
+// and the apply that was cut off can be sent again. The kill lands while the apply's
+// transaction is open (the embedded database answers nothing else meanwhile: a readiness
+// check waits), and the killed request never got its answer.
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ADMIN_KEY } from "../../support/harness.js";
@@ -11,7 +11,7 @@ import { migratedDataDir } from "../../support/server-process.js";
 import { startServerProcess, type ServerProcess } from "../scale-out/processes.js";
 
 const ON_POSTGRES = Boolean(process.env.DATABASE_URL);
-const COUNT = 250;
+const COUNT = 100;
 
 const roles = (prefix: string) => [{
   path: `${prefix}.yaml`,
@@ -46,7 +46,17 @@ describe.skipIf(ON_POSTGRES)("kill -9 during an apply (PGlite on disk; the run w
       let answered = false;
       const cut = first.api("POST", `/api/v1/organizations/${orgId}/config/apply`, { body: { files: roles("cut") } })
         .then(() => (answered = true), () => undefined);
-      await new Promise((r) => setTimeout(r, Math.max(50, took / 2)));
+      // The apply's transaction holds the embedded database: /readyz (SELECT 1) waits for it. A
+      // readiness check left unanswered for 500 ms while the apply is unanswered is the sign
+      // that the transaction is open; then kill -9.
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        expect(answered, "the apply finished before a transaction was seen").toBe(false);
+        if (Date.now() > deadline) throw new Error("no open transaction seen");
+        const probe = await fetch(`${first.url}/readyz`, { signal: AbortSignal.timeout(500) }).then(() => "answered", () => "waiting");
+        if (probe === "waiting" && !answered) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
       await first.kill();
       await cut;
       expect(answered).toBe(false);
