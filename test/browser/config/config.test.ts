@@ -3,7 +3,7 @@
 // plan's diff first (create, then after a push an update with the changed field old → new) and
 // applies only when confirmed; the resources appear in their own lists with the owner mark
 // (source and short commit) and without edit or delete controls, while a resource made by hand
-// keeps them; the source's page shows its resources and its sync history; allow prune once;
+// keeps them; a managed webhook's URL (never in Git) is set from its list; the source's page shows its resources and its sync history; allow prune once;
 // deleting the source (confirmed) releases its resources, which can be edited again.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { peerAvailable } from "../../support/peers.js";
@@ -15,6 +15,11 @@ const alerting = (durationSeconds: number) => `apiVersion: fleet.app/v1
 kind: NotificationTarget
 metadata: { name: ops-mail }
 spec: { type: email, recipients: [ops@example.test] }
+---
+apiVersion: fleet.app/v1
+kind: NotificationTarget
+metadata: { name: ops-hook }
+spec: { type: webhook }
 ---
 apiVersion: fleet.app/v1
 kind: AlertRule
@@ -83,9 +88,9 @@ describe.skipIf(!peerAvailable("chromium"))("console Configuration", () => {
     // Sync now: the plan first, nothing written until the person confirms.
     await row.getByRole("button", { name: "Sync now main" }).click();
     let dialog = ui.page.getByRole("dialog", { name: "Sync “main”" });
-    await waitForText(dialog.getByTestId("plan-summary"), (t) => t.includes("4 create"));
+    await waitForText(dialog.getByTestId("plan-summary"), (t) => t.includes("5 create"));
     const planned = dialog.getByRole("table", { name: "Planned changes" });
-    for (const name of ["ops-mail", "offline-berlin", "deployers", "app-repo"]) await planned.getByRole("row").filter({ hasText: name }).filter({ hasText: "create" }).waitFor();
+    for (const name of ["ops-mail", "ops-hook", "offline-berlin", "deployers", "app-repo"]) await planned.getByRole("row").filter({ hasText: name }).filter({ hasText: "create" }).waitFor();
     expect(await service.call("GET", "/api/v1/roles?limit=200").then((r) => r.items.some((x: { name: string }) => x.name === "deployers"))).toBe(false);
     await ui.audit();
     await ui.screenshot("config-plan-create");
@@ -98,7 +103,7 @@ describe.skipIf(!peerAvailable("chromium"))("console Configuration", () => {
     const { commit: second } = await git.commit("fleet-config", { "fleet/alerting.yaml": alerting(900) });
     await row.getByRole("button", { name: "Sync now main" }).click();
     dialog = ui.page.getByRole("dialog", { name: "Sync “main”" });
-    await waitForText(dialog.getByTestId("plan-summary"), (t) => t.includes("1 update") && t.includes("3 unchanged"));
+    await waitForText(dialog.getByTestId("plan-summary"), (t) => t.includes("1 update") && t.includes("4 unchanged"));
     const update = dialog.getByRole("table", { name: "Planned changes" }).getByRole("row").filter({ hasText: "offline-berlin" });
     await waitForText(update.getByRole("cell").nth(2), (t) => t.includes("condition") && t.includes("600") && t.includes("900"));
     await ui.screenshot("config-plan-update");
@@ -129,6 +134,20 @@ describe.skipIf(!peerAvailable("chromium"))("console Configuration", () => {
     await waitForText(target.getByTestId("managed-mark"), (t) => t.includes(mark));
     expect(await target.getByRole("button", { name: "Edit ops-mail" }).count()).toBe(0);
     expect(await target.getByRole("button", { name: "Delete ops-mail" }).count()).toBe(0);
+    // A webhook's URL is never in Git: the target waits for it, and setting only it stays open.
+    const hook = ui.page.getByRole("row").filter({ hasText: "ops-hook" });
+    expect(await hook.getByRole("button", { name: "Edit ops-hook" }).count()).toBe(0);
+    const waiting = (await service.call("GET", `/api/v1/organizations/${service.defaultOrg.id}/config/sources/${source.id}/resources`)).items.find((r: { name: string }) => r.name === "ops-hook");
+    expect(waiting).toMatchObject({ status: "pending secret", pendingSecrets: ["url"] });
+    await ui.screenshot("config-targets-marked");
+    await hook.getByRole("button", { name: "Set URL of ops-hook" }).click();
+    const secrets = ui.page.getByRole("dialog", { name: "URL and secret of “ops-hook”" });
+    await secrets.getByLabel("URL").fill("https://hooks.example.test/ops");
+    await ui.audit();
+    await secrets.getByRole("button", { name: "Save" }).click();
+    await ui.page.getByText("Notification target “ops-hook” saved").waitFor();
+    const stored = (await service.call("GET", "/api/v1/notification-targets?limit=200")).items.find((t: { name: string }) => t.name === "ops-hook");
+    expect(stored).toMatchObject({ url: "https://hooks.example.test/ops", managedBy: "source:main" });
 
     await ui.goto("/members/roles");
     const role = ui.page.getByRole("row").filter({ hasText: "deployers" });
@@ -150,9 +169,10 @@ describe.skipIf(!peerAvailable("chromium"))("console Configuration", () => {
     await ui.settled();
     const history = ui.page.getByRole("table", { name: "Sync history" }).getByRole("row");
     await waitForText(history.nth(1), (t) => t.includes("applied") && t.includes(second.slice(0, 7)) && t.includes("1 updated") && t.includes(ADMIN.email));
-    await waitForText(history.nth(2), (t) => t.includes("applied") && t.includes(first.slice(0, 7)) && t.includes("4 created"));
+    await waitForText(history.nth(2), (t) => t.includes("applied") && t.includes(first.slice(0, 7)) && t.includes("5 created"));
     const resources = ui.page.getByRole("table", { name: "Resources of the source" });
     await waitForText(resources.getByRole("row").filter({ hasText: "offline-berlin" }), (t) => t.includes("in sync"));
+    await waitForText(resources.getByRole("row").filter({ hasText: "ops-hook" }), (t) => t.includes("in sync")); // its URL is set
     await ui.audit();
     await ui.screenshot("config-source-page");
 
@@ -160,7 +180,7 @@ describe.skipIf(!peerAvailable("chromium"))("console Configuration", () => {
     await ui.page.getByRole("button", { name: "Delete main" }).click();
     const confirm = ui.page.getByRole("dialog", { name: "Delete the config source “main”?" });
     await confirm.getByRole("button", { name: "Delete source" }).click();
-    await ui.page.getByText("Config source “main” deleted; 4 resources released").waitFor();
+    await ui.page.getByText("Config source “main” deleted; 5 resources released").waitFor();
     await waitForPath(ui.page, (u) => u.pathname === "/config", "the Configuration page");
     await ui.goto("/alerts/rules");
     await ui.page.getByRole("row").filter({ hasText: "offline-berlin" }).getByRole("link", { name: "Edit offline-berlin" }).waitFor();

@@ -4,7 +4,7 @@
 // history with every attempt, enable/disable and delete, for someone with alerts:write.
 import { useEffect, useState } from "react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { AlertTriangle, History, Pencil, Plus, Power, PowerOff, Send, Trash2 } from "lucide-react";
+import { AlertTriangle, History, KeyRound, Pencil, Plus, Power, PowerOff, Send, Trash2 } from "lucide-react";
 import { q } from "../api/query";
 import { useCan } from "../app/session";
 import { AlertsAreaNav } from "../alerts/AreaNav";
@@ -18,6 +18,7 @@ import { FormFooter } from "../ui/FormFooter";
 import { QueryTable } from "../ui/QueryTable";
 import { Empty, Forbidden } from "../ui/states";
 import { ManagedGate, ManagedMark } from "../ui/ManagedMark";
+import { SecretsDialog } from "../ui/SecretsDialog";
 import { formatDateTime, RelativeTime } from "../ui/time";
 import { useAction, type Action } from "../ui/useAction";
 import { useFormFields } from "../ui/useFormFields";
@@ -44,6 +45,7 @@ function TargetList() {
   const [editing, setEditing] = useState<Target | "new" | null>(null);
   const [deleting, setDeleting] = useState<Target | null>(null);
   const [history, setHistory] = useState<Target | null>(null);
+  const [settingSecrets, setSettingSecrets] = useState<Target | null>(null);
   const [created, setCreated] = useState<{ name: string; secret: string } | null>(null);
   const list = useQuery({ ...q.notificationTargets.list.options(page.input), placeholderData: keepPreviousData });
   const invalidates = [q.notificationTargets.key()];
@@ -109,7 +111,9 @@ function TargetList() {
               >
                 Send test<span className="visually-hidden"> to {t.name}</span>
               </Button>
-              <ManagedGate resource={t}>
+              <ManagedGate resource={t} open={t.type !== "email" && (
+                <Button size="small" icon={<KeyRound />} onClick={() => setSettingSecrets(t)}>Set URL<span className="visually-hidden"> of {t.name}</span></Button>
+              )}>
                 <Button size="small" icon={<Pencil />} onClick={() => setEditing(t)} aria-label={`Edit ${t.name}`} />
                 <Button
                   size="small"
@@ -174,6 +178,19 @@ function TargetList() {
       >
         <p>Rules stop notifying it; its past deliveries stay in the rules' history under its name.</p>
       </ConfirmDialog>
+      {settingSecrets && (
+        <SecretsDialog
+          title={`URL${settingSecrets.type === "webhook" ? " and secret" : ""} of “${settingSecrets.name}”`}
+          fields={[
+            { key: "url", label: "URL", hint: settingSecrets.url ? `Stored: ${settingSecrets.url}` : "None stored yet: the target waits for it." },
+            ...(settingSecrets.type === "webhook" ? [{ key: "secret", label: "Signing secret", password: true, hint: "At least 16 characters; the receiver checks X-Signature with it." }] : []),
+          ]}
+          save={(values) => q.notificationTargets.update.call({ id: settingSecrets.id, ...values })}
+          invalidates={invalidates}
+          success={`Notification target “${settingSecrets.name}” saved`}
+          onClose={() => setSettingSecrets(null)}
+        />
+      )}
       <Dialog open={history !== null} onClose={() => setHistory(null)} title={`Deliveries of “${history?.name ?? ""}”`} footer={<Button onClick={() => setHistory(null)}>Close</Button>}>
         {history && <DeliveryHistory targetId={history.id} />}
       </Dialog>

@@ -3,7 +3,7 @@
 // and detail dialog (OCI: health check, sync history). The kinds differ only in their spec.
 import { useState, type ReactNode } from "react";
 import { useQuery, keepPreviousData } from "@tanstack/react-query";
-import { Pencil, Plus, Power, PowerOff, RefreshCw, Trash2 } from "lucide-react";
+import { KeyRound, Pencil, Plus, Power, PowerOff, RefreshCw, Trash2 } from "lucide-react";
 import { q } from "../api/query";
 import { Button } from "../ui/Button";
 import { Card } from "../ui/Card";
@@ -13,6 +13,7 @@ import { QueryTable } from "../ui/QueryTable";
 import { useAction } from "../ui/useAction";
 import { useLocalPage } from "../ui/useLocalPage";
 import { ManagedGate } from "../ui/ManagedMark";
+import { SecretsDialog } from "../ui/SecretsDialog";
 import { formOf, type RegistryForm } from "./forms";
 import { RegistryDialog } from "./RegistryDialog";
 import type { RegistryKindSpec, RegistryRow } from "./kinds";
@@ -25,6 +26,7 @@ export function RegistrySection<R extends RegistryRow>({ spec, canWrite }: { spe
   const [deleting, setDeleting] = useState<R | null>(null);
   const [synced, setSynced] = useState<{ name: string; report: ReactNode } | null>(null);
   const [detail, setDetail] = useState<R | null>(null);
+  const [crediting, setCrediting] = useState<R | null>(null);
   const list = useQuery({ ...spec.list(page.input), placeholderData: keepPreviousData });
   const invalidates = [spec.key];
 
@@ -58,7 +60,9 @@ export function RegistrySection<R extends RegistryRow>({ spec, canWrite }: { spe
         {spec.sync && <Button size="small" icon={<RefreshCw />} busy={sync.pendingInput?.id === r.id} disabled={!r.enabled} onClick={() => void sync.run(r)}>Sync now<span className="visually-hidden">{r.name}</span></Button>}
         {spec.extraActions?.(r)}
         {spec.detail && <Button size="small" icon={spec.detail.icon} onClick={() => setDetail(r)} aria-label={spec.detail.label(r.name)} />}
-        <ManagedGate resource={r}>
+        <ManagedGate resource={r} open={spec.setCredential && r.authType !== "NONE" && (
+          <Button size="small" icon={<KeyRound />} onClick={() => setCrediting(r)}>Set credential<span className="visually-hidden"> of {r.name}</span></Button>
+        )}>
           <Button size="small" icon={<Pencil />} onClick={() => setEditing(r)} aria-label={`Edit ${r.name}`} />
           <Button size="small" icon={r.enabled ? <PowerOff /> : <Power />} busy={toggle.pendingInput?.id === r.id} onClick={() => void toggle.run(r)} aria-label={`${r.enabled ? "Disable" : "Enable"} ${r.name}`} />
           <Button size="small" variant="danger" icon={<Trash2 />} onClick={() => setDeleting(r)} aria-label={`Delete ${r.name}`} />
@@ -95,6 +99,16 @@ export function RegistrySection<R extends RegistryRow>({ spec, canWrite }: { spe
       <Dialog open={synced !== null} onClose={() => setSynced(null)} title={`Sync of “${synced?.name ?? ""}”`} footer={<Button onClick={() => setSynced(null)}>Close</Button>}>
         {synced?.report}
       </Dialog>
+      {crediting && spec.setCredential && (
+        <SecretsDialog
+          title={`Credential of “${crediting.name}”`}
+          fields={[{ key: "credential", label: crediting.authType === "BASIC" ? "Credential (username:password)" : "Token", password: true, hint: "Stored encrypted and never shown again." }]}
+          save={(values) => spec.setCredential!(crediting, values.credential!)}
+          invalidates={invalidates}
+          success={`${spec.noun} “${crediting.name}” saved`}
+          onClose={() => setCrediting(null)}
+        />
+      )}
       {spec.detail && (
         <Dialog open={detail !== null} onClose={() => setDetail(null)} title={spec.detail.title(detail?.name ?? "")} footer={<Button onClick={() => setDetail(null)}>Close</Button>}>
           {detail && spec.detail.body(detail)}

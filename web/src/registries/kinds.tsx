@@ -43,6 +43,8 @@ export interface RegistryKindSpec<R extends RegistryRow> {
   update: (registry: R, form: RegistryForm) => Promise<unknown>;
   setEnabled: (registry: R, enabled: boolean) => Promise<unknown>;
   remove: (registry: R) => Promise<unknown>;
+  /** only the credential (what the ownership guard lets through for a registry managed as code) */
+  setCredential?: (registry: R, credential: string) => Promise<unknown>;
   /** sync now; resolves to the sync's report */
   sync?: (registry: R) => Promise<ReactNode>;
   extraActions?: (registry: R) => ReactNode;
@@ -98,6 +100,7 @@ export const GIT: RegistryKindSpec<GitRegistry> = {
   update: (r, form) => q.registries.git.update.call({ id: r.id, ...gitBody(form) }),
   setEnabled: (r, enabled) => (enabled ? q.registries.git.enable : q.registries.git.disable).call({ id: r.id }),
   remove: (r) => q.registries.git.delete.call({ id: r.id }),
+  setCredential: (r, credential) => q.registries.git.update.call({ id: r.id, credential }),
   sync: async (r) => <GitSyncReport result={await q.registries.git.sync.call({ id: r.id })} />,
 };
 
@@ -152,6 +155,7 @@ export const OCI: RegistryKindSpec<OciRegistry> = {
   update: (r, form) => q.registries.oci.update.call({ id: r.id, ...ociBody(form), description: form.description.trim() || null }),
   setEnabled: (r, enabled) => (enabled ? q.registries.oci.enable : q.registries.oci.disable).call({ id: r.id }),
   remove: (r) => q.registries.oci.delete.call({ id: r.id }),
+  setCredential: (r, credential) => q.registries.oci.update.call({ id: r.id, credential }),
   sync: async (r) => <OciSyncReport record={await q.registries.oci.sync.call({ id: r.id })} />,
   extraActions: (r) => <HealthCheck registry={r} />,
   detail: {

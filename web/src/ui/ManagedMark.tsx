@@ -56,15 +56,19 @@ export function ManagedMark({ resource: row }: { resource: Resource }) {
 
 /**
  * A row's or page's write controls, unless the resource is managed as code: then a short
- * note instead (the Configuration page, for a config source's resources), never the controls.
+ * note instead (the Configuration page, for a config source's resources), never the controls;
+ * `open` are those the ownership guard lets through for it (setting a secret).
  */
-export function ManagedGate({ resource: row, children }: { resource: Resource; children: ReactNode }) {
+export function ManagedGate({ resource: row, children, open }: { resource: Resource; children: ReactNode; open?: ReactNode }) {
   const resource = markOf(row);
   if (!resource.managedBy) return <>{children}</>;
   return (
-    <span className="faint managed-note">
-      {sourceOf(resource.managedBy) !== null ? <>Change it in Git (<Link to="/config">Configuration</Link>)</> : "Change it in its documents"}
-    </span>
+    <>
+      {open}
+      <span className="faint managed-note">
+        {sourceOf(resource.managedBy) !== null ? <>Change it in Git (<Link to="/config">Configuration</Link>)</> : "Change it in its documents"}
+      </span>
+    </>
   );
 }
 
