@@ -91,6 +91,13 @@ describe("the webhook", () => {
       expect(other.body.message).toContain("refs/heads/feature");
       expect(await syncJobs(source.id)).toBe(0);
 
+      if (style === "github") { // the ping GitHub sends when the hook is added: verified, nothing to sync
+        const ping = JSON.stringify({ zen: "Keep it logically awesome.", hook_id: 1 });
+        const res = await deliver(source, { ...signed(style, source.webhookSecret, ping), "X-GitHub-Event": "ping" }, ping);
+        expect(res.status, res.text).toBe(202);
+        expect(res.body).toMatchObject({ status: "ignored", message: "not a push event: nothing to sync" });
+        expect(await syncJobs(source.id)).toBe(0);
+      }
       const good = await deliver(source, signed(style, source.webhookSecret, body), body);
       expect(good.status, good.text).toBe(202);
       expect(good.body).toMatchObject({ status: "queued", style });
