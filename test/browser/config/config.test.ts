@@ -3,7 +3,7 @@
 // plan's diff first (create, then after a push an update with the changed field old → new) and
 // applies only when confirmed; the resources appear in their own lists with the owner mark
 // (source and short commit) and without edit or delete controls, while a resource made by hand
-// keeps them; a managed webhook's URL (never in Git) is set from its list; the source's page shows its resources and its sync history; allow prune once;
+// keeps them; a managed webhook's URL (never in Git) is set from its list; a viewer reads, no controls; the source's page shows its resources and its sync history; allow prune once;
 // deleting the source (confirmed) releases its resources, which can be edited again.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { peerAvailable } from "../../support/peers.js";
@@ -175,6 +175,14 @@ describe.skipIf(!peerAvailable("chromium"))("console Configuration", () => {
     await waitForText(resources.getByRole("row").filter({ hasText: "ops-hook" }), (t) => t.includes("in sync")); // its URL is set
     await ui.audit();
     await ui.screenshot("config-source-page");
+
+    // A viewer reads the sources and the marks, and is offered nothing that changes them.
+    const viewer = await suite.open({ user: await service.createUser("viewer", { name: "Vera Viewer" }) });
+    await viewer.goto("/config");
+    const seen = viewer.page.getByRole("row").filter({ hasText: "source:main" });
+    await waitForText(seen.getByRole("cell").nth(2), (t) => t.startsWith(second.slice(0, 7)));
+    expect(await viewer.page.getByRole("button").filter({ hasText: /Add config source|Sync now|Allow prune|Delete/ }).count()).toBe(0);
+    expect(await seen.getByRole("button").count()).toBe(0);
 
     // Delete, confirmed: the resources stay, released, and can be edited again.
     await ui.page.getByRole("button", { name: "Delete main" }).click();
