@@ -27,10 +27,18 @@ export function createPrisma(opened: OpenedDatabase): PrismaClient {
 export async function openDatabase(
   config: Pick<Config, "DATABASE_URL" | "DATA_DIR" | "DATABASE_POOL_SIZE">, instrument?: (opened: OpenedDatabase) => void,
 ): Promise<Database> {
-  const opened = config.DATABASE_URL
+  let opened = config.DATABASE_URL
     ? openPostgres(config.DATABASE_URL, config.DATABASE_POOL_SIZE)
     : await openPGlite(config.DATA_DIR);
-  await applyMigrations(opened.raw);
+  const applied = await applyMigrations(opened.raw);
+  if (opened.pglite && applied.length > 0) {
+    // PGlite's WebAssembly memory grows while migrations run (to ~800 MB on a first start) and
+    // is never given back; a new instance on the same files starts small again. Measured after
+    // a first start and 60 s idle: 821 MB resident without this reopen, 376 MB with it (a
+    // restart: 276 MB); part of the old instance's pages stay with the allocator.
+    await opened.raw.close();
+    opened = await openPGlite(config.DATA_DIR);
+  }
   instrument?.(opened);
   const prisma = createPrisma(opened);
   return {
