@@ -10,7 +10,8 @@
 //
 // A package is an OCI artifact whose manifest has one compose layer (media type
 // application/vnd.fleet.compose.v1+yaml, or Docker's application/vnd.docker.compose.file+yaml as
-// `docker compose publish` writes it).
+// `docker compose publish` writes it), or an https:// .tar.gz archive holding the compose file
+// (archive-package.ts; its sha256 checked against the component's `digest` when given).
 import { TRPCError } from "@trpc/server";
 import type { Services } from "../../services.js";
 import type { DevicePrincipal } from "../../trpc/device-auth.js";
@@ -19,22 +20,25 @@ import { expectOk, MANIFEST_ACCEPT, readBody, registryClient, sha256 } from "../
 import { RegistryError } from "../registries/oci/distribution.js";
 import { describeRegistryFailure } from "../registries/oci/health.js";
 import { openSecrets, renderParameters } from "../deployments/parameters.js";
+import { ArchiveError, composeFromArchive, fetchArchive } from "./archive-package.js";
 import { composeImages, PULL_GRANT_SECONDS, PULL_GRANT_USER, pullGrantKey, signPullGrant, splitImageReference, type PullScope } from "./pull-grant.js";
 
 export const COMPOSE_LAYER_TYPES = new Set(["application/vnd.fleet.compose.v1+yaml", "application/vnd.docker.compose.file+yaml"]);
+/** the media type answered for the compose file of an https:// archive */
+const ARCHIVE_COMPOSE_TYPE = "application/vnd.fleet.compose.v1+yaml";
 const MAX_COMPOSE_BYTES = 1024 * 1024;
 const FETCH_TIMEOUT_MS = 60_000;
 
 interface Component {
   name: string;
-  properties?: { repository?: string; revision?: string };
+  properties?: { repository?: string; revision?: string; digest?: string };
 }
 
 export interface ComponentPackage {
   component: string;
   repository: string;
   revision: string;
-  /** the artifact's manifest digest at the registry */
+  /** the artifact's manifest digest at the registry; for an https:// archive, the archive's sha256 */
   manifestDigest: string;
   /** sha256 of `content` */
   digest: string;
@@ -76,8 +80,11 @@ export async function componentPackage(services: Services, device: DevicePrincip
   if (!component) throw notFound(`Component "${componentName}" of the deployment's profile`);
   const repository = component.properties?.repository ?? "";
   const revision = component.properties?.revision ?? "";
+  const what = `${repository}:${revision}`;
   const reference = parseOciReference(repository);
-  if (!reference) throw badRequest(`component "${componentName}": only oci:// packages are served to devices (repository ${repository})`);
+  if (!reference && !repository.startsWith("https://")) {
+    throw badRequest(`component "${componentName}": only oci:// and https:// packages are served to devices (repository ${repository})`);
+  }
 
   // The organization's registry for that host holds the credential (enabled or not: a disabled
   // registry only stops syncing).
@@ -85,39 +92,64 @@ export async function componentPackage(services: Services, device: DevicePrincip
     where: { organizationId: device.organizationId },
     select: { id: true, url: true, authType: true, credentialSealed: true, verifyTls: true },
   });
-  const registry = registries.find((r) => new URL(r.url).host.toLowerCase() === reference.host) ?? {
-    url: `https://${reference.host}`, authType: "NONE", credentialSealed: null, verifyTls: true,
-  };
   const signal = AbortSignal.timeout(FETCH_TIMEOUT_MS);
-  const client = registryClient(services, registry, signal);
-  const scope = `repository:${reference.path}:pull`;
-  const what = `${repository}:${revision}`;
+  let read: { manifestDigest: string; digest: string; mediaType: string; content: string };
   try {
-    const res = await client.request(`/v2/${reference.path}/manifests/${encodeURIComponent(revision)}`, { accept: MANIFEST_ACCEPT, scope });
-    await expectOk(client, res, what);
-    const raw = await readBody(client, res, MAX_COMPOSE_BYTES);
-    const manifestDigest = res.headers["docker-content-digest"] ?? sha256(raw);
-    if (sha256(raw) !== manifestDigest) throw new RegistryError(`${what}: the manifest does not match its digest`);
-    const manifest = JSON.parse(raw.toString("utf8")) as { layers?: Array<{ mediaType?: string; digest?: string; size?: number }> };
-    const layer = (manifest.layers ?? []).find((l) => l.mediaType && COMPOSE_LAYER_TYPES.has(l.mediaType));
-    if (!layer?.digest) {
-      throw new RegistryError(`${what} holds no compose file (a layer of media type ${[...COMPOSE_LAYER_TYPES].join(" or ")})`, 422);
-    }
-    const blobRes = await client.request(`/v2/${reference.path}/blobs/${layer.digest}`, { scope });
-    await expectOk(client, blobRes, `${what}: compose layer`);
-    const blob = await readBody(client, blobRes, MAX_COMPOSE_BYTES);
-    if (sha256(blob) !== layer.digest) throw new RegistryError(`${what}: the compose layer does not match its digest`);
-    const content = blob.toString("utf8");
-    const values = { ...row.parameters, ...openSecrets(services.secrets, row.secretParameters) };
-    const rendered = renderParameters(row.declared ?? {}, values, [componentName])[componentName] ?? {};
-    const pullGrant = await grantFor(services, device, deploymentId, composeImages(content, rendered), registries);
-    return { component: componentName, repository, revision, manifestDigest, digest: layer.digest, mediaType: layer.mediaType!, content, pullGrant };
+    read = reference
+      ? await readOciPackage(services, registries, reference, revision, what, signal)
+      : await readArchivePackage(services, repository, component.properties?.digest, signal);
   } catch (err) {
+    if (err instanceof ArchiveError && err.status === 404) throw notFound(`Package ${repository}`);
+    if (err instanceof ArchiveError && err.status === 422) {
+      throw new TRPCError({ code: "UNPROCESSABLE_CONTENT", message: `component "${componentName}": the package ${repository}: ${err.message}` });
+    }
+    if (err instanceof ArchiveError) throw unavailable(`the package ${repository} cannot be fetched now: ${err.message}`);
     if (err instanceof RegistryError && err.status === 404) throw notFound(`Package ${what} at its registry`);
     if (err instanceof RegistryError && err.status === 422) throw new TRPCError({ code: "UNPROCESSABLE_CONTENT", message: err.message });
     if (err instanceof SyntaxError) throw new TRPCError({ code: "UNPROCESSABLE_CONTENT", message: `${what}: the manifest is not JSON` });
-    throw unavailable(`the package ${what} cannot be read from its registry now: ${describeRegistryFailure(err)}`);
+    if (reference) throw unavailable(`the package ${what} cannot be read from its registry now: ${describeRegistryFailure(err)}`);
+    throw unavailable(`the package ${repository} cannot be fetched now: ${describeRegistryFailure(err).replace("the registry", "its server")}`);
   }
+  const values = { ...row.parameters, ...openSecrets(services.secrets, row.secretParameters) };
+  const rendered = renderParameters(row.declared ?? {}, values, [componentName])[componentName] ?? {};
+  const pullGrant = await grantFor(services, device, deploymentId, composeImages(read.content, rendered), registries);
+  return { component: componentName, repository, revision, ...read, pullGrant };
+}
+
+type RegistryRow = { id: string; url: string; authType: string; credentialSealed: string | null; verifyTls: boolean };
+
+/** The compose layer of an OCI artifact, both digests checked. */
+async function readOciPackage(
+  services: Services, registries: RegistryRow[], reference: { host: string; path: string }, revision: string, what: string, signal: AbortSignal,
+) {
+  const registry = registries.find((r) => new URL(r.url).host.toLowerCase() === reference.host) ?? {
+    url: `https://${reference.host}`, authType: "NONE", credentialSealed: null, verifyTls: true,
+  };
+  const client = registryClient(services, registry, signal);
+  const scope = `repository:${reference.path}:pull`;
+  const res = await client.request(`/v2/${reference.path}/manifests/${encodeURIComponent(revision)}`, { accept: MANIFEST_ACCEPT, scope });
+  await expectOk(client, res, what);
+  const raw = await readBody(client, res, MAX_COMPOSE_BYTES);
+  const manifestDigest = res.headers["docker-content-digest"] ?? sha256(raw);
+  if (sha256(raw) !== manifestDigest) throw new RegistryError(`${what}: the manifest does not match its digest`);
+  const manifest = JSON.parse(raw.toString("utf8")) as { layers?: Array<{ mediaType?: string; digest?: string; size?: number }> };
+  const layer = (manifest.layers ?? []).find((l) => l.mediaType && COMPOSE_LAYER_TYPES.has(l.mediaType));
+  if (!layer?.digest) {
+    throw new RegistryError(`${what} holds no compose file (a layer of media type ${[...COMPOSE_LAYER_TYPES].join(" or ")})`, 422);
+  }
+  const blobRes = await client.request(`/v2/${reference.path}/blobs/${layer.digest}`, { scope });
+  await expectOk(client, blobRes, `${what}: compose layer`);
+  const blob = await readBody(client, blobRes, MAX_COMPOSE_BYTES);
+  if (sha256(blob) !== layer.digest) throw new RegistryError(`${what}: the compose layer does not match its digest`);
+  return { manifestDigest, digest: layer.digest, mediaType: layer.mediaType!, content: blob.toString("utf8") };
+}
+
+/** The compose file of an https:// .tar.gz archive (archive-package.ts); manifestDigest is the archive's sha256. */
+async function readArchivePackage(services: Services, url: string, digest: string | undefined, signal: AbortSignal) {
+  const { archive, archiveDigest } = await fetchArchive(services, url, digest, signal);
+  const { content } = composeFromArchive(archive);
+  if (content.length > MAX_COMPOSE_BYTES) throw new ArchiveError(`its compose file is larger than ${MAX_COMPOSE_BYTES / 1024 / 1024} MiB`);
+  return { manifestDigest: archiveDigest, digest: sha256(content), mediaType: ARCHIVE_COMPOSE_TYPE, content: content.toString("utf8") };
 }
 
 /**

@@ -38,6 +38,8 @@ const componentOutput = z.object({
     revision: z.string(),
     wait: z.boolean().optional(),
     timeout: z.string().optional(),
+    digest: z.string().optional().describe("an https:// archive's sha256, checked before the compose file is read"),
+    removeVolumes: z.boolean().optional().describe("removal takes the compose project's volumes down too (default: they stay)"),
   }),
 });
 

@@ -56,6 +56,9 @@ describe("admission: component rules", () => {
     ["a fractional timeout", [component("app", { timeout: "1.5h" })], 'component "app": timeout must be a duration like 5m0s (got "1.5h")'],
     ["an empty timeout", [component("app", { timeout: "" })], 'component "app": timeout must be a duration like 5m0s (got "")'],
     ["a bare-number timeout", [component("app", { timeout: 300 })], 'component "app": timeout must be a duration like 5m0s (got "300")'],
+    ["a digest without sha256:", [component("app", { repository: "https://files.example/app.tar.gz", digest: "ab".repeat(32) })], `component "app": digest must be sha256: and 64 lowercase hex digits (got "${"ab".repeat(32)}")`],
+    ["a short digest", [component("app", { repository: "https://files.example/app.tar.gz", digest: "sha256:abc" })], 'component "app": digest must be sha256: and 64 lowercase hex digits (got "sha256:abc")'],
+    ["a digest on an oci:// package", [component("app", { digest: `sha256:${"0".repeat(64)}` })], 'component "app": digest is for an https:// archive (an oci:// package is checked by its registry\'s digests)'],
   ])("fails %s", (_case, components, rule) => {
     expect(singleProfileReason({ components })).toBe(`profile "p": ${rule}`);
   });
@@ -78,6 +81,27 @@ describe("admission: component rules", () => {
     if (result.kind === "admitted") {
       expect(result.manifest.profiles[0]?.components[0]?.properties.wait).toBeUndefined();
       expect(result.warnings).toEqual(['profile "p": component "app": wait ignored: it must be true or false']);
+    }
+  });
+});
+
+describe("admission: an https:// archive's digest and removeVolumes", () => {
+  it("keeps both in the component's properties", () => {
+    const digest = `sha256:${"ab".repeat(32)}`;
+    const result = parseManifest(manifestWith([profile("p", { components: [component("app", { repository: "https://files.example/app-1.0.0.tar.gz", digest, removeVolumes: true })] })]), "a");
+    expect(result.kind).toBe("admitted");
+    if (result.kind === "admitted") {
+      expect(result.manifest.profiles[0]?.components[0]?.properties).toEqual({ repository: "https://files.example/app-1.0.0.tar.gz", revision: "1.0.0", digest, removeVolumes: true });
+      expect(result.warnings).toEqual([]);
+    }
+  });
+
+  it("keeps a non-boolean removeVolumes out with a warning (volumes then stay)", () => {
+    const result = parseManifest(manifestWith([profile("p", { components: [component("app", { removeVolumes: "yes" })] })]), "a");
+    expect(result.kind).toBe("admitted");
+    if (result.kind === "admitted") {
+      expect(result.manifest.profiles[0]?.components[0]?.properties.removeVolumes).toBeUndefined();
+      expect(result.warnings).toEqual(['profile "p": component "app": removeVolumes ignored: it must be true or false']);
     }
   });
 });

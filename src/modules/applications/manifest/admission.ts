@@ -7,6 +7,7 @@ import type { ParametersResult } from "./parameters.js";
 import {
   COMPONENT_NAME_PATTERN,
   CPU_ARCHITECTURES,
+  DIGEST_PATTERN,
   MEMORY_PATTERN,
   PROFILE_TYPES,
   REPOSITORY_PATTERN,
@@ -121,6 +122,18 @@ function readComponent(raw: unknown, index: number, warnings: string[]): Manifes
     }
     read.timeout = timeout;
   }
+
+  const { digest } = properties;
+  if (!isAbsent(digest)) {
+    if (typeof digest !== "string" || !DIGEST_PATTERN.test(digest)) {
+      broken(`${label}: digest must be sha256: and 64 lowercase hex digits (got ${describeValue(digest)})`);
+    }
+    if (!repository.startsWith("https://")) broken(`${label}: digest is for an https:// archive (an oci:// package is checked by its registry's digests)`);
+    read.digest = digest;
+  }
+
+  if (typeof properties.removeVolumes === "boolean") read.removeVolumes = properties.removeVolumes;
+  else if (!isAbsent(properties.removeVolumes)) warnings.push(`${label}: removeVolumes ignored: it must be true or false`);
   return { name, properties: read };
 }
 

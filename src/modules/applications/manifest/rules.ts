@@ -12,6 +12,8 @@ export const COMPONENT_NAME_PATTERN = /^[a-z0-9-]+$/;
 /** The scheme is the whole rule; something must follow it. */
 export const REPOSITORY_PATTERN = /^(oci|https):\/\/\S+$/;
 /** Go duration style restricted to whole hours, minutes and seconds, e.g. 5m0s. */
+/** An https:// archive's digest, as OCI writes one. */
+export const DIGEST_PATTERN = /^sha256:[0-9a-f]{64}$/;
 export const TIMEOUT_PATTERN = /^(\d+h)?(\d+m)?(\d+s)?$/;
 export const MEMORY_PATTERN = /^[0-9]+(Ki|Mi|Gi)$/;
 export const STORAGE_PATTERN = /^[0-9]+(Ki|Mi|Gi|Ti)$/;

@@ -9,6 +9,10 @@ export interface ComponentProperties {
   revision: string;
   wait?: boolean;
   timeout?: string;
+  /** for an https:// archive: its sha256 (`sha256:<64 hex>`), checked before the compose file is read */
+  digest?: string;
+  /** removal takes the compose project's volumes down too (default: they stay) */
+  removeVolumes?: boolean;
 }
 
 export interface ManifestComponent {
