@@ -4,6 +4,7 @@
 // server standing in for the registry) give: the request span with the request id of the
 // response, the procedure span as its child, SQL spans under it, the outbound span whose
 // traceparent reached the registry, and none of the secrets used anywhere in what was exported.
+// Nothing sampled (always_off): the same calls work, send no traceparent, export nothing.
 // Off (OTEL_SDK_DISABLED=true, the endpoint still set): no export, and no OpenTelemetry SDK
 // module loaded (a module-resolution hook preloaded into the process logs every one).
 import fs from "node:fs";
@@ -152,6 +153,34 @@ describe("traces on: OTEL_EXPORTER_OTLP_ENDPOINT set", () => {
   it("loaded the SDK (what the tracing-off test checks is absent)", () => {
     expect(sdkModules(loggedModules(moduleLog))).toEqual(expect.arrayContaining(["sdk-trace", "exporter-trace-otlp-proto"]));
   });
+});
+
+describe("traces on, nothing sampled: OTEL_TRACES_SAMPLER=always_off", () => {
+  it("serves requests, procedures and outbound calls as usual and exports nothing", async () => {
+    const receiver = await startOtlpReceiver();
+    const registry = await startRegistryStandIn();
+    let p: ServerProcess | undefined;
+    try {
+      p = await spawnService("tracing-unsampled", {
+        ...bootstrapEnv(), OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: "always_off", OTEL_BSP_SCHEDULE_DELAY: "200",
+      }, { database: "migrated", defaultKey: ADMIN_KEY });
+      expect(p.output.some((line) => line.includes("tracing on"))).toBe(true);
+      expect((await p.api("GET", "/api/v1/devices")).status).toBe(200);
+      const created = await p.api("POST", "/api/v1/registries/oci", { body: { name: "Unsampled", url: registry.url, authType: "NONE" } });
+      expect(created.status).toBe(201);
+      const check = await p.api("POST", `/api/v1/registries/oci/${created.body.id}/health-check`);
+      expect(check.body.healthStatus).toBe("healthy");
+      // An unsampled request sets up no trace context: no traceparent leaves with its calls.
+      expect(registry.seen.length).toBeGreaterThan(0);
+      expect(registry.seen.every((h) => h.traceparent === undefined)).toBe(true);
+      expect(await p.stop()).toBe(0);
+      expect(receiver.requests).toEqual([]);
+    } finally {
+      await p?.kill();
+      await registry.close();
+      await receiver.close();
+    }
+  }, 120_000);
 });
 
 describe("traces off: OTEL_SDK_DISABLED=true", () => {
