@@ -11,7 +11,8 @@
 //             every container runs (healthy where a health check is declared) within the
 //             component's timeout; when it does not, take it down and bring the previous release
 //             up again (device-side rollback), and fail with the engine's words and what runs now
-//   remove    take the application's projects down (containers and networks; volumes stay)
+//   remove    take the application's projects down (containers and networks; volumes too for a
+//             component whose manifest says `removeVolumes: true`)
 //
 // One compose project per application component, named fleet-<application>-<component>, the
 // same for every version: a release replaces the one before, and no crash can leave two. Every
@@ -38,7 +39,7 @@ export interface InstalledRelease {
 
 interface Component {
   name: string;
-  properties?: { repository?: string; revision?: string; timeout?: string };
+  properties?: { repository?: string; revision?: string; timeout?: string; removeVolumes?: boolean };
 }
 
 interface ComponentPackage {
@@ -282,7 +283,11 @@ export class ComposeRuntime implements DeploymentRuntime {
     const release = installed[entry.applicationId];
     // By name, whatever the release record says: a removal after a crash still finds them.
     const names = new Set([...(release?.projects.map((p) => p.name) ?? []), ...(await this.options.engine.projects(projectName(entry.applicationId, "")))]);
-    for (const name of names) await this.options.engine.down({ name });
+    // volumes go only for the components whose manifest (the removed version's) asks it
+    const profileComponents = (entry.desired?.profile as { components?: unknown } | undefined)?.components;
+    const withVolumes = new Set((Array.isArray(profileComponents) ? (profileComponents as Component[]) : [])
+      .filter((c) => c.properties?.removeVolumes === true).map((c) => projectName(entry.applicationId, c.name)));
+    for (const name of names) await this.options.engine.down({ name }, { volumes: withVolumes.has(name) });
     if (release) {
       delete installed[entry.applicationId];
       this.options.state.writeJson("installed.json", installed);

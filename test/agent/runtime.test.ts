@@ -2,7 +2,7 @@
 // busybox image made once for this file and pulled from a local registry (test/support/podman.ts).
 // Every project name starts with this file's random prefix; afterAll takes down whatever is left.
 import { randomBytes } from "node:crypto";
-import { statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -159,6 +159,38 @@ describe.skipIf(!peersAvailable("podman", "docker-registry"))("the agent's conta
     const pullError = await engine.pull(missing).then(() => null, (e: Error) => e);
     expect(pullError?.message).toMatch(new RegExp(`^Error: initializing source docker://${harness.missingImage.replace(/[.]/g, "\\.")}: .*manifest unknown`));
     await expect(engine.up(missing)).rejects.toThrow(/manifest unknown.*\(service app has no container\)$/s);
+  });
+
+  it("down keeps a project's named volume and what it holds; asked to (removeVolumes: true in the manifest), it removes it too", async () => {
+    const compose = [
+      "services:",
+      "  keeper:",
+      `    image: ${harness.image}`,
+      "    command: [\"/bin/sh\", \"-c\", \"test -f /data/mark || echo kept > /data/mark; trap 'exit 0' TERM; sleep 600 & wait\"]",
+      "    volumes: [\"data:/data\"]",
+      "volumes:",
+      "  data: {}",
+      "",
+    ].join("\n");
+    const keeper = await project("volumes", compose);
+    const volumes = async () =>
+      (await harness.podman(["volume", "ls", "-q", "--filter", `label=com.docker.compose.project=${keeper.name}`])).split("\n").filter(Boolean);
+    await engine.up(keeper);
+    await waitUntilRunning(engine, keeper.name, 60_000, { pollMs: 250 });
+    expect(await volumes()).toEqual([`${keeper.name}_data`]);
+    const mountpoint = (await harness.podman(["volume", "inspect", "--format", "{{.Mountpoint}}", `${keeper.name}_data`])).trim();
+
+    await engine.down(keeper);
+    expect(await podmanContainers(keeper.name)).toEqual([]);
+    expect(await volumes()).toEqual([`${keeper.name}_data`]);
+    expect(readFileSync(path.join(mountpoint, "mark"), "utf8")).toBe("kept\n");
+
+    await engine.up(keeper);
+    await waitUntilRunning(engine, keeper.name, 60_000, { pollMs: 250 });
+    await engine.down(keeper, { volumes: true });
+    expect(await podmanContainers(keeper.name)).toEqual([]);
+    expect(await volumes()).toEqual([]);
+    expect(existsSync(mountpoint)).toBe(false);
   });
 
   it("lists leftover projects by prefix, and down removes every container and network from the name alone", async () => {

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DeploymentAgent, type DesiredDeploymentEntry } from "../../../agent/src/core/deployments.js";
 import type { DeviceSession } from "../../../agent/src/core/session.js";
-import type { ComposeEngine, ComposeProject, ProjectContainer, PullAuth } from "../../../agent/src/runtime/engine.js";
+import type { ComposeEngine, ComposeProject, DownOptions, ProjectContainer, PullAuth } from "../../../agent/src/runtime/engine.js";
 import { StateDir } from "../../../agent/src/state-dir.js";
 import { ComposeRuntime, parseGoDuration, projectName } from "../../../agent/src/workloads.js";
 
@@ -48,8 +48,8 @@ class FakeEngine implements ComposeEngine {
     const exits = [...this.exitOnUp].some((t) => image.endsWith(t));
     this.running.set(project.name, { dir: project.dir, image, state: exits ? "exited" : "running", exitCode: exits ? 3 : null });
   }
-  async down(project: { name: string }) {
-    if (this.running.delete(project.name)) this.calls.push(`down ${project.name}`);
+  async down(project: { name: string }, options: DownOptions = {}) {
+    if (this.running.delete(project.name)) this.calls.push(`down ${project.name}${options.volumes ? " with volumes" : ""}`);
   }
   async containers(name: string): Promise<ProjectContainer[]> {
     const p = this.running.get(name);
@@ -260,6 +260,41 @@ describe("compose deployments on the engine", () => {
     await settle();
     expect(agent.get("d9")?.state).toBe("removed");
     expect(engine.running.size).toBe(0);
+  });
+
+  it("a removal keeps the volumes unless the removed version's manifest says removeVolumes: true, component by component; an upgrade keeps them", async () => {
+    const two = (removeVolumes?: boolean) => ({
+      id: "compose", type: "compose",
+      components: [
+        { name: "web", properties: { repository: "oci://r/web", revision: "1", timeout: "2s", ...(removeVolumes === undefined ? {} : { removeVolumes }) } },
+        { name: "db", properties: { repository: "oci://r/db", revision: "1", timeout: "2s" } },
+      ],
+    });
+    const { agent, settle } = setup({ d1: { status: 200, content: compose("1") }, d2: { status: 200, content: compose("2") } });
+    agent.apply([desired("d1", "1.0.0", { profile: two(true) })]);
+    await settle();
+    agent.apply([desired("d2", "2.0.0", { profile: two(true) })]);
+    await settle();
+    expect(agent.get("d2")?.state).toBe("running");
+    expect(engine.calls.filter((c) => c.startsWith("down"))).toEqual([`down ${PROJECT}`, `down ${projectName(APP, "db")}`]);
+    engine.calls.length = 0;
+    agent.apply([{ ...desired("d2", "2.0.0", { profile: two(true) }), action: "remove" }]);
+    await settle();
+    expect(agent.get("d2")?.state).toBe("removed");
+    expect(engine.calls.sort()).toEqual([`down ${PROJECT} with volumes`, `down ${projectName(APP, "db")}`].sort());
+
+    // the default, and false: volumes stay
+    for (const [i, removeVolumes] of [undefined, false].entries()) {
+      const id = `d${3 + i}`;
+      const run = setup({ [id]: { status: 200, content: compose("3") } });
+      run.agent.apply([desired(id, "3.0.0", { profile: two(removeVolumes) })]);
+      await run.settle();
+      engine.calls.length = 0;
+      run.agent.apply([{ ...desired(id, "3.0.0", { profile: two(removeVolumes) }), action: "remove" }]);
+      await run.settle();
+      expect(run.agent.get(id)?.state).toBe("removed");
+      expect(engine.calls.sort(), String(removeVolumes)).toEqual([`down ${projectName(APP, "db")}`, `down ${PROJECT}`].sort());
+    }
   });
 
   it("after a restart, leftovers are taken down and a step under way begins again", async () => {
