@@ -217,8 +217,10 @@ export class FleetAgent {
           waitMs = this.identity.heartbeatIntervalSeconds * 1000;
           this.saveDeployments();
         } else if (response.status === 401 || response.status === 403) {
-          this.log("error", `the service refuses this device's certificate (${response.status}: ${message}); the agent stops asking. ` +
-            "Workloads keep running. Enroll the device again (fleet-agent enroll) once the cause is fixed.");
+          const expiredAt = this.certificateExpiredAt();
+          this.log("error", `the service refuses this device's certificate (${response.status}: ${message})` +
+            (expiredAt ? `: it expired at ${expiredAt} and was not renewed in time` : "") + "; the agent stops asking. " +
+            "Workloads keep running. Enroll the device again (fleet-agent enroll --force) once the cause is fixed.");
           await this.stop(EXIT_CREDENTIALS_REFUSED);
           return;
         } else if (response.status === 429 || response.status === 503) {
@@ -238,13 +240,24 @@ export class FleetAgent {
     }
   }
 
+  /** When the certificate expired, by this machine's clock (its validTo); null while it is valid. */
+  private certificateExpiredAt(): string | null {
+    const pem = this.session.certificatePem;
+    if (!pem) return null;
+    const notAfter = Date.parse(new X509Certificate(pem).validTo);
+    return Date.now() >= notAfter ? new Date(notAfter).toISOString() : null;
+  }
+
   /** A new key and certificate once two thirds of the certificate's validity have passed. */
   private async renewIfDue(): Promise<void> {
     const pem = this.session.certificatePem;
-    if (!pem || Date.now() < renewalDueAt(pem)) return;
+    // an expired certificate cannot renew itself: the heartbeat then hears the service's refusal
+    if (!pem || Date.now() < renewalDueAt(pem) || this.certificateExpiredAt()) return;
     const res = await this.session.renewCertificate(this.identity.reportedDeviceId);
     if (res.status !== 201) {
-      this.log("warn", `certificate renewal answered ${res.status}; the certificate stays valid until ${new X509Certificate(pem).validTo}`);
+      // refused (401/403): the heartbeat that follows hears it too, says so and stops
+      this.log("warn", `certificate renewal answered ${res.status}` +
+        (res.status === 401 || res.status === 403 ? "" : `; the certificate stays valid until ${new X509Certificate(pem).validTo}`));
       return;
     }
     this.identity = await storeCredentials(
