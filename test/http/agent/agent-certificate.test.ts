@@ -1,9 +1,10 @@
-// The real agent's loop (agent/src/agent.ts, FleetAgent) with a certificate that expired: the
-// service (in process, on loopback) refuses it, and the agent says so, naming when it expired,
-// stops asking (exit code 78, RestartPreventExitStatus of its unit) and does not try a renewal it
-// cannot get. A year passes on the clock both sides read (Date only; timers run as usual), as it
-// would for a device that was off, or could not reach the service, for longer than its
-// certificate's validity. The engine is an empty fake: no deployment is involved.
+// The real agent's loop (agent/src/agent.ts, FleetAgent) and its certificate, against the
+// service in process on loopback. Due for renewal (two thirds into its validity), the loop renews
+// it with a new key before its heartbeat, stores the new key, certificate and identity, and
+// heartbeats with it. Expired, the service refuses it, and the agent says so, naming when it
+// expired, stops asking (exit code 78, RestartPreventExitStatus of its unit) and does not try a
+// renewal it cannot get. Time passes on the clock both sides read (Date only; timers run as
+// usual). The engine is an empty fake: no deployment is involved.
 import { X509Certificate } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
@@ -11,10 +12,11 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
-import { EXIT_CREDENTIALS_REFUSED, FleetAgent } from "../../../agent/src/agent.js";
-import { storeCredentials } from "../../../agent/src/identity-store.js";
+import { EXIT_CREDENTIALS_REFUSED, FleetAgent, renewalDueAt } from "../../../agent/src/agent.js";
+import { loadIdentity, storeCredentials } from "../../../agent/src/identity-store.js";
 import type { ComposeEngine } from "../../../agent/src/runtime/engine.js";
 import { StateDir } from "../../../agent/src/state-dir.js";
+import { eventually } from "../../support/server-process.js";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import { createEnrollmentToken, enroll, ensureCa } from "./fleet-support.js";
 
@@ -83,6 +85,37 @@ async function enrolledStateDir() {
   }, device.keys, device.certificate, []);
   return { state, device, notAfter };
 }
+
+it("due for renewal: the loop renews with a new key before its heartbeat, keeps the new credentials, and heartbeats with them", async () => {
+  const { state, device } = await enrolledStateDir();
+  const before = loadIdentity(state);
+  const oldKey = fs.readFileSync(path.join(dir, before.keyFile), "utf8");
+  vi.useFakeTimers({ toFake: ["Date"] });
+  vi.setSystemTime(renewalDueAt(device.certificate) + 3_600_000);
+  requests.length = 0;
+  const lines: string[] = [];
+  const agent = new FleetAgent({ state, engine: emptyEngine, print: (line) => lines.push(line), telemetryIntervalMs: 60_000, logIntervalMs: 60_000 });
+  await agent.start();
+  try {
+    await eventually(async () => agent.lastHeartbeatAt ?? undefined, 30_000, "a heartbeat after the renewal");
+    expect(requests.filter((r) => r.startsWith("POST /api/v1/agent/"))).toEqual(["POST /api/v1/agent/certificate/renew", "POST /api/v1/agent/heartbeat"]);
+    const after = loadIdentity(state);
+    expect(after.certificateId).not.toBe(before.certificateId);
+    expect(after.keyFile).not.toBe(before.keyFile);
+    expect(fs.readFileSync(path.join(dir, after.keyFile), "utf8")).not.toBe(oldKey);
+    expect(fs.statSync(path.join(dir, after.keyFile)).mode & 0o777).toBe(0o600);
+    // the service issued it, for this device, valid from the (moved) clock; the heartbeat came with it
+    const issued = await h.services.prisma.deviceCertificate.findUniqueOrThrow({ where: { id: after.certificateId! }, select: { deviceId: true, notAfter: true } });
+    expect(issued.deviceId).toBe(device.deviceId);
+    expect(issued.notAfter.toISOString()).toBe(after.certificateNotAfter);
+    expect(issued.notAfter.getTime()).toBeGreaterThan(Date.now() + 300 * DAY);
+    expect(lines.some((l) => l.startsWith(`info: certificate renewed with a new key; valid until ${after.certificateNotAfter}`))).toBe(true);
+    expect(lines.filter((l) => l.startsWith("error: "))).toEqual([]);
+  } finally {
+    await agent.stop();
+  }
+  expect(await agent.done).toBe(0);
+});
 
 it("an expired certificate: the agent says when it expired, tries no renewal, stops asking and exits 78", async () => {
   const { state, device, notAfter } = await enrolledStateDir();
