@@ -6,8 +6,8 @@
 //   version 1 runs and its page shows the deployment's parameter; version 2 replaces it;
 //   version 3's container exits: reported failed, version 2 keeps serving (device-side
 //   rollback); a rollback through the API; a service outage loses no telemetry; kill -9 of the
-//   agent during an install converges after a restart with one project; removal leaves no
-//   container; a revoked certificate stops the agent; the telemetry agrees with /proc; the
+//   agent during an install converges after a restart with one project; removal, with kill -9
+//   of the agent as it begins, leaves no container; a revoked certificate stops the agent; the telemetry agrees with /proc; the
 //   package route refuses a device the deployment does not target; an image of a private
 //   registry (htpasswd) is pulled through the service's registry proxy with a short-lived pull
 //   grant, which nothing but its device, deployment and repositories can use; and one pinned by
@@ -229,12 +229,22 @@ describe.skipIf(!available)("fleet-agent on Podman against the service", { timeo
     expect(await lab.projectContainers()).toHaveLength(1);
   });
 
-  it("removal takes the project down and leaves no container", async () => {
+  it("removal, with kill -9 of the agent as soon as it begins the removal: after a restart the project is gone, no container left", async () => {
     expect(await lab.projectContainers()).toHaveLength(1);
-    const res = await lab.api("DELETE", `/api/v1/deployments/${deploymentIds["2.0.0"]}`);
+    const id = deploymentIds["2.0.0"];
+    const res = await lab.api("DELETE", `/api/v1/deployments/${id}`);
     expect(res.status, res.text).toBeLessThan(300);
+    // the agent's own line at the start of the step (workloads.ts): the kill lands while `down` runs or just after
+    await eventually(async () => (lab.agentOutput.some((l) => l.includes(`: remove (deployment ${id})`)) ? true : undefined), 60_000, "the removal under way");
+    await lab.stopAgent("SIGKILL");
+    const killed = [...lab.agentOutput];
+    lab.startAgent();
     await eventually(async () => ((await lab.projectContainers()).length === 0 ? true : undefined), 60_000, "no container of the project");
     expect(await lab.page()).toBeNull();
+    // the removal finished (by the killed process if it was that quick, else by the restarted one) and is recorded: no release of the application is left
+    await eventually(async () => ([...killed, ...lab.agentOutput].some((l) => l.endsWith(`${lab.applicationId} removed`)) ? true : undefined), 60_000, "the removal recorded");
+    expect(JSON.parse(fs.readFileSync(path.join(lab.stateDir, "installed.json"), "utf8"))[lab.applicationId]).toBeUndefined();
+    expect(await lab.projectContainers()).toEqual([]);
   });
 
   it.skipIf(!withPrivateRegistry)("an image of a private registry is pulled through the service with a pull grant: the device never holds the registry's credential", async () => {
