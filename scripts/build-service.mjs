@@ -35,8 +35,10 @@ export async function buildService() {
   const { build } = await import("esbuild");
   const result = await build({
     absWorkingDir: ROOT,
-    entryPoints: ["src/main.ts"],
-    outfile: SERVICE_ENTRY,
+    // The service, and the program that creates the embedded database on a first start in a
+    // process of its own (src/db/first-start-migration.ts): dist/service/main.js and migrate-main.js.
+    entryPoints: ["src/main.ts", "src/migrate-main.ts"],
+    outdir: path.dirname(SERVICE_ENTRY),
     bundle: true,
     platform: "node",
     format: "esm",

@@ -9,6 +9,8 @@ import { startService } from "./server.js";
 import { onStopSignals } from "./lib/stop-signals.js";
 import { keepFirstStart } from "./first-start.js";
 import { holdDataDir } from "./db/backup.js";
+import { hasDatabase } from "./db/embedded.js";
+import { migrateInChildProcess } from "./db/first-start-migration.js";
 
 async function main() {
   let config;
@@ -40,6 +42,13 @@ async function main() {
   logger.info({ database }, "starting: opening the database and applying migrations");
   // The embedded database serves one process: hold DATA_DIR, and write dumps for db:backup (src/db/backup.ts).
   const hold = config.DATABASE_URL ? null : await holdDataDir(config.DATA_DIR, { onError: (err) => logger.error({ err }, "backups of the embedded database") });
+  // A first start creates the embedded database in a child process that exits (its migrations'
+  // memory goes with it); the service then opens a migrated database (src/db/first-start-migration.ts).
+  if (hold && !hasDatabase(config.DATA_DIR)) {
+    const migrating = Date.now();
+    const applied = await migrateInChildProcess(config.DATA_DIR);
+    logger.info({ migrations: applied, ms: Date.now() - migrating }, "created the embedded database");
+  }
   const service = await startService(config, logger);
   if (hold && service.services.database.opened.pglite) hold.serve(service.services.database.opened.pglite);
   const where = `http://${config.HOST === "0.0.0.0" ? "localhost" : config.HOST}:${service.server.address() && typeof service.server.address() === "object" ? (service.server.address() as { port: number }).port : config.PORT}`;

@@ -2,8 +2,10 @@
 // the first-start block (generated password and API key) is printed and kept in
 // DATA_DIR/first-start.txt, mode 0600, until the admin changes the password; at the default
 // log level a request writes no per-request line (it would bury the block); SIGTERM ends with
-// a "stopped" line.
+// a "stopped" line. The embedded database is created (every migration) by a child process that
+// exits before the service opens it (src/db/first-start-migration.ts).
 import fs from "node:fs";
+import { readMigrations } from "../../../src/db/migrate.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { eventually, spawnService, type ServerProcess } from "../../support/server-process.js";
 
@@ -60,6 +62,11 @@ describe("first start of npm start", () => {
       }
     });
     expect(json.at(-1)?.msg).toBe("stopped");
+    // the database was created by the migration process, every migration of the checkout, before "ready"
+    const created = json.findIndex((l) => l.msg === "created the embedded database");
+    expect(created, "the line saying the embedded database was created").toBeGreaterThanOrEqual(0);
+    expect((json[created] as { migrations?: number }).migrations).toBe(readMigrations().length);
+    expect(created).toBeLessThan(json.findIndex((l) => l.msg === "ready"));
     expect(json.some((l) => l.msg === "shutting down")).toBe(true);
     // no per-request line at info (30): five requests were made, none of them wrote one
     expect(json.filter((l) => l.msg === "request")).toEqual([]);
