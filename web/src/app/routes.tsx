@@ -19,6 +19,7 @@ import { organizationsSearch } from "../organizations/search";
 import { queryClient, setSessionEndedHandler } from "./query-client";
 import { forgetSignedIn, mayBeSignedIn, sessionQuery } from "./session";
 import { Shell } from "./Shell";
+import { Loading } from "../ui/states";
 import { Compass } from "lucide-react";
 import "./shell.css";
 
@@ -317,6 +318,9 @@ export const router = createRouter({
   context: { queryClient },
   defaultPreload: "intent",
   scrollRestoration: true,
+  // While a route's session check or code chunk is on its way (a busy server, a slow link), the
+  // page says so instead of staying blank.
+  defaultPendingComponent: () => <Loading label="Loading the page" />,
 });
 
 // A session that ends while the console is open (expired, signed out elsewhere, revoked):
