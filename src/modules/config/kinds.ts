@@ -120,7 +120,8 @@ const deployment: KindHandler = {
     return strip(parseWith(createDeploymentInput, { ...rest, ...keep, name: "n" }) as Spec, []);
   },
   async list(ctx) {
-    const rows = await ctx.db.deployment.findMany({ where: { organizationId: ctx.organizationId }, orderBy: { name: "asc" } });
+    // the predecessor rows of in-place upgrades are the deployment's old revision, not resources of their own
+    const rows = await ctx.db.deployment.findMany({ where: { organizationId: ctx.organizationId, upgradedToId: null }, orderBy: { name: "asc" } });
     return rows.map((r) => ({
       id: r.id, name: r.name, managedBy: r.managedBy, managedCommit: r.managedCommit, pendingSecrets: [],
       spec: strip({

@@ -20,6 +20,7 @@ import { profileOfDeployment } from "./versions.js";
 import { batchInFlight } from "./verdict-precheck.js";
 import type { MaintenanceWindows } from "./options.js";
 import { deadlineInWindows } from "./windows.js";
+import { endPredecessors, restorePredecessors } from "./upgrade.js";
 
 export function stagedStrategyOf(row: DeploymentRow): StagedStrategy {
   const strategy = row.strategy as Strategy;
@@ -123,6 +124,7 @@ export async function advanceRollout(db: DbTx, row: DeploymentRow, move: "promot
     return moveRollout(db, row, { ...change, rolloutState: "completed", completedAt: new Date(), rolloutReason: await completedReason(db, row.id) }, events);
   }
   await startBatch(db, row, current + 1, strategy);
+  await endPredecessors(db, row, events);
   const reason = accepted?.kind === "promoted" ? `${batchLabel(current)} ${outcomeText(accepted)}; ${batchLabel(current + 1)} dispatched` : null;
   return moveRollout(db, row, { ...change, rolloutState: "in_progress", currentBatch: current + 1, rolloutReason: reason }, events);
 }
@@ -200,6 +202,8 @@ export async function abortRollout(db: DbTx, row: DeploymentRow, reason: string,
   // the batch in flight is recorded with its counts before its pending devices are cancelled
   const inFlight = await batchInFlight(db, row.organizationId, row.id);
   if (inFlight) await finishBatch(db, row.id, inFlight.index, abortedOutcome(by, inFlight, strategy, new Date()));
+  // an update rollout: the devices told the new version that have not started keep the old one
+  await restorePredecessors(db, row, events);
   await cancelNotStarted(db, row.id, "rollout aborted");
   await db.deploymentBatch.updateMany({ where: { deploymentId: row.id, state: { in: ["planned", "in_progress"] } }, data: { state: "cancelled", completedAt: new Date() } });
   return moveRollout(db, row, { rolloutState: "aborted", completedAt: new Date(), rolloutReason: reason, pausedFrom: null }, events);
@@ -218,6 +222,13 @@ function assertRolloutMove(move: RolloutMove, row: DeploymentRow): void {
  */
 export async function evaluateLocked(db: DbTx, row: DeploymentRow, events: DeploymentEvents, reporter?: { deviceId: string }): Promise<DeploymentRow> {
   if (row.status !== "running") return row;
+  const judged = await judgeLocked(db, row, events, reporter);
+  // devices dispatched now left the predecessors of an upgrade (upgrade.ts)
+  await endPredecessors(db, judged, events);
+  return judged;
+}
+
+async function judgeLocked(db: DbTx, row: DeploymentRow, events: DeploymentEvents, reporter?: { deviceId: string }): Promise<DeploymentRow> {
   const strategy = row.strategy as Strategy;
   if (strategy.type === "staged" && row.continuous && row.rolloutState === "completed") row = await openLateJoinerBatch(db, row, strategy, events);
   // Places freed by devices that reported running or failed go to the devices the budget held

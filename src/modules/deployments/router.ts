@@ -81,8 +81,13 @@ export const deploymentsRouter = router({
     .meta({
       openapi: {
         method: "PATCH", path: "/deployments/{id}", tags: [TAG],
-        summary: "Update a deployment that is not running (draft or stopped)",
-        description: "409 naming the status while it runs or waits for a removal. Any change discards a planned (initialized) rollout.",
+        summary: "Update a deployment; a running one is upgraded in place by an update rollout",
+        description:
+          "Draft or stopped: any field; a change discards a planned (initialized) rollout. Running: a new version, profileId or parameters " +
+          "start an update rollout of the new revision to the deployment's devices under its own strategy and options (staged: canary first); " +
+          "devices not reached yet keep the old version, held by a predecessor deployment (upgradedToId) that ends when the update reached " +
+          "them all. name and description change freely; a changed target, strategy or rollout option is 409 naming the field, and so is a " +
+          "version change while a staged rollout is in flight (naming its state: wait, or abort it first). 409 while it waits for a removal.",
       },
       audit,
     })

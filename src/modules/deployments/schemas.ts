@@ -127,6 +127,7 @@ export const deploymentOutput = z.object({
   completedAt: z.string().nullable(),
   removalRequestedAt: z.string().nullable(),
   createdById: z.string().nullable(),
+  upgradedToId: z.string().nullable().describe("a predecessor: the deployment upgraded in place whose old revision this row keeps on the devices its update rollout has not reached yet"),
   ...ownerMarkOutput,
   createdAt: z.string(),
   updatedAt: z.string(),

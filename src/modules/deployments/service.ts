@@ -23,6 +23,8 @@ import { freezeTargets } from "./targets.js";
 import type { DisruptionBudget, MaintenanceWindows, RetryOptions } from "./options.js";
 import { profileOfDeployment, resolveVersion } from "./versions.js";
 import { counted } from "../../lib/plural.js";
+import { UTC_NOW } from "../devices/sql.js";
+import { assertUpgradable, endPredecessors, moveToPredecessor } from "./upgrade.js";
 
 export async function deploymentDto(db: DbTx, row: DeploymentRow): Promise<DeploymentDto> {
   const counts = await countsByDeployment(db, [row.id]);
@@ -109,20 +111,33 @@ export async function listDeployments(
 }
 
 
-/** Only while not running: a started deployment is stopped first. Any change discards a planned rollout. */
+/** Parameter values as one comparable text (secret values included, sorted keys). */
+const valuesText = (values: Record<string, unknown>) => JSON.stringify(Object.entries(values).sort(([a], [b]) => a.localeCompare(b)));
+
+/**
+ * A draft or stopped deployment changes freely (any change discards a planned rollout). A
+ * running one changes its name and description, and its version, profile and parameters: a
+ * new revision, rolled out to its devices by an update rollout (upgrade.ts); its target,
+ * strategy and rollout options stay as started (409 naming the field).
+ */
 export async function updateDeployment(db: DbTx, secrets: SecretBox, organizationId: string, input: UpdateDeploymentInput, events: DeploymentEvents) {
   const row = await lockDeployment(db, organizationId, input.id);
-  if (!EDITABLE_STATUSES.includes(row.status)) throw conflict(`Cannot update the deployment while it is ${row.status}; stop it first`);
+  const running = row.status === "running";
+  if (!running && !EDITABLE_STATUSES.includes(row.status)) throw conflict(`Cannot update the deployment while it is ${row.status}; stop it first`);
+  if (running) assertUpgradable(row, input, false);
   if (input.startAt && row.status !== "draft") throw conflict(`Cannot schedule a start: the deployment is ${row.status} (only a draft starts at startAt); start it instead`);
   const version = input.version ?? row.version;
   const profileId = input.profileId ?? row.profileId;
   const data: Prisma.DeploymentUpdateInput = {};
   if (input.name !== undefined) data.name = input.name;
   if (input.description !== undefined) data.description = input.description;
+  let revisionChanged = false;
   if (input.version !== undefined || input.profileId !== undefined || input.parameters !== undefined) {
     const resolved = await resolveVersion(db, organizationId, row.applicationId, version, profileId);
-    const values = input.parameters ?? { ...(row.parameters as Record<string, unknown>), ...openSecrets(secrets, row.secretParameters) };
+    const stored = { ...(row.parameters as Record<string, unknown>), ...openSecrets(secrets, row.secretParameters) };
+    const values = input.parameters ?? stored;
     const { plain, secret } = checkParameters(resolved.parameters, values);
+    revisionChanged = resolved.applicationVersionId !== row.applicationVersionId || resolved.profile.id !== row.profileId || valuesText({ ...plain, ...secret }) !== valuesText(stored);
     Object.assign(data, {
       appVersion: { connect: { id: resolved.applicationVersionId } },
       version: resolved.version,
@@ -131,6 +146,21 @@ export async function updateDeployment(db: DbTx, secrets: SecretBox, organizatio
       secretParameters: sealSecrets(secrets, secret),
       secretParameterNames: Object.keys(secret),
     });
+  }
+  if (running) {
+    // Unchanged values (a document applied again, say) are no new revision: nothing is rolled out.
+    if (!revisionChanged) {
+      for (const key of ["appVersion", "version", "profileId", "parameters", "secretParameters", "secretParameterNames"] as const) delete data[key];
+      const updated = await db.deployment.update({ where: { id: row.id }, data, include: deploymentInclude });
+      return { before: row, after: await deploymentDto(db, updated) };
+    }
+    assertUpgradable(row, input, true);
+    await moveToPredecessor(db, row, data.version as string);
+    Object.assign(data, { rolloutState: "draft", currentBatch: null, pausedFrom: null, rolloutReason: null, completedAt: null });
+    events.rolloutChanged(organizationId, row.id, row.rolloutState, "draft", null, null);
+    const upgraded = await launch(db, await db.deployment.update({ where: { id: row.id }, data, include: deploymentInclude }), events);
+    await endPredecessors(db, upgraded, events);
+    return { before: row, after: await deploymentDto(db, upgraded) };
   }
   if (input.target !== undefined) {
     data.labelSelector = input.target.labelSelector ?? Prisma.DbNull;
@@ -166,6 +196,11 @@ export async function startDeployment(db: DbTx, organizationId: string, id: stri
     await db.deploymentBatch.deleteMany({ where: { deploymentId: row.id } });
     row = await moveRollout(db, row, { rolloutState: "draft", currentBatch: null, pausedFrom: null, rolloutReason: null, completedAt: null }, events);
   }
+  return launch(db, row, events);
+}
+
+/** Starts the rollout of a draft rollout position: a start, or the update rollout of an upgrade. */
+async function launch(db: DbTx, row: DeploymentRow, events: DeploymentEvents): Promise<DeploymentRow> {
   if (row.continuous) await assertNoOverlappingContinuous(db, row);
   if ((row.strategy as Strategy).type === "staged") {
     if (row.rolloutState === "draft") row = await initializeRollout(db, row, events);
@@ -207,6 +242,41 @@ async function beginRemoval(db: DbTx, row: DeploymentRow, status: "stopping" | "
   return moveRollout(db, row, { status, removalRequestedAt: new Date() }, events);
 }
 
+/**
+ * Stopping or deleting a deployment takes its predecessors along (upgrade.ts: the old revision
+ * still running on devices the upgrade did not reach): their devices remove the application
+ * too, and they end as the deployment does. Set-based, for all of them at once.
+ */
+async function removePredecessors(db: DbTx, row: DeploymentRow, status: "stopping" | "deleting", force: boolean, events: DeploymentEvents): Promise<void> {
+  const reason = `deployment ${row.name} ${status === "stopping" ? "stopped" : "deleted"}`;
+  const moved = await db.$queryRaw<Array<{ id: string; from: string }>>`
+    UPDATE "Deployment" p SET "status" = ${status}, "removalRequestedAt" = COALESCE(p."removalRequestedAt", now()), "updatedAt" = now()
+      FROM "Deployment" before
+     WHERE p."upgradedToId" = ${row.id}::uuid AND before."id" = p."id" AND p."status" IN ('running', 'stopping')
+    RETURNING p."id"::text AS "id", before."status" AS "from"`;
+  for (const p of moved) events.statusChanged(row.organizationId, p.id, p.from, status);
+  const ids = JSON.stringify(moved.map((p) => p.id));
+  const mine = Prisma.sql`"deploymentId" IN (SELECT jsonb_array_elements_text(${ids}::jsonb)::uuid)`;
+  await db.$executeRaw`
+    UPDATE "DeploymentDevice"
+       SET "retryAt" = NULL,
+           "state" = CASE WHEN "desiredAction" IS NULL AND "state" = 'pending' THEN 'cancelled' ELSE "state" END,
+           "desiredAction" = CASE WHEN "desiredAction" = 'install' THEN 'remove' ELSE "desiredAction" END,
+           "reason" = ${reason}, "stateChangedAt" = ${UTC_NOW}
+     WHERE ${mine} AND ("desiredAction" IS NOT NULL OR "state" = 'pending' OR "retryAt" IS NOT NULL)`;
+  if (force) await db.$executeRaw`UPDATE "DeploymentDevice" SET "desiredAction" = NULL WHERE ${mine} AND "desiredAction" = 'remove'`;
+  // Those no device has to confirm end now; a deleted deployment's ended predecessors go with it.
+  const awaited = Prisma.sql`EXISTS (SELECT 1 FROM "DeploymentDevice" e WHERE e."deploymentId" = p."id" AND e."desiredAction" = 'remove' AND e."state" <> 'removed')`;
+  const finished = await db.$queryRaw<Array<{ id: string; from: string }>>`
+    UPDATE "Deployment" p SET "status" = 'stopped', "updatedAt" = now()
+     WHERE p."upgradedToId" = ${row.id}::uuid AND p."status" = 'stopping' AND NOT ${awaited}
+    RETURNING p."id"::text AS "id", 'stopping' AS "from"`;
+  for (const p of finished) events.statusChanged(row.organizationId, p.id, p.from, "stopped");
+  if (status === "deleting") {
+    await db.$executeRaw`DELETE FROM "Deployment" p WHERE p."upgradedToId" = ${row.id}::uuid AND (p."status" IN ('draft', 'stopped') OR (p."status" = 'deleting' AND NOT ${awaited}))`;
+  }
+}
+
 /** Ends a removal: confirmed by every device, or forced by an operator. Returns null when the deployment is gone. */
 export async function finishRemoval(db: DbTx, row: DeploymentRow, forced: boolean, events: DeploymentEvents): Promise<DeploymentRow | null> {
   if (forced) {
@@ -227,6 +297,7 @@ export async function stopDeployment(db: DbTx, organizationId: string, id: strin
   let row = await lockDeployment(db, organizationId, id);
   const refusal = stopRefusal(row.status, force);
   if (refusal) throw conflict(refusal);
+  await removePredecessors(db, row, "stopping", force, events);
   if (row.status === "stopping") return (await finishRemoval(db, row, true, events))!;
   row = await beginRemoval(db, row, "stopping", events);
   if (force || (await removalsAwaited(db, row.id)) === 0) return (await finishRemoval(db, row, force, events))!;
@@ -235,6 +306,7 @@ export async function stopDeployment(db: DbTx, organizationId: string, id: strin
 
 export async function deleteDeployment(db: DbTx, organizationId: string, id: string, force: boolean, events: DeploymentEvents) {
   let row = await lockDeployment(db, organizationId, id);
+  await removePredecessors(db, row, "deleting", force, events);
   if (EDITABLE_STATUSES.includes(row.status)) {
     await db.deployment.delete({ where: { id: row.id } });
     return { id, deleted: true, status: null };

@@ -96,6 +96,7 @@ export function toDeploymentDto(row: DeploymentRow, counts: ProgressCounts): Dep
     completedAt: isoNullable(row.completedAt),
     removalRequestedAt: isoNullable(row.removalRequestedAt),
     createdById: row.createdById,
+    upgradedToId: row.upgradedToId,
     ...ownerMark(row),
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),

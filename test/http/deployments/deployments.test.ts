@@ -145,10 +145,10 @@ describe("all-at-once lifecycle", () => {
     expect(again.text).toContain("running");
   });
 
-  it("refuses updates while running, naming the status", async () => {
-    const res = await h.api("PATCH", `/api/v1/deployments/${id}`, { key: acme.key, body: { description: "x" } });
+  it("refuses a target change while running, naming the field (a version change is an update rollout: upgrade.test.ts)", async () => {
+    const res = await h.api("PATCH", `/api/v1/deployments/${id}`, { key: acme.key, body: { target: { labelSelector: { site: "elsewhere" } } } });
     expect(res.status).toBe(409);
-    expect(res.text).toContain("running");
+    expect(res.body.message).toMatch(/^target: cannot change while the deployment is running/);
   });
 
   it("records agent progress, ignores reports for deployments a device was not given, and keeps the version history", async () => {
@@ -186,7 +186,7 @@ describe("all-at-once lifecycle", () => {
     expect(rule.status, rule.text).toBe(201);
     await evaluateRulesOnce(h.services, { organizationId: acme.org.id });
     const firing = await h.services.prisma.alertState.findMany({ where: { ruleId: rule.body.id, state: "firing" } });
-    expect(firing.map((f) => [f.deviceId, f.value])).toEqual([[arm[3].deviceId, 1]]);
+    expect(firing.map((f) => [f.subjectId, f.value])).toEqual([[arm[3].deviceId, 1]]);
     await h.api("DELETE", `/api/v1/alert-rules/${rule.body.id}`, { key: acme.key });
   });
 

@@ -1,0 +1,234 @@
+// Upgrading a running deployment in place (docs/deployments.md, "Upgrading a running
+// deployment"): PATCH with a new version starts an update rollout of the new revision over the
+// deployment's devices under its own strategy. Asserted on what the agents are told (each
+// device's desired state: one version of the application, the old one until the update reaches
+// it, never a removal), what they report, the deployment, its predecessor, the version history
+// and rollback target; refusals (409 naming the field or the rollout state, 400 naming the
+// field with nothing changed, 404 across tenants); abort and stop of an update rollout.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
+import type { EnrolledDevice } from "../agent/fleet-support.js";
+import { agentHeartbeat, enrollFleet, importVersion, type DesiredEntry } from "./support.js";
+
+let h: Harness;
+let acme: Tenant;
+let globex: Tenant;
+let appId: string;
+const TOKEN = "tok-" + "upgrade".repeat(3);
+
+beforeAll(async () => {
+  h = await createHarness();
+  acme = await h.createTenant("Acme Upgrade");
+  globex = await h.createTenant("Globex Upgrade");
+  appId = await importVersion(h, acme.org.id, { version: "1.0.0" });
+  await importVersion(h, acme.org.id, { version: "1.1.0" });
+}, 120_000);
+
+afterAll(async () => {
+  if (process.env.DEBUG_LOGS) console.log(h.logs.filter((l) => /"level":(50|40)/.test(l)).slice(0, 5).join("\n"));
+  await h?.close();
+});
+
+const api = (method: string, path: string, body?: unknown, key = acme.key) => h.api(method, `/api/v1${path}`, { key, body });
+
+/** What the heartbeat tells the device about the application: [deployment, action, version]. */
+async function told(device: EnrolledDevice): Promise<Array<[string, string, string]>> {
+  return (await agentHeartbeat(h, device)).filter((x: DesiredEntry) => x.applicationId === appId).map((x) => [x.deploymentId, x.action, x.version]);
+}
+
+/** Every device obeys its desired state: reports running for each install it is told. */
+async function runAll(devices: EnrolledDevice[]): Promise<void> {
+  for (const device of devices) {
+    const installs = (await agentHeartbeat(h, device)).filter((x) => x.action === "install");
+    await agentHeartbeat(h, device, installs.map((x) => ({ deploymentId: x.deploymentId, state: "running" })));
+  }
+}
+
+async function createStarted(name: string, devices: EnrolledDevice[], strategy: unknown = { type: "all-at-once" }): Promise<string> {
+  const created = await api("POST", "/deployments", {
+    name, applicationId: appId, version: "1.0.0", profileId: "compose-main", parameters: { apiToken: TOKEN, pollSeconds: 45 },
+    target: { deviceIds: devices.map((d) => d.deviceId) }, strategy,
+  });
+  expect(created.status, created.text).toBe(201);
+  const started = await api("POST", `/deployments/${created.body.id}/start`);
+  expect(started.status, started.text).toBe(200);
+  return created.body.id as string;
+}
+
+const predecessorsOf = (id: string) => h.services.prisma.deployment.findMany({ where: { upgradedToId: id }, orderBy: { createdAt: "asc" } });
+
+describe("all-at-once", () => {
+  let fleet: EnrolledDevice[];
+  let id: string;
+
+  it("PATCH version of a running deployment: 200, every device is told the new version only, and reports it running", async () => {
+    fleet = await enrollFleet(h, acme.key, 3);
+    id = await createStarted("aao", fleet);
+    await runAll(fleet);
+    expect((await api("GET", `/deployments/${id}`)).body).toMatchObject({ rolloutState: "completed", progress: { running: 3 } });
+
+    const res = await api("PATCH", `/deployments/${id}`, { version: "1.1.0" });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ id, name: "aao", version: "1.1.0", status: "running", rolloutState: "in_progress", progress: { pending: 3, total: 3 } });
+    // the parameters (the secret too) carry over to the new revision
+    const desired = (await agentHeartbeat(h, fleet[0])).filter((x) => x.applicationId === appId);
+    expect(desired.map((x) => [x.deploymentId, x.action, x.version])).toEqual([[id, "install", "1.1.0"]]);
+    expect(desired[0].parameters).toEqual({ gateway: { API_TOKEN: TOKEN, POLL_SECONDS: 45, MODE: "fast" } });
+    for (const device of fleet) expect(await told(device)).toEqual([[id, "install", "1.1.0"]]);
+
+    // the old revision's row: every device left it at once, so it ended
+    const [old] = await predecessorsOf(id);
+    expect(old).toMatchObject({ version: "1.0.0", status: "stopped", managedBy: null, continuous: false });
+    expect(await h.services.prisma.deploymentDevice.count({ where: { deploymentId: old.id, state: "superseded", desiredAction: null } })).toBe(3);
+
+    await runAll(fleet);
+    const after = await api("GET", `/deployments/${id}`);
+    expect(after.body).toMatchObject({ version: "1.1.0", rolloutState: "completed", progress: { running: 3, total: 3 } });
+    const devices = await api("GET", `/deployments/${id}/devices`);
+    expect(devices.body.items.map((x: { state: string }) => x.state)).toEqual(["running", "running", "running"]);
+  });
+
+  it("the device's version history holds both versions; its rollback target is 1.0.0 with that revision's parameters", async () => {
+    const history = await api("GET", `/devices/${fleet[0].deviceId}/deployment-history`);
+    expect(history.status, history.text).toBe(200);
+    expect(history.body.items.map((x: { version: string; outcome: string; deploymentName: string }) => [x.version, x.outcome, x.deploymentName])).toEqual([
+      ["1.1.0", "running", "aao"],
+      ["1.0.0", "running", "aao"],
+    ]);
+    const target = await api("GET", `/devices/${fleet[0].deviceId}/rollback-target?applicationId=${appId}`);
+    expect(target.status, target.text).toBe(200);
+    expect(target.body).toMatchObject({ currentVersion: "1.1.0", targetVersion: "1.0.0" });
+  });
+
+  it("the audit trail records the PATCH with the version change", async () => {
+    const entry = await h.services.prisma.auditEntry.findFirst({ where: { organizationId: acme.org.id, entityId: id, action: { contains: "update" } }, orderBy: { createdAt: "desc" } });
+    expect(entry?.changes).toMatchObject({ version: { from: "1.0.0", to: "1.1.0" } });
+  });
+
+  it("409 for a target change of a running deployment, naming the field; the same target, a name and description are accepted", async () => {
+    const res = await api("PATCH", `/deployments/${id}`, { target: { deviceIds: [fleet[0].deviceId] } });
+    expect(res.status, res.text).toBe(409);
+    expect(res.body.message).toMatch(/^target: cannot change while the deployment is running/);
+    const strategy = await api("PATCH", `/deployments/${id}`, { strategy: { type: "staged", canary: { count: 1 } } });
+    expect(strategy.status).toBe(409);
+    expect(strategy.body.message).toMatch(/^strategy:/);
+    const same = await api("PATCH", `/deployments/${id}`, { name: "aao-renamed", description: "renamed", target: { deviceIds: fleet.map((d) => d.deviceId).reverse() } });
+    expect(same.status, same.text).toBe(200);
+    expect(same.body).toMatchObject({ name: "aao-renamed", version: "1.1.0", rolloutState: "completed" });
+    expect(await predecessorsOf(id)).toHaveLength(1);
+  });
+
+  it("a version the application does not have: 400 naming the field, nothing changed", async () => {
+    const before = await h.services.prisma.deploymentDevice.findMany({ where: { deploymentId: id }, orderBy: { deviceId: "asc" } });
+    const res = await api("PATCH", `/deployments/${id}`, { version: "9.9.9" });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.message).toContain("version");
+    expect(await h.services.prisma.deploymentDevice.findMany({ where: { deploymentId: id }, orderBy: { deviceId: "asc" } })).toEqual(before);
+    expect(await predecessorsOf(id)).toHaveLength(1);
+    expect((await api("GET", `/deployments/${id}`)).body).toMatchObject({ version: "1.1.0" });
+  });
+
+  it("another organization's deployment is a 404", async () => {
+    const res = await api("PATCH", `/deployments/${id}`, { version: "1.0.0" }, globex.key);
+    expect(res.status, res.text).toBe(404);
+    expect((await api("GET", `/deployments/${id}`)).body).toMatchObject({ version: "1.1.0" });
+  });
+});
+
+describe("staged", () => {
+  let fleet: EnrolledDevice[];
+  let id: string;
+  let oldId: string;
+  const strategy = { type: "staged", canary: { count: 1 }, batches: [{ percent: 100 }], successThreshold: 100, autoAdvance: false };
+
+  it("the update rollout dispatches the canary only: the others are still told the old version (never to remove it)", async () => {
+    fleet = await enrollFleet(h, acme.key, 4);
+    id = await createStarted("staged", fleet, strategy);
+    await runAll(fleet); // the canary
+    expect((await api("POST", `/deployments/${id}/rollout/approve`)).status).toBe(200);
+    await runAll(fleet);
+    expect((await api("GET", `/deployments/${id}`)).body).toMatchObject({ rolloutState: "completed", progress: { running: 4 } });
+
+    const res = await api("PATCH", `/deployments/${id}`, { version: "1.1.0" });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ version: "1.1.0", status: "running", rolloutState: "canary" });
+    [{ id: oldId }] = await predecessorsOf(id);
+    const canary = await h.services.prisma.deploymentDevice.findMany({ where: { deploymentId: id, batchIndex: 0 } });
+    expect(canary).toHaveLength(1);
+    for (const device of fleet) {
+      const isCanary = device.deviceId === canary[0].deviceId;
+      expect(await told(device)).toEqual(isCanary ? [[id, "install", "1.1.0"]] : [[oldId, "install", "1.0.0"]]);
+    }
+    expect((await h.services.prisma.deployment.findUniqueOrThrow({ where: { id: oldId } })).status).toBe("running");
+  });
+
+  it("while the update rollout is in flight, another version change is 409 naming the rollout state", async () => {
+    const res = await api("PATCH", `/deployments/${id}`, { version: "1.0.0" });
+    expect(res.status, res.text).toBe(409);
+    expect(res.body.message).toContain("while its rollout is canary");
+  });
+
+  it("canary running -> awaiting approval; approve -> every device is told 1.1.0 and reports it; the predecessor ends", async () => {
+    await runAll(fleet);
+    expect((await api("GET", `/deployments/${id}`)).body).toMatchObject({ rolloutState: "awaiting_approval" });
+    const approved = await api("POST", `/deployments/${id}/rollout/approve`);
+    expect(approved.status, approved.text).toBe(200);
+    for (const device of fleet) expect(await told(device)).toEqual([[id, "install", "1.1.0"]]);
+    expect((await h.services.prisma.deployment.findUniqueOrThrow({ where: { id: oldId } })).status).toBe("stopped");
+    await runAll(fleet);
+    expect((await api("GET", `/deployments/${id}`)).body).toMatchObject({ version: "1.1.0", rolloutState: "completed", progress: { running: 4, total: 4 } });
+  });
+});
+
+describe("abort and stop of an update rollout", () => {
+  let fleet: EnrolledDevice[];
+  let id: string;
+  const strategy = { type: "staged", canary: { count: 1 }, batches: [{ percent: 100 }], successThreshold: 100, autoAdvance: false };
+
+  it("abort before the canary device started: it keeps 1.0.0 (told the old version again), nothing else changes", async () => {
+    fleet = await enrollFleet(h, acme.key, 3);
+    id = await createStarted("abort", fleet, strategy);
+    await runAll(fleet);
+    await api("POST", `/deployments/${id}/rollout/approve`);
+    await runAll(fleet);
+    expect((await api("PATCH", `/deployments/${id}`, { version: "1.1.0" })).status).toBe(200);
+    const [{ id: oldId }] = await predecessorsOf(id);
+    const aborted = await api("POST", `/deployments/${id}/rollout/abort`, { reason: "wrong version" });
+    expect(aborted.status, aborted.text).toBe(200);
+    expect(aborted.body).toMatchObject({ state: "aborted" });
+    expect((await api("GET", `/deployments/${id}`)).body).toMatchObject({ rolloutState: "aborted", version: "1.1.0" });
+    for (const device of fleet) expect(await told(device)).toEqual([[oldId, "install", "1.0.0"]]);
+    const kept = await h.services.prisma.deploymentDevice.findMany({ where: { deploymentId: oldId } });
+    expect(kept.map((e) => e.state)).toEqual(["running", "running", "running"]);
+    expect((await h.services.prisma.deployment.findUniqueOrThrow({ where: { id: oldId } })).status).toBe("running");
+  });
+
+  it("a device the aborted update reached keeps 1.1.0; a new PATCH after the abort rolls out again", async () => {
+    const res = await api("PATCH", `/deployments/${id}`, { version: "1.1.0", parameters: { apiToken: TOKEN, pollSeconds: 60 } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ rolloutState: "canary", parameters: { pollSeconds: 60 } });
+    await runAll(fleet); // the canary reports 1.1.0 running
+    const aborted = await api("POST", `/deployments/${id}/rollout/abort`, { reason: "enough" });
+    expect(aborted.status, aborted.text).toBe(200);
+    const canary = (await h.services.prisma.deploymentDevice.findFirstOrThrow({ where: { deploymentId: id, batchIndex: 0 } })).deviceId;
+    for (const device of fleet) {
+      const desired = await told(device);
+      expect(desired).toHaveLength(1);
+      expect(desired[0].slice(1)).toEqual(device.deviceId === canary ? ["install", "1.1.0"] : ["install", "1.0.0"]);
+    }
+  });
+
+  it("stop: every device, on the new version or the old one, is told to remove the application once", async () => {
+    const stopped = await api("POST", `/deployments/${id}/stop`, {});
+    expect(stopped.status, stopped.text).toBe(200);
+    expect(stopped.body.status).toBe("stopping");
+    for (const device of fleet) expect((await told(device)).map((x) => x[1])).toEqual(["remove"]);
+    for (const device of fleet) {
+      const removals = (await agentHeartbeat(h, device)).filter((x) => x.action === "remove");
+      await agentHeartbeat(h, device, removals.map((x) => ({ deploymentId: x.deploymentId, state: "removed" })));
+    }
+    expect((await api("GET", `/deployments/${id}`)).body.status).toBe("stopped");
+    const running = await h.services.prisma.deployment.count({ where: { upgradedToId: id, status: { not: "stopped" } } });
+    expect(running).toBe(0);
+  });
+});
