@@ -14,7 +14,7 @@ import { JsonClient } from "../agent/src/core/json-client.js";
 import { closedLoop, LatencyRecorder } from "../src/simulator/latency.js";
 import { fmtMs, machineLine, percentiles } from "./support/machine.js";
 import { onEachDatabase } from "./support/postgres.js";
-import { startChild } from "./support/child.js";
+import { cpuMicrosPerRequest, cpuOf, startChild } from "./support/child.js";
 
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 1000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
@@ -25,13 +25,16 @@ const QUERY_RUNS = Number(process.env.BENCH_QUERY_RUNS ?? 40);
 const PROFILE = process.env.BENCH_PROFILE;
 const ADMIN_KEY = "fm_bench" + "B".repeat(36);
 
+/** a heartbeat load, with the service's CPU µs per heartbeat over it */
+type Measured = Awaited<ReturnType<FleetSimulator["heartbeatLoad"]>> & { cpuMicros: number };
+
 interface Figures {
   database: string;
   enrollPerSecond: number;
-  heartbeats: Awaited<ReturnType<FleetSimulator["heartbeatLoad"]>>;
+  heartbeats: Measured;
   /** the same service and devices through the REST facade, one statement per heartbeat */
-  facade: Awaited<ReturnType<FleetSimulator["heartbeatLoad"]>> | null;
-  baseline: { perSecond: number; p50: number; p99: number };
+  facade: Measured | null;
+  baseline: { perSecond: number; p50: number; p99: number; cpuMicros: number };
   queries: Record<string, { p50: number; p90: number; p99: number; n: number }>;
 }
 
@@ -60,6 +63,7 @@ async function baseline(authorization: string) {
     const latency = new LatencyRecorder();
     let ok = 0;
     await closedLoop(CONCURRENCY, 2000, () => client.request("POST", "/api/v1/agent/heartbeat", { status: "online" }, { authorization }).then(() => undefined));
+    const cpuBefore = await cpuOf(bare);
     const started = performance.now();
     await closedLoop(CONCURRENCY, SECONDS * 1000, async () => {
       const t0 = performance.now();
@@ -68,8 +72,9 @@ async function baseline(authorization: string) {
       latency.record(performance.now() - t0);
     });
     const seconds = (performance.now() - started) / 1000;
+    const cpuMicros = cpuMicrosPerRequest(cpuBefore, await cpuOf(bare), latency.count);
     const s = latency.summary();
-    return { perSecond: ok / seconds, p50: s.p50, p99: s.p99 };
+    return { perSecond: ok / seconds, p50: s.p50, p99: s.p99, cpuMicros };
   } finally {
     client.close();
     await bare.stop();
@@ -127,13 +132,15 @@ async function run(database: string, databaseUrl?: string): Promise<Figures> {
       const after = await service.command("stats");
       const rows = after.rows - before.rows;
       const statements = after.statements - before.statements;
+      const cpuMicros = cpuMicrosPerRequest(before, after, result.ok + result.failed);
       console.log(
         `heartbeats, ${label}: ${result.perSecond.toFixed(0)}/s over ${result.seconds.toFixed(1)} s, ${CONCURRENCY} concurrent, ${enrolled} devices; ` +
+        `service CPU ${cpuMicros.toFixed(0)} µs per heartbeat; ` +
         `p50 ${fmtMs(result.latency.p50)}, p99 ${fmtMs(result.latency.p99)}; failed ${result.failed}` +
         (result.failed ? ` (${simulator.stats().lastError})` : "") +
         `; ${statements} statements for ${rows} heartbeats (${statements ? (rows / statements).toFixed(1) : "-"} per statement); load average ${os.loadavg()[0].toFixed(1)}`,
       );
-      return result;
+      return { ...result, cpuMicros };
     };
     const heartbeats = await measure("lean route + group commit");
     // The same service with the heartbeat served by the REST facade and one statement per
@@ -149,8 +156,8 @@ async function run(database: string, databaseUrl?: string): Promise<Figures> {
     await simulator.stop();
 
     const bare = await baseline(authorization);
-    console.log(`bare node:http on the same route: ${bare.perSecond.toFixed(0)}/s, p50 ${fmtMs(bare.p50)}, p99 ${fmtMs(bare.p99)}; ` +
-      `service/bare = ${((heartbeats.perSecond / bare.perSecond) * 100).toFixed(1)} %` +
+    console.log(`bare node:http on the same route: ${bare.perSecond.toFixed(0)}/s, p50 ${fmtMs(bare.p50)}, p99 ${fmtMs(bare.p99)}, CPU ${bare.cpuMicros.toFixed(0)} µs per request; ` +
+      `service/bare = ${((heartbeats.perSecond / bare.perSecond) * 100).toFixed(1)} % (by CPU per request: ${((bare.cpuMicros / heartbeats.cpuMicros) * 100).toFixed(1)} %)` +
       (facade ? ` (REST facade, one statement each: ${((facade.perSecond / bare.perSecond) * 100).toFixed(1)} %)` : ""));
 
     const queries: Figures["queries"] = QUERY_RUNS === 0 ? {} : {
@@ -184,6 +191,9 @@ console.log(JSON.stringify(results.map((r) => ({
   heartbeatsPerSecond: Math.round(r.heartbeats.perSecond),
   heartbeatP50Ms: +r.heartbeats.latency.p50.toFixed(2),
   heartbeatP99Ms: +r.heartbeats.latency.p99.toFixed(2),
+  serviceCpuMicrosPerHeartbeat: Math.round(r.heartbeats.cpuMicros),
+  bareCpuMicrosPerRequest: Math.round(r.baseline.cpuMicros),
+  facadeCpuMicrosPerHeartbeat: r.facade ? Math.round(r.facade.cpuMicros) : null,
   facadePerSecond: r.facade ? Math.round(r.facade.perSecond) : null,
   facadeP50Ms: r.facade ? +r.facade.latency.p50.toFixed(2) : null,
   facadeP99Ms: r.facade ? +r.facade.latency.p99.toFixed(2) : null,

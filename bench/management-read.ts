@@ -28,7 +28,7 @@ import { JsonClient } from "../agent/src/core/json-client.js";
 import { LatencyRecorder, pacedLoop } from "../src/simulator/latency.js";
 import { fmtMs, machineLine } from "./support/machine.js";
 import { onEachDatabase } from "./support/postgres.js";
-import { startChild } from "./support/child.js";
+import { cpuMicrosPerRequest, cpuOf, startChild, type Child } from "./support/child.js";
 
 const FLEET = Number(process.env.BENCH_FLEET ?? 10_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -43,11 +43,14 @@ interface Load {
   p90: number;
   p99: number;
   failed: number;
+  /** the server process's CPU (user + system) per request over the run, µs */
+  cpuMicros?: number;
 }
 
 /** One autocannon run over `paths` in turn, each connection sending as soon as it is answered. */
-async function cannon(label: string, url: string, paths: string[], headers: Record<string, string>, options: { connections: number; seconds: number }): Promise<Load> {
+async function cannon(label: string, url: string, paths: string[], headers: Record<string, string>, options: { connections: number; seconds: number; server?: Child }): Promise<Load> {
   let i = 0;
+  const cpuBefore = options.server ? await cpuOf(options.server) : null;
   const result = await autocannon({
     url,
     connections: options.connections,
@@ -55,7 +58,9 @@ async function cannon(label: string, url: string, paths: string[], headers: Reco
     headers,
     requests: [{ method: "GET", setupRequest: (req) => ({ ...req, path: paths[i++ % paths.length] }) }],
   });
+  const cpuMicros = cpuBefore ? cpuMicrosPerRequest(cpuBefore, await cpuOf(options.server!), result.requests.total) : undefined;
   return {
+    cpuMicros,
     label,
     perSecond: result["2xx"] / result.duration,
     p50: result.latency.p50,
@@ -88,7 +93,8 @@ async function paced(label: string, url: string, paths: string[], headers: Recor
 }
 
 const line = (l: Load) =>
-  `${l.label.padEnd(52)} ${l.perSecond.toFixed(0).padStart(6)}/s  p50 ${fmtMs(l.p50).padStart(8)}  p90 ${fmtMs(l.p90).padStart(8)}  p99 ${fmtMs(l.p99).padStart(8)}  failed ${l.failed}; load average ${os.loadavg()[0].toFixed(1)}`;
+  `${l.label.padEnd(52)} ${l.perSecond.toFixed(0).padStart(6)}/s  p50 ${fmtMs(l.p50).padStart(8)}  p90 ${fmtMs(l.p90).padStart(8)}  p99 ${fmtMs(l.p99).padStart(8)}  failed ${l.failed}` +
+  `${l.cpuMicros !== undefined ? `; server CPU ${l.cpuMicros.toFixed(0)} µs/request` : ""}; load average ${os.loadavg()[0].toFixed(1)}`;
 
 async function run(database: string, databaseUrl?: string) {
   console.log(`\n== ${database}`);
@@ -109,10 +115,13 @@ async function run(database: string, databaseUrl?: string) {
     await cannon("warm-up", url, paths, headers, { connections: CONCURRENCY, seconds: 2 });
     const profile = process.env.BENCH_PROFILE; // CPU profile of the service during the saturation run (bench/support/serve.ts)
     if (profile) setTimeout(() => service.process.kill("SIGUSR2"), 1000).unref();
-    report(await cannon(`saturation: ${CONCURRENCY} connections, no pause`, url, paths, headers, { connections: CONCURRENCY, seconds: SECONDS }));
+    const server = service;
+    report(await cannon(`saturation: ${CONCURRENCY} connections, no pause`, url, paths, headers, { connections: CONCURRENCY, seconds: SECONDS, server }));
     if (profile) service.process.kill("SIGUSR2");
-    report(await cannon("ladder: GET /healthz (express, middleware)", url, ["/healthz"], {}, { connections: CONCURRENCY, seconds: SECONDS }));
-    report(await cannon("ladder: GET /roles/permissions (procedure, no db)", url, ["/api/v1/roles/permissions"], headers, { connections: CONCURRENCY, seconds: SECONDS }));
+    const healthz = report(await cannon("ladder: GET /healthz (express, middleware)", url, ["/healthz"], {}, { connections: CONCURRENCY, seconds: SECONDS, server }));
+    const permissions = report(await cannon("ladder: GET /roles/permissions (procedure, no db)", url, ["/api/v1/roles/permissions"], headers, { connections: CONCURRENCY, seconds: SECONDS, server }));
+    console.log(`roles/permissions / healthz = ${((permissions.perSecond / healthz.perSecond) * 100).toFixed(1)} % by throughput, ` +
+      `${((healthz.cpuMicros! / permissions.cpuMicros!) * 100).toFixed(1)} % by CPU per request (the REST facade's own cost)`);
     for (const rate of RATES) {
       report(await paced(`paced: ${CONCURRENCY} clients sharing ${rate}/s`, url, paths, headers, CONCURRENCY, rate));
     }
@@ -123,7 +132,7 @@ async function run(database: string, databaseUrl?: string) {
   const bare = await startChild("bare-server.ts", { BARE_PAYLOAD: JSON.stringify(sample) });
   try {
     const paths = ["/api/v1/devices/x"];
-    const base = report(await cannon(`bare node:http, same JSON: ${CONCURRENCY} connections`, bare.info.url as string, paths, {}, { connections: CONCURRENCY, seconds: SECONDS }));
+    const base = report(await cannon(`bare node:http, same JSON: ${CONCURRENCY} connections`, bare.info.url as string, paths, {}, { connections: CONCURRENCY, seconds: SECONDS, server: bare }));
     console.log(`service/bare (saturation) = ${((loads[0].perSecond / base.perSecond) * 100).toFixed(1)} %`);
   } finally {
     await bare.stop();
@@ -137,6 +146,6 @@ const results = await onEachDatabase(run);
 console.log("\nsummary (JSON):");
 console.log(JSON.stringify(results.map((r) => ({
   database: r.database,
-  runs: r.loads.map((l) => ({ run: l.label, perSecond: Math.round(l.perSecond), p50Ms: l.p50, p90Ms: l.p90, p99Ms: l.p99, failed: l.failed })),
+  runs: r.loads.map((l) => ({ run: l.label, perSecond: Math.round(l.perSecond), p50Ms: l.p50, p90Ms: l.p90, p99Ms: l.p99, failed: l.failed, cpuMicrosPerRequest: l.cpuMicros === undefined ? null : Math.round(l.cpuMicros) })),
 })), null, 2));
 process.exit(0);

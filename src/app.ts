@@ -8,7 +8,8 @@ import type { Services } from "./services.js";
 import { appRouter, procedureMetas } from "./trpc/router.js";
 import { createContextFactory, noteRequestOfError, requestIdOf } from "./trpc/context.js";
 import { buildOpenApiDocument, docsRouter, documentedRestPaths } from "./http/docs.js";
-import { extraOpenApiPaths, mountLeanAgentRoute, mountRegistryPullProxy, plainRoutes } from "./http/routes.js";
+import { extraOpenApiPaths, mountFrontDoor, mountLeanAgentRoute, mountRegistryPullProxy, plainRoutes } from "./http/routes.js";
+import { headersSetBy } from "./http/front-door.js";
 import { acceptEmptyBody } from "./http/empty-body.js";
 import { restFacade } from "./http/rest-facade.js";
 import { rateLimitMiddleware } from "./http/rate-limit.js";
@@ -37,32 +38,46 @@ export function createApp(services: Services): Express {
   const routeLabels = new RouteLabels(procedureMetas(), extraOpenApiPaths);
   const observeRequest = requestObserver(services, routeLabels);
 
-  // Request id on every response; a sane incoming one is kept for tracing across hops.
-  app.use((req: Request, res: Response, next: NextFunction) => {
+  // Request id on every response; a sane incoming one is kept for tracing across hops. The log
+  // line and the metrics when the answer is written (the front door below starts requests too).
+  const startRequest = (req: Request, res: Response): string => {
     const incoming = req.headers["x-request-id"];
     const id = typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
     (req as Request & { id: string }).id = id;
-    res.setHeader("x-request-id", id);
     const started = process.hrtime.bigint();
     res.on("finish", () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      const entry = { requestId: id, method: req.method, path: loggablePath(req.originalUrl), status: res.statusCode, ms };
-      logger[requestLogLevel(res.statusCode, ms, String(res.getHeader("content-type") ?? ""), config.LOG_SLOW_REQUEST_MS)](entry, "request");
+      const level = requestLogLevel(res.statusCode, ms, String(res.getHeader("content-type") ?? ""), config.LOG_SLOW_REQUEST_MS);
+      if (logger.isLevelEnabled(level)) logger[level]({ requestId: id, method: req.method, path: loggablePath(req.originalUrl), status: res.statusCode, ms }, "request");
       observeRequest(req, res.statusCode, ms / 1000);
     });
-    next();
-  });
+    return id;
+  };
   // A span per request when tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT, docs/observability.md).
   const traceRequest = requestTracer((method, url) => routeLabels.match(method, url), requestIdOf);
-  if (traceRequest) app.use(traceRequest);
-
-  app.use(helmet({
+  const security = helmet({
     // No upgrade-insecure-requests: served over plain HTTP inside a network (http://fleet.lan:3000),
     // it would make browsers fetch the docs page's own scripts over https, which is not there.
     contentSecurityPolicy: { directives: { "script-src": ["'self'"], "img-src": ["'self'", "data:"], "upgrade-insecure-requests": null } },
-  }));
-
+  });
   const origins = config.CORS_ORIGINS.split(",").map((o) => o.trim()).filter(Boolean);
+
+  // The heartbeat's front door, before everything else: the usual heartbeat (JSON body, device
+  // token, no CORS origin) is answered here with the same steps as below (request id, security
+  // headers, rate limits, the request boundary, the lean route); any other request passes on
+  // (src/http/front-door.ts). Not with tracing on: every request then has its span below.
+  if (!traceRequest) {
+    mountFrontDoor(app, services, { startRequest, securityHeaders: headersSetBy(security), ordinary: (req) => origins.length > 0 && req.headers.origin !== undefined });
+  }
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    res.setHeader("x-request-id", startRequest(req, res));
+    next();
+  });
+  if (traceRequest) app.use(traceRequest);
+
+  app.use(security);
+
   if (origins.length > 0) {
     app.use((req, res, next) => {
       const origin = req.headers.origin;

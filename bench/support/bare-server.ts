@@ -16,6 +16,9 @@ server.keepAliveTimeout = 60_000;
 server.listen(0, "127.0.0.1", () => {
   process.stdout.write(`READY ${JSON.stringify({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}` })}\n`);
 });
+// Any line on stdin is answered by `DONE {"cpu": process.cpuUsage()}` (bench/support/child.ts
+// `command`): the bare server's CPU per request, beside the service's.
+process.stdin.on("data", () => void process.stdout.write(`DONE ${JSON.stringify({ cpu: process.cpuUsage() })}\n`));
 process.on("SIGTERM", () => {
   server.closeAllConnections();
   server.close(() => process.exit(0));

@@ -65,3 +65,12 @@ export function startChild(script: string, env: Record<string, string>, timeoutM
     });
   });
 }
+
+/** CPU time (user + system, µs) a child used between two of its `command` answers (`cpu` in them), per request. */
+export function cpuMicrosPerRequest(before: Record<string, any>, after: Record<string, any>, requests: number): number {
+  const used = after.cpu.user - before.cpu.user + (after.cpu.system - before.cpu.system);
+  return requests > 0 ? used / requests : NaN;
+}
+
+/** The child's CPU time so far (serve.ts and bare-server.ts answer any command with it). */
+export const cpuOf = (child: Child) => child.command("cpu");

@@ -16,6 +16,11 @@ function sendTooManyRequests(req: Request, res: Response, retryAfterSeconds: num
   res.status(429).json(errorBody(requestIdOf(req), 429, "TOO_MANY_REQUESTS", tooManyRequestsMessage(retryAfterSeconds)));
 }
 
+/** Whether the limiter would refuse this request at once (its source address has spent its budget). */
+export function sourceBlocked(services: Services, req: Request): boolean {
+  return services.config.RATE_LIMIT_PER_SOURCE > 0 && services.rateLimits.blockedSources.retryAfter(sourceKeyOf(sourceIpOf(req))) !== null;
+}
+
 export function rateLimitMiddleware(services: Services) {
   const { config, rateLimits } = services;
   return async (req: Request, res: Response, next: NextFunction) => {

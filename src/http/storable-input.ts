@@ -186,6 +186,17 @@ export function jsonBodyOf(req: Request): unknown {
   return req.body;
 }
 
+/** The body text as the boundary parses it: bourne (no "__proto__" keys); a PARSE_ERROR saying where it breaks. */
+function parsedBody(text: string): unknown {
+  try {
+    return text === "" ? undefined : bourne.parse(text, { protoAction: "error" });
+  } catch {
+    // bourne parses with JSON.parse, then refuses a "__proto__" key in what parsed
+    const message = isJson(text) ? 'The body holds a "__proto__" key, which is refused' : jsonSyntaxMessage(text);
+    throw new TRPCError({ code: "PARSE_ERROR", message });
+  }
+}
+
 const RAW_BODY = Symbol("rawBody");
 
 /** The bytes of the JSON body exactly as sent (a signature over the body is verified on them), while the request lasts. */
@@ -195,6 +206,24 @@ export function rawBodyOf(req: Request): Buffer | undefined {
 
 function keepRawBody(req: Request, _res: Response, buf: Buffer) {
   (req as Request & { [RAW_BODY]?: Buffer })[RAW_BODY] = buf;
+}
+
+/**
+ * The boundary's reading of a UTF-8 JSON body already read (by the front door, front-door.ts,
+ * for an operation that declares no lossy text): the text body-parser would have decoded (a
+ * byte order mark dropped), the same parser, the same refusal of a string that cannot be
+ * stored; kept as `req.body` and its bytes as `rawBodyOf(req)`. Throws the error the boundary
+ * answers with. Text decoded from UTF-8 holds no unpaired surrogate and JSON no raw NUL, so
+ * only a `\u` escape can bring either: a body without one needs no walk.
+ */
+export function storableJsonBodyOf(req: Request, bytes: Buffer): unknown {
+  (req as Request & { [RAW_BODY]?: Buffer })[RAW_BODY] = bytes;
+  const text = bytes.toString("utf8");
+  const body = parsedBody(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  const found = text.includes("\\u") ? findUnstorableString(body) : null;
+  if (found) throw refusalError({ status: 400, path: found.path, message: found.problem });
+  req.body = body;
+  return body;
 }
 
 export function storableInput(services: Services, routes: { restPaths: string[]; procedures: [string, Meta][] }): RequestHandler {
@@ -217,13 +246,10 @@ export function storableInput(services: Services, routes: { restPaths: string[];
     if (!hasBody(req) || !req.is("application/json")) return next(); // none, or not JSON: the route answers (415)
     readText(req, res, (err?: unknown) => {
       if (err) return answer(() => bodyFailure(err));
-      const text = req.body as string;
       try {
-        req.body = text === "" ? undefined : bourne.parse(text, { protoAction: "error" });
-      } catch {
-        // bourne parses with JSON.parse, then refuses a "__proto__" key in what parsed
-        const message = isJson(text) ? 'The body holds a "__proto__" key, which is refused' : jsonSyntaxMessage(text);
-        return answer(() => new TRPCError({ code: "PARSE_ERROR", message }));
+        req.body = parsedBody(req.body as string);
+      } catch (parseError) {
+        return answer(() => parseError);
       }
       const patterns = lossyPatternsOf(req, lossy);
       const found = findUnstorableString(req.body, patterns.length ? (path) => patterns.some((p) => matchesPattern(path, p)) : undefined);

@@ -17,11 +17,15 @@
 // * the handler is the procedure's (`handleHeartbeat`) and the answer is checked against
 //   `heartbeatOutput`. The tRPC procedure `agent.heartbeat` stays: it documents this path in
 //   openapi.json (no second path item) and serves tRPC clients.
-import type { RequestHandler } from "express";
+//
+// The usual heartbeat is answered by the app's front door (src/http/front-door.ts), which runs
+// `heartbeatAnswer` after the same request id, headers, rate limits and request boundary; this
+// express route answers the others (no body, gzip, chunked, a CORS origin, tracing on).
+import type { Request, RequestHandler, Response } from "express";
 import { TRPCError } from "@trpc/server";
 import type { Services } from "../../services.js";
 import { authenticateDeviceRequest } from "../../trpc/device-auth.js";
-import { requestInfoOf } from "../../trpc/context.js";
+import { requestInfoOf, type RequestInfo } from "../../trpc/context.js";
 import { handleHeartbeat } from "./heartbeat.js";
 import { heartbeatInput, heartbeatOutput } from "./schemas.js";
 import { jsonBodyOf } from "../../http/storable-input.js";
@@ -29,28 +33,33 @@ import { sendJson, sendRestError } from "../../http/error-response.js";
 
 export const AGENT_HEARTBEAT_PATH = "/agent/heartbeat";
 /** the tRPC path, as audit entries of refused device tokens name it */
-const PROCEDURE_PATH = "agent.heartbeat";
+export const HEARTBEAT_PROCEDURE = "agent.heartbeat";
+
+/** The heartbeat after the request boundary: device token, input, the write; the checked answer, or the error to answer. */
+export function heartbeatAnswer(services: Services) {
+  return async (req: Request, res: Response, request: RequestInfo, body: unknown): Promise<unknown> => {
+    // the heartbeat statement re-checks the certificate
+    const device = await authenticateDeviceRequest(services, request, req.headers, HEARTBEAT_PROCEDURE, res, { recheck: false });
+    const input = heartbeatInput.parse(body ?? {});
+    const answer = await handleHeartbeat(services, device, input, request.sourceIp);
+    try {
+      return heartbeatOutput.parse(answer);
+    } catch (err) {
+      // like tRPC's output validation: the caller sees a masked 500
+      throw new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: "Output validation failed", cause: err });
+    }
+  };
+}
 
 export function agentHeartbeatRoute(services: Services): RequestHandler {
+  const answer = heartbeatAnswer(services);
   return async (req, res) => {
     const request = requestInfoOf(req);
     try {
-      const body = jsonBodyOf(req);
-      // the heartbeat statement re-checks the certificate
-      const device = await authenticateDeviceRequest(services, request, req.headers, PROCEDURE_PATH, res, { recheck: false });
-      const input = heartbeatInput.parse(body ?? {});
-      const answer = await handleHeartbeat(services, device, input, request.sourceIp);
-      let output;
-      try {
-        output = heartbeatOutput.parse(answer);
-      } catch (err) {
-        // like tRPC's output validation: the caller sees a masked 500
-        throw new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: "Output validation failed", cause: err });
-      }
-      sendJson(res, 200, output);
+      sendJson(res, 200, await answer(req, res, request, jsonBodyOf(req)));
     } catch (err) {
       if (res.headersSent) return void res.destroy();
-      sendRestError(services, res, request, err, PROCEDURE_PATH);
+      sendRestError(services, res, request, err, HEARTBEAT_PROCEDURE);
     }
   };
 }

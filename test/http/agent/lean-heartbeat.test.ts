@@ -74,6 +74,44 @@ describe("the lean heartbeat route", () => {
     expect(res.headers.get("content-security-policy")).toBeTruthy();
   });
 
+  // The usual heartbeat (JSON body with a length, device token) is answered by the app's front
+  // door (src/http/front-door.ts); one without a body, or in another charset, by the ordinary
+  // express path. Both must answer alike.
+  it("answers alike through the front door and the ordinary path: headers, errors, refused strings", async () => {
+    const authorization = `Bearer ${await device.token()}`;
+    const front = await post("{}", { authorization, "content-type": "application/json" });
+    const ordinary = await post(undefined, { authorization });
+    expect([front.status, ordinary.status]).toEqual([200, 200]);
+    expect(front.body).toEqual(ordinary.body);
+    const headersOf = (res: { headers: Headers }) =>
+      Object.fromEntries([...res.headers].filter(([name]) => !["date", "content-length", "x-request-id", "connection", "keep-alive"].includes(name)));
+    expect(headersOf(front)).toEqual(headersOf(ordinary));
+    expect(front.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+
+    const invalid = JSON.stringify({ status: "bogus" });
+    const frontError = await post(invalid, { authorization, "content-type": "application/json", "x-request-id": "same-id" });
+    const ordinaryError = await post(invalid, { authorization, "content-type": "application/json; charset=iso-8859-1", "x-request-id": "same-id" });
+    expect(frontError.status).toBe(400);
+    expect(frontError.body).toEqual(ordinaryError.body);
+    expect(headersOf(frontError)).toEqual(headersOf(ordinaryError));
+
+    // A NUL character (escaped) is refused by the request boundary on both, naming the field.
+    const nul = '{"status":"error","message":"disk \\u0000 full"}';
+    const frontNul = await post(nul, { authorization, "content-type": "application/json", "x-request-id": "nul" });
+    const ordinaryNul = await post(nul, { authorization, "content-type": "application/json; charset=iso-8859-1", "x-request-id": "nul" });
+    expect(frontNul.status).toBe(400);
+    expect(frontNul.body).toMatchObject({ code: "BAD_REQUEST", issues: [{ path: ["message"] }] });
+    expect(frontNul.body).toEqual(ordinaryNul.body);
+    // "\\u0000" is a backslash and "u0000": storable, so accepted.
+    expect((await post('{"status":"online","message":"C:\\\\u0000"}', { authorization, "content-type": "application/json" })).status).toBe(200);
+
+    // A byte order mark is dropped as body-parser drops it; "__proto__" is refused.
+    expect((await post("\uFEFF{}", { authorization, "content-type": "application/json; charset=utf-8" })).status).toBe(200);
+    const proto = await post('{"__proto__":{"x":1}}', { authorization, "content-type": "application/json" });
+    expect(proto.status).toBe(400);
+    expect(proto.body.code).toBe("PARSE_ERROR");
+  });
+
   it("refuses missing, malformed and foreign credentials with 401 in the common error shape", async () => {
     const none = await post("{}", { "content-type": "application/json" });
     expect(none.status).toBe(401);
