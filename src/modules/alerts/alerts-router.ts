@@ -12,8 +12,10 @@ export const alertsRouter = router({
     .meta({
       openapi: {
         method: "GET", path: "/alerts", tags: [TAG],
-        summary: "Alerts: one rule firing for one device",
-        description: "state=firing (default) lists what fires now, newest first; state=resolved what has resolved, most recent first. Filters: severity, deviceId, ruleId.",
+        summary: "Alerts: one rule firing for one subject (a device or a config source)",
+        description: "state=firing (default) lists what fires now, newest first; state=resolved what has resolved, most recent first. " +
+          "subjectType says what an alert is about: device (deviceId, deviceName) or config_source (a config_source_failing rule; subjectId, subjectName; deviceId null). " +
+          "Filters: severity, deviceId, subjectType, subjectId, ruleId.",
       },
     })
     .input(listAlertsInput)
@@ -24,8 +26,8 @@ export const alertsRouter = router({
     .meta({
       openapi: {
         method: "POST", path: "/alerts/acknowledge", tags: [TAG],
-        summary: "Acknowledge a firing alert (one rule for one device)",
-        description: "Records who took it on and when (acknowledgedAt, acknowledgedBy); it keeps firing until its condition ends. 409 when it is not firing. Firing anew clears it.",
+        summary: "Acknowledge a firing alert (one rule for one subject)",
+        description: "The alert: ruleId and subjectId (or deviceId for a device's alert). Records who took it on and when (acknowledgedAt, acknowledgedBy); it keeps firing until its condition ends. 409 when it is not firing. Firing anew clears it.",
       },
       audit,
     })
@@ -38,7 +40,7 @@ export const alertsRouter = router({
       openapi: {
         method: "POST", path: "/alerts/resolve", tags: [TAG],
         summary: "Resolve a firing alert by hand",
-        description: "The alert moves to resolved (resolvedBy names who); no notification is sent. If the condition still holds at the next evaluation, the rule fires again. 409 when it is not firing.",
+        description: "The alert: ruleId and subjectId (or deviceId for a device's alert). The alert moves to resolved (resolvedBy names who); no notification is sent. If the condition still holds at the next evaluation, the rule fires again. 409 when it is not firing.",
       },
       audit,
     })

@@ -1,6 +1,7 @@
 // Alert conditions: their shapes (validated at create/update), a one-line summary, and the
-// SQL that finds the devices for which a condition holds right now. One set-based query per
-// rule, whatever the number of devices in its scope.
+// SQL that finds the subjects for which a condition holds right now: devices, or config
+// sources (config_source_failing). One set-based query per rule, whatever the number of
+// devices or sources in its scope.
 import { z } from "zod";
 import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
@@ -8,6 +9,9 @@ import { utc } from "../devices/sql.js";
 import { METRIC_NAMES, metricExpression, type Metric } from "../telemetry/metrics.js";
 import { failedDeploymentDevices } from "./deployments.js";
 import { counted } from "../../lib/plural.js";
+
+/** A source keeps its last 100 syncs (SYNC_HISTORY_KEEP in config/sources.ts; not imported: that module imports this one). */
+const MAX_CONSECUTIVE_FAILURES = 100;
 
 export const OPERATORS = { ">": ">", ">=": ">=", "<": "<", "<=": "<=", "==": "=", "!=": "<>" } as const;
 export type Operator = keyof typeof OPERATORS;
@@ -35,9 +39,21 @@ export const conditionInput = z.discriminatedUnion("type", [
     /** the device's newest valid certificate expires within this many days (or has expired) */
     withinDays: wholeNumber(1, 3650).default(30),
   }),
+  z.object({
+    type: z.literal("config_source_failing"),
+    /** this many syncs in a row were refused or failed (the history since the last applied sync) */
+    consecutiveFailures: wholeNumber(1, MAX_CONSECUTIVE_FAILURES).default(1),
+    /** the config sources watched, by name; empty = every source of the organization */
+    sourceNames: z.array(z.string().trim().min(1).max(100)).max(50).default([]),
+  }),
 ]);
 export type Condition = z.infer<typeof conditionInput>;
 export type ConditionType = Condition["type"];
+
+/** What an alert is about: a device, or (config_source_failing) a config source. */
+export const SUBJECT_TYPES = ["device", "config_source"] as const;
+export type SubjectType = (typeof SUBJECT_TYPES)[number];
+export const subjectTypeOf = (type: ConditionType): SubjectType => (type === "config_source_failing" ? "config_source" : "device");
 
 export function formatDuration(seconds: number): string {
   if (seconds % 86_400 === 0 && seconds > 0) return `${seconds / 86_400}d`;
@@ -57,6 +73,9 @@ export function summarize(condition: Condition): string {
       return "deployment failed";
     case "certificate_expiring":
       return `certificate expiring within ${counted(condition.withinDays, "day")}`;
+    case "config_source_failing":
+      return `config source failing (${condition.consecutiveFailures === 1 ? "last sync refused or failed" : `${condition.consecutiveFailures} syncs in a row refused or failed`})` +
+        (condition.sourceNames.length > 0 ? `: ${condition.sourceNames.join(", ")}` : "");
   }
 }
 
@@ -69,8 +88,9 @@ export function coverageGraceSeconds(durationSeconds: number): number {
 }
 
 export interface Match {
-  deviceId: string;
-  /** the observed value: the metric's latest reading, seconds offline, days left */
+  /** the device's id (or the config source's, for config_source_failing) */
+  subjectId: string;
+  /** the observed value: the metric's latest reading, seconds offline, days left, failed syncs in a row */
   value: number | null;
 }
 
@@ -95,7 +115,7 @@ async function metricMatches(db: DbTx, scope: RuleScope, c: Extract<Condition, {
     const value = metricExpression(c.metric as Metric, "l");
     return db.$queryRaw<Match[]>`
       WITH ${scopeCte(scope)}
-      SELECT l."deviceId", ${value} AS "value" FROM "DeviceTelemetryLatest" l JOIN scope ON scope."id" = l."deviceId"
+      SELECT l."deviceId" AS "subjectId", ${value} AS "value" FROM "DeviceTelemetryLatest" l JOIN scope ON scope."id" = l."deviceId"
        WHERE ${value} ${op} ${c.threshold}::float8`;
   }
   const value = metricExpression(c.metric as Metric, "s");
@@ -105,7 +125,7 @@ async function metricMatches(db: DbTx, scope: RuleScope, c: Extract<Condition, {
   // metric), there is at least one, and the readings reach back to the window's start.
   return db.$queryRaw<Match[]>`
     WITH ${scopeCte(scope)}
-    SELECT s."deviceId", (array_agg(${value} ORDER BY s."timestamp" DESC) FILTER (WHERE ${value} IS NOT NULL))[1] AS "value"
+    SELECT s."deviceId" AS "subjectId", (array_agg(${value} ORDER BY s."timestamp" DESC) FILTER (WHERE ${value} IS NOT NULL))[1] AS "value"
       FROM "TelemetrySnapshot" s JOIN scope ON scope."id" = s."deviceId"
      WHERE s."timestamp" >= ${windowStart.toISOString()}::timestamptz
      GROUP BY s."deviceId"
@@ -118,7 +138,7 @@ async function offlineMatches(db: DbTx, scope: RuleScope, c: Extract<Condition, 
   const cutoff = new Date(now.getTime() - c.durationSeconds * 1000);
   return db.$queryRaw<Match[]>`
     WITH ${scopeCte(scope)}
-    SELECT scope."id" AS "deviceId",
+    SELECT scope."id" AS "subjectId",
            CASE WHEN scope."lastSeenAt" IS NULL THEN NULL
                 ELSE EXTRACT(EPOCH FROM (${utc(now)} - scope."lastSeenAt"))::float8 END AS "value"
       FROM scope
@@ -130,14 +150,32 @@ async function certificateMatches(db: DbTx, scope: RuleScope, c: Extract<Conditi
   // The certificate that matters is the device's newest unrevoked one: a renewal supersedes the old.
   return db.$queryRaw<Match[]>`
     WITH ${scopeCte(scope)}
-    SELECT c."deviceId", (EXTRACT(EPOCH FROM (c."notAfter" - ${utc(now)})) / 86400)::float8 AS "value"
+    SELECT c."deviceId" AS "subjectId", (EXTRACT(EPOCH FROM (c."notAfter" - ${utc(now)})) / 86400)::float8 AS "value"
       FROM (SELECT "deviceId", max("notAfter") AS "notAfter" FROM "DeviceCertificate"
              WHERE "organizationId" = ${scope.organizationId}::uuid AND NOT "revoked" GROUP BY "deviceId") c
       JOIN scope ON scope."id" = c."deviceId"
      WHERE c."notAfter" <= ${utc(limit)}`;
 }
 
-/** The devices in scope for which the condition holds at `now`. */
+/**
+ * Config sources whose last sync was refused or failed, with at least `consecutiveFailures`
+ * refused or failed syncs in their history since the last applied one (the value: how many).
+ * A failure a poll meets again is not a new history entry (the sync records it once), so it
+ * counts once. The label selector does not apply to sources.
+ */
+async function failingSourceMatches(db: DbTx, scope: RuleScope, c: Extract<Condition, { type: "config_source_failing" }>): Promise<Match[]> {
+  const named = c.sourceNames.length === 0 ? Prisma.sql`TRUE` : Prisma.sql`s."name" = ANY(${c.sourceNames}::text[])`;
+  return db.$queryRaw<Match[]>`
+    SELECT s."id"::text AS "subjectId", count(y."id")::float8 AS "value"
+      FROM "ConfigSource" s
+      JOIN "ConfigSourceSync" y ON y."sourceId" = s."id" AND y."status" IN ('refused', 'failed')
+       AND y."startedAt" > COALESCE((SELECT max(a."startedAt") FROM "ConfigSourceSync" a WHERE a."sourceId" = s."id" AND a."status" = 'applied'), '-infinity'::timestamptz)
+     WHERE s."organizationId" = ${scope.organizationId}::uuid AND s."lastSyncStatus" IN ('refused', 'failed') AND ${named}
+     GROUP BY s."id"
+    HAVING count(y."id") >= ${c.consecutiveFailures}::int`;
+}
+
+/** The subjects in scope (devices, or config sources) for which the condition holds at `now`. */
 export async function conditionMatches(db: DbTx, scope: RuleScope, condition: Condition, now: Date): Promise<Match[]> {
   const rows = await (async () => {
     switch (condition.type) {
@@ -149,7 +187,9 @@ export async function conditionMatches(db: DbTx, scope: RuleScope, condition: Co
         return certificateMatches(db, scope, condition, now);
       case "deployment_failed":
         return failedDeploymentDevices(db, scope);
+      case "config_source_failing":
+        return failingSourceMatches(db, scope, condition);
     }
   })();
-  return rows.map((r) => ({ deviceId: r.deviceId, value: r.value == null ? null : Number(r.value) }));
+  return rows.map((r) => ({ subjectId: r.subjectId, value: r.value == null ? null : Number(r.value) }));
 }

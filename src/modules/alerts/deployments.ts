@@ -9,7 +9,7 @@ import { scopeCte, type Match, type RuleScope } from "./conditions.js";
 export async function failedDeploymentDevices(db: DbTx, scope: RuleScope): Promise<Match[]> {
   return db.$queryRaw<Match[]>`
     WITH ${scopeCte(scope)}
-    SELECT dd."deviceId"::text AS "deviceId", count(*)::float8 AS "value"
+    SELECT dd."deviceId"::text AS "subjectId", count(*)::float8 AS "value"
       FROM "DeploymentDevice" dd JOIN scope ON scope."id" = dd."deviceId"
      WHERE dd."state" = 'failed' AND dd."desiredAction" = 'install' AND dd."retryAt" IS NULL
      GROUP BY dd."deviceId"`;

@@ -1,15 +1,18 @@
 // Alert evaluation, run by the "alerts.evaluate" schedule (one process at a time across the
-// installation). Per enabled rule: one query finds the devices for which the condition holds
-// (conditions.ts), then set-based statements move the per-device states:
-//   not firing -> firing   for matching devices (notified unless within the cooldown)
-//   firing -> resolved     for devices that stopped matching (notified when their firing was)
+// installation). Per enabled rule: one query finds the subjects (devices, or config sources for
+// config_source_failing) for which the condition holds (conditions.ts), then set-based
+// statements move the per-subject states:
+//   not firing -> firing   for matching subjects (notified unless within the cooldown)
+//   firing -> resolved     for subjects that stopped matching (notified when their firing was)
 // Deliveries and their jobs are written in the same transaction as the state changes; the
 // alert events go to the event bus (realtime) after the commit.
 import type { Services } from "../../services.js";
 import { eventBusOf } from "../../lib/events.js";
 import { enqueueNotification } from "../notification-targets/deliveries.js";
-import { conditionInput, conditionMatches, summarize, type Condition } from "./conditions.js";
-import type { AlertEventPayload } from "./events.js";
+import type { DbTx } from "../../db/client.js";
+import type { NotificationSubject } from "../notification-targets/senders.js";
+import { conditionInput, conditionMatches, subjectTypeOf, summarize, type Condition, type SubjectType } from "./conditions.js";
+import { eventSubject, type AlertEventPayload } from "./events.js";
 import { counted } from "../../lib/plural.js";
 
 export interface EvaluationResult {
@@ -20,7 +23,7 @@ export interface EvaluationResult {
 }
 
 interface Transition {
-  deviceId: string;
+  subjectId: string;
   value: number | null;
   firingSince: Date;
   lastNotifiedAt: Date | null;
@@ -38,22 +41,43 @@ function loadRules(services: Services, organizationId?: string) {
 
 const formatValue = (v: number | null) => (v == null ? "" : ` (${Number.isInteger(v) ? v : v.toFixed(2)})`);
 
-function describe(rule: RuleWithTargets, summary: string, verb: string, devices: Array<{ name: string | null; value: number | null }>) {
-  const listed = devices.slice(0, 5).map((d) => `${d.name ?? "unknown device"}${formatValue(d.value)}`).join(", ");
-  const more = devices.length > 5 ? ` and ${devices.length - 5} more` : "";
-  return `[${rule.severity}] ${rule.name}: ${summary}: ${verb} on ${counted(devices.length, "device")}: ${listed}${more}`;
+const NOUN: Record<SubjectType, string> = { device: "device", config_source: "config source" };
+
+function describe(rule: RuleWithTargets, summary: string, verb: string, subjectType: SubjectType, subjects: Array<{ name: string | null; value: number | null; detail?: string | null }>) {
+  const noun = NOUN[subjectType];
+  const listed = subjects.slice(0, 5).map((d) => `${d.name ?? `unknown ${noun}`}${formatValue(d.value)}${d.detail ? ` (${d.detail.slice(0, 300)})` : ""}`).join(", ");
+  const more = subjects.length > 5 ? ` and ${subjects.length - 5} more` : "";
+  return `[${rule.severity}] ${rule.name}: ${summary}: ${verb} on ${counted(subjects.length, noun)}: ${listed}${more}`;
+}
+
+export interface SubjectInfo {
+  name: string | null;
+  /** a config source's last sync message */
+  detail: string | null;
+}
+
+/** The names of the subjects (one query per kind of subject); a deleted one is missing. */
+export async function subjectInfo(db: DbTx, organizationId: string, subjectType: SubjectType, ids: string[]): Promise<Map<string, SubjectInfo>> {
+  if (ids.length === 0) return new Map();
+  if (subjectType === "config_source") {
+    const rows = await db.configSource.findMany({ where: { organizationId, id: { in: ids } }, select: { id: true, name: true, lastSyncStatus: true, lastSyncMessage: true } });
+    return new Map(rows.map((r) => [r.id, { name: r.name, detail: r.lastSyncStatus === "applied" ? null : r.lastSyncMessage }]));
+  }
+  const rows = await db.device.findMany({ where: { organizationId, id: { in: ids } }, select: { id: true, name: true } });
+  return new Map(rows.map((r) => [r.id, { name: r.name, detail: null }]));
 }
 
 async function evaluateRule(services: Services, rule: RuleWithTargets, now: Date) {
   const parsed = conditionInput.safeParse(rule.condition);
   if (!parsed.success) {
     services.logger.warn({ ruleId: rule.id }, "alert rule has an invalid condition; skipped");
-    return { fired: [] as Transition[], resolved: [] as Transition[], notifications: 0, names: new Map<string, string>() };
+    return { fired: [] as Transition[], resolved: [] as Transition[], notifications: 0, names: new Map<string, SubjectInfo>(), subjectType: "device" as SubjectType };
   }
   const condition: Condition = parsed.data;
+  const subjectType = subjectTypeOf(condition.type);
   const scope = { organizationId: rule.organizationId, labelSelector: (rule.labelSelector ?? {}) as Record<string, string> };
   const matches = await conditionMatches(services.prisma, scope, condition, now);
-  const ids = matches.map((m) => m.deviceId);
+  const ids = matches.map((m) => m.subjectId);
   const values = matches.map((m) => m.value);
   const at = now.toISOString();
   const cooldownEnds = new Date(now.getTime() - rule.cooldownSeconds * 1000);
@@ -62,33 +86,34 @@ async function evaluateRule(services: Services, rule: RuleWithTargets, now: Date
 
   return services.prisma.$transaction(async (tx) => {
     const fired = await tx.$queryRaw<Transition[]>`
-      INSERT INTO "AlertState" ("ruleId", "deviceId", "organizationId", "state", "value", "firingSince", "updatedAt")
-      SELECT ${rule.id}::uuid, m."deviceId", ${rule.organizationId}::uuid, 'firing', m."value", ${at}::timestamptz, ${at}::timestamptz
-        FROM unnest(${ids}::uuid[], ${values}::float8[]) AS m("deviceId", "value")
-      ON CONFLICT ("ruleId", "deviceId") DO UPDATE
-        SET "state" = 'firing', "value" = excluded."value", "firingSince" = excluded."firingSince", "resolvedAt" = NULL, "updatedAt" = excluded."updatedAt",
-            "acknowledgedAt" = NULL, "acknowledgedBy" = NULL, "resolvedBy" = NULL
+      INSERT INTO "AlertState" ("ruleId", "subjectType", "subjectId", "organizationId", "state", "value", "firingSince", "updatedAt")
+      SELECT ${rule.id}::uuid, ${subjectType}, m."subjectId", ${rule.organizationId}::uuid, 'firing', m."value", ${at}::timestamptz, ${at}::timestamptz
+        FROM unnest(${ids}::uuid[], ${values}::float8[]) AS m("subjectId", "value")
+      ON CONFLICT ("ruleId", "subjectId") DO UPDATE
+        SET "state" = 'firing', "subjectType" = excluded."subjectType", "value" = excluded."value", "firingSince" = excluded."firingSince", "resolvedAt" = NULL,
+            "updatedAt" = excluded."updatedAt", "acknowledgedAt" = NULL, "acknowledgedBy" = NULL, "resolvedBy" = NULL
         WHERE "AlertState"."state" <> 'firing'
-      RETURNING "deviceId", "value", "firingSince", "lastNotifiedAt"`;
+      RETURNING "subjectId"::text, "value", "firingSince", "lastNotifiedAt"`;
     const resolved = await tx.$queryRaw<Transition[]>`
       UPDATE "AlertState" SET "state" = 'resolved', "resolvedAt" = ${at}::timestamptz, "updatedAt" = ${at}::timestamptz
-       WHERE "ruleId" = ${rule.id}::uuid AND "state" = 'firing' AND NOT ("deviceId" = ANY(${ids}::uuid[]))
-      RETURNING "deviceId", "value", "firingSince", "lastNotifiedAt"`;
+       WHERE "ruleId" = ${rule.id}::uuid AND "state" = 'firing' AND NOT ("subjectId" = ANY(${ids}::uuid[]))
+      RETURNING "subjectId"::text, "value", "firingSince", "lastNotifiedAt"`;
     // Firing is notified unless the device was notified for this rule within the cooldown;
     // resolution is notified when the firing it ends was.
     const notifyFired = fired.filter((f) => !f.lastNotifiedAt || new Date(f.lastNotifiedAt) <= cooldownEnds);
     const notifyResolved = resolved.filter((r) => r.lastNotifiedAt && new Date(r.lastNotifiedAt) >= new Date(r.firingSince));
     await tx.alertRule.update({ where: { id: rule.id }, data: { lastEvaluatedAt: now } });
 
-    const changed = [...fired, ...resolved].map((t) => t.deviceId);
-    const names = new Map(
-      changed.length === 0 ? [] : (await tx.device.findMany({ where: { id: { in: changed } }, select: { id: true, name: true } })).map((d) => [d.id, d.name]),
-    );
+    const names = await subjectInfo(tx, rule.organizationId, subjectType, [...fired, ...resolved].map((t) => t.subjectId));
     let notifications = 0;
     if (targets.length > 0) {
       for (const [event, group] of [["firing", notifyFired], ["resolved", notifyResolved]] as const) {
         if (group.length === 0) continue;
-        const devices = group.map((g) => ({ id: g.deviceId, name: names.get(g.deviceId) ?? null, value: g.value == null ? null : Number(g.value) }));
+        const subjects = group.map((g): NotificationSubject => ({
+          type: subjectType, id: g.subjectId, name: names.get(g.subjectId)?.name ?? null, value: g.value == null ? null : Number(g.value),
+          ...(subjectType === "config_source" ? { detail: event === "firing" ? names.get(g.subjectId)?.detail ?? null : null } : {}),
+        }));
+        const devices = subjectType === "device" ? subjects.map(({ id, name, value }) => ({ id, name, value })) : [];
         await enqueueNotification(tx, services.config, {
           organizationId: rule.organizationId,
           ruleId: rule.id,
@@ -96,17 +121,20 @@ async function evaluateRule(services: Services, rule: RuleWithTargets, now: Date
           rule: { id: rule.id, name: rule.name, severity: rule.severity, summary, condition },
           devices,
           deviceCount: devices.length,
-          message: describe(rule, summary, event, devices),
+          subjectType,
+          subjects,
+          subjectCount: subjects.length,
+          message: describe(rule, summary, event, subjectType, subjects),
           targets,
         });
         notifications += targets.length;
       }
       if (notifyFired.length > 0) {
         await tx.$executeRaw`UPDATE "AlertState" SET "lastNotifiedAt" = ${at}::timestamptz
-          WHERE "ruleId" = ${rule.id}::uuid AND "deviceId" = ANY(${notifyFired.map((f) => f.deviceId)}::uuid[])`;
+          WHERE "ruleId" = ${rule.id}::uuid AND "subjectId" = ANY(${notifyFired.map((f) => f.subjectId)}::uuid[])`;
       }
     }
-    return { fired, resolved, notifications, names };
+    return { fired, resolved, notifications, names, subjectType };
   });
 }
 
@@ -132,8 +160,7 @@ export async function evaluateRulesOnce(services: Services, options: { now?: Dat
         severity: rule.severity,
         condition,
         summary: summarize(condition),
-        deviceId: t.deviceId,
-        deviceName: outcome.names.get(t.deviceId) ?? null,
+        ...eventSubject(outcome.subjectType, t.subjectId, outcome.names.get(t.subjectId)?.name ?? null),
         value: t.value == null ? null : Number(t.value),
         at: now.toISOString(),
       });

@@ -26,9 +26,10 @@ export const alertRulesRouter = router({
         description:
           "condition is one of: { type: metric_threshold, metric, operator (>, >=, <, <=, ==, !=), threshold, durationSeconds } " +
           "(every snapshot of the last durationSeconds meets it, e.g. cpuUsagePercent > 90 for 300 s; 0 = the latest snapshot); " +
-          "{ type: device_offline, durationSeconds }; { type: deployment_failed }; { type: certificate_expiring, withinDays }. " +
-          "An unknown metric, operator or type is a 400. labelSelector scopes the devices; severity info, warning or critical; " +
-          "cooldownSeconds between two firing notifications per device; targetIds the notification targets.",
+          "{ type: device_offline, durationSeconds }; { type: deployment_failed }; { type: certificate_expiring, withinDays }; " +
+          "{ type: config_source_failing, consecutiveFailures, sourceNames } (config sources whose syncs are refused or fail; sourceNames [] = every source; no labelSelector). " +
+          "An unknown metric, operator or type, or an unknown source name, is a 400. labelSelector scopes the devices; severity info, warning or critical; " +
+          "cooldownSeconds between two firing notifications per subject (device or config source); targetIds the notification targets.",
       },
       successStatus: 201,
       audit,

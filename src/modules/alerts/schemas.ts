@@ -59,7 +59,7 @@ export const ruleOutput = z.object({
   cooldownSeconds: z.number().int(),
   enabled: z.boolean(),
   targetIds: z.array(z.string()),
-  /** devices for which the rule is firing now */
+  /** subjects (devices, or config sources) for which the rule is firing now */
   firingCount: z.number().int(),
   lastEvaluatedAt: z.string().nullable(),
   ...ownerMarkOutput,
@@ -84,6 +84,7 @@ export const deliveryOutput = z.object({
   targetName: z.string(),
   targetType: z.string(),
   deviceId: z.string().nullable(),
+  configSourceId: z.string().nullable().describe("the config source of a config_source_failing notification about one source"),
   event: z.enum(["firing", "resolved", "test"]),
   status: z.enum(DELIVERY_STATUSES),
   attempts: z.number().int(),

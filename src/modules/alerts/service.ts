@@ -5,7 +5,7 @@ import type { Config } from "../../config.js";
 import { badRequest, conflict, notFound } from "../../trpc/errors.js";
 import { withUniqueName } from "./unique-name.js";
 import { enqueueNotification, listDeliveryPage } from "../notification-targets/deliveries.js";
-import { summarize, type Condition } from "./conditions.js";
+import { subjectTypeOf, summarize, type Condition } from "./conditions.js";
 import { toRuleDto, type CreateRuleInput, type Severity, type UpdateRuleInput } from "./schemas.js";
 
 const withTargets = { targets: { select: { targetId: true } } } as const;
@@ -18,6 +18,22 @@ async function assertTargets(db: DbTx, organizationId: string, ids: string[]) {
   const unknown = unique.filter((id) => !known.has(id));
   if (unknown.length > 0) throw badRequest(`Invalid input: targetIds: unknown notification target ${unknown.join(", ")}`);
   return unique;
+}
+
+/**
+ * What create and update check beyond the schema: a config_source_failing rule has no label
+ * selector (sources have no labels) and names existing config sources.
+ */
+async function assertScope(db: DbTx, organizationId: string, condition: Condition, labelSelector: unknown) {
+  if (condition.type !== "config_source_failing") return;
+  if (Object.keys((labelSelector ?? {}) as object).length > 0) {
+    throw badRequest("Invalid input: labelSelector: does not apply to config_source_failing (config sources have no labels); send {}");
+  }
+  const names = [...new Set(condition.sourceNames)];
+  if (names.length === 0) return;
+  const found = new Set((await db.configSource.findMany({ where: { organizationId, name: { in: names } }, select: { name: true } })).map((r) => r.name));
+  const unknown = names.filter((n) => !found.has(n));
+  if (unknown.length > 0) throw badRequest(`Invalid input: condition.sourceNames: unknown config source ${unknown.join(", ")}`);
 }
 
 async function firingCounts(db: DbTx, ruleIds: string[]): Promise<Map<string, number>> {
@@ -48,6 +64,7 @@ export async function listRules(db: DbTx, organizationId: string, input: { enabl
 }
 
 export async function createRule(db: DbTx, organizationId: string, input: CreateRuleInput) {
+  await assertScope(db, organizationId, input.condition, input.labelSelector);
   const targetIds = await assertTargets(db, organizationId, input.targetIds);
   const rule = await withUniqueName("rule", input.name, () => db.alertRule.create({
     data: {
@@ -73,6 +90,7 @@ export async function createRule(db: DbTx, organizationId: string, input: Create
  */
 export async function updateRule(db: DbTx, organizationId: string, input: UpdateRuleInput) {
   const current = await findRule(db, organizationId, input.id);
+  await assertScope(db, organizationId, input.condition ?? (current.condition as Condition), input.labelSelector ?? current.labelSelector);
   const targetIds = input.targetIds ? await assertTargets(db, organizationId, input.targetIds) : undefined;
   if (targetIds) {
     await db.alertRuleTarget.deleteMany({ where: { ruleId: current.id } });
@@ -124,6 +142,9 @@ export async function testRule(db: DbTx, config: Config, organizationId: string,
     rule: { id: rule.id, name: rule.name, severity: rule.severity, summary, condition },
     devices: [],
     deviceCount: 0,
+    subjectType: subjectTypeOf(condition.type),
+    subjects: [],
+    subjectCount: 0,
     message: `[${rule.severity}] ${rule.name}: test notification (${summary})`,
     targets,
   });

@@ -9,7 +9,7 @@ import type { Services } from "../../services.js";
 import type { Config } from "../../config.js";
 import { enqueueJob } from "../../jobs/queue.js";
 import { PermanentJobError, type JobDefinition } from "../../jobs/types.js";
-import { send, SendFailure, type NotificationPayload } from "./senders.js";
+import { send, SendFailure, type NotificationPayload, type NotificationSubject } from "./senders.js";
 
 export const DELIVER_JOB = "notification.deliver";
 const MAX_BACKOFF_MS = 3_600_000;
@@ -24,6 +24,10 @@ export interface NotificationRequest {
   rule: NotificationPayload["rule"];
   devices: NotificationPayload["devices"];
   deviceCount: number;
+  /** config source rules name their sources here (devices: the devices, by default) */
+  subjectType?: NotificationPayload["subjectType"];
+  subjects?: NotificationSubject[];
+  subjectCount?: number;
   message: string;
   targets: Array<{ id: string; name: string; type: string }>;
 }
@@ -31,6 +35,9 @@ export interface NotificationRequest {
 /** Creates the deliveries of one notification and their jobs; answers the delivery ids. */
 export async function enqueueNotification(db: DbTx, config: Pick<Config, "NOTIFICATION_MAX_ATTEMPTS">, request: NotificationRequest): Promise<string[]> {
   const createdAt = new Date().toISOString();
+  const subjectType = request.subjectType ?? "device";
+  const subjects = request.subjects ?? request.devices.map((d): NotificationSubject => ({ type: "device", ...d }));
+  const subjectCount = request.subjectCount ?? request.deviceCount;
   const rows = request.targets.map((target) => {
     const id = crypto.randomUUID();
     const payload: NotificationPayload = {
@@ -41,6 +48,9 @@ export async function enqueueNotification(db: DbTx, config: Pick<Config, "NOTIFI
       rule: request.rule,
       devices: request.devices.slice(0, MAX_LISTED_DEVICES),
       deviceCount: request.deviceCount,
+      subjectType,
+      subjects: subjects.slice(0, MAX_LISTED_DEVICES),
+      subjectCount,
       message: request.message,
     };
     return {
@@ -51,6 +61,7 @@ export async function enqueueNotification(db: DbTx, config: Pick<Config, "NOTIFI
       targetName: target.name,
       targetType: target.type,
       deviceId: request.deviceCount === 1 ? request.devices[0]?.id ?? null : null,
+      configSourceId: subjectType === "config_source" && subjectCount === 1 ? subjects[0]?.id ?? null : null,
       event: request.event,
       payload: payload as object,
       maxAttempts: config.NOTIFICATION_MAX_ATTEMPTS,
@@ -98,6 +109,7 @@ export async function listDeliveryPage(
       targetName: d.targetName,
       targetType: d.targetType,
       deviceId: d.deviceId,
+      configSourceId: d.configSourceId,
       event: d.event as "firing" | "resolved" | "test",
       status: d.status as "pending" | "delivering" | "delivered" | "failed",
       attempts: d.attempts,

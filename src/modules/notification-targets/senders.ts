@@ -18,11 +18,25 @@ export interface NotificationPayload {
   createdAt: string;
   /** id null for a target's own test notification (no rule sent it) */
   rule: { id: string | null; name: string; severity: string; summary: string; condition: unknown };
-  /** the devices of this transition (at most 100 listed; deviceCount has them all) */
+  /** the devices of this transition (at most 100 listed; deviceCount has them all); empty for a config source rule */
   devices: Array<{ id: string; name: string | null; value: number | null }>;
   deviceCount: number;
+  /** what the rule watches: devices, or config sources (config_source_failing) */
+  subjectType: "device" | "config_source";
+  /** the subjects of this transition, devices or config sources (at most 100 listed; subjectCount has them all) */
+  subjects: NotificationSubject[];
+  subjectCount: number;
   /** a human sentence: what Slack and e-mail show */
   message: string;
+}
+
+export interface NotificationSubject {
+  type: "device" | "config_source";
+  id: string;
+  name: string | null;
+  value: number | null;
+  /** a config source's last sync message (why it was refused or failed) */
+  detail?: string | null;
 }
 
 export interface Destination {

@@ -133,7 +133,8 @@ export async function pruneOnce(services: Services, options: PruneOptions = {}):
       result.complete = false;
     }
   }
-  await prisma.$executeRaw`DELETE FROM "AlertState" s WHERE NOT EXISTS (SELECT 1 FROM "Device" d WHERE d."id" = s."deviceId")`;
+  await prisma.$executeRaw`DELETE FROM "AlertState" s WHERE s."subjectType" = 'device' AND NOT EXISTS (SELECT 1 FROM "Device" d WHERE d."id" = s."subjectId")`;
+  await prisma.$executeRaw`DELETE FROM "AlertState" s WHERE s."subjectType" = 'config_source' AND NOT EXISTS (SELECT 1 FROM "ConfigSource" c WHERE c."id" = s."subjectId")`;
   await prisma.$executeRaw`DELETE FROM "AlertRule" r WHERE NOT EXISTS (SELECT 1 FROM "Organization" o WHERE o."id" = r."organizationId")`;
   await prisma.$executeRaw`DELETE FROM "NotificationTarget" t WHERE NOT EXISTS (SELECT 1 FROM "Organization" o WHERE o."id" = t."organizationId")`;
   await prisma.$executeRaw`DELETE FROM "TelemetryFleetRollup" f WHERE NOT EXISTS (SELECT 1 FROM "Organization" o WHERE o."id" = f."organizationId")`;

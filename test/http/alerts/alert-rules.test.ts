@@ -171,7 +171,7 @@ describe("evaluation", () => {
     expect(got.body.firingCount).toBe(1);
     expect(got.body.lastEvaluatedAt).not.toBeNull();
     const states = await h.services.prisma.alertState.findMany({ where: { ruleId: rule.id } });
-    expect(states.map((s) => [s.deviceId, s.state, s.value])).toEqual([[berlin1.deviceId, "firing", 95]]);
+    expect(states.map((s) => [s.subjectId, s.state, s.value])).toEqual([[berlin1.deviceId, "firing", 95]]);
 
     // (the runner may deliver before this line runs: wait on the rule's own requests, not a count taken now)
     await expect.poll(() => requestsFor(rule.id).length, { timeout: 10_000 }).toBe(1);
@@ -241,7 +241,7 @@ describe("evaluation", () => {
     const deployments = (await createRule({ condition: { type: "deployment_failed" } })).body;
     await evaluateRulesOnce(h.services, { organizationId: acme.org.id });
     const firing = async (ruleId: string) =>
-      (await h.services.prisma.alertState.findMany({ where: { ruleId, state: "firing" } })).map((s) => s.deviceId).sort();
+      (await h.services.prisma.alertState.findMany({ where: { ruleId, state: "firing" } })).map((s) => s.subjectId).sort();
     expect(await firing(offline.id)).toEqual([gone]);
     expect(await firing(certs.id)).toEqual([berlin1.deviceId, berlin2.deviceId].sort());
     expect(await firing(soonOnly.id)).toEqual([]);

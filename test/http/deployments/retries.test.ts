@@ -47,7 +47,7 @@ const installOf = (desired: DesiredEntry[], id: string) => desired.find((d) => d
 /** The devices the deployment_failed rule fires for, after one evaluation. */
 async function firingFor(ruleId: string): Promise<string[]> {
   await evaluateRulesOnce(h.services, { organizationId: acme.org.id });
-  return (await h.services.prisma.alertState.findMany({ where: { ruleId, state: "firing" } })).map((s) => s.deviceId!);
+  return (await h.services.prisma.alertState.findMany({ where: { ruleId, state: "firing" } })).map((s) => s.subjectId);
 }
 
 describe("retries with back-off", () => {

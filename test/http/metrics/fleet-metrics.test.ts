@@ -33,7 +33,7 @@ async function firingAlert(organizationId: string, deviceId: string, severity: s
     [ruleId, organizationId, `rule-${ruleId.slice(0, 6)}`, severity],
   );
   await raw.query(
-    `INSERT INTO "AlertState" ("ruleId", "deviceId", "organizationId", "state", "firingSince", "updatedAt") VALUES ($1::uuid, $2::uuid, $3::uuid, 'firing', now(), now())`,
+    `INSERT INTO "AlertState" ("ruleId", "subjectId", "organizationId", "state", "firingSince", "updatedAt") VALUES ($1::uuid, $2::uuid, $3::uuid, 'firing', now(), now())`,
     [ruleId, deviceId, organizationId],
   );
 }

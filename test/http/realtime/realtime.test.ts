@@ -93,7 +93,7 @@ describe("GET /api/v1/realtime (WebSocket)", () => {
     const bus = eventBusOf(h.services);
     bus.publish("alert.firing", {
       organizationId: acme.org.id, ruleId: crypto.randomUUID(), ruleName: "r", severity: "info", condition: { type: "deployment_failed" },
-      summary: "deployment failed", deviceId: device.deviceId, deviceName: null, value: null, at: new Date().toISOString(),
+      summary: "deployment failed", subjectType: "device", subjectId: device.deviceId, subjectName: null, deviceId: device.deviceId, deviceName: null, value: null, at: new Date().toISOString(),
     });
     bus.publish("device.status_changed", statusEvent(acme.org.id, device.deviceId, "offline"));
     const message = await client.next((m) => m.type !== "ready");

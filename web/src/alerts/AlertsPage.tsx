@@ -1,4 +1,4 @@
-// Alerts (one rule firing for one device): what fires now and what resolved, filtered by
+// Alerts (one rule firing for one subject: a device, or a config source whose syncs fail): what fires now and what resolved, filtered by
 // severity, state and device from the URL, paged by the server and moving live (the realtime
 // channel's alert events mark these queries stale, app/realtime.tsx). Someone with
 // alerts:write acknowledges (takes it on) or resolves it by hand.
@@ -35,7 +35,28 @@ export function AlertsPage() {
   return <AlertList />;
 }
 
-const alertName = (a: Alert) => `${a.ruleName} on ${a.deviceName ?? "a deleted device"}`;
+const NOUN = { device: "device", config_source: "config source" } as const;
+const alertName = (a: Alert) => `${a.ruleName} on ${a.subjectName ?? `a deleted ${NOUN[a.subjectType]}`}`;
+
+/** The subject cell: a device (with its filter button) or a config source, linked to its page. */
+function SubjectCell({ alert: a, filteredDevice, onlyDevice }: { alert: Alert; filteredDevice?: string; onlyDevice: (id: string) => void }) {
+  if (a.subjectType === "config_source") {
+    return a.subjectName ? (
+      <div className="alert-stacked">
+        <Link to="/config/sources/$sourceId" params={{ sourceId: a.subjectId }}>{a.subjectName}</Link>
+        <span className="faint">config source</span>
+      </div>
+    ) : <span className="faint">deleted config source</span>;
+  }
+  return a.deviceName && a.deviceId ? (
+    <div className="row">
+      <Link to="/devices/$deviceId" params={{ deviceId: a.deviceId }}>{a.deviceName}</Link>
+      {filteredDevice !== a.deviceId && (
+        <Button size="small" variant="ghost" onClick={() => onlyDevice(a.subjectId)} aria-label={`Only this device: ${a.deviceName}`}>Only this device</Button>
+      )}
+    </div>
+  ) : <span className="faint">deleted device</span>;
+}
 
 function AlertList() {
   const search = useSearch({ from: "/app/alerts" });
@@ -55,15 +76,15 @@ function AlertList() {
   const canReadDevices = useCan("devices:read");
   const device = useQuery({ ...q.devices.get.options({ id: search.device ?? "" }), enabled: !!search.device && canReadDevices });
   const filtered = !!search.severity || !!search.device;
-  const keyOf = (a: Alert) => `${a.ruleId}:${a.deviceId}`;
+  const keyOf = (a: Alert) => `${a.ruleId}:${a.subjectId}`;
 
-  const acknowledge = useAction({ mutationFn: (a: Alert) => q.alerts.acknowledge.call({ ruleId: a.ruleId, deviceId: a.deviceId }) }, {
+  const acknowledge = useAction({ mutationFn: (a: Alert) => q.alerts.acknowledge.call({ ruleId: a.ruleId, subjectId: a.subjectId }) }, {
     invalidates: [q.alerts.key()],
     success: (_out, a) => `Acknowledged ${alertName(a)}`,
     failure: "Could not acknowledge",
   });
   // A resolved alert leaves the rule's firing count and the fleet overview too.
-  const resolve = useAction({ mutationFn: () => q.alerts.resolve.call({ ruleId: resolving!.ruleId, deviceId: resolving!.deviceId }) }, {
+  const resolve = useAction({ mutationFn: () => q.alerts.resolve.call({ ruleId: resolving!.ruleId, subjectId: resolving!.subjectId }) }, {
     invalidates: [q.alerts.key(), q.alertRules.key(), q.fleet.key()],
     success: () => `Resolved ${resolving ? alertName(resolving) : "the alert"}`,
   });
@@ -81,16 +102,9 @@ function AlertList() {
       ),
     },
     {
-      id: "device",
-      header: "Device",
-      cell: (a) => a.deviceName ? (
-        <div className="row">
-          <Link to="/devices/$deviceId" params={{ deviceId: a.deviceId }}>{a.deviceName}</Link>
-          {search.device !== a.deviceId && (
-            <Button size="small" variant="ghost" onClick={() => void setSearch({ device: a.deviceId })} aria-label={`Only this device: ${a.deviceName}`}>Only this device</Button>
-          )}
-        </div>
-      ) : <span className="faint">deleted device</span>,
+      id: "subject",
+      header: "Device or source",
+      cell: (a) => <SubjectCell alert={a} filteredDevice={search.device} onlyDevice={(device) => void setSearch({ device })} />,
     },
     { id: "value", header: "Value", className: "nowrap num", cell: (a) => (a.value == null ? "—" : Number.isInteger(a.value) ? a.value : a.value.toFixed(2)) },
     { id: "since", header: "Firing since", className: "nowrap", cell: (a) => <RelativeTime value={a.firingSince} /> },
@@ -159,7 +173,7 @@ function AlertList() {
           onClearFilters={() => void setSearch({ severity: undefined, device: undefined })}
           empty={state === "firing" ? (
             <Empty title="Nothing is firing" action={<Link to="/alerts/rules">See the alert rules</Link>}>
-              An alert fires when a rule's condition holds for a device in its scope.
+              An alert fires when a rule's condition holds for a device in its scope, or for a config source whose syncs fail.
             </Empty>
           ) : (
             <Empty title="No resolved alert yet" />

@@ -1,13 +1,14 @@
 // Create or edit an alert rule. The condition's fields follow its type (rule-form.ts), the scope
 // is a label selector with the live count of the devices it matches now (op 12, POST
-// /groups/query, as the deployment form does), then severity, cooldown and the notification
-// targets. Problems are named next to their field as the user types, in the API's words.
+// /groups/query, as the deployment form does) or, for a failing config source, the sources
+// watched (none picked: every source; no label selector), then severity, cooldown and the
+// notification targets. Problems are named next to their field as the user types, in the API's words.
 import { useEffect, useMemo, useState } from "react";
 import { Link, useNavigate, useParams } from "@tanstack/react-router";
 import { useQuery } from "@tanstack/react-query";
 import { parseSelector } from "../../../src/modules/devices/selector";
 import { q } from "../api/query";
-import { useCan } from "../app/session";
+import { useCan, useSession } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
 import { FormFooter } from "../ui/FormFooter";
@@ -17,7 +18,7 @@ import { useDebounced } from "../ui/useDebounced";
 import { useFormFields } from "../ui/useFormFields";
 import { SelectorInput } from "../devices/SelectorInput";
 import { AlertsAreaNav } from "./AreaNav";
-import { EMPTY_RULE, formOfRule, ruleBody, ruleProblems, type RuleForm } from "./rule-form";
+import { appliesToDevices, EMPTY_RULE, formOfRule, ruleBody, ruleProblems, type RuleForm } from "./rule-form";
 import { CONDITION_LABEL, METRIC_LABEL, OPERATOR_LABEL, SEVERITY_ORDER, type ConditionType, type MetricName, type Operator, type Severity } from "./types";
 import { isManaged, ManagedEditState } from "../ui/ManagedMark";
 import "./alerts.css";
@@ -79,6 +80,7 @@ function RuleFormView({ title, initial, ruleId }: { title: string; initial: Rule
   const canReadDevices = useCan("devices:read");
   const targets = useQuery(q.notificationTargets.list.options({ limit: 100, offset: 0 }));
   const scope = useScopeCount(form.selector);
+  const watchesDevices = appliesToDevices(form.type);
 
   useEffect(() => reset(initial), [ruleId]); // eslint-disable-line react-hooks/exhaustive-deps
 
@@ -165,10 +167,23 @@ function RuleFormView({ title, initial, ruleId }: { title: string; initial: Rule
                 {problem("withinDays")}
               </div>
             )}
+            {form.type === "config_source_failing" && (
+              <div className="field narrow-field">
+                <label htmlFor={id("consecutive-failures")}>Failed syncs in a row</label>
+                <input id={id("consecutive-failures")} className="input" type="number" min={1} max={100} step={1} value={form.consecutiveFailures} onChange={(e) => set("consecutiveFailures", e.target.value)} {...described("consecutiveFailures")} />
+                <span className="field__hint">Syncs refused (a bad document, the prune guard) or failed (the repository unreachable) since the last applied one. Resolves when a sync applies again.</span>
+                {problem("consecutiveFailures")}
+              </div>
+            )}
             {form.type === "deployment_failed" && <p className="muted">Fires for a device that reports a deployment failed (after its automatic retries), and resolves when it recovers, is rolled back or the deployment is removed.</p>}
           </div>
         </Card>
 
+        {!watchesDevices ? (
+          <Card title="Scope">
+            <SourcePicker selected={form.sourceNames} onChange={(names) => set("sourceNames", names)} />
+          </Card>
+        ) : (
         <Card title="Scope">
           <div className="stack">
             <SelectorInput id={id("selector")} label="Devices whose labels match" value={form.selector} onChange={(selector) => set("selector", selector)} />
@@ -181,6 +196,7 @@ function RuleFormView({ title, initial, ruleId }: { title: string; initial: Rule
             )}
           </div>
         </Card>
+        )}
 
         <Card title="Notification">
           <div className="stack">
@@ -194,7 +210,7 @@ function RuleFormView({ title, initial, ruleId }: { title: string; initial: Rule
               <div className="field">
                 <label htmlFor={id("cooldown")}>Cooldown (seconds)</label>
                 <input id={id("cooldown")} className="input" type="number" min={0} step={1} value={form.cooldownSeconds} onChange={(e) => set("cooldownSeconds", e.target.value)} {...described("cooldownSeconds")} />
-                <span className="field__hint">The least time between two firing notifications for one device.</span>
+                <span className="field__hint">The least time between two firing notifications for one {watchesDevices ? "device" : "config source"}.</span>
                 {problem("cooldownSeconds")}
               </div>
             </div>
@@ -223,5 +239,30 @@ function RuleFormView({ title, initial, ruleId }: { title: string; initial: Rule
         </FormFooter>
       </form>
     </>
+  );
+}
+
+/** The config sources a rule watches, by name; none picked: every source of the organization. */
+function SourcePicker({ selected, onChange }: { selected: string[]; onChange: (names: string[]) => void }) {
+  const session = useSession();
+  const sources = useQuery(q.config.sourcesList.options({ orgId: session.organization.id }));
+  const names = sources.data?.items.map((s) => s.name) ?? [];
+  // a name the rule holds that is no longer a source stays listed, so it can be unticked
+  const listed = [...names, ...selected.filter((n) => !names.includes(n))];
+  return (
+    <fieldset className="target-checks">
+      <legend>Config sources watched</legend>
+      <p className="muted">{selected.length === 0 ? "None picked: every config source of the organization, now and later." : `Only the ${plural(selected.length, "source")} picked.`}</p>
+      {sources.isPending ? <Loading /> : sources.isError ? (
+        <p className="muted">Your role cannot list the config sources; the rule watches {selected.length === 0 ? "every source" : selected.join(", ")}.</p>
+      ) : listed.length === 0 ? (
+        <p className="muted">No config source yet: <Link to="/config">add one</Link>; the rule watches every source added later.</p>
+      ) : listed.map((name) => (
+        <label key={name} className="row">
+          <input type="checkbox" checked={selected.includes(name)} onChange={(e) => onChange(e.target.checked ? [...selected, name] : selected.filter((n) => n !== name))} />
+          {name}
+        </label>
+      ))}
+    </fieldset>
   );
 }

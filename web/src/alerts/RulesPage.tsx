@@ -73,7 +73,11 @@ function RuleList() {
       ),
     },
     { id: "severity", header: "Severity", className: "nowrap", cell: (r) => <span className={`badge ${SEVERITY_TONE[r.severity]}`}>{r.severity}</span> },
-    { id: "scope", header: "Scope", cell: (r) => (Object.keys(r.labelSelector).length ? <span className="mono">{selectorText(r.labelSelector)}</span> : <span className="faint">every device</span>) },
+    {
+      id: "scope", header: "Scope", cell: (r) => r.condition.type === "config_source_failing"
+        ? (r.condition.sourceNames.length ? <span>{r.condition.sourceNames.join(", ")}</span> : <span className="faint">every config source</span>)
+        : Object.keys(r.labelSelector).length ? <span className="mono">{selectorText(r.labelSelector)}</span> : <span className="faint">every device</span>,
+    },
     { id: "targets", header: "Notifies", cell: (r) => (r.targetIds.length ? r.targetIds.map((id) => targetName.get(id) ?? "…").join(", ") : <span className="faint">nobody</span>) },
     {
       id: "firing",

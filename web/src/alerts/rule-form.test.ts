@@ -25,6 +25,10 @@ const cases: Array<[string, Partial<RuleForm>]> = [
   ["certificate", { type: "certificate_expiring", withinDays: "14" }],
   ["certificate zero days", { type: "certificate_expiring", withinDays: "0" }],
   ["certificate too many days", { type: "certificate_expiring", withinDays: "3651" }],
+  ["config source failing", { type: "config_source_failing", consecutiveFailures: "3", sourceNames: ["main"] }],
+  ["config source failing, every source, a selector left from another type", { type: "config_source_failing", selector: "site" }],
+  ["config source failing zero", { type: "config_source_failing", consecutiveFailures: "0" }],
+  ["config source failing too many", { type: "config_source_failing", consecutiveFailures: "101" }],
   ["bad selector", { selector: "site" }],
   ["bad selector key", { selector: "-x=1" }],
   ["cooldown negative", { cooldownSeconds: "-1" }],
@@ -52,6 +56,12 @@ describe("alert rule form", () => {
 
   it("offers every metric the API knows, and no other", () => {
     expect(Object.keys(METRIC_LABEL).sort()).toEqual([...METRIC_NAMES].sort());
+  });
+
+  it("sends no label selector for a config source rule (sources have no labels)", () => {
+    const body = ruleBody(form({ type: "config_source_failing", selector: "site=berlin", consecutiveFailures: "2" }));
+    expect(body.labelSelector).toEqual({});
+    expect(body.condition).toEqual({ type: "config_source_failing", consecutiveFailures: 2, sourceNames: [] });
   });
 
   it("round-trips a stored rule through the form", () => {

@@ -1,7 +1,9 @@
 // The alert rule form's state (text as typed), its problems by field in the API's words, and the
 // body it sends. The form's fields follow the condition type: a metric threshold has a metric,
 // an operator, a threshold and a duration; offline a duration; a certificate the days before
-// expiry; a failed deployment nothing. rule-form.test.ts checks the problems against the API's
+// expiry; a failed deployment nothing; a failing config source how many failed syncs in a row
+// and which sources (none picked: every source), and no label selector (sources have no
+// labels: the form hides it and sends {}). rule-form.test.ts checks the problems against the API's
 // own schema (createRuleInput).
 import { parseSelector } from "../../../src/modules/devices/selector";
 import type { AlertRule, ConditionType, CreateRuleInput, MetricName, Operator, Severity } from "./types";
@@ -16,6 +18,10 @@ export interface RuleForm {
   /** metric_threshold and device_offline, in seconds */
   durationSeconds: string;
   withinDays: string;
+  /** config_source_failing */
+  consecutiveFailures: string;
+  /** config_source_failing: the sources watched by name; empty = every source */
+  sourceNames: string[];
   selector: string;
   severity: Severity;
   cooldownSeconds: string;
@@ -32,6 +38,8 @@ export const EMPTY_RULE: RuleForm = {
   threshold: "90",
   durationSeconds: "300",
   withinDays: "30",
+  consecutiveFailures: "1",
+  sourceNames: [],
   selector: "",
   severity: "warning",
   cooldownSeconds: "900",
@@ -55,6 +63,7 @@ export function formOfRule(rule: AlertRule): RuleForm {
     ...(c.type === "metric_threshold" ? { metric: c.metric, operator: c.operator, threshold: String(c.threshold), durationSeconds: String(c.durationSeconds ?? 0) } : {}),
     ...(c.type === "device_offline" ? { durationSeconds: String(c.durationSeconds ?? 300) } : {}),
     ...(c.type === "certificate_expiring" ? { withinDays: String(c.withinDays ?? 30) } : {}),
+    ...(c.type === "config_source_failing" ? { consecutiveFailures: String(c.consecutiveFailures ?? 1), sourceNames: [...(c.sourceNames ?? [])] } : {}),
     selector: selectorText(rule.labelSelector),
     severity: rule.severity,
     cooldownSeconds: String(rule.cooldownSeconds),
@@ -91,12 +100,18 @@ export function ruleProblems(form: RuleForm): Partial<Record<keyof RuleForm, str
     const d = wholeNumberProblem(form.withinDays, 1, 3650);
     if (d) problems.withinDays = d;
   }
+  if (form.type === "config_source_failing") {
+    const d = wholeNumberProblem(form.consecutiveFailures, 1, 100);
+    if (d) problems.consecutiveFailures = d;
+  }
   const cooldown = wholeNumberProblem(form.cooldownSeconds, 0, MAX_DURATION_SECONDS);
   if (cooldown) problems.cooldownSeconds = cooldown;
-  try {
-    parseSelector(form.selector);
-  } catch (err) {
-    problems.selector = (err as Error).message;
+  if (appliesToDevices(form.type)) {
+    try {
+      parseSelector(form.selector);
+    } catch (err) {
+      problems.selector = (err as Error).message;
+    }
   }
   if (form.targetIds.length > 20) problems.targetIds = "at most 20 targets";
   return problems;
@@ -112,14 +127,19 @@ export function conditionOf(form: RuleForm): CreateRuleInput["condition"] {
       return { type: "deployment_failed" };
     case "certificate_expiring":
       return { type: "certificate_expiring", withinDays: Number(form.withinDays) };
+    case "config_source_failing":
+      return { type: "config_source_failing", consecutiveFailures: Number(form.consecutiveFailures), sourceNames: form.sourceNames };
   }
 }
+
+/** Whether the condition watches devices (and so has a label selector); config sources have no labels. */
+export const appliesToDevices = (type: ConditionType) => type !== "config_source_failing";
 
 /** The create body (also the update's fields: a PATCH with every field replaces them all). */
 export function ruleBody(form: RuleForm): CreateRuleInput {
   let labelSelector: Record<string, string> = {};
   try {
-    labelSelector = parseSelector(form.selector);
+    if (appliesToDevices(form.type)) labelSelector = parseSelector(form.selector);
   } catch {
     /* ruleProblems names it; the form does not submit */
   }

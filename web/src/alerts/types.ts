@@ -20,6 +20,7 @@ export const CONDITION_LABEL: Record<ConditionType, string> = {
   device_offline: "Device offline",
   deployment_failed: "Deployment failed",
   certificate_expiring: "Certificate expiring",
+  config_source_failing: "Config source failing",
 };
 
 /** The metrics a threshold may watch, in words (the Record is checked against the API's enum). */

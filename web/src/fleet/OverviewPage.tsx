@@ -163,7 +163,7 @@ function AlertsCard() {
         <>
           <ul className="item-list">
             {alerts.data.items.map((a) => (
-              <li key={`${a.ruleId}-${a.deviceId}`}>
+              <li key={`${a.ruleId}-${a.subjectId}`}>
                 <span className={`badge badge--${a.severity === "critical" ? "danger" : a.severity === "warning" ? "warning" : "accent"}`}>
                   <AlertTriangle aria-hidden="true" width={12} height={12} />
                   {a.severity}
@@ -171,7 +171,9 @@ function AlertsCard() {
                 <div className="item-list__main">
                   <strong>{a.ruleName}</strong>
                   <span className="faint">
-                    {a.deviceName ? <Link to="/devices/$deviceId" params={{ deviceId: a.deviceId }}>{a.deviceName}</Link> : "deleted device"}
+                    {a.subjectType === "config_source"
+                      ? (a.subjectName ? <Link to="/config/sources/$sourceId" params={{ sourceId: a.subjectId }}>config source {a.subjectName}</Link> : "deleted config source")
+                      : a.deviceName && a.deviceId ? <Link to="/devices/$deviceId" params={{ deviceId: a.deviceId }}>{a.deviceName}</Link> : "deleted device"}
                     {a.value !== null && ` · value ${numbers.format(a.value)}`}
                   </span>
                 </div>
