@@ -6,7 +6,8 @@
 //
 // Maintenance windows: `window: "download-only"` downloads and then waits (still downloading,
 // nothing installed) until the window is open; `closed` does nothing yet. A higher `attempt`
-// than the one it worked on (an automatic retry) starts the install again.
+// than the one it worked on (an automatic retry) starts the install again, and so does a new
+// revision (version, profile, parameters) under the same deployment (an in-place upgrade).
 //
 // The steps themselves are carried out by a DeploymentRuntime: the simulator's virtual one
 // (timers and dice, src/simulator/virtual-runtime.ts) or the real agent's container engine
@@ -99,6 +100,18 @@ export interface DeploymentAgentOptions {
 const IN_FLIGHT: ReadonlySet<AgentDeploymentState> = new Set(["pending", "downloading", "installing", "removing"]);
 const STEP_OF: Partial<Record<AgentDeploymentState, Step>> = { downloading: "download", installing: "install", removing: "remove" };
 
+/**
+ * Whether a desired install asks for what the device holds under that deployment: the same
+ * version, profile and parameters. A running deployment upgraded in place (the service's
+ * update rollout) tells the device a new revision under the same id and attempt: it is
+ * installed like an upgrade. Without the entry it came from (nothing to compare), the same.
+ */
+function sameRevision(local: LocalDeployment, entry: DesiredDeploymentEntry): boolean {
+  if (!local.desired) return local.version === entry.version;
+  const text = (v: unknown) => JSON.stringify(v ?? null);
+  return local.version === entry.version && text(local.desired.profile) === text(entry.profile) && text(local.desired.parameters) === text(entry.parameters);
+}
+
 export class DeploymentAgent {
   private readonly entries = new Map<string, LocalDeployment>();
   /** the step each deployment is in, by deployment id (absent: nothing in flight) */
@@ -139,7 +152,7 @@ export class DeploymentAgent {
       if (entry.action === "install") {
         const attempt = entry.attempt ?? 1;
         const window = entry.window ?? "open";
-        if (local && local.action === "install" && attempt <= local.attempt) {
+        if (local && local.action === "install" && attempt <= local.attempt && sameRevision(local, entry)) {
           // already on its way (or done): only the window may have opened
           local.mayInstall = window === "open";
           if (local.downloaded && local.mayInstall) {

@@ -158,6 +158,26 @@ describe("desired state changes", () => {
     expect(heartbeat([install(D2, "1.1.0")])).toEqual([{ deploymentId: D2, state: "running", attempt: 1 }]);
   });
 
+  it("a new revision under the same deployment and attempt (an in-place upgrade) is installed; the same revision again is not", () => {
+    const { agent, heartbeat, advance } = fixture({ timeScale: 0.001 });
+    heartbeat([install(D1, "1.0.0")]);
+    advance(100);
+    heartbeat([install(D1, "1.0.0")]);
+    expect(agent.get(D1)!.state).toBe("running");
+    heartbeat([install(D1, "1.1.0")]);
+    expect(agent.get(D1)).toMatchObject({ version: "1.1.0", state: "downloading", attempt: 1 });
+    expect(agent.list()).toHaveLength(1);
+    advance(100);
+    expect(heartbeat([install(D1, "1.1.0")])).toEqual([{ deploymentId: D1, state: "running", attempt: 1 }]);
+    // new parameter values of the same version are a new revision too
+    heartbeat([{ ...install(D1, "1.1.0"), parameters: { gateway: { MODE: "safe" } } }]);
+    expect(agent.get(D1)).toMatchObject({ version: "1.1.0", state: "downloading" });
+    advance(100);
+    heartbeat([{ ...install(D1, "1.1.0"), parameters: { gateway: { MODE: "safe" } } }]);
+    heartbeat([{ ...install(D1, "1.1.0"), parameters: { gateway: { MODE: "safe" } } }]);
+    expect(agent.get(D1)!.state).toBe("running");
+  });
+
   it("drops a deployment that left the desired state (cancelled or superseded) without reporting it", () => {
     const { agent, heartbeat } = fixture({}, [0.9]);
     heartbeat([install(D1)]);
