@@ -372,11 +372,15 @@ export const configRouter = router({
         method: "POST", path: `${SOURCES}/{id}/sync`, tags: [TAG], summary: "Sync a config source now: fetch its branch and apply its documents",
         description:
           "All or nothing, as an apply, with the source as owner (source:<name>) and the commit in the owner marks. status applied, refused (a document refused: " +
-          "nothing changed, the last applied commit stays; message names file and line) or failed (the fetch failed). Recorded on the source and audited.",
+          "nothing changed, the last applied commit stays; message names file and line) or failed (the fetch failed). Recorded on the source and audited. " +
+          "expectedCommit (the commit a plan answered): applied only if the branch is still there; if it moved, 409 naming both commits, nothing applied or recorded (plan again).",
       },
       audit: false, // network I/O first; the sync writes its own entries
     })
-    .input(sourcePath)
+    .input(sourcePath.extend({
+      expectedCommit: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/, "a full commit id (40 hex digits), as the plan answers it").optional()
+        .describe("the commit the plan showed: the sync applies it, or answers 409 when the branch moved since"),
+    }))
     .output(z.object({
       status: z.enum(SYNC_STATUSES), commit: z.string().nullable(), message: z.string(),
       summary: planOutput.shape.summary.nullable(), resources: z.array(planEntry),
@@ -384,7 +388,9 @@ export const configRouter = router({
     .mutation(async ({ ctx, input, path }) => {
       const org = await organizationOfPath(ctx.db, ctx.principal, input.orgId);
       await assertAllKinds(ctx, path, "write");
-      const answer = await syncSource(ctx.services, { type: ctx.principal.apiKeyId ? "api_key" : "user", principal: ctx.principal, request: ctx.request }, org.id, input.id);
+      const answer = await syncSource(
+        ctx.services, { type: ctx.principal.apiKeyId ? "api_key" : "user", principal: ctx.principal, request: ctx.request }, org.id, input.id, { expectedCommit: input.expectedCommit },
+      );
       const planned = answer.result ? summarize(answer.result, answer.status === "applied") : null;
       return { status: answer.status as (typeof SYNC_STATUSES)[number], commit: answer.commit, message: answer.message, summary: planned?.summary ?? null, resources: planned?.resources ?? [] };
     }),

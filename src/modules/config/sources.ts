@@ -305,8 +305,12 @@ export async function ownedResources(ctx: KindContext, owner: string) {
  * outcome is recorded on the source and in its history, and audited (with the caller for
  * sync now, else with the source as actor). `skipSameCommit` (poll and webhook): when the
  * branch is at the commit the last sync fetched, nothing happens but lastSyncAt.
+ * `expectedCommit` (sync now after a plan): the commit the person reviewed; when the branch
+ * moved since, nothing is applied or recorded and the answer is a 409 naming both commits.
  */
-export async function syncSource(services: Services, trigger: SyncTrigger, organizationId: string, id: string, options: { skipSameCommit?: boolean } = {}): Promise<SyncAnswer> {
+export async function syncSource(
+  services: Services, trigger: SyncTrigger, organizationId: string, id: string, options: { skipSameCommit?: boolean; expectedCommit?: string } = {},
+): Promise<SyncAnswer> {
   const { prisma } = services;
   const startedAt = new Date();
   const source = await findSource(prisma, organizationId, id);
@@ -363,6 +367,9 @@ export async function syncSource(services: Services, trigger: SyncTrigger, organ
     return record(prisma, { status: "failed", commit: null, message: fetched.failure, result: null });
   }
   const { commit, files } = fetched;
+  if (options.expectedCommit && options.expectedCommit !== commit) {
+    throw conflict(`The branch ${source.branch} moved from ${options.expectedCommit.slice(0, 12)} to ${commit.slice(0, 12)} since the plan; nothing was applied: plan again`);
+  }
   if (options.skipSameCommit && source.lastSyncCommit === commit) {
     await prisma.configSource.update({ where: { id: source.id }, data: { lastSyncAt: new Date() } });
     return { status: "unchanged", commit, message: `already synced ${commit.slice(0, 12)}`, result: null, syncId: null };

@@ -1,12 +1,15 @@
 // "Sync now" asks first: the source's branch is fetched and planned (POST .../sources/{id}/plan,
 // nothing written) and the diff is shown per resource (create, update with each changed field
 // old → new, unchanged, delete, refused with file and line, exists but not managed); only when
-// the person confirms does the sync apply it (POST .../sources/{id}/sync). A plan with a refused
-// document offers no apply: the sync would refuse as a whole.
+// the person confirms does the sync apply it (POST .../sources/{id}/sync with the plan's commit as
+// expectedCommit: if the branch moved in between, the service applies nothing and answers 409,
+// and the dialog offers to plan again). A plan with a refused document offers no apply: the sync
+// would refuse as a whole.
 import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { Check, GitCommitHorizontal } from "lucide-react";
 import { q } from "../api/query";
+import { statusOf } from "../api/client";
 import { useSession } from "../app/session";
 import { Button } from "../ui/Button";
 import { DataTable, type Column } from "../ui/DataTable";
@@ -31,13 +34,19 @@ export function SyncDialog({ source, onClose }: { source: ConfigSource; onClose:
     staleTime: 0, gcTime: 0, retry: false, refetchOnWindowFocus: false,
   });
   const [result, setResult] = useState<{ status: string; commit: string | null; message: string } | null>(null);
-  const sync = useAction({ mutationFn: () => q.config.sourcesSync.call(input) }, {
+  const sync = useAction({ mutationFn: (expectedCommit: string | undefined) => q.config.sourcesSync.call({ ...input, expectedCommit }) }, {
     invalidates: SYNC_INVALIDATES,
     success: (r) => (r.status === "applied" ? `${source.name}: ${r.message}` : `${source.name}: sync ${r.status}`),
     onSuccess: (r) => setResult(r),
   });
   const planned = plan.data;
-  const canApply = planned !== undefined && applicable(planned) && result === null;
+  const canApply = planned !== undefined && applicable(planned) && result === null && !plan.isFetching;
+  // 409: the branch moved after the plan; nothing was applied
+  const moved = sync.error != null && statusOf(sync.error) === 409;
+  const planAgain = () => {
+    sync.reset();
+    void plan.refetch();
+  };
 
   return (
     <Dialog
@@ -49,7 +58,7 @@ export function SyncDialog({ source, onClose }: { source: ConfigSource; onClose:
         <>
           <Button onClick={onClose} disabled={sync.isPending}>{result ? "Close" : "Cancel"}</Button>
           {result === null && (
-            <Button variant="primary" icon={<Check />} busy={sync.isPending} disabled={!canApply} onClick={() => void sync.run()}>
+            <Button variant="primary" icon={<Check />} busy={sync.isPending} disabled={!canApply || moved} onClick={() => void sync.run(planned?.commit ?? undefined)}>
               {planned?.commit ? `Apply ${shortCommit(planned.commit)}` : "Apply"}
             </Button>
           )}
@@ -68,6 +77,7 @@ export function SyncDialog({ source, onClose }: { source: ConfigSource; onClose:
           <PlanView plan={plan.data} />
         )}
         {sync.error != null && <ErrorBox error={sync.error} />}
+        {moved && <div className="row"><Button onClick={planAgain}>Plan again</Button></div>}
         {result && <SyncOutcome result={result} planned={planned?.commit ?? null} />}
       </div>
     </Dialog>
