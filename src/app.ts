@@ -10,6 +10,7 @@ import { createContextFactory, noteRequestOfError, requestIdOf } from "./trpc/co
 import { buildOpenApiDocument, docsRouter, documentedRestPaths } from "./http/docs.js";
 import { extraOpenApiPaths, mountFrontDoor, mountLeanAgentRoute, mountRegistryPullProxy, plainRoutes } from "./http/routes.js";
 import { headersSetBy } from "./http/front-door.js";
+import { gatedRouters } from "./http/route-gate.js";
 import { acceptEmptyBody } from "./http/empty-body.js";
 import { restFacade } from "./http/rest-facade.js";
 import { rateLimitMiddleware } from "./http/rate-limit.js";
@@ -128,12 +129,12 @@ export function createApp(services: Services): Express {
   const createContext = createContextFactory(services);
   app.use("/trpc", createExpressMiddleware({ router: appRouter, createContext, maxBodySize: config.BODY_LIMIT_BYTES, onError: noteRequestOfError }));
 
-  app.use("/api/v1", docsRouter(() => buildOpenApiDocument(appRouter, extraOpenApiPaths)));
+  app.use("/api/v1", gatedRouters(docsRouter(() => buildOpenApiDocument(appRouter, extraOpenApiPaths))));
 
   app.use("/api/v1", acceptEmptyBody); // actions whose request is "none" (spec ops 7, 19, 20) need no body
   // What procedures cannot answer (downloads, streams, redirects): each domain's plain routes,
   // listed in src/http/routes.ts.
-  app.use("/api/v1", ...plainRoutes(services));
+  app.use("/api/v1", gatedRouters(...plainRoutes(services))); // entered only for their paths (src/http/route-gate.ts)
   // The REST facade, last (src/http/rest-facade.ts: path parameters decoded, error bodies as documented).
   app.use("/api/v1", restFacade(services, appRouter));
 
