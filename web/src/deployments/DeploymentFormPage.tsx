@@ -59,7 +59,7 @@ export function EditDeploymentPage() {
         <PageHeader title={`Edit ${d.name}`} />
         <Card>
           <Empty title={`This deployment is ${d.status}`} action={<a className="btn" href={deploymentHref(d.id)}>Back to the deployment</a>}>
-            A deployment can be edited while it is a draft or stopped. Stop it first to change it.
+            A deployment can be edited while it is a draft or stopped. {d.status === "running" ? "A running one changes its version with Upgrade on its page (an update rollout); stop it to change anything else." : "Stop it first to change it."}
           </Empty>
         </Card>
       </>

@@ -6,7 +6,7 @@
 import { useEffect, useRef, useState, type ReactElement } from "react";
 import { Link, useNavigate, useParams, useSearch } from "@tanstack/react-router";
 import { keepPreviousData, useQuery, useQueryClient, type UseQueryResult } from "@tanstack/react-query";
-import { Ban, CheckCheck, Pause, Play, RotateCcw, Rocket, Square, Trash2, Undo2 } from "lucide-react";
+import { ArrowUpCircle, Ban, CheckCheck, Pause, Play, RotateCcw, Rocket, Square, Trash2, Undo2 } from "lucide-react";
 import { statusOf, type RouterOutputs } from "../../api/client";
 import { q } from "../../api/query";
 import { useRealtimeEvents } from "../../app/realtime";
@@ -19,10 +19,11 @@ import { QueryTable } from "../../ui/QueryTable";
 import { Empty, ErrorBox, ErrorState, Forbidden, Loading } from "../../ui/states";
 import { RelativeTime } from "../../ui/time";
 import { useToast } from "../../ui/toast";
-import { ManagedGate, ManagedMark } from "../../ui/ManagedMark";
+import { isManaged, ManagedGate, ManagedMark } from "../../ui/ManagedMark";
 import { GroupRollbackDialog } from "../../rollback/GroupRollbackDialog";
 import { controlConsequence, controlStates, type Control } from "./controls";
 import { RemovalCard } from "./RemovalCard";
+import { UpgradeDialog } from "./UpgradeDialog";
 import { DEVICE_STATES, type DeviceState } from "./search";
 import { BatchTimeline } from "./BatchTimeline";
 import type { Rollout } from "./timeline";
@@ -355,6 +356,7 @@ function DeploymentActions({ deployment, onDeleted }: { deployment: Deployment; 
   const control = useControl(deployment, 1);
   const [confirmDelete, setConfirmDelete] = useState(false);
   const [rollback, setRollback] = useState(false);
+  const [upgrade, setUpgrade] = useState(false);
   if (!canWrite) return null;
   async function remove() {
     const result = await q.deployments.delete.call({ id: deployment.id });
@@ -370,6 +372,8 @@ function DeploymentActions({ deployment, onDeleted }: { deployment: Deployment; 
   const target = deployment.target.labelSelector ? { labelSelector: deployment.target.labelSelector } : { deviceIds: deployment.target.deviceIds ?? [] };
   return (
     <>
+      {deployment.status === "running" && !isManaged(deployment) && <Button icon={<ArrowUpCircle />} onClick={() => setUpgrade(true)}>Upgrade</Button>}
+      <UpgradeDialog deployment={deployment} open={upgrade} onClose={() => setUpgrade(false)} />
       <Button icon={<Undo2 />} onClick={() => setRollback(true)}>Roll back devices</Button>
       <ControlButton control="stop" use={control} variant="danger" />
       <ManagedGate resource={deployment}>
