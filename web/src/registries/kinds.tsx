@@ -59,18 +59,18 @@ function EnabledBadge({ enabled }: { enabled: boolean }) {
 const nameColumn = <R extends RegistryRow>(): Column<R> => ({
   id: "name", header: "Name", cell: (r) => {
     const name = "managedBy" in r ? <span className="row row--nowrap"><strong>{r.name}</strong><ManagedMark resource={r} /></span> : <strong>{r.name}</strong>;
-    return "description" in r ? <div className="device-name">{name}{r.description && <span className="faint">{r.description}</span>}</div> : name;
+    return "description" in r ? <div className="stacked-cell">{name}{r.description && <span className="faint">{r.description}</span>}</div> : name;
   },
 });
 const urlColumn = <R extends OciRegistry | GlobalRegistry>(none: string): Column<R> => ({
-  id: "url", header: "Registry", cell: (r) => <div className="device-name"><span className="mono">{r.url}</span><span className="faint mono">{r.repositories.join(", ") || none}</span></div>,
+  id: "url", header: "Registry", cell: (r) => <div className="stacked-cell"><span className="mono">{r.url}</span><span className="faint mono">{r.repositories.join(", ") || none}</span></div>,
 });
 const stateColumn = <R extends RegistryRow>(): Column<R> => ({ id: "state", header: "State", cell: (r) => <EnabledBadge enabled={r.enabled} /> });
 const scheduleColumns = <R extends GitRegistry | OciRegistry>(): Column<R>[] => [
   { id: "interval", header: "Schedule", cell: (r) => intervalText(r.syncIntervalMinutes) },
   {
     id: "lastSync", header: "Last sync", cell: (r) => (
-      <div className="device-name">
+      <div className="stacked-cell">
         <RelativeTime value={r.lastSyncAt ?? null} />
         {r.lastSyncError && <span className="field__error">{r.lastSyncError}</span>}
       </div>
@@ -91,7 +91,7 @@ export const GIT: RegistryKindSpec<GitRegistry> = {
   list: (page) => q.registries.git.list.options(page),
   columns: [
     nameColumn(),
-    { id: "source", header: "Repository", cell: (r) => <div className="device-name"><span className="mono">{r.url}</span><span className="faint mono">{r.branch} · {r.path}</span></div> },
+    { id: "source", header: "Repository", cell: (r) => <div className="stacked-cell"><span className="mono">{r.url}</span><span className="faint mono">{r.branch} · {r.path}</span></div> },
     { id: "auth", header: "Credential", cell: (r) => r.hasCredentials ? <span>{r.authType === "BASIC" ? "username and password" : "token"} (stored)</span> : <span className="faint">none</span> },
     stateColumn(),
     ...scheduleColumns<GitRegistry>(),
@@ -147,7 +147,7 @@ export const OCI: RegistryKindSpec<OciRegistry> = {
   columns: [
     nameColumn(),
     urlColumn("no repositories"),
-    { id: "health", header: "Health", cell: (r) => <div className="device-name"><span className={healthBadge(r.healthStatus)}>{r.healthStatus ?? "unknown"}</span>{r.lastHealthCheck && <span className="faint"><RelativeTime value={r.lastHealthCheck} /></span>}</div> },
+    { id: "health", header: "Health", cell: (r) => <div className="stacked-cell"><span className={healthBadge(r.healthStatus)}>{r.healthStatus ?? "unknown"}</span>{r.lastHealthCheck && <span className="faint"><RelativeTime value={r.lastHealthCheck} /></span>}</div> },
     stateColumn(),
     ...scheduleColumns<OciRegistry>(),
   ],
