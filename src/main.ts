@@ -4,7 +4,7 @@ import cluster from "node:cluster";
 import { SHUTDOWN_MESSAGE, superviseWorkers } from "./cluster.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { createLogger } from "./lib/logger.js";
-import { buildConsole, consoleBuildState } from "./lib/console-build.js";
+import { buildConsoleInChildProcess, consoleBuildState } from "./lib/console-build.js";
 import { startService } from "./server.js";
 import { onStopSignals } from "./lib/stop-signals.js";
 import { keepFirstStart } from "./first-start.js";
@@ -30,7 +30,7 @@ async function main() {
     const state = consoleBuildState();
     if (state === "missing" || state === "stale") {
       root.info({ console: state }, `building the web console first (its build is ${state === "missing" ? "missing" : "older than its sources"})`);
-      await buildConsole();
+      await buildConsoleInChildProcess();
     }
   }
   if (config.WORKERS > 1 && cluster.isPrimary) return superviseWorkers(config, root);

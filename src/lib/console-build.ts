@@ -1,7 +1,9 @@
 // The web console's build (web/ -> web/dist, by Vite). `npm install` builds it; `npm start`
 // builds it again first when it is missing or older than its sources (a `git pull` without a
 // new install), and says so.
+import { spawn } from "node:child_process";
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { InlineConfig } from "vite";
@@ -45,4 +47,23 @@ export async function buildConsole(overrides: InlineConfig = {}): Promise<Awaite
     if (nodeEnv === undefined) delete process.env.NODE_ENV;
     else process.env.NODE_ENV = nodeEnv;
   }
+}
+
+/**
+ * The same build by Vite's own command in a child process: what the service's start uses. Vite
+ * and Rollup take ~400 MB while building, which a long-lived process would keep resident
+ * (measured: 700 MB idle after an in-process build against 290 MB without).
+ */
+export function buildConsoleInChildProcess(): Promise<void> {
+  const vite = path.join(path.dirname(createRequire(import.meta.url).resolve("vite/package.json")), "bin", "vite.js");
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [vite, "build", "--config", CONFIG_FILE, "--logLevel", "warn", "--mode", "production"], {
+      cwd: ROOT,
+      // anything but "production" gives React's development build (see buildConsole)
+      env: { ...process.env, NODE_ENV: "production" },
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    child.on("error", reject);
+    child.on("close", (code, signal) => (code === 0 ? resolve() : reject(new Error(`building the web console failed (vite build: exit ${code ?? signal})`))));
+  });
 }
