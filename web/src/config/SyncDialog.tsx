@@ -78,21 +78,19 @@ export function SyncDialog({ source, onClose }: { source: ConfigSource; onClose:
         )}
         {sync.error != null && <ErrorBox error={sync.error} />}
         {moved && <div className="row"><Button onClick={planAgain}>Plan again</Button></div>}
-        {result && <SyncOutcome result={result} planned={planned?.commit ?? null} />}
+        {result && <SyncOutcome result={result} />}
       </div>
     </Dialog>
   );
 }
 
-function SyncOutcome({ result, planned }: { result: { status: string; commit: string | null; message: string }; planned: string | null }) {
+/** The sync's outcome; it applied the planned commit (expectedCommit) or nothing. */
+function SyncOutcome({ result }: { result: { status: string; commit: string | null; message: string } }) {
   const tone = result.status === "applied" ? "success" : "error";
   return (
     <div className={`alert-box alert-box--${tone}`} role="status" data-testid="sync-outcome">
       <div className="stack stack--tight">
         <p><strong>{result.status === "applied" ? "Applied" : result.status === "refused" ? "Refused: nothing changed" : "Failed: nothing changed"}</strong> · {result.message}</p>
-        {result.commit && planned && result.commit !== planned && (
-          <p>The branch moved after the plan: the sync applied {shortCommit(result.commit)}, the plan showed {shortCommit(planned)}. See the source's history.</p>
-        )}
       </div>
     </div>
   );
