@@ -4,7 +4,8 @@
 // directory that carries everything across restarts (state-dir.ts).
 //
 // * Heartbeats at the interval the service answers, sooner (every second) while a deployment
-//   step runs or a change waits to be reported; a 429/503 waits its Retry-After; an unreachable
+//   step runs or a change waits to be reported; a 429/503 waits its Retry-After (busy or not:
+//   the next heartbeat no sooner, as the protocol asks); an unreachable
 //   service is logged once per outage and asked again, while the workloads keep running.
 // * A certificate the service refuses (revoked, expired, device deleted: 401/403) stops the
 //   agent with exit code 78 and says so: asking again cannot help, and systemd's unit does not
@@ -16,9 +17,9 @@ import { X509Certificate } from "node:crypto";
 import fsp from "node:fs/promises";
 import { DeploymentAgent, type LocalDeployment } from "./core/deployments.js";
 import { JsonClient } from "./core/json-client.js";
-import { Outbox, retryAfterMs, type OutboxStore } from "./core/outbox.js";
+import { Outbox, retryAfterMs, type Delivery, type OutboxStore } from "./core/outbox.js";
 import type { LogLevel, LogLine as LogEntry, TelemetrySnapshot } from "./core/reports.js";
-import { DeviceSession } from "./core/session.js";
+import { DeviceSession, succeeded } from "./core/session.js";
 import { readFacts } from "./host/facts.js";
 import { HostMetrics } from "./host/metrics.js";
 import { stopOrphanedCommands } from "./host/orphans.js";
@@ -35,8 +36,12 @@ export interface AgentOptions {
   telemetryIntervalMs?: number;
   /** how often container logs are collected and log lines sent; default 30 s (each look runs the engine's CLI once per container) */
   logIntervalMs?: number;
-  /** heartbeat spacing while something is in flight; default 1 s */
+  /** heartbeat spacing while something is in flight; default 1 s (never sooner than a Retry-After the service answered) */
   busyHeartbeatMs?: number;
+  /** telemetry snapshots kept at most while the service does not take them; default 10,000 (beyond, the oldest are dropped) */
+  telemetryCapacity?: number;
+  /** log lines kept at most while the service does not take them; default 20,000 (beyond, the oldest are dropped) */
+  logCapacity?: number;
   /** where the agent's own lines go besides the service (the journal, through stdout) */
   print?: (line: string) => void;
 }
@@ -94,8 +99,8 @@ export class FleetAgent {
   lastHeartbeatAt: Date | null = null;
 
   constructor(private readonly options: AgentOptions) {
-    this.telemetry = new Outbox<TelemetrySnapshot>({ capacity: 10_000, batchSize: TELEMETRY_BATCH, store: fileStore(options.state, "telemetry") });
-    this.logs = new Outbox<LogEntry>({ capacity: 20_000, batchSize: LOG_BATCH, store: fileStore(options.state, "logs") });
+    this.telemetry = new Outbox<TelemetrySnapshot>({ capacity: options.telemetryCapacity ?? 10_000, batchSize: TELEMETRY_BATCH, store: fileStore(options.state, "telemetry") });
+    this.logs = new Outbox<LogEntry>({ capacity: options.logCapacity ?? 20_000, batchSize: LOG_BATCH, store: fileStore(options.state, "logs") });
   }
 
   log(level: LogLevel, message: string, source = SOURCE) {
@@ -158,6 +163,9 @@ export class FleetAgent {
       deployments: this.deployments?.list().map((d) => ({ deploymentId: d.deploymentId, applicationId: d.applicationId, version: d.version, state: d.state })),
       telemetryWaiting: this.telemetry.size,
       logLinesWaiting: this.logs.size,
+      /** dropped since the agent started: past the buffer's bound (oldest first), or refused for good (400, 413) */
+      telemetryDropped: this.telemetry.dropped,
+      logLinesDropped: this.logs.dropped,
     };
   }
 
@@ -175,14 +183,17 @@ export class FleetAgent {
     this.wakeHeartbeat?.();
   }
 
-  private sleep(ms: number): Promise<void> {
+  /** Waits `ms`; a settled deployment step ends the wait early unless `wakeable` is false (a Retry-After runs); stopping always does. */
+  private sleep(ms: number, wakeable = true): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
       function done() {
         clearTimeout(timer);
         resolve();
       }
-      this.wakeHeartbeat = done;
+      this.wakeHeartbeat = () => {
+        if (wakeable || this.stopped) done();
+      };
     });
   }
 
@@ -193,6 +204,8 @@ export class FleetAgent {
   private async heartbeatLoop(): Promise<void> {
     while (!this.stopped) {
       let waitMs = this.identity.heartbeatIntervalSeconds * 1000;
+      /** the service said when to come back (429/503 Retry-After): not even a busy deployment asks sooner */
+      let toldToWait = false;
       try {
         await this.renewIfDue();
         // Facts go with every heartbeat (read again hourly): a heartbeat without them makes the
@@ -224,7 +237,9 @@ export class FleetAgent {
           await this.stop(EXIT_CREDENTIALS_REFUSED);
           return;
         } else if (response.status === 429 || response.status === 503) {
-          waitMs = retryAfterMs(response.headers["retry-after"], Date.now()) ?? waitMs;
+          const retryAfter = retryAfterMs(response.headers["retry-after"], Date.now());
+          toldToWait = retryAfter !== null;
+          waitMs = retryAfter ?? waitMs;
         } else {
           this.log("warn", `heartbeat answered ${response.status}: ${message}`);
         }
@@ -235,8 +250,8 @@ export class FleetAgent {
         }
         waitMs = Math.min(waitMs, 15_000);
       }
-      if (this.deployments.busy()) waitMs = Math.min(waitMs, this.options.busyHeartbeatMs ?? 1000);
-      if (!this.stopped) await this.sleep(waitMs);
+      if (this.deployments.busy() && !toldToWait) waitMs = Math.min(waitMs, this.options.busyHeartbeatMs ?? 1000);
+      if (!this.stopped) await this.sleep(waitMs, !toldToWait);
     }
   }
 
@@ -254,7 +269,7 @@ export class FleetAgent {
     // an expired certificate cannot renew itself: the heartbeat then hears the service's refusal
     if (!pem || Date.now() < renewalDueAt(pem) || this.certificateExpiredAt()) return;
     const res = await this.session.renewCertificate(this.identity.reportedDeviceId);
-    if (res.status !== 201) {
+    if (!succeeded(res)) {
       // refused (401/403): the heartbeat that follows hears it too, says so and stops
       this.log("warn", `certificate renewal answered ${res.status}` +
         (res.status === 401 || res.status === 403 ? "" : `; the certificate stays valid until ${new X509Certificate(pem).validTo}`));
@@ -312,7 +327,7 @@ export class FleetAgent {
       errorCount: this.errorLines,
     }]);
     this.errorLines = 0;
-    await this.flush(this.telemetry, "/api/v1/agent/telemetry", "snapshots");
+    await this.flush(this.telemetry, (batch) => this.session.sendTelemetryBatch(batch));
   }
 
   /** New lines of every container of ours since the last look (cursors kept across restarts). */
@@ -345,12 +360,12 @@ export class FleetAgent {
     }
     const text = JSON.stringify(next);
     if (text !== JSON.stringify(cursors)) this.options.state.writeJson("log-cursors.json", next);
-    await this.flush(this.logs, "/api/v1/agent/logs", "entries");
+    await this.flush(this.logs, (batch) => this.session.sendLogBatch(batch));
   }
 
-  private async flush<T>(outbox: Outbox<T>, path: string, field: string): Promise<void> {
+  private async flush<T>(outbox: Outbox<T>, send: (batch: T[]) => Promise<Delivery>): Promise<void> {
     for (;;) {
-      const result = await outbox.flush(async (batch) => this.session.call("POST", path, { [field]: batch }));
+      const result = await outbox.flush(send);
       if (result.outcome !== "sent") return;
     }
   }

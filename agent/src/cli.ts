@@ -11,7 +11,7 @@ import os from "node:os";
 import { parseArgs } from "node:util";
 import { EXIT_CREDENTIALS_REFUSED, FleetAgent } from "./agent.js";
 import { JsonClient } from "./core/json-client.js";
-import { DeviceSession } from "./core/session.js";
+import { DeviceSession, succeeded } from "./core/session.js";
 import { readFacts } from "./host/facts.js";
 import { loadIdentity, storeCredentials } from "./identity-store.js";
 import { detectEngine } from "./runtime/engine.js";
@@ -95,7 +95,7 @@ async function enroll(args: string[]): Promise<number> {
   }).catch((error: Error) => {
     throw new Error(`the service at ${url.origin} cannot be reached (${error.message}); nothing was enrolled or stored`);
   });
-  if (res.status !== 201) {
+  if (!succeeded(res)) {
     const message = (res.body as unknown as { message?: string })?.message ?? `HTTP ${res.status}`;
     console.error(`fleet-agent: enrollment refused (${res.status}): ${message}`);
     return res.status === 401 || res.status === 403 ? EXIT_CREDENTIALS_REFUSED : 1;

@@ -24,7 +24,7 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import type { DeploymentRuntime, LocalDeployment, Step, StepHandle, StepOutcome } from "./core/deployments.js";
-import type { DeviceSession } from "./core/session.js";
+import { succeeded, type ComponentPackage, type DeviceSession } from "./core/session.js";
 import { composeImages, envParameters, renameImages, renderComposeFile } from "./runtime/compose-file.js";
 import { waitUntilRunning, type ComposeEngine } from "./runtime/engine.js";
 import type { StateDir } from "./state-dir.js";
@@ -42,20 +42,8 @@ interface Component {
   properties?: { repository?: string; revision?: string; timeout?: string; removeVolumes?: boolean };
 }
 
-interface ComponentPackage {
-  digest: string;
-  content: string;
-  /** how to pull the images of the organization's private registries (docs/agent.md, "Private registries") */
-  pullGrant?: PullGrant | null;
-}
-
-interface PullGrant {
-  username: string;
-  token: string;
-  expiresAt: string;
-  /** a private repository as the compose file names it (host/path), and its name below the service's registry proxy */
-  repositories: Array<{ repository: string; proxy: string }>;
-}
+/** How to pull the images of the organization's private registries (docs/agent.md, "Private registries"): the router's type. */
+type PullGrant = NonNullable<ComponentPackage["pullGrant"]>;
 
 /** An image reference split into its repository (host lowercased) and its tag or digest suffix (":1", "@sha256:..."; ":latest" when none). */
 export function splitImage(image: string): { repository: string; suffix: string } {
@@ -183,10 +171,8 @@ export class ComposeRuntime implements DeploymentRuntime {
     // component by component, its images pulled right after its package came: a pull grant is
     // used within minutes of its issue, however long the other components' pulls take
     for (const component of components) {
-      const res = await this.options.session.call<ComponentPackage & { message?: string }>(
-        "GET", `/api/v1/agent/deployments/${entry.deploymentId}/components/${encodeURIComponent(component.name)}`,
-      );
-      if (res.status !== 200) throw new Error(`the service answered ${res.status} for the package of ${component.name}: ${res.body?.message ?? "no message"}`);
+      const res = await this.options.session.componentPackage(entry.deploymentId, component.name);
+      if (!succeeded(res)) throw new Error(`the service answered ${res.status} for the package of ${component.name}: ${(res.body as { message?: string } | undefined)?.message ?? "no message"}`);
       const digest = `sha256:${createHash("sha256").update(res.body.content, "utf8").digest("hex")}`;
       if (digest !== res.body.digest) throw new Error(`the package of ${component.name} does not match its digest (${res.body.digest})`);
       const values = parameters[component.name] ?? {};

@@ -11,6 +11,7 @@ import type { DeviceKeyAlgorithm } from "../../agent/src/core/identity.js";
 import { closedLoop, LatencyRecorder } from "./latency.js";
 import { VirtualDevice } from "./virtual-device.js";
 import { retryAfterMs } from "../../agent/src/core/outbox.js";
+import { succeeded } from "../../agent/src/core/session.js";
 import { seededRandom } from "./random.js";
 
 export interface SimulatorOptions {
@@ -148,7 +149,7 @@ export class FleetSimulator extends EventEmitter {
         const device = this.devices[index];
         try {
           const res = await this.track(device.enroll(this.enrollmentTokenOf(index)));
-          if (res.status === 201) this.counters.enrolled++;
+          if (succeeded(res)) this.counters.enrolled++;
           else this.fail("enroll", res.status, res.body);
         } catch (err) {
           this.fail("enroll", 0, (err as Error).message);

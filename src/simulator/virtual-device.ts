@@ -1,5 +1,6 @@
 // One simulated device speaking the agent protocol: enroll with a CSR, then heartbeats,
-// telemetry and log lines signed with its own key. Failures are simulated: with the configured probability
+// telemetry and log lines signed with its own key, through the agent's own session (the typed
+// tRPC client, the heartbeat on its lean REST route: agent/src/core/session.ts). Failures are simulated: with the configured probability
 // a heartbeat reports `error` (and telemetry shows failing containers) until it recovers.
 // Each heartbeat reports the progress of the device's deployments and hands the desired state
 // it answers to the device's DeploymentAgent (agent/src/core/deployments.ts, on the virtual runtime), which obeys it.
@@ -110,27 +111,23 @@ export class VirtualDevice extends DeviceSession {
   }
 
   /** One snapshot in one request, as is: no outbox, no resend (tests and tools). */
-  async sendTelemetry(): Promise<JsonResponse> {
-    return this.client.request("POST", "/api/v1/agent/telemetry", { snapshots: [this.metrics.snapshot(this.fault, this.logs.takeErrorCount())] }, {
-      authorization: await this.authorization(),
-    });
+  sendTelemetry(): Promise<JsonResponse> {
+    return this.sendTelemetryBatch([this.metrics.snapshot(this.fault, this.logs.takeErrorCount())]);
   }
 
   /** A batch of log lines in one request, as is (the model's, or the ones given): no outbox, no resend. */
-  async sendLogs(entries: LogLine[] = this.logs.lines(this.fault)): Promise<JsonResponse> {
-    return this.client.request("POST", "/api/v1/agent/logs", { entries }, {
-      authorization: await this.authorization(),
-    });
+  sendLogs(entries: LogLine[] = this.logs.lines(this.fault)): Promise<JsonResponse> {
+    return this.sendLogBatch(entries);
   }
 
   /** Sends the oldest batch of kept snapshots, if any and not waiting out a Retry-After. */
   deliverTelemetry(): Promise<FlushResult> {
-    return this.telemetryOutbox.flush(async (snapshots) => this.client.request("POST", "/api/v1/agent/telemetry", { snapshots }, { authorization: await this.authorization() }));
+    return this.telemetryOutbox.flush((snapshots) => this.sendTelemetryBatch(snapshots));
   }
 
   /** Sends the oldest batch of kept log lines, if any and not waiting out a Retry-After. */
   deliverLogs(): Promise<FlushResult> {
-    return this.logOutbox.flush(async (entries) => this.client.request("POST", "/api/v1/agent/logs", { entries }, { authorization: await this.authorization() }));
+    return this.logOutbox.flush((entries) => this.sendLogBatch(entries));
   }
 
   /**
@@ -146,7 +143,7 @@ export class VirtualDevice extends DeviceSession {
     for (let i = 0; i < times.length; i += TELEMETRY_BATCH) {
       const snapshots = times.slice(i, i + TELEMETRY_BATCH).map((t) => this.metrics.snapshot(this.fault, 0, t)); // no log lines of those times
       for (;;) {
-        last = await this.client.request("POST", "/api/v1/agent/telemetry", { snapshots }, { authorization: await this.authorization() });
+        last = await this.sendTelemetryBatch(snapshots);
         const wait = last.status === 429 || last.status === 503 ? retryAfterMs(last.headers["retry-after"], Date.now()) : null;
         if (wait === null) break;
         await new Promise((resolve) => setTimeout(resolve, wait));

@@ -7,9 +7,10 @@
 //    boundary, error answers, csrf, console) imports no domain module. The one exception is
 //    src/http/routes.ts, the list that mounts and documents the modules' plain routes.
 //
-// 3. The device side and the service stay apart: agent/ imports nothing of src/ (a device gets
-//    none of the service's code), and src/trpc, src/http and src/modules import nothing of agent/
-//    (the simulator, a tool, runs on the agent's protocol core).
+// 3. The device side and the service stay apart: agent/ imports nothing of src/ but types
+//    (`import type`: the router's type its tRPC client is typed on, erased from what runs; a
+//    device gets none of the service's code), and src/trpc, src/http and src/modules import
+//    nothing of agent/ (the simulator, a tool, runs on the agent's protocol core).
 //
 // 4. The command-line client talks to a remote service over HTTP: cli/ takes nothing of the
 //    service's code but types (`import type`), and no database client at all.
@@ -42,6 +43,20 @@ function resolved(from: string, specifier: string): string | null {
 
 const within = (file: string, folder: string) => file.startsWith(`${folder}/`);
 
+/** The specifiers a file imports or re-exports with `import type` / `export type` only (nothing of them runs). */
+function typeOnlyImports(file: SourceFile): Set<string> {
+  const source = ts.createSourceFile(file.path, file.text, ts.ScriptTarget.Latest, true);
+  const typeOnly = new Set<string>();
+  const valued = new Set<string>();
+  for (const node of source.statements) {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      const isType = ts.isImportDeclaration(node) ? Boolean(node.importClause?.isTypeOnly) : node.isTypeOnly;
+      (isType ? typeOnly : valued).add(node.moduleSpecifier.text);
+    }
+  }
+  return new Set([...typeOnly].filter((specifier) => !valued.has(specifier)));
+}
+
 /** One line per import that breaks a rule: the file, the import as written, and why. */
 function importViolations(files: SourceFile[]): string[] {
   const violations: string[] = [];
@@ -51,9 +66,11 @@ function importViolations(files: SourceFile[]): string[] {
     const inAgent = within(file.path, "agent");
     const inService = inTrpc || inHttp || within(file.path, "src/modules");
     if (!inService && !inAgent) continue;
+    const typeOnly = typeOnlyImports(file);
     for (const { fileName: specifier } of ts.preProcessFile(file.text, true, true).importedFiles) {
       const target = resolved(file.path, specifier);
       if (target === null) continue;
+      if (inAgent && typeOnly.has(specifier)) continue;
       const apart = inAgent && !within(target, "agent")
         ? "agent/ imports nothing of the service: a device runs none of its code"
         : inService && within(target, "agent")
@@ -144,9 +161,15 @@ describe("import rules", () => {
       { path: "src/modules/agent/enroll.ts", text: `import type { DeviceSession } from "../../../agent/src/core/session.js";` },
       { path: "src/simulator/virtual-device.ts", text: `import { DeviceSession } from "../../agent/src/core/session.js";` },
       { path: "agent/src/agent.ts", text: `import { DeploymentAgent } from "./core/deployments.js";` },
+      { path: "agent/src/core/service-client.ts", text: `import type { AppRouter } from "../../../src/trpc/router.js";` },
+      { path: "agent/src/core/other.ts", text: `import type { AppRouter } from "../../../src/trpc/router.js";\nimport { appRouter } from "../../../src/trpc/router.js";` },
+      { path: "agent/src/core/dynamic.ts", text: `const { appRouter } = await import("../../../src/trpc/router.js");` },
     ])).toEqual([
       `agent/src/core/pki.ts imports "../../../src/lib/pki/provider.js" (src/lib/pki/provider.js): agent/ imports nothing of the service: a device runs none of its code`,
       `src/modules/agent/enroll.ts imports "../../../agent/src/core/session.js" (agent/src/core/session.js): the service imports nothing of agent/`,
+      `agent/src/core/other.ts imports "../../../src/trpc/router.js" (src/trpc/router.js): agent/ imports nothing of the service: a device runs none of its code`,
+      `agent/src/core/other.ts imports "../../../src/trpc/router.js" (src/trpc/router.js): agent/ imports nothing of the service: a device runs none of its code`,
+      `agent/src/core/dynamic.ts imports "../../../src/trpc/router.js" (src/trpc/router.js): agent/ imports nothing of the service: a device runs none of its code`,
     ]);
   });
 

@@ -1,6 +1,6 @@
 // A lean JSON-over-HTTP client on node:http with keep-alive: the simulator and the benchmarks
 // open a bounded number of connections and reuse them (fetch would add its own overhead to
-// what we measure).
+// what we measure). The device's typed tRPC client (service-client.ts) sends through it too.
 import http from "node:http";
 import https from "node:https";
 
@@ -22,7 +22,12 @@ export class JsonClient {
   }
 
   request<T = unknown>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<JsonResponse<T>> {
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    return this.send<T>(method, path, body === undefined ? undefined : JSON.stringify(body), headers);
+  }
+
+  /** A request whose body is JSON text already (tRPC's link serializes its own); the answer parsed when it is JSON. */
+  send<T = unknown>(method: string, path: string, json: string | undefined, headers: Record<string, string> = {}): Promise<JsonResponse<T>> {
+    const payload = json === undefined ? undefined : Buffer.from(json);
     const url = new URL(path, this.base);
     return new Promise((resolve, reject) => {
       const req = this.transport.request(

@@ -4,33 +4,33 @@
 // batches, and certificate renewal. The real agent (agent/src/agent.ts) and every simulated
 // device (src/simulator/virtual-device.ts) speak through this one class.
 //
-// It calls the REST paths with a lean JSON client rather than the typed tRPC client: the
-// heartbeat has a lean route of its own on the service, every call carries a per-request device
-// token, and the device's bundle stays free of the service's client libraries.
+// Enrollment, renewal, a component's package and the telemetry and log batches go through the
+// typed tRPC client on the service's router type (service-client.ts: checked against the
+// router when compiled, erased from what runs). The heartbeat keeps its lean REST route,
+// POST /api/v1/agent/heartbeat: the service answers it on a route of its own, ahead of the REST
+// facade and tRPC, that verifies the token and takes the device's heartbeat into a group commit
+// (src/modules/agent/heartbeat-route.ts); it is the call every device makes every interval, and
+// the one the service is sized by. Every device call carries a per-request device token, on
+// either path.
 import type { DeploymentAgent, DeploymentReport, DesiredDeploymentEntry } from "./deployments.js";
 import { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKeyAlgorithm, type DeviceKeys } from "./identity.js";
 import type { JsonClient, JsonResponse } from "./json-client.js";
+import { ServiceClient, type ServiceInputs, type ServiceOutputs } from "./service-client.js";
 
-export interface EnrollAnswer {
-  deviceId: string;
-  certificate: string;
-  caChain: string[];
-  certificateId?: string;
-  certificateNotAfter: string;
-  heartbeatIntervalSeconds: number;
+/** Whether the service took the call (2xx: tRPC answers 200, the REST routes 200 or 201). */
+export function succeeded(res: { status: number }): boolean {
+  return res.status >= 200 && res.status < 300;
 }
 
+export type EnrollAnswer = ServiceOutputs["agent"]["enroll"];
+/** The lean REST route's answer (the agent.heartbeat procedure's output, as the deployment state machine reads it). */
 export interface HeartbeatAnswer {
   heartbeatIntervalSeconds: number;
   deployments: DesiredDeploymentEntry[];
 }
-
-export interface RenewAnswer {
-  certificate: string;
-  caChain: string[];
-  certificateId: string;
-  certificateNotAfter: string;
-}
+export type RenewAnswer = ServiceOutputs["agent"]["renewCertificate"];
+export type ComponentPackage = ServiceOutputs["agent"]["componentPackage"];
+export type IngestAnswer = ServiceOutputs["telemetryIngest"]["ingest"];
 
 export interface EnrollRequest {
   enrollmentToken: string;
@@ -59,18 +59,22 @@ export class DeviceSession {
   caChain: string[] = [];
   private x5t = "";
   private token: { value: string; expiresAt: number } | null = null;
+  /** the typed tRPC client, over `client`'s connections */
+  protected readonly service: ServiceClient;
 
   constructor(
     protected readonly client: JsonClient,
     protected readonly algorithm: DeviceKeyAlgorithm = "ES256",
-  ) {}
+  ) {
+    this.service = new ServiceClient(client);
+  }
 
-  /** Enrolls with a key made here; on 201 the session holds the device's identity. */
+  /** Enrolls with a key made here (agent.enroll); once taken, the session holds the device's identity. */
   async enrollWith(request: EnrollRequest): Promise<JsonResponse<EnrollAnswer>> {
     this.keys = await generateDeviceKeys(this.algorithm);
     const csr = await createCsr(this.keys, request.reportedDeviceId);
-    const res = await this.client.request<EnrollAnswer>("POST", "/api/v1/agent/enroll", { ...request, csr });
-    if (res.status === 201) {
+    const res = await this.service.answer(() => this.service.trpc.agent.enroll.mutate({ ...request, csr }));
+    if (succeeded(res)) {
       this.caChain = res.body.caChain ?? [];
       this.adoptCertificate(res.body.deviceId, res.body.certificate, res.body.certificateNotAfter);
     }
@@ -96,9 +100,27 @@ export class DeviceSession {
     return `Bearer ${this.token.value}`;
   }
 
-  /** A device-authenticated request. */
+  /** A device-authenticated request to a REST path (the heartbeat's lean route). */
   async call<T = unknown>(method: string, path: string, body?: unknown): Promise<JsonResponse<T>> {
     return this.client.request<T>(method, path, body, { authorization: await this.authorization() });
+  }
+
+  /** A batch of telemetry snapshots (telemetryIngest.ingest); 2xx once stored, 429/503 with Retry-After when busy. */
+  async sendTelemetryBatch(snapshots: ServiceInputs["telemetryIngest"]["ingest"]["snapshots"]): Promise<JsonResponse<IngestAnswer>> {
+    const call = ServiceClient.as(await this.authorization());
+    return this.service.answer(() => this.service.trpc.telemetryIngest.ingest.mutate({ snapshots }, call));
+  }
+
+  /** A batch of log lines (logsIngest.ingest); 2xx once stored, 429/503 with Retry-After when busy. */
+  async sendLogBatch(entries: ServiceInputs["logsIngest"]["ingest"]["entries"]): Promise<JsonResponse<IngestAnswer>> {
+    const call = ServiceClient.as(await this.authorization());
+    return this.service.answer(() => this.service.trpc.logsIngest.ingest.mutate({ entries }, call));
+  }
+
+  /** The compose file of one component of a deployment this device runs (agent.componentPackage). */
+  async componentPackage(deploymentId: string, component: string): Promise<JsonResponse<ComponentPackage>> {
+    const call = ServiceClient.as(await this.authorization());
+    return this.service.answer(() => this.service.trpc.agent.componentPackage.query({ deploymentId, component }, call));
   }
 
   /**
@@ -121,13 +143,13 @@ export class DeviceSession {
     this.client.close();
   }
 
-  /** A new key and certificate, authenticated with the current one; the session moves to them on 201. */
+  /** A new key and certificate, authenticated with the current one (agent.renewCertificate); the session moves to them once taken. */
   async renewCertificate(commonName: string): Promise<JsonResponse<RenewAnswer>> {
-    const authorization = await this.authorization();
+    const call = ServiceClient.as(await this.authorization());
     const next = await generateDeviceKeys(this.algorithm);
     const csr = await createCsr(next, commonName);
-    const res = await this.client.request<RenewAnswer>("POST", "/api/v1/agent/certificate/renew", { csr }, { authorization });
-    if (res.status === 201 && this.deviceId) {
+    const res = await this.service.answer(() => this.service.trpc.agent.renewCertificate.mutate({ csr }, call));
+    if (succeeded(res) && this.deviceId) {
       this.keys = next;
       this.caChain = res.body.caChain ?? this.caChain;
       this.adoptCertificate(this.deviceId, res.body.certificate, res.body.certificateNotAfter);

@@ -14,29 +14,16 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
 import { EXIT_CREDENTIALS_REFUSED, FleetAgent, renewalDueAt } from "../../../agent/src/agent.js";
 import { loadIdentity, storeCredentials } from "../../../agent/src/identity-store.js";
-import type { ComposeEngine } from "../../../agent/src/runtime/engine.js";
 import { StateDir } from "../../../agent/src/state-dir.js";
 import { eventually } from "../../support/server-process.js";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import { createEnrollmentToken, enroll, ensureCa } from "./fleet-support.js";
+import { fakeEngine } from "./fake-engine.js";
 
 const DAY = 86_400_000;
 
 /** An engine with nothing on it. */
-const emptyEngine: ComposeEngine = {
-  kind: "podman",
-  version: async () => "podman version 4.3.1; podman-compose version 1.0.3",
-  pull: async () => {},
-  pullImage: async () => {},
-  up: async () => {},
-  down: async () => {},
-  containers: async () => [],
-  containersOf: async () => [],
-  logFile: async () => null,
-  projects: async () => [],
-  logs: async () => [],
-  runHealthCheck: async () => {},
-};
+const emptyEngine = fakeEngine();
 
 let h: Harness;
 let tenant: Tenant;
@@ -72,6 +59,9 @@ afterEach(() => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
+/** A call of the agent's protocol (telemetry and log batches aside): enrollment, renewal, heartbeat, packages. */
+const isAgentCall = (request: string) => /^\w+ \/(api\/v1\/agent\/|trpc\/agent\.)/.test(request);
+
 /** A state directory as `fleet-agent enroll` leaves it, for a device enrolled now with a certificate of 365 days. */
 async function enrolledStateDir() {
   const device = await enroll(h, (await createEnrollmentToken(h, tenant.key)).token);
@@ -98,7 +88,8 @@ it("due for renewal: the loop renews with a new key before its heartbeat, keeps 
   await agent.start();
   try {
     await eventually(async () => agent.lastHeartbeatAt ?? undefined, 30_000, "a heartbeat after the renewal");
-    expect(requests.filter((r) => r.startsWith("POST /api/v1/agent/"))).toEqual(["POST /api/v1/agent/certificate/renew", "POST /api/v1/agent/heartbeat"]);
+    // renewal through the typed tRPC client, the heartbeat on its lean REST route
+    expect(requests.filter(isAgentCall)).toEqual(["POST /trpc/agent.renewCertificate", "POST /api/v1/agent/heartbeat"]);
     const after = loadIdentity(state);
     expect(after.certificateId).not.toBe(before.certificateId);
     expect(after.keyFile).not.toBe(before.keyFile);
@@ -134,7 +125,7 @@ it("an expired certificate: the agent says when it expired, tries no renewal, st
     "the agent stops asking. Workloads keep running. Enroll the device again (fleet-agent enroll --force) once the cause is fixed.",
   ]);
   // one heartbeat, no renewal (an expired certificate cannot renew itself)
-  expect(requests.filter((r) => r.startsWith("POST /api/v1/agent/"))).toEqual(["POST /api/v1/agent/heartbeat"]);
+  expect(requests.filter(isAgentCall)).toEqual(["POST /api/v1/agent/heartbeat"]);
   expect(lines.join("\n")).not.toMatch(/certificate renewal/);
   // stopped asking: nothing more reaches the service over ten of its intervals (absence can only be watched over time)
   const asked = requests.length;

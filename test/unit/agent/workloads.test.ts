@@ -70,11 +70,10 @@ class FakeEngine implements ComposeEngine {
   async runHealthCheck() {}
 }
 
-/** The service's package route: the compose file per version, or a refusal. */
+/** The service's package procedure (agent.componentPackage): the compose file per version, or a refusal. */
 function fakeSession(packages: Record<string, { status: number; content?: string; digest?: string; pullGrant?: unknown }>): DeviceSession {
   return {
-    call: async (_method: string, url: string) => {
-      const id = /deployments\/([^/]+)\/components/.exec(url)![1];
+    componentPackage: async (id: string) => {
       const p = packages[id] ?? { status: 404 };
       if (p.status !== 200) return { status: p.status, body: { message: "Deployment not found" }, headers: {} };
       return { status: 200, body: { content: p.content, digest: p.digest ?? digestOf(p.content!), pullGrant: p.pullGrant ?? null }, headers: {} };

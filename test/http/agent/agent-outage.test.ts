@@ -1,0 +1,390 @@
+// The real agent's loop (agent/src/agent.ts, FleetAgent) against the service in process, through
+// a front on loopback that can go away (its port closed, its connections cut) or answer in the
+// service's place (503 with Retry-After, 429, a proxy's 502 page). What a device relies on:
+//
+// * an outage of a minute (twelve heartbeat intervals, 240 telemetry intervals) loses no
+//   telemetry snapshot and no log line that fits the buffer: every one produced during it
+//   arrives once, in the order produced, and is stored once (docs/devices.md, "When the service
+//   is busy"); past the buffer's bound the oldest are dropped, not the newest;
+// * a heartbeat answered 429 or 503 waits the Retry-After the service gave (sooner or later than
+//   its interval), then goes back to its interval; only a 2xx lets it forget a batch.
+//
+// The agent's clock is the real one (it has no injected clock): the outage is a real minute.
+// Intervals are shortened where the agent's options allow. The engine is a fake with one
+// container that writes a line whenever its log is read.
+import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
+import { FleetAgent } from "../../../agent/src/agent.js";
+import { storeCredentials } from "../../../agent/src/identity-store.js";
+import { Outbox } from "../../../agent/src/core/outbox.js";
+import type { LogLine as EngineLogLine, ComposeEngine, ProjectContainer } from "../../../agent/src/runtime/engine.js";
+import { fakeEngine } from "./fake-engine.js";
+import type { LogLine, TelemetrySnapshot } from "../../../agent/src/core/reports.js";
+import { StateDir } from "../../../agent/src/state-dir.js";
+import { X509Certificate } from "node:crypto";
+import { eventually } from "../../support/server-process.js";
+import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
+import { createEnrollmentToken, enroll, ensureCa, type EnrolledDevice } from "./fleet-support.js";
+
+const HEARTBEAT_SECONDS = 5;
+
+/** An engine with one running container that writes one line each time its log is read. */
+function chattyEngine(): ComposeEngine {
+  const container: ProjectContainer = { id: "c0ffee", name: "fleet-app-web-1", service: "web", state: "running", health: null, exitCode: null, workingDir: null };
+  const written: EngineLogLine[] = [];
+  let n = 0;
+  return fakeEngine({
+    containers: async () => [container],
+    containersOf: async () => [container],
+    logs: async (_name, since) => {
+      n++;
+      written.push({ timestamp: new Date().toISOString().replace("Z", `${String(n % 1_000_000).padStart(6, "0")}Z`), stream: "stdout", message: `web line ${n}` });
+      return written.filter((line) => new Date(line.timestamp) >= since);
+    },
+  });
+}
+
+interface Exchange {
+  method: string;
+  path: string;
+  status: number;
+  /** the request's JSON body */
+  body: unknown;
+  at: number;
+}
+
+/** What the front does with a request instead of passing it to the service: an answer, or null to pass it. */
+type Answer = (req: { method: string; path: string }) => { status: number; headers?: Record<string, string>; body: string } | null;
+
+let h: Harness;
+let tenant: Tenant;
+let front: http.Server;
+let frontPort: number;
+const sockets = new Set<Socket>();
+/** every request the front answered (passed or answered itself), in the order answered */
+const exchanges: Exchange[] = [];
+let inFlight = 0;
+let answer: Answer = () => null;
+/** while the service goes away: a request that comes now gets its connection cut, unanswered and unforwarded */
+let closing = false;
+let dir: string | undefined;
+
+beforeAll(async () => {
+  h = await createHarness({ HEARTBEAT_INTERVAL_SECONDS: String(HEARTBEAT_SECONDS), RATE_LIMIT_PER_SOURCE: "0", RATE_LIMIT_PER_DEVICE: "0", DEVICE_AUTH_RECHECK_SECONDS: "0" });
+  tenant = await h.createTenant("Outage Devices");
+  await ensureCa(h, tenant.key);
+  const target = new URL(h.url);
+  front = http.createServer((req, res) => {
+    if (closing) return void req.socket.destroy();
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const text = Buffer.concat(chunks).toString("utf8");
+      const exchange: Exchange = { method: req.method!, path: req.url!, status: 0, body: text ? JSON.parse(text) : undefined, at: Date.now() };
+      const own = answer({ method: exchange.method, path: exchange.path });
+      if (own) {
+        exchange.status = own.status;
+        exchanges.push(exchange);
+        res.writeHead(own.status, own.headers ?? {});
+        res.end(own.body);
+        return;
+      }
+      inFlight++;
+      const upstream = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (reply) => {
+        const body: Buffer[] = [];
+        reply.on("data", (c: Buffer) => body.push(c));
+        reply.on("end", () => {
+          exchange.status = reply.statusCode ?? 502;
+          exchanges.push(exchange);
+          inFlight--;
+          res.writeHead(exchange.status, reply.headers);
+          res.end(Buffer.concat(body));
+        });
+      });
+      upstream.on("error", () => {
+        inFlight--;
+        res.destroy();
+      });
+      upstream.end(text);
+    });
+  });
+  front.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => front.listen(0, "127.0.0.1", resolve));
+  frontPort = (front.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  if (front?.listening) await new Promise((resolve) => front.close(resolve));
+  await h?.close();
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+  answer = () => null;
+  exchanges.length = 0;
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+/**
+ * The service goes away: requests still on their way are answered (so that no batch is stored
+ * without the agent hearing of it), new ones get their connection cut, then the port is closed
+ * and every connection to it cut (connection refused from now on).
+ */
+async function closeFront() {
+  closing = true;
+  await eventually(async () => inFlight === 0, 10_000, "requests on their way answered");
+  const closed = new Promise((resolve) => front.close(resolve));
+  for (const socket of sockets) socket.destroy();
+  await closed;
+  closing = false;
+}
+
+async function reopenFront() {
+  await new Promise<void>((resolve) => front.listen(frontPort, "127.0.0.1", resolve));
+}
+
+/** A state directory as `fleet-agent enroll` leaves it, for a device enrolled now, talking to the front. */
+async function enrolledStateDir(): Promise<{ state: StateDir; device: EnrolledDevice }> {
+  const device = await enroll(h, (await createEnrollmentToken(h, tenant.key)).token);
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-outage-"));
+  const state = new StateDir(dir);
+  state.ensure();
+  await storeCredentials(state, {
+    serviceUrl: `http://127.0.0.1:${frontPort}`, deviceId: device.deviceId, reportedDeviceId: device.reportedDeviceId, name: "outage",
+    certificateId: device.certificateId, certificateNotAfter: new Date(new X509Certificate(device.certificate).validTo).toISOString(),
+    heartbeatIntervalSeconds: HEARTBEAT_SECONDS, enrolledAt: new Date().toISOString(),
+  }, device.keys, device.certificate, []);
+  return { state, device };
+}
+
+/** Everything the agent puts into its outboxes, in order: what it produced. */
+function recordProduced() {
+  const telemetry: TelemetrySnapshot[] = [];
+  const logs: LogLine[] = [];
+  const add = Outbox.prototype.add;
+  vi.spyOn(Outbox.prototype, "add").mockImplementation(function (this: Outbox<unknown>, items: unknown[]) {
+    for (const item of items) ("message" in (item as object) ? logs : telemetry).push(item as never);
+    add.call(this, items);
+  });
+  return { telemetry, logs };
+}
+
+const isTelemetry = (e: Exchange) => e.method === "POST" && e.path === "/trpc/telemetryIngest.ingest";
+const isLogs = (e: Exchange) => e.method === "POST" && e.path === "/trpc/logsIngest.ingest";
+const isHeartbeat = (e: Exchange) => e.method === "POST" && e.path === "/api/v1/agent/heartbeat";
+const ok = (e: Exchange) => e.status >= 200 && e.status < 300;
+
+/** The items of every batch the service took (2xx), in the order taken. */
+function taken() {
+  return {
+    telemetry: exchanges.filter((e) => isTelemetry(e) && ok(e)).flatMap((e) => (e.body as { snapshots: TelemetrySnapshot[] }).snapshots),
+    logs: exchanges.filter((e) => isLogs(e) && ok(e)).flatMap((e) => (e.body as { entries: LogLine[] }).entries),
+  };
+}
+
+async function stored(deviceId: string) {
+  const [telemetry, logs] = await Promise.all([
+    h.services.prisma.telemetrySnapshot.findMany({ where: { deviceId }, select: { timestamp: true }, orderBy: { timestamp: "asc" } }),
+    h.services.prisma.deviceLog.findMany({ where: { deviceId }, select: { message: true } }),
+  ]);
+  return { telemetry: telemetry.map((r) => r.timestamp.toISOString()), logs: logs.map((r) => r.message) };
+}
+
+/** Stops the agent and waits until nothing it sent is still on its way and the service stored all it took. */
+async function stopAndSettle(agent: FleetAgent, deviceId: string) {
+  await agent.stop();
+  expect(await agent.done).toBe(0);
+  await eventually(async () => {
+    const db = await stored(deviceId);
+    const t = taken();
+    return inFlight === 0 && db.telemetry.length === t.telemetry.length && db.logs.length === t.logs.length;
+  }, 30_000, "every batch taken stored, none in flight");
+}
+
+it("an outage of a minute (its port closed, then 503s and a proxy's 502 pages) loses no snapshot and no log line: each arrives once, in order", { timeout: 180_000 }, async () => {
+  const { state, device } = await enrolledStateDir();
+  const produced = recordProduced();
+  const lines: string[] = [];
+  const agent = new FleetAgent({ state, engine: chattyEngine(), print: (line) => lines.push(line), telemetryIntervalMs: 250, logIntervalMs: 250 });
+  await agent.start();
+  // it works: a heartbeat, a batch of each kind taken
+  await eventually(async () => agent.lastHeartbeatAt !== null && taken().telemetry.length > 0 && taken().logs.length > 0, 30_000, "the agent at work");
+
+  // The outage: 30 s with the port closed (connection refused), 30 s answered in the service's
+  // place: 503 with Retry-After 1, and a proxy's HTML 502 without one, turn about.
+  const outageStarted = Date.now();
+  const producedBefore = { telemetry: produced.telemetry.length, logs: produced.logs.length };
+  await closeFront();
+  await new Promise((resolve) => setTimeout(resolve, 30_000)); // the outage is a span of time: nothing to wait for but the clock
+  let turn = 0;
+  answer = (): ReturnType<Answer> => (turn++ % 2 === 0
+    ? { status: 503, headers: { "content-type": "application/json", "retry-after": "1" }, body: JSON.stringify({ code: "SERVICE_UNAVAILABLE", message: "down for maintenance" }) }
+    : { status: 502, headers: { "content-type": "text/html" }, body: "<html><body>502 Bad Gateway</body></html>" });
+  await reopenFront();
+  await new Promise((resolve) => setTimeout(resolve, 30_000));
+  const refusedDuringOutage = exchanges.filter((e) => e.at >= outageStarted && !ok(e));
+  answer = () => null;
+  const outageEnded = Date.now();
+  const producedDuring = { telemetry: produced.telemetry.length - producedBefore.telemetry, logs: produced.logs.length - producedBefore.logs };
+
+  // the span covered many intervals of each kind
+  expect(outageEnded - outageStarted).toBeGreaterThanOrEqual(60_000);
+  expect(producedDuring.telemetry).toBeGreaterThan(100);
+  expect(producedDuring.logs).toBeGreaterThan(100);
+  // the answered half of it saw heartbeats and batches refused, each kind more than once
+  expect(refusedDuringOutage.filter(isHeartbeat).length).toBeGreaterThanOrEqual(3);
+  expect(refusedDuringOutage.filter(isTelemetry).length).toBeGreaterThanOrEqual(2);
+  expect(refusedDuringOutage.filter(isLogs).length).toBeGreaterThanOrEqual(2);
+  expect(new Set(refusedDuringOutage.map((e) => e.status))).toEqual(new Set([502, 503]));
+
+  // back: everything produced until the outage ended arrives, and a heartbeat is answered
+  const heldByOutage = { telemetry: producedBefore.telemetry + producedDuring.telemetry, logs: producedBefore.logs + producedDuring.logs };
+  await eventually(async () => taken().telemetry.length >= heldByOutage.telemetry && taken().logs.length >= heldByOutage.logs &&
+    (agent.lastHeartbeatAt?.getTime() ?? 0) > outageEnded, 60_000, "what the outage held taken, a heartbeat answered");
+  await stopAndSettle(agent, device.deviceId);
+
+  // Arrived exactly once, in the order produced: what the service took is what the agent
+  // produced, from the first item on (a batch whose answer the stop cut off may still count as
+  // waiting on the device: the service took it).
+  const arrived = taken();
+  expect(arrived.telemetry.length).toBeGreaterThanOrEqual(heldByOutage.telemetry);
+  expect(arrived.logs.length).toBeGreaterThanOrEqual(heldByOutage.logs);
+  expect(arrived.telemetry).toEqual(produced.telemetry.slice(0, arrived.telemetry.length));
+  expect(arrived.logs).toEqual(produced.logs.slice(0, arrived.logs.length));
+  // and stored once each
+  const db = await stored(device.deviceId);
+  expect(db.telemetry).toEqual(arrived.telemetry.map((s) => s.timestamp).sort());
+  expect(db.logs.sort()).toEqual(arrived.logs.map((l) => l.message).sort());
+  // the agent's own account of it: one line when the service went away, one when it answered again
+  expect(lines.filter((l) => l.includes("the service cannot be reached"))).toHaveLength(1);
+  expect(lines.filter((l) => /the service answers again after \d+ s/.test(l))).toHaveLength(1);
+  expect(arrived.logs.map((l) => l.message)).toEqual(expect.arrayContaining([expect.stringMatching(/^the service cannot be reached/), expect.stringMatching(/^the service answers again/)]));
+});
+
+/**
+ * Where each item that arrived was produced (its index in `all`), and the runs of produced items
+ * that never arrived, up to the last one that did (the newest may still wait on the device).
+ */
+function arrivalOf(all: readonly object[], arrived: readonly object[]) {
+  const key = (item: object) => JSON.stringify(item);
+  const indexOf = new Map(all.map((item, i) => [key(item), i]));
+  const positions = arrived.map((item) => indexOf.get(key(item)) ?? -1);
+  const seen = new Set(positions);
+  const missing: Array<{ from: number; to: number }> = [];
+  const last = Math.max(-1, ...positions);
+  for (let i = 0; i <= last; i++) {
+    if (seen.has(i)) continue;
+    const last = missing.at(-1);
+    if (last && last.to === i - 1) last.to = i;
+    else missing.push({ from: i, to: i });
+  }
+  return { positions, missing };
+}
+
+it("past the buffer's bound the oldest waiting are dropped and counted: one run of the oldest is missing, the newest arrive", { timeout: 120_000 }, async () => {
+  const { state, device } = await enrolledStateDir();
+  const produced = recordProduced();
+  const CAPACITY = 10;
+  const agent = new FleetAgent({ state, engine: chattyEngine(), print: () => {}, telemetryIntervalMs: 100, logIntervalMs: 100, telemetryCapacity: CAPACITY, logCapacity: CAPACITY });
+  await agent.start();
+  await eventually(async () => taken().telemetry.length > 0 && taken().logs.length > 0, 30_000, "the agent at work");
+  await closeFront();
+  const closedAt = { telemetry: produced.telemetry.length, logs: produced.logs.length };
+  // three times the bound of each kind produced while the port is closed
+  await eventually(async () => produced.telemetry.length - closedAt.telemetry >= 3 * CAPACITY && produced.logs.length - closedAt.logs >= 3 * CAPACITY, 30_000, "the buffer overrun");
+  const reopenedAt = { telemetry: produced.telemetry.length, logs: produced.logs.length };
+  await reopenFront();
+  // taken again: items produced after the reopening arrive
+  const producedAfter = (all: readonly object[], arrived: readonly object[], from: number) => arrived.some((item) => all.slice(from).some((p) => JSON.stringify(p) === JSON.stringify(item)));
+  await eventually(async () => producedAfter(produced.telemetry, taken().telemetry, reopenedAt.telemetry) && producedAfter(produced.logs, taken().logs, reopenedAt.logs), 30_000, "items of after the outage taken");
+  await stopAndSettle(agent, device.deviceId);
+
+  const status = agent.status();
+  for (const [kind, all, arrived, dropped, closed, reopened] of [
+    ["telemetry", produced.telemetry, taken().telemetry, status.telemetryDropped, closedAt.telemetry, reopenedAt.telemetry],
+    ["logs", produced.logs, taken().logs, status.logLinesDropped, closedAt.logs, reopenedAt.logs],
+  ] as const) {
+    const { positions, missing } = arrivalOf(all, arrived);
+    // every item that arrived was produced, arrived once, in the order produced
+    expect(positions.includes(-1), kind).toBe(false);
+    expect(positions, `${kind}: once each, in order`).toEqual([...new Set(positions)].sort((a, b) => a - b));
+    // one run is missing: the oldest of what the outage held, as many as the agent counted as dropped
+    expect(missing, kind).toHaveLength(1);
+    const [run] = missing;
+    expect(run.to - run.from + 1, kind).toBe(dropped);
+    expect(dropped, kind).toBeGreaterThanOrEqual(reopened - closed - CAPACITY);
+    // the dropped were held during the outage (from at most a buffer's worth before it closed);
+    // after the run, everything arrived up to the last item taken, produced after the reopening
+    // (the agent asks again a few seconds after its last refusal: what it produced meanwhile
+    // counts against the bound too)
+    expect(run.from, kind).toBeGreaterThanOrEqual(closed - CAPACITY);
+    const last = positions.at(-1)!;
+    expect(last, kind).toBeGreaterThanOrEqual(reopened);
+    expect(positions.filter((p) => p > run.to), kind).toEqual(Array.from({ length: last - run.to }, (_, i) => run.to + 1 + i));
+  }
+});
+
+it("a heartbeat answered 503 or 429 waits the service's Retry-After, sooner or later than its interval, then resumes; only a 2xx forgets a batch", { timeout: 120_000 }, async () => {
+  const { state, device } = await enrolledStateDir();
+  const produced = recordProduced();
+  // the first heartbeat 503 Retry-After 2 (sooner than the 5 s interval), the second 429
+  // Retry-After 8 (later than it); telemetry and log batches meanwhile 503 or 429, Retry-After 1
+  let heartbeats = 0;
+  let batchTurn = 0;
+  let busy = true;
+  const refusal = (status: number, retryAfter: string) => ({
+    status, headers: { "content-type": "application/json", "retry-after": retryAfter },
+    body: JSON.stringify({ code: status === 429 ? "TOO_MANY_REQUESTS" : "SERVICE_UNAVAILABLE", message: "busy" }),
+  });
+  answer = (req) => {
+    if (!busy) return null;
+    if (req.path === "/api/v1/agent/heartbeat") {
+      heartbeats++;
+      if (heartbeats === 1) return refusal(503, "2");
+      if (heartbeats === 2) return refusal(429, "8");
+      busy = false;
+      return null;
+    }
+    return batchTurn++ % 2 === 0 ? refusal(503, "1") : refusal(429, "1");
+  };
+  const agent = new FleetAgent({ state, engine: chattyEngine(), print: () => {}, telemetryIntervalMs: 300, logIntervalMs: 300 });
+  await agent.start();
+  await eventually(async () => exchanges.filter(isHeartbeat).length >= 4, 40_000, "four heartbeats");
+  const beats = exchanges.filter(isHeartbeat).slice(0, 4);
+  expect(beats.map((e) => e.status)).toEqual([503, 429, 200, 200]);
+  const gaps = beats.slice(1).map((e, i) => e.at - beats[i].at);
+  // after the 503: its Retry-After (2 s), not the interval (5 s)
+  expect(gaps[0]).toBeGreaterThanOrEqual(1990);
+  expect(gaps[0]).toBeLessThan(HEARTBEAT_SECONDS * 1000);
+  // after the 429: its Retry-After (8 s), longer than the interval
+  expect(gaps[1]).toBeGreaterThanOrEqual(7990);
+  // after the 200: the interval again
+  expect(gaps[2]).toBeGreaterThanOrEqual(HEARTBEAT_SECONDS * 1000 - 10);
+  expect(gaps[2]).toBeLessThan(7990);
+  await stopAndSettle(agent, device.deviceId);
+
+  // the batches refused 503/429 were kept and sent again after their Retry-After: everything
+  // produced arrived once, in order, the first refused batch's items among them
+  const refused = exchanges.filter((e) => (isTelemetry(e) || isLogs(e)) && !ok(e));
+  expect(new Set(refused.map((e) => e.status))).toEqual(new Set([429, 503]));
+  const firstRefused = (refused.find(isTelemetry)!.body as { snapshots: TelemetrySnapshot[] }).snapshots;
+  const arrived = taken();
+  expect(arrived.telemetry).toEqual(expect.arrayContaining(firstRefused));
+  expect(arrived.telemetry).toEqual(produced.telemetry.slice(0, arrived.telemetry.length));
+  expect(arrived.logs).toEqual(produced.logs.slice(0, arrived.logs.length));
+  // everything produced before the heartbeats were answered again arrived
+  const answeredAgain = beats[2].at;
+  expect(arrived.telemetry.length).toBeGreaterThanOrEqual(produced.telemetry.filter((t) => Date.parse(t.timestamp) < answeredAgain).length);
+  expect(arrived.logs.length).toBeGreaterThanOrEqual(produced.logs.filter((l) => Date.parse(l.timestamp) < answeredAgain).length);
+  // a batch is sent no sooner than the Retry-After of its refusal (1 s)
+  for (const kind of [isTelemetry, isLogs]) {
+    const sent = exchanges.filter(kind);
+    for (let i = 1; i < sent.length; i++) if (!ok(sent[i - 1])) expect(sent[i].at - sent[i - 1].at).toBeGreaterThanOrEqual(990);
+  }
+});
