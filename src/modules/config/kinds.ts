@@ -13,7 +13,8 @@ import { inputIssues, invalidInputMessage } from "../../trpc/errors.js";
 import type { DeploymentEvents } from "../deployments/events.js";
 import { createDeploymentInput, updateDeploymentInput } from "../deployments/schemas.js";
 import { createDeployment, deleteDeployment, updateDeployment } from "../deployments/service.js";
-import { openSecrets } from "../deployments/parameters.js";
+import { missingSecrets, openSecrets } from "../deployments/parameters.js";
+import type { ManifestParameter } from "../applications/manifest/index.js";
 import { createRuleInput, updateRuleInput } from "../alerts/schemas.js";
 import { createRule, deleteRule, updateRule } from "../alerts/service.js";
 import { createTargetInput, updateTargetInput } from "../notification-targets/schemas.js";
@@ -121,9 +122,13 @@ const deployment: KindHandler = {
   },
   async list(ctx) {
     // the predecessor rows of in-place upgrades are the deployment's old revision, not resources of their own
-    const rows = await ctx.db.deployment.findMany({ where: { organizationId: ctx.organizationId, upgradedToId: null }, orderBy: { name: "asc" } });
+    const rows = await ctx.db.deployment.findMany({
+      where: { organizationId: ctx.organizationId, upgradedToId: null }, orderBy: { name: "asc" }, include: { appVersion: { select: { parameters: true } } },
+    });
     return rows.map((r) => ({
-      id: r.id, name: r.name, managedBy: r.managedBy, managedCommit: r.managedCommit, pendingSecrets: [],
+      id: r.id, name: r.name, managedBy: r.managedBy, managedCommit: r.managedCommit,
+      // required secret parameters without a value: a draft that cannot start yet
+      pendingSecrets: missingSecrets(r.appVersion.parameters as unknown as Record<string, ManifestParameter>, r.secretParameterNames).map((n) => `parameters.${n}`),
       spec: strip({
         description: r.description, applicationId: r.applicationId, version: r.version, profileId: r.profileId,
         parameters: r.parameters, target: r.labelSelector ? { labelSelector: r.labelSelector } : { deviceIds: r.targetDeviceIds },
@@ -134,7 +139,7 @@ const deployment: KindHandler = {
   },
   async create(ctx, name, spec) {
     const input = parseWith(createDeploymentInput, { ...spec, name });
-    const created = await createDeployment(ctx.db, ctx.services.secrets, ctx.organizationId, ctx.principal.userId, input);
+    const created = await createDeployment(ctx.db, ctx.services.secrets, ctx.organizationId, ctx.principal.userId, input, { pendingSecrets: true });
     assertNoSecretValues(Object.keys(input.parameters), created.secretParameterNames);
     return created.id;
   },
@@ -147,7 +152,7 @@ const deployment: KindHandler = {
       fields.parameters = { ...openSecrets(ctx.services.secrets, row.secretParameters), ...(fields.parameters as Spec) };
     }
     const input = parseWith(updateDeploymentInput, { id, ...fields });
-    const { after } = await updateDeployment(ctx.db, ctx.services.secrets, ctx.organizationId, input, ctx.events);
+    const { after } = await updateDeployment(ctx.db, ctx.services.secrets, ctx.organizationId, input, ctx.events, { pendingSecrets: true });
     assertNoSecretValues(Object.keys((desired.parameters as Spec | undefined) ?? {}), after.secretParameterNames);
   },
   async remove(ctx, id) {

@@ -25,6 +25,23 @@ export function checkParameters(declared: Record<string, ManifestParameter>, giv
   return { plain, secret };
 }
 
+/**
+ * The required secret parameters (no default) that have no value among `secretNames`: a
+ * deployment declared as code is created without them (its documents never hold a secret) and
+ * cannot start until they are set (POST /deployments/{id}/secret-parameters).
+ */
+export function missingSecrets(declared: Record<string, ManifestParameter>, secretNames: readonly string[]): string[] {
+  return Object.entries(declared)
+    .filter(([name, p]) => p.secret && p.required && (p.value === undefined || p.value === null) && !secretNames.includes(name))
+    .map(([name]) => name);
+}
+
+/** The declarations with the required secrets that `given` lacks made optional: the rest is checked as ever. */
+export function withoutMissingSecrets(declared: Record<string, ManifestParameter>, given: ParameterValues): Record<string, ManifestParameter> {
+  const missing = new Set(missingSecrets(declared, Object.keys(given)));
+  return Object.fromEntries(Object.entries(declared).map(([name, p]) => [name, missing.has(name) ? { ...p, required: false } : p]));
+}
+
 export function sealSecrets(secrets: SecretBox, values: ParameterValues): string | null {
   return Object.keys(values).length ? secrets.encrypt(JSON.stringify(values)) : null;
 }

@@ -8,11 +8,11 @@ import { rolloutRouter } from "./rollout-router.js";
 import {
   awaitingRemovalInput, awaitingRemovalOutput, createDeploymentInput, deploymentDevicesInput, deploymentDevicesOutput, deleteInput, deleteOutput, deploymentOutput, deploymentPageOutput,
   deviceDeploymentsInput, deviceDeploymentsOutput,
-  idInput, listDeploymentsInput, removalStatusInput, removalStatusOutput, statsOutput, stopInput, updateDeploymentInput,
+  idInput, listDeploymentsInput, removalStatusInput, removalStatusOutput, secretParametersInput, statsOutput, stopInput, updateDeploymentInput,
 } from "./schemas.js";
 import {
   createDeployment, deleteDeployment, deploymentDto, deploymentStats, getDeployment, listAwaitingRemoval, listDeploymentDevices, listDeployments, listDeviceDeployments, removalStatus,
-  startDeployment, stopDeployment, updateDeployment,
+  setSecretParameters, startDeployment, stopDeployment, updateDeployment,
 } from "./service.js";
 import { assertNotManaged } from "../config/guard.js";
 
@@ -100,6 +100,26 @@ export const deploymentsRouter = router({
         { name: before.name, description: before.description, version: before.version, profileId: before.profileId, strategy: before.strategy },
         { name: after.name, description: after.description, version: after.version, profileId: after.profileId, strategy: after.strategy },
       );
+      return after;
+    }),
+
+  secretParameters: protectedProcedure("deployments:write")
+    .meta({
+      openapi: {
+        method: "POST", path: "/deployments/{id}/secret-parameters", tags: [TAG],
+        summary: "Set secret parameter values (also of a deployment managed as code)",
+        description:
+          "Merges the values into the stored secret ones; only parameters the version declares secret (400 naming another). Documents never " +
+          "hold secrets, so this stays open for a deployment managed as code: a Deployment declared without its required secret is a draft " +
+          "'pending secret' that cannot start until they are set here. A running deployment rolls the new values out by an update rollout.",
+      },
+      audit,
+    })
+    .input(secretParametersInput)
+    .output(deploymentOutput)
+    .mutation(async ({ ctx, input }) => {
+      const after = await setSecretParameters(ctx.db, ctx.services.secrets, ctx.principal.organizationId, input.id, input.parameters, eventsOf(ctx));
+      ctx.audit!.changes = { parameters: Object.keys(input.parameters) }; // the names only, as create records them
       return after;
     }),
 

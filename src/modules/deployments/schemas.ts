@@ -78,6 +78,11 @@ export const updateDeploymentInput = z.object({
 }).superRefine(refineOptions);
 export type UpdateDeploymentInput = z.infer<typeof updateDeploymentInput>;
 
+export const secretParametersInput = z.object({
+  id: z.uuid(),
+  parameters: parameterValues.refine((v) => Object.keys(v).length > 0, "name at least one secret parameter").describe("secret parameter values by name, merged into the stored ones"),
+});
+
 export const listDeploymentsInput = z.object({
   status: z.enum(DEPLOYMENT_STATUSES).optional(),
   rolloutState: z.enum(ROLLOUT_STATES).optional(),

@@ -9,7 +9,8 @@ import { iso, isoNullable } from "../devices/schemas.js";
 import { containsText } from "../../lib/like.js";
 import type { DeploymentEvents } from "./events.js";
 import { dispatchInstall, removalsAwaited, requestRemoval } from "./dispatch.js";
-import { checkParameters, openSecrets, sealSecrets } from "./parameters.js";
+import { checkParameters, missingSecrets, openSecrets, sealSecrets, withoutMissingSecrets } from "./parameters.js";
+import type { ManifestParameter } from "../applications/manifest/index.js";
 import { abortRollout, evaluateLocked, initializeRollout, moveRollout, startRollout } from "./rollout.js";
 import { TERMINAL_ROLLOUT_STATES, type RolloutState } from "./rollout-machine.js";
 import {
@@ -58,9 +59,16 @@ async function checkDeviceIds(db: DbTx, organizationId: string, ids: string[]): 
   return unique;
 }
 
-export async function createDeployment(db: DbTx, secrets: SecretBox, organizationId: string, createdById: string | null, input: CreateDeploymentInput): Promise<DeploymentDto> {
+/**
+ * A draft. `pendingSecrets` (a document applied as code, which never holds secrets): required
+ * secret parameters may lack a value; the draft cannot start until they are set.
+ */
+export async function createDeployment(
+  db: DbTx, secrets: SecretBox, organizationId: string, createdById: string | null, input: CreateDeploymentInput, opts: { pendingSecrets?: boolean } = {},
+): Promise<DeploymentDto> {
   const resolved = await resolveVersion(db, organizationId, input.applicationId, input.version, input.profileId);
-  const { plain, secret } = checkParameters(resolved.parameters, input.parameters);
+  const declared = opts.pendingSecrets ? withoutMissingSecrets(resolved.parameters, input.parameters) : resolved.parameters;
+  const { plain, secret } = checkParameters(declared, input.parameters);
   const deviceIds = input.target.deviceIds ? await checkDeviceIds(db, organizationId, input.target.deviceIds) : [];
   const row = await db.deployment.create({
     data: {
@@ -120,7 +128,9 @@ const valuesText = (values: Record<string, unknown>) => JSON.stringify(Object.en
  * new revision, rolled out to its devices by an update rollout (upgrade.ts); its target,
  * strategy and rollout options stay as started (409 naming the field).
  */
-export async function updateDeployment(db: DbTx, secrets: SecretBox, organizationId: string, input: UpdateDeploymentInput, events: DeploymentEvents) {
+export async function updateDeployment(
+  db: DbTx, secrets: SecretBox, organizationId: string, input: UpdateDeploymentInput, events: DeploymentEvents, opts: { pendingSecrets?: boolean } = {},
+) {
   const row = await lockDeployment(db, organizationId, input.id);
   const running = row.status === "running";
   if (!running && !EDITABLE_STATUSES.includes(row.status)) throw conflict(`Cannot update the deployment while it is ${row.status}; stop it first`);
@@ -136,7 +146,8 @@ export async function updateDeployment(db: DbTx, secrets: SecretBox, organizatio
     const resolved = await resolveVersion(db, organizationId, row.applicationId, version, profileId);
     const stored = { ...(row.parameters as Record<string, unknown>), ...openSecrets(secrets, row.secretParameters) };
     const values = input.parameters ?? stored;
-    const { plain, secret } = checkParameters(resolved.parameters, values);
+    // a document (which never holds secrets) leaves required ones pending; starting waits for them
+    const { plain, secret } = checkParameters(opts.pendingSecrets ? withoutMissingSecrets(resolved.parameters, values) : resolved.parameters, values);
     revisionChanged = resolved.applicationVersionId !== row.applicationVersionId || resolved.profile.id !== row.profileId || valuesText({ ...plain, ...secret }) !== valuesText(stored);
     Object.assign(data, {
       appVersion: { connect: { id: resolved.applicationVersionId } },
@@ -185,6 +196,33 @@ export async function updateDeployment(db: DbTx, secrets: SecretBox, organizatio
 }
 
 /**
+ * Sets secret parameter values (merged into the stored ones), the one change a deployment
+ * managed as code takes through the API: its documents never hold secrets. Only parameters the
+ * version declares secret (400 naming any other); a running deployment rolls the new values out
+ * by an update rollout, as a PATCH of its parameters would.
+ */
+export async function setSecretParameters(db: DbTx, secrets: SecretBox, organizationId: string, id: string, values: Record<string, unknown>, events: DeploymentEvents) {
+  const row = await lockDeployment(db, organizationId, id);
+  if (row.status === "stopping" || row.status === "deleting") throw conflict(`Cannot set secret parameters while the deployment is ${row.status}`);
+  const version = await db.applicationVersion.findUniqueOrThrow({ where: { id: row.applicationVersionId }, select: { parameters: true } });
+  const declared = version.parameters as unknown as Record<string, ManifestParameter>;
+  const notSecret = Object.keys(values).filter((name) => !declared[name]?.secret);
+  if (notSecret.length) throw badRequest(`parameters.${notSecret[0]}: not a secret parameter of version ${row.version} (secret: ${Object.keys(declared).filter((n) => declared[n].secret).join(", ") || "none"})`);
+  const parameters = { ...(row.parameters as Record<string, unknown>), ...openSecrets(secrets, row.secretParameters), ...values };
+  // Required secrets still missing stay missing (pending secret) rather than failing the check.
+  if (row.status !== "running") {
+    const { plain, secret } = checkParameters(withoutMissingSecrets(declared, parameters), parameters);
+    const updated = await db.deployment.update({
+      where: { id },
+      data: { parameters: plain as Prisma.InputJsonValue, secretParameters: sealSecrets(secrets, secret), secretParameterNames: Object.keys(secret) },
+      include: deploymentInclude,
+    });
+    return deploymentDto(db, updated);
+  }
+  return (await updateDeployment(db, secrets, organizationId, { id, parameters: parameters as UpdateDeploymentInput["parameters"] }, events)).after;
+}
+
+/**
  * start: all-at-once puts the deployment into the desired state of every eligible targeted
  * device; staged initializes the rollout when needed and dispatches the canary. A stopped
  * deployment starts afresh (its device set is resolved again).
@@ -201,6 +239,14 @@ export async function startDeployment(db: DbTx, organizationId: string, id: stri
 
 /** Starts the rollout of a draft rollout position: a start, or the update rollout of an upgrade. */
 async function launch(db: DbTx, row: DeploymentRow, events: DeploymentEvents): Promise<DeploymentRow> {
+  const declared = await db.applicationVersion.findUniqueOrThrow({ where: { id: row.applicationVersionId }, select: { parameters: true } });
+  const missing = missingSecrets(declared.parameters as unknown as Record<string, ManifestParameter>, row.secretParameterNames);
+  if (missing.length) {
+    throw conflict(
+      `Cannot start the deployment: the required secret parameter${missing.length > 1 ? "s" : ""} ${missing.join(", ")} ${missing.length > 1 ? "have" : "has"} no value yet ` +
+        "(pending secret); set it with POST /deployments/{id}/secret-parameters",
+    );
+  }
   if (row.continuous) await assertNoOverlappingContinuous(db, row);
   if ((row.strategy as Strategy).type === "staged") {
     if (row.rolloutState === "draft") row = await initializeRollout(db, row, events);

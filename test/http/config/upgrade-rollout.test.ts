@@ -12,7 +12,7 @@ import { createEnrollmentToken, ensureCa } from "../agent/fleet-support.js";
 import { FleetSimulator } from "../../../src/simulator/engine.js";
 import { judgeDeploymentsInFlight } from "../../../src/modules/deployments/jobs.js";
 import { importVersion, until } from "../deployments/support.js";
-import { PARAMETERS_YAML } from "./support.js";
+import { deploymentDocument, PARAMETERS_YAML } from "./support.js";
 
 let h: Harness;
 let git: GitServer;
@@ -43,17 +43,12 @@ afterAll(async () => {
   await git?.close();
 });
 
-const deploymentYaml = (version: string) => `apiVersion: fleet.app/v1
-kind: Deployment
-metadata: { name: press-gateway }
-spec:
-  applicationId: ${appId}
-  version: "${version}"
-  profileId: compose-main
-  parameters: { pollSeconds: 30 }
-  target: { labelSelector: { line: press } }
-  strategy: { type: staged, canary: { count: 1 }, batches: [], successThreshold: 100, autoAdvance: false }
-`;
+const deploymentYaml = (version: string) =>
+  deploymentDocument("press-gateway", appId, version, [
+    "parameters: { pollSeconds: 30 }",
+    "target: { labelSelector: { line: press } }",
+    "strategy: { type: staged, canary: { count: 1 }, batches: [], successThreshold: 100, autoAdvance: false }",
+  ]);
 
 const sources = `/api/v1/organizations/${"ORG"}/config/sources`;
 const base = () => sources.replace("ORG", acme.org.id);
