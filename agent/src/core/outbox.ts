@@ -16,7 +16,7 @@ export interface Delivery {
 export type FlushOutcome =
   /** the batch was taken (2xx) */
   | "sent"
-  /** refused for now (429, 503, 5xx) or unanswered: kept; the service may be asked again in `waitMs` */
+  /** refused for now (429, 503, 5xx, any other refusal) or unanswered: kept; the service may be asked again in `waitMs` */
   | "deferred"
   /** refused for good (400, 413: the batch is wrong): dropped */
   | "dropped"
@@ -53,8 +53,11 @@ export interface OutboxStore<T> {
   save(items: readonly T[]): void;
 }
 
-/** Refusals no resend can change: the batch itself is wrong. */
-const BATCH_IS_WRONG = new Set([400, 413, 422]);
+/**
+ * Refusals no resend can change: the batch itself is wrong (the protocol names these two; any
+ * other answer but a 2xx keeps the batch: docs/devices.md, "When the service is busy").
+ */
+const BATCH_IS_WRONG = new Set([400, 413]);
 const DEFAULT_RETRY_MS = 5000;
 
 /** A Retry-After value (delay in seconds, or an HTTP date) in ms from `now`; null when absent or unreadable. */

@@ -68,10 +68,21 @@ describe("a busy service", () => {
     expect(outbox.size).toBe(0);
   });
 
-  it("drops a batch the service refuses for good (400, 413): no resend can change it", async () => {
+  it.each([401, 403, 404, 409, 422, 500])("keeps a batch answered %i: only a 2xx forgets one, only a 400 or 413 drops one", async (status) => {
+    const { outbox, received, answers, send, advance } = fixture();
+    outbox.add([1, 2]);
+    answers.push(busy(status));
+    expect(await outbox.flush(send)).toMatchObject({ outcome: "deferred", items: 2, waitMs: 3000 });
+    expect({ size: outbox.size, dropped: outbox.dropped }).toEqual({ size: 2, dropped: 0 });
+    advance(3000);
+    expect(await outbox.flush(send)).toMatchObject({ outcome: "sent", items: 2 });
+    expect(received).toEqual([[1, 2], [1, 2]]);
+  });
+
+  it.each([400, 413])("drops a batch the service refuses for good (%i): no resend can change it", async (status) => {
     const { outbox, answers, send } = fixture({ batchSize: 2 });
     outbox.add([1, 2, 3]);
-    answers.push(busy(400));
+    answers.push(busy(status));
     expect(await outbox.flush(send)).toMatchObject({ outcome: "dropped", items: 2 });
     expect(outbox.size).toBe(1);
     expect(outbox.dropped).toBe(2);
