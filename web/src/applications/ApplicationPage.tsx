@@ -144,7 +144,7 @@ function VersionItem({ version: v }: { version: Version }) {
 }
 
 const PROFILE_COLUMNS: Column<Profile>[] = [
-  { id: "id", header: "Profile", cell: (p) => <div className="device-name"><strong className="mono">{p.id}</strong>{p.description && <span className="faint">{p.description}</span>}</div> },
+  { id: "id", header: "Profile", cell: (p) => <div className="stacked-cell"><strong className="mono">{p.id}</strong>{p.description && <span className="faint">{p.description}</span>}</div> },
   { id: "type", header: "Type", cell: (p) => <span className="badge">{p.type}</span> },
   { id: "components", header: "Components", cell: (p) => <ul className="chips">{p.components.map((c) => <li key={c.name}><span className="chip mono" title={`${c.properties.repository} ${c.properties.revision}`}>{c.name}</span></li>)}</ul> },
   { id: "resources", header: "Required resources", cell: (p) => profileResources(p) },
@@ -152,7 +152,7 @@ const PROFILE_COLUMNS: Column<Profile>[] = [
 ];
 
 const PARAMETER_COLUMNS: Column<[string, Parameter]>[] = [
-  { id: "name", header: "Parameter", cell: ([name, p]) => <div className="device-name"><strong className="mono">{name}</strong>{p.description && <span className="faint">{p.description}</span>}</div> },
+  { id: "name", header: "Parameter", cell: ([name, p]) => <div className="stacked-cell"><strong className="mono">{name}</strong>{p.description && <span className="faint">{p.description}</span>}</div> },
   { id: "type", header: "Type", cell: ([, p]) => parameterType(p) },
   { id: "default", header: "Default", cell: ([, p]) => <span className="mono">{parameterDefault(p)}</span> },
   { id: "constraints", header: "Constraints", cell: ([, p]) => parameterConstraints(p).join("; ") || <span className="faint">none</span> },

@@ -54,7 +54,7 @@ function Catalog() {
       cell: (a) => (
         <div className="app-cell">
           <AppIcon app={a} />
-          <div className="device-name">
+          <div className="stacked-cell">
             <Link to="/applications/$applicationId" params={{ applicationId: a.id }}><strong>{a.name}</strong></Link>
             <span className="faint mono">{a.key}</span>
           </div>

@@ -60,7 +60,7 @@ export function EnrollmentTokensPage() {
   });
 
   const columns: Column<Token>[] = [
-    { id: "name", header: "Name", cell: (t) => <div className="device-name"><strong>{t.name}</strong>{t.description && <span className="faint">{t.description}</span>}</div> },
+    { id: "name", header: "Name", cell: (t) => <div className="stacked-cell"><strong>{t.name}</strong>{t.description && <span className="faint">{t.description}</span>}</div> },
     { id: "prefix", header: "Token", cell: (t) => <code>{t.tokenPrefix}…</code> },
     { id: "status", header: "Status", cell: (t) => <span className={`badge badge--${STATUS_TONE[t.status]}`}>{t.status}</span> },
     { id: "labels", header: "Labels applied", cell: (t) => <LabelChips labels={t.labels} max={3} /> },
