@@ -67,13 +67,13 @@ describe("all-at-once", () => {
     await runAll(fleet);
     expect((await api("GET", `/deployments/${id}`)).body).toMatchObject({ rolloutState: "completed", progress: { running: 3 } });
 
-    const res = await api("PATCH", `/deployments/${id}`, { version: "1.1.0" });
+    const res = await api("PATCH", `/deployments/${id}`, { version: "1.1.0", parameters: { apiToken: TOKEN, pollSeconds: 50 } });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ id, name: "aao", version: "1.1.0", status: "running", rolloutState: "in_progress", progress: { pending: 3, total: 3 } });
-    // the parameters (the secret too) carry over to the new revision
+    // the new revision's parameters (the secret too)
     const desired = (await agentHeartbeat(h, fleet[0])).filter((x) => x.applicationId === appId);
     expect(desired.map((x) => [x.deploymentId, x.action, x.version])).toEqual([[id, "install", "1.1.0"]]);
-    expect(desired[0].parameters).toEqual({ gateway: { API_TOKEN: TOKEN, POLL_SECONDS: 45, MODE: "fast" } });
+    expect(desired[0].parameters).toEqual({ gateway: { API_TOKEN: TOKEN, POLL_SECONDS: 50, MODE: "fast" } });
     for (const device of fleet) expect(await told(device)).toEqual([[id, "install", "1.1.0"]]);
 
     // the old revision's row: every device left it at once, so it ended
@@ -88,7 +88,7 @@ describe("all-at-once", () => {
     expect(devices.body.items.map((x: { state: string }) => x.state)).toEqual(["running", "running", "running"]);
   });
 
-  it("the device's version history holds both versions; its rollback target is 1.0.0 with that revision's parameters", async () => {
+  it("the device's version history holds both versions; a rollback goes to 1.0.0 with that revision's parameters", async () => {
     const history = await api("GET", `/devices/${fleet[0].deviceId}/deployment-history`);
     expect(history.status, history.text).toBe(200);
     expect(history.body.items.map((x: { version: string; outcome: string; deploymentName: string }) => [x.version, x.outcome, x.deploymentName])).toEqual([
@@ -98,6 +98,12 @@ describe("all-at-once", () => {
     const target = await api("GET", `/devices/${fleet[0].deviceId}/rollback-target?applicationId=${appId}`);
     expect(target.status, target.text).toBe(200);
     expect(target.body).toMatchObject({ currentVersion: "1.1.0", targetVersion: "1.0.0" });
+    // the rollback reuses the old revision's values (kept by the predecessor), not the new ones
+    const rolled = await api("POST", `/devices/${fleet[0].deviceId}/rollback`, { applicationId: appId });
+    expect(rolled.status, rolled.text).toBe(200);
+    const desired = (await agentHeartbeat(h, fleet[0])).filter((x) => x.applicationId === appId);
+    expect(desired.map((x) => [x.action, x.version])).toEqual([["install", "1.0.0"]]);
+    expect(desired[0].parameters).toEqual({ gateway: { API_TOKEN: TOKEN, POLL_SECONDS: 45, MODE: "fast" } });
   });
 
   it("the audit trail records the PATCH with the version change", async () => {
