@@ -24,6 +24,7 @@ import { GroupRollbackDialog } from "../../rollback/GroupRollbackDialog";
 import { controlConsequence, controlStates, type Control } from "./controls";
 import { RemovalCard } from "./RemovalCard";
 import { UpgradeDialog } from "./UpgradeDialog";
+import { SecretParametersButton } from "./SecretParametersButton";
 import { DEVICE_STATES, type DeviceState } from "./search";
 import { BatchTimeline } from "./BatchTimeline";
 import type { Rollout } from "./timeline";
@@ -376,7 +377,7 @@ function DeploymentActions({ deployment, onDeleted }: { deployment: Deployment; 
       <UpgradeDialog deployment={deployment} open={upgrade} onClose={() => setUpgrade(false)} />
       <Button icon={<Undo2 />} onClick={() => setRollback(true)}>Roll back devices</Button>
       <ControlButton control="stop" use={control} variant="danger" />
-      <ManagedGate resource={deployment}>
+      <ManagedGate resource={deployment} open={<SecretParametersButton deployment={deployment} />}>
         <Button variant="danger" icon={<Trash2 />} disabled={control.states.delete !== null} title={control.states.delete ?? undefined} onClick={() => setConfirmDelete(true)}>
           Delete
         </Button>
