@@ -196,14 +196,17 @@ export async function retryFailedRollout(db: DbTx, row: DeploymentRow, events: D
 }
 
 /** abort: nothing new is dispatched; devices that have not started are cancelled; in-flight ones finish. */
-export async function abortRollout(db: DbTx, row: DeploymentRow, reason: string, events: DeploymentEvents, by: string | null = null): Promise<DeploymentRow> {
+export async function abortRollout(
+  db: DbTx, row: DeploymentRow, reason: string, events: DeploymentEvents, by: string | null = null, opts: { removing?: "stopping" | "deleting" } = {},
+): Promise<DeploymentRow> {
   assertRolloutMove("abort", row);
   const strategy = stagedStrategyOf(row);
   // the batch in flight is recorded with its counts before its pending devices are cancelled
   const inFlight = await batchInFlight(db, row.organizationId, row.id);
   if (inFlight) await finishBatch(db, row.id, inFlight.index, abortedOutcome(by, inFlight, strategy, new Date()));
   // an update rollout: the devices told the new version that have not started keep the old one
-  await restorePredecessors(db, row, events);
+  // (a stop or delete: they remove the old one instead)
+  await restorePredecessors(db, row, events, opts.removing ?? null);
   await cancelNotStarted(db, row.id, "rollout aborted");
   await db.deploymentBatch.updateMany({ where: { deploymentId: row.id, state: { in: ["planned", "in_progress"] } }, data: { state: "cancelled", completedAt: new Date() } });
   return moveRollout(db, row, { rolloutState: "aborted", completedAt: new Date(), rolloutReason: reason, pausedFrom: null }, events);

@@ -279,7 +279,7 @@ async function assertNoOverlappingContinuous(db: DbTx, row: DeploymentRow): Prom
 async function beginRemoval(db: DbTx, row: DeploymentRow, status: "stopping" | "deleting", events: DeploymentEvents): Promise<DeploymentRow> {
   if (!TERMINAL_ROLLOUT_STATES.includes(row.rolloutState as RolloutState) && row.rolloutState !== "draft") {
     if ((row.strategy as Strategy).type === "staged" && row.rolloutState !== "initialized") {
-      row = await abortRollout(db, row, `deployment ${status === "stopping" ? "stopped" : "deleted"} by an operator`, events);
+      row = await abortRollout(db, row, `deployment ${status === "stopping" ? "stopped" : "deleted"} by an operator`, events, null, { removing: status });
     } else {
       row = await moveRollout(db, row, { rolloutState: "aborted", completedAt: new Date(), rolloutReason: `deployment ${status === "stopping" ? "stopped" : "deleted"} by an operator` }, events);
     }

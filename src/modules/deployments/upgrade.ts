@@ -136,31 +136,42 @@ export async function endPredecessors(db: DbTx, deployment: { id: string; organi
 
 /**
  * An aborted update rollout: the devices it told to install and that have not started yet
- * (about to be cancelled) go back to the revision they ran, their latest predecessor entry
- * (the state their version history last recorded for it), and that predecessor runs again.
+ * (about to be cancelled) go back to their latest predecessor entry (in the state their
+ * version history last recorded for it), and that predecessor runs again. When the abort is
+ * part of a stop or delete (`removing`), those devices still run the old version: their
+ * predecessor entry asks them to remove it, and the predecessor is stopping (deleting) too.
  */
-export async function restorePredecessors(db: DbTx, deployment: { id: string; organizationId: string }, events: DeploymentEvents): Promise<void> {
-  const reopened = await db.$queryRaw<Array<{ id: string; status: string }>>`
+export async function restorePredecessors(
+  db: DbTx, deployment: { id: string; organizationId: string }, events: DeploymentEvents, removing: "stopping" | "deleting" | null = null,
+): Promise<void> {
+  const statuses = removing ? ["running", "stopped", "stopping", "deleting"] : ["running", "stopped"];
+  const reason = removing
+    ? `deployment ${removing === "stopping" ? "stopped" : "deleted"} before this device started the update: it removes the version it runs`
+    : "the update rollout was aborted before this device started it: it keeps this version";
+  const reopened = await db.$queryRaw<Array<{ id: string; from: string; to: string }>>`
     WITH undone AS (
       SELECT DISTINCT ON (x."deviceId") x."deviceId", p."deploymentId"
         FROM "DeploymentDevice" x
         JOIN "DeploymentDevice" p ON p."deviceId" = x."deviceId" AND p."state" = 'superseded'
-        JOIN "Deployment" pd ON pd."id" = p."deploymentId" AND pd."upgradedToId" = ${deployment.id}::uuid AND pd."status" IN ('running', 'stopped')
+        JOIN "Deployment" pd ON pd."id" = p."deploymentId" AND pd."upgradedToId" = ${deployment.id}::uuid
+                            AND pd."status" IN (SELECT jsonb_array_elements_text(${JSON.stringify(statuses)}::jsonb))
        WHERE x."deploymentId" = ${deployment.id}::uuid AND x."state" = 'pending' AND x."desiredAction" = 'install'
        ORDER BY x."deviceId", pd."createdAt" DESC
     ), restored AS (
       UPDATE "DeploymentDevice" p
-         SET "desiredAction" = 'install', "stateChangedAt" = ${UTC_NOW},
-             "reason" = 'the update rollout was aborted before this device started it: it keeps this version',
+         SET "desiredAction" = ${removing ? "remove" : "install"}, "stateChangedAt" = ${UTC_NOW}, "reason" = ${reason},
              "state" = COALESCE((SELECT h."outcome" FROM "DeviceVersionHistory" h
                                   WHERE h."deviceId" = p."deviceId" AND h."deploymentId" = p."deploymentId" AND h."attempt" = p."attempt"), 'pending')
         FROM undone u
        WHERE p."deviceId" = u."deviceId" AND p."deploymentId" = u."deploymentId"
       RETURNING p."deploymentId"
     )
-    UPDATE "Deployment" pd SET "status" = 'running', "completedAt" = NULL, "updatedAt" = now()
+    UPDATE "Deployment" pd
+       SET "status" = ${removing ?? "running"}, "updatedAt" = now(),
+           "completedAt" = CASE WHEN ${removing}::text IS NULL THEN NULL ELSE pd."completedAt" END,
+           "removalRequestedAt" = CASE WHEN ${removing}::text IS NULL THEN pd."removalRequestedAt" ELSE COALESCE(pd."removalRequestedAt", now()) END
       FROM (SELECT DISTINCT "deploymentId" FROM restored) r JOIN "Deployment" before ON before."id" = r."deploymentId"
      WHERE pd."id" = r."deploymentId"
-    RETURNING pd."id"::text AS "id", before."status"`;
-  for (const p of reopened) events.statusChanged(deployment.organizationId, p.id, p.status, "running");
+    RETURNING pd."id"::text AS "id", before."status" AS "from", pd."status" AS "to"`;
+  for (const p of reopened) events.statusChanged(deployment.organizationId, p.id, p.from, p.to);
 }

@@ -186,6 +186,36 @@ describe("staged", () => {
   });
 });
 
+describe("stop while the update's last batch is in flight", () => {
+  it("every device is told to remove the version it runs (a device told 1.1.0 and not started yet: its 1.0.0), once; then all is stopped", async () => {
+    const fleet = await enrollFleet(h, acme.key, 3);
+    const strategy = { type: "staged", canary: { count: 1 }, batches: [{ percent: 100 }], successThreshold: 100, autoAdvance: false };
+    const id = await createStarted("stop-late", fleet, strategy);
+    await runAll(fleet);
+    await api("POST", `/deployments/${id}/rollout/approve`);
+    await runAll(fleet);
+    expect((await api("PATCH", `/deployments/${id}`, { version: "1.1.0" })).status).toBe(200);
+    await runAll(fleet); // the canary runs 1.1.0
+    expect((await api("POST", `/deployments/${id}/rollout/approve`)).status).toBe(200); // the last batch: told, not started
+    const [old] = await predecessorsOf(id);
+    expect((await h.services.prisma.deployment.findUniqueOrThrow({ where: { id: old.id } })).status).toBe("stopped");
+    const canary = (await h.services.prisma.deploymentDevice.findFirstOrThrow({ where: { deploymentId: id, batchIndex: 0 } })).deviceId;
+    const stopped = await api("POST", `/deployments/${id}/stop`, {});
+    expect(stopped.status, stopped.text).toBe(200);
+    for (const device of fleet) {
+      expect(await told(device)).toEqual(device.deviceId === canary ? [[id, "remove", "1.1.0"]] : [[old.id, "remove", "1.0.0"]]);
+    }
+    expect((await h.services.prisma.deployment.findUniqueOrThrow({ where: { id: old.id } })).status).toBe("stopping");
+    for (const device of fleet) {
+      const removals = (await agentHeartbeat(h, device)).filter((x) => x.action === "remove");
+      await agentHeartbeat(h, device, removals.map((x) => ({ deploymentId: x.deploymentId, state: "removed" })));
+      expect(await told(device)).toEqual([]);
+    }
+    expect((await api("GET", `/deployments/${id}`)).body.status).toBe("stopped");
+    expect((await h.services.prisma.deployment.findUniqueOrThrow({ where: { id: old.id } })).status).toBe("stopped");
+  });
+});
+
 describe("abort and stop of an update rollout", () => {
   let fleet: EnrolledDevice[];
   let id: string;
