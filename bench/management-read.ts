@@ -113,13 +113,15 @@ async function run(database: string, databaseUrl?: string) {
     client.close();
 
     await cannon("warm-up", url, paths, headers, { connections: CONCURRENCY, seconds: 2 });
-    const profile = process.env.BENCH_PROFILE; // CPU profile of the service during the saturation run (bench/support/serve.ts)
+    const profile = process.env.BENCH_PROFILE; // CPU profiles of the service during the saturation run and the /roles/permissions rung (bench/support/serve.ts)
     if (profile) setTimeout(() => service.process.kill("SIGUSR2"), 1000).unref();
     const server = service;
     report(await cannon(`saturation: ${CONCURRENCY} connections, no pause`, url, paths, headers, { connections: CONCURRENCY, seconds: SECONDS, server }));
     if (profile) service.process.kill("SIGUSR2");
     const healthz = report(await cannon("ladder: GET /healthz (express, middleware)", url, ["/healthz"], {}, { connections: CONCURRENCY, seconds: SECONDS, server }));
+    if (profile) setTimeout(() => service.process.kill("SIGUSR2"), 1000).unref(); // and of this rung: the REST facade's own cost
     const permissions = report(await cannon("ladder: GET /roles/permissions (procedure, no db)", url, ["/api/v1/roles/permissions"], headers, { connections: CONCURRENCY, seconds: SECONDS, server }));
+    if (profile) service.process.kill("SIGUSR2");
     console.log(`roles/permissions / healthz = ${((permissions.perSecond / healthz.perSecond) * 100).toFixed(1)} % by throughput, ` +
       `${((healthz.cpuMicros! / permissions.cpuMicros!) * 100).toFixed(1)} % by CPU per request (the REST facade's own cost)`);
     for (const rate of RATES) {

@@ -71,15 +71,13 @@ if (process.env.BENCH_PROFILE) {
 // disturbs far less than throughput.
 const writer = heartbeatWriterOf(service.services);
 const defaults = { ...writer.options };
-const app = service.server.listeners("request")[0] as unknown as { router: { stack: { route?: { path?: string } }[] } };
-const stack = app.router.stack as { name?: string; route?: { path?: string } }[];
-// the front door (first middleware, src/http/front-door.ts) goes out with the lean route
-const frontIndex = stack.findIndex((layer) => layer.name === "frontDoor");
-const frontLayer = stack[frontIndex];
-if (frontIndex >= 0) stack.splice(frontIndex, 1);
+type Handle = ((...args: unknown[]) => void) & { ordinary?: Handle };
+const app = service.server.listeners("request")[0] as unknown as { handle: Handle; router: { stack: { route?: { path?: string } }[] } };
+// the front door (in front of the app's router, src/http/front-door.ts) goes out with the lean route
+const frontHandle = app.handle;
+const stack = app.router.stack;
 const leanIndex = stack.findIndex((layer) => layer.route?.path === "/api/v1/agent/heartbeat");
 const leanLayer = stack[leanIndex];
-if (frontIndex >= 0) stack.splice(frontIndex, 0, frontLayer);
 process.stdin.setEncoding("utf8");
 let pendingInput = "";
 process.stdin.on("data", (chunk: string) => {
@@ -87,14 +85,14 @@ process.stdin.on("data", (chunk: string) => {
   for (let nl = pendingInput.indexOf("\n"); nl >= 0; nl = pendingInput.indexOf("\n")) {
     const line = pendingInput.slice(0, nl).trim();
     pendingInput = pendingInput.slice(nl + 1);
-    const lean = () => stack.includes(leanLayer);
+    const lean = () => stack[leanIndex] === leanLayer;
     if (leanIndex >= 0 && line === "path facade" && lean()) {
-      stack.splice(stack.indexOf(leanLayer), 1);
-      if (frontIndex >= 0) stack.splice(stack.indexOf(frontLayer), 1);
+      stack.splice(leanIndex, 1);
+      app.handle = frontHandle.ordinary ?? frontHandle;
       writer.options = { maxInFlight: 1000, maxBatch: 1 };
     } else if (leanIndex >= 0 && line === "path lean" && !lean()) {
-      if (frontIndex >= 0) stack.splice(frontIndex, 0, frontLayer);
       stack.splice(leanIndex, 0, leanLayer);
+      app.handle = frontHandle;
       writer.options = { ...defaults };
     }
     process.stdout.write(`DONE ${JSON.stringify({ ...writer.stats, lean: lean(), cpu: process.cpuUsage() })}\n`);

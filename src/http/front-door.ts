@@ -1,5 +1,5 @@
 // The front door: the one operation every device calls all the time (the heartbeat) answered
-// by the first middleware of the app, before express's router walks the rest of its stack.
+// in front of the app (`putInFront`), before express's router walks its stack.
 // Profiles of the service under heartbeat load (docs/benchmarks.md, "Where the heartbeat time
 // goes") showed express's router, helmet, body-parser, raw-body, parseurl and the request
 // boundary's per-request URL parsing costing more CPU than authentication and the write.
@@ -26,7 +26,8 @@
 // BODY_LIMIT_BYTES, no `Transfer-Encoding` or `Content-Encoding`. Anything else (no body, gzip,
 // chunked, another charset, a query string, a trailing slash, an Origin when CORS is on, a
 // blocked source) goes the ordinary way, where the same rules answer it.
-import type { NextFunction, Request, RequestHandler, Response } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Express, Request, Response } from "express";
 import { TRPCError } from "@trpc/server";
 import type { Services } from "../services.js";
 import type { Meta } from "../trpc/init.js";
@@ -70,58 +71,99 @@ export function headersSetBy(middleware: (req: Request, res: Response, next: (er
 
 const JSON_TYPES = new Set(["application/json", "application/json; charset=utf-8", "application/json;charset=utf-8"]);
 
-/** The first middleware of the app for `operation`; null when the operation cannot take it (ingest, lossy text). */
-export function frontDoor(services: Services, operation: FrontDoorOperation, common: FrontDoorCommon): RequestHandler | null {
+/** The door for one operation: which requests it takes, and its answer to them. */
+export interface FrontDoor {
+  /** the request is one the door answers, by what node's parser gave (before express touched it) */
+  fits(req: IncomingMessage): boolean;
+  /** and nothing the app decides asks for the ordinary path (with express's request: `req.ip`) */
+  admits(req: Request): boolean;
+  answer(req: Request, res: Response): void;
+}
+
+/** The door for `operation`; null when the operation cannot take it (ingest admission, lossy text). */
+export function frontDoor(services: Services, operation: FrontDoorOperation, common: FrontDoorCommon): FrontDoor | null {
   if (!operation.meta || operation.meta.ingest || operation.meta.lossyText?.length) return null;
   const limit = services.config.BODY_LIMIT_BYTES;
   const fixed = common.securityHeaders.flat();
 
-  const takes = (req: Request): boolean => {
-    const h = req.headers;
-    if (typeof h.authorization !== "string" || h["transfer-encoding"] !== undefined || h["content-encoding"] !== undefined) return false;
-    const type = h["content-type"];
-    if (type === undefined || !JSON_TYPES.has(type.toLowerCase())) return false;
-    const length = h["content-length"];
-    if (length === undefined || !/^[1-9][0-9]{0,9}$/.test(length) || Number(length) > limit) return false;
-    return !common.ordinary(req) && !sourceBlocked(services, req);
+  return {
+    fits(req) {
+      if (req.url !== operation.path || req.method !== "POST") return false;
+      const h = req.headers;
+      if (typeof h.authorization !== "string" || h["transfer-encoding"] !== undefined || h["content-encoding"] !== undefined) return false;
+      const type = h["content-type"];
+      if (type === undefined || !JSON_TYPES.has(type.toLowerCase())) return false;
+      const length = h["content-length"];
+      return length !== undefined && /^[1-9][0-9]{0,9}$/.test(length) && Number(length) <= limit;
+    },
+    admits: (req) => !common.ordinary(req) && !sourceBlocked(services, req),
+    answer(req, res) {
+      const id = common.startRequest(req, res);
+      const request = requestInfoOf(req);
+      // An error: the headers the ordinary path would have set so far, then its error answer.
+      const fail = (err: unknown, procedure?: string) => {
+        if (res.headersSent) return void res.destroy();
+        res.setHeader("x-request-id", id);
+        for (const [name, value] of common.securityHeaders) res.setHeader(name, value);
+        sendRestError(services, res, request, err, procedure);
+      };
+      const chunks: Buffer[] = [];
+      let ended = false;
+      req.on("data", (chunk: Buffer) => void chunks.push(chunk));
+      req.on("error", () => {
+        if (ended) return;
+        ended = true;
+        fail(new TRPCError({ code: "BAD_REQUEST", message: "The request body ended before its announced length" }));
+      });
+      req.on("end", () => {
+        if (ended) return;
+        ended = true;
+        let body: unknown;
+        try {
+          body = storableJsonBodyOf(req, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+        } catch (err) {
+          return fail(err);
+        }
+        operation.answer(req, res, request, body).then(
+          (answer) => {
+            const json = JSON.stringify(answer);
+            res.writeHead(200, ["x-request-id", id, ...fixed, "content-type", "application/json", "content-length", String(Buffer.byteLength(json))]);
+            res.end(json);
+          },
+          (err: unknown) => fail(err, operation.procedure),
+        );
+      });
+    },
   };
+}
 
-  return function frontDoor(req: Request, res: Response, next: NextFunction) {
-    if (req.url !== operation.path || req.method !== "POST" || !takes(req)) return next();
-    const id = common.startRequest(req, res);
-    const request = requestInfoOf(req);
-    // An error: the headers the ordinary path would have set so far, then its error answer.
-    const fail = (err: unknown, procedure?: string) => {
-      if (res.headersSent) return void res.destroy();
-      res.setHeader("x-request-id", id);
-      for (const [name, value] of common.securityHeaders) res.setHeader(name, value);
-      sendRestError(services, res, request, err, procedure);
-    };
-    const chunks: Buffer[] = [];
-    let ended = false;
-    req.on("data", (chunk: Buffer) => void chunks.push(chunk));
-    req.on("error", () => {
-      if (ended) return;
-      ended = true;
-      fail(new TRPCError({ code: "BAD_REQUEST", message: "The request body ended before its announced length" }));
-    });
-    req.on("end", () => {
-      if (ended) return;
-      ended = true;
-      let body: unknown;
-      try {
-        body = storableJsonBodyOf(req, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
-      } catch (err) {
-        return fail(err);
-      }
-      operation.answer(req, res, request, body).then(
-        (answer) => {
-          const json = JSON.stringify(answer);
-          res.writeHead(200, ["x-request-id", id, ...fixed, "content-type", "application/json", "content-length", String(Buffer.byteLength(json))]);
-          res.end(json);
-        },
-        (err: unknown) => fail(err, operation.procedure),
-      );
-    });
+type Handle = ((req: IncomingMessage, res: ServerResponse, callback?: unknown) => void) & { ordinary?: Handle };
+
+/**
+ * Puts the door in front of the app: the app's request handler (`app.handle`, which sets up
+ * express's request and response and runs its router) answers whatever the door does not take.
+ * For what the door takes, it does what express does for every request before its first
+ * middleware (the request and response prototypes, `req.res`, `res.req`, `res.locals`,
+ * `req.originalUrl`, `req.baseUrl`), so that `req.ip` (TRUST_PROXY_HOPS), the request log and
+ * the metrics read the same values. The app's own handler stays reachable as `handle.ordinary`.
+ */
+export function putInFront(app: Express, door: FrontDoor): void {
+  const express = app as unknown as { handle: Handle; request: object; response: object; enabled(setting: string): boolean };
+  const ordinary = express.handle;
+  const handle: Handle = function frontDoor(this: unknown, req, res, callback) {
+    if (!door.fits(req) || express.enabled("x-powered-by")) return ordinary.call(this, req, res, callback);
+    const r = req as Request;
+    const s = res as Response;
+    r.res = s;
+    s.req = r;
+    Object.setPrototypeOf(req, express.request);
+    Object.setPrototypeOf(res, express.response);
+    if (!s.locals) s.locals = Object.create(null) as Response["locals"];
+    r.originalUrl = req.url!;
+    r.baseUrl = "";
+    if (!door.admits(r)) return ordinary.call(this, req, res, callback);
+    door.answer(r, s);
   };
+  handle.ordinary = ordinary;
+  express.handle = handle;
 }

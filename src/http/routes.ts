@@ -7,7 +7,7 @@
 import type { Express, RequestHandler, Router } from "express";
 import type { Services } from "../services.js";
 import type { ExtraPaths } from "./docs.js";
-import { frontDoor, type FrontDoorCommon } from "./front-door.js";
+import { frontDoor, putInFront, type FrontDoorCommon } from "./front-door.js";
 import { procedureMetas } from "../trpc/router.js";
 import { AGENT_HEARTBEAT_PATH, agentHeartbeatRoute, HEARTBEAT_PROCEDURE, heartbeatAnswer } from "../modules/agent/heartbeat-route.js";
 import { PULL_PROXY_PATH, pullProxyRoutes } from "../modules/agent/pull-proxy-route.js";
@@ -63,14 +63,14 @@ export function mountLeanAgentRoute(app: Express, services: Services): void {
 }
 
 /**
- * The heartbeat's front door (src/http/front-door.ts): the first middleware of the app, which
+ * The heartbeat's front door (src/http/front-door.ts): in front of the app's router, it
  * answers the usual heartbeat with the same steps as the ordinary path and hands every other
  * request on. Not mounted when the procedure declares ingest admission or lossy text.
  */
 export function mountFrontDoor(app: Express, services: Services, common: FrontDoorCommon): void {
   const meta = procedureMetas().find(([path]) => path === HEARTBEAT_PROCEDURE)?.[1];
   const door = frontDoor(services, { path: `/api/v1${AGENT_HEARTBEAT_PATH}`, procedure: HEARTBEAT_PROCEDURE, meta, answer: heartbeatAnswer(services) }, common);
-  if (door) app.use(door);
+  if (door) putInFront(app, door);
 }
 
 /**
