@@ -7,7 +7,8 @@
 //   arrives once, in the order produced, and is stored once (docs/devices.md, "When the service
 //   is busy"); past the buffer's bound the oldest are dropped, not the newest;
 // * a heartbeat answered 429 or 503 waits the Retry-After the service gave (sooner or later than
-//   its interval), then goes back to its interval; only a 2xx lets it forget a batch.
+//   its interval, and even at the busy pace of a change waiting to be reported), then goes back
+//   to its interval; only a 2xx lets it forget a batch (telemetry, log lines, deployment reports).
 //
 // The agent's clock is the real one (it has no injected clock): the outage is a real minute.
 // Intervals are shortened where the agent's options allow. The engine is a fake with one
@@ -387,4 +388,31 @@ it("a heartbeat answered 503 or 429 waits the service's Retry-After, sooner or l
     const sent = exchanges.filter(kind);
     for (let i = 1; i < sent.length; i++) if (!ok(sent[i - 1])) expect(sent[i].at - sent[i - 1].at).toBeGreaterThanOrEqual(990);
   }
+});
+
+it("while a deployment change waits to be reported (every second, normally), a 503's Retry-After still holds the next heartbeat, and the report is sent again until a 2xx", { timeout: 60_000 }, async () => {
+  const { state } = await enrolledStateDir();
+  // the device ran a deployment to `running`; the service last acknowledged `installing`: the
+  // change waits to be reported, so the agent heartbeats at its busy pace (here every 100 ms)
+  const deploymentId = "5b0c7e5e-7a4f-4f0e-9d8e-2f6a1c3b9d70";
+  state.writeJson("deployments.json", [{
+    deploymentId, applicationId: "8d2e4f6a-1b3c-4d5e-8f70-9a1b2c3d4e5f", version: "1.0.0", action: "install", state: "running", attempt: 1,
+    mayInstall: true, downloaded: true, dueAt: null, reportedState: "installing", history: ["pending", "downloading", "installing", "running"],
+  }]);
+  let heartbeats = 0;
+  answer = (req) => {
+    if (req.path !== "/api/v1/agent/heartbeat" || ++heartbeats > 1) return null;
+    return { status: 503, headers: { "content-type": "application/json", "retry-after": "3" }, body: JSON.stringify({ code: "SERVICE_UNAVAILABLE", message: "busy" }) };
+  };
+  const agent = new FleetAgent({ state, engine: fakeEngine(), print: () => {}, busyHeartbeatMs: 100, telemetryIntervalMs: 60_000, logIntervalMs: 60_000 });
+  await agent.start();
+  await eventually(async () => exchanges.filter(isHeartbeat).length >= 2, 20_000, "two heartbeats");
+  await agent.stop();
+  const [refused, next] = exchanges.filter(isHeartbeat);
+  expect(refused.status).toBe(503);
+  expect(next.at - refused.at).toBeGreaterThanOrEqual(2990);
+  // the report the refused heartbeat carried goes again with the next one: a 503 forgot nothing
+  const report = { deploymentId, state: "running" };
+  expect((refused.body as { deployments?: unknown[] }).deployments).toEqual([expect.objectContaining(report)]);
+  expect((next.body as { deployments?: unknown[] }).deployments).toEqual([expect.objectContaining(report)]);
 });
