@@ -7,6 +7,7 @@
 //   npm run bench -- heartbeat
 //   BENCH_DEVICES=1000 BENCH_SECONDS=20 BENCH_CONCURRENCY=64 BENCH_FLEET=100000 BENCH_DB=both|pglite|postgres
 //   BENCH_QUERY_RUNS=0 (heartbeats only)  BENCH_FACADE=0 (skip the REST-facade comparison)
+//   BENCH_SERVICE_NODE_ARGS="--optimize-for-size" (flags of the service's process)
 //   BENCH_RATE_LIMITS=1 (the /api/v1 rate limiters on, with budgets never reached: their cost)  BENCH_PROFILE=<dir> (CPU profile of the service during the measured heartbeats)
 import os from "node:os";
 import { FleetSimulator } from "../src/simulator/engine.js";
@@ -23,6 +24,8 @@ const FLEET = Number(process.env.BENCH_FLEET ?? 100_000);
 const QUERY_RUNS = Number(process.env.BENCH_QUERY_RUNS ?? 40);
 /** a directory: the service's CPU profile of the measured heartbeat phase goes there (bench/support/profile-summary.ts reads it) */
 const PROFILE = process.env.BENCH_PROFILE;
+// Node/V8 flags for the service's process only (e.g. "--optimize-for-size", which `npm start` passes)
+const SERVICE_NODE_ARGS = (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
 const ADMIN_KEY = "fm_bench" + "B".repeat(36);
 
 /** a heartbeat load, with the service's CPU µs per heartbeat over it */
@@ -83,7 +86,7 @@ async function baseline(authorization: string) {
 
 async function run(database: string, databaseUrl?: string): Promise<Figures> {
   console.log(`\n== ${database}`);
-  const service = await startChild("serve.ts", { BENCH_ADMIN_KEY: ADMIN_KEY, BENCH_FLEET: String(FLEET), ...(databaseUrl ? { BENCH_DATABASE: databaseUrl } : {}) });
+  const service = await startChild("serve.ts", { BENCH_ADMIN_KEY: ADMIN_KEY, BENCH_FLEET: String(FLEET), ...(databaseUrl ? { BENCH_DATABASE: databaseUrl } : {}) }, undefined, SERVICE_NODE_ARGS);
   const url = service.info.url as string;
   const client = new JsonClient(url, 8);
   try {
