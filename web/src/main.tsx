@@ -5,12 +5,14 @@ import { RouterProvider } from "@tanstack/react-router";
 import { queryClient } from "./app/query-client";
 import { router } from "./app/routes";
 import { applyTheme, watchSystemTheme } from "./app/theme";
+import { reloadOnceWhenAChunkFailsToLoad } from "./app/chunk-load-recovery";
 import { ToastProvider } from "./ui/toast";
 import "./styles/theme.css";
 import "./ui/ui.css";
 
 applyTheme();
 watchSystemTheme();
+reloadOnceWhenAChunkFailsToLoad();
 
 createRoot(document.getElementById("root")!).render(
   <StrictMode>
