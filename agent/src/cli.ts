@@ -6,6 +6,7 @@
 //
 // Exit codes: 0 done; 1 failed (the message says why); 2 usage; 78 the service refuses this
 // device's credentials (enrollment token or certificate): running again cannot help.
+import "./memory-mode.js"; // first: V8's memory mode before the rest is loaded
 import fs from "node:fs";
 import os from "node:os";
 import { parseArgs } from "node:util";
