@@ -87,6 +87,10 @@ describe.skipIf(!peersAvailable("dockerd", "podman", "docker-registry"))("fleet-
     expect(res.status, res.text).toBeLessThan(300);
     await eventually(async () => ((await lab.projectContainers()).length === 0 ? true : undefined), 60_000, "no container of the project");
     expect(await lab.page()).toBeNull();
+    // Compose v1's `down` removes the containers first and the network after them: the project's
+    // containers are gone a moment before `down` returns, so the network is checked once the agent
+    // has recorded the removal (the line it prints when `down` has returned, workloads.ts).
+    await eventually(async () => (lab.agentOutput.some((l) => l.endsWith(`${lab.applicationId} removed`)) ? true : undefined), 60_000, "the removal recorded");
     const networks = await lab.docker!.docker(["network", "ls", "-q", "--filter", `label=com.docker.compose.project=fleet-${lab.applicationId}-web`]);
     expect(networks.trim()).toBe("");
   });
