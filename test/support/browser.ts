@@ -146,6 +146,11 @@ export async function openConsole(browser: Browser, service: ConsoleService, opt
     if (message.text().startsWith("Failed to load resource:")) return; // the response is checked below
     problems.push(`console.error: ${message.text()}`);
   });
+  // Requests that got no answer (a reset connection, a truncated body): not a problem by
+  // themselves (a navigation aborts the previous page's requests), but named beside the
+  // problems they cause, which otherwise say only that a resource failed.
+  const failedRequests: string[] = [];
+  page.on("requestfailed", (request) => failedRequests.push(`${request.method()} ${request.url()}: ${request.failure()?.errorText ?? "failed"} at ${new Date().toISOString()}`));
   page.on("response", (response) => {
     const status = response.status();
     if (status < 400) return;
@@ -247,7 +252,7 @@ export async function openConsole(browser: Browser, service: ConsoleService, opt
       await context.close();
       const unaudited = [...new Set(displayed)].filter((p) => !audited.has(p));
       const all = [...problems, ...unaudited.map((p) => `page ${p} was shown but never audited with axe (call audit() there)`)];
-      if (all.length) throw new Error(`the console misbehaved:\n${all.join("\n")}`);
+      if (all.length) throw new Error(`the console misbehaved:\n${all.join("\n")}${failedRequests.length ? `\nrequests that got no answer:\n${failedRequests.join("\n")}` : ""}`);
     },
   };
   onTestFinished(() => consolePage.close());
