@@ -13,7 +13,7 @@ import os from "node:os";
 import { FleetSimulator } from "../src/simulator/engine.js";
 import { JsonClient } from "../agent/src/core/json-client.js";
 import { closedLoop, LatencyRecorder } from "../src/simulator/latency.js";
-import { fmtMs, machineLine, percentiles } from "./support/machine.js";
+import { fmtMs, postgresCpuMicros, machineLine, percentiles } from "./support/machine.js";
 import { onEachDatabase } from "./support/postgres.js";
 import { cpuMicrosPerRequest, cpuOf, startChild } from "./support/child.js";
 
@@ -129,6 +129,8 @@ async function run(database: string, databaseUrl?: string): Promise<Figures> {
     }
     const measure = async (label: string) => {
       const before = await service.command("stats");
+      const postgresPort = databaseUrl ? Number(new URL(databaseUrl).port || 5432) : null;
+      const otherBefore = { postgres: postgresPort ? postgresCpuMicros(postgresPort) : null, generator: process.cpuUsage() };
       if (PROFILE) service.process.kill("SIGUSR2"); // start the service's CPU profile (bench/support/serve.ts)
       const result = await simulator.heartbeatLoad(SECONDS * 1000, CONCURRENCY);
       if (PROFILE) service.process.kill("SIGUSR2"); // ... and write it
@@ -136,9 +138,16 @@ async function run(database: string, databaseUrl?: string): Promise<Figures> {
       const rows = after.rows - before.rows;
       const statements = after.statements - before.statements;
       const cpuMicros = cpuMicrosPerRequest(before, after, result.ok + result.failed);
+      // Where the rest of the two cores went: the database server's processes and this process (the load generator).
+      const answered = result.ok + result.failed;
+      const postgresAfter = postgresPort ? postgresCpuMicros(postgresPort) : null;
+      const generator = process.cpuUsage(otherBefore.generator);
+      const postgresMicros = postgresAfter !== null && otherBefore.postgres !== null ? (postgresAfter - otherBefore.postgres) / answered : null;
       console.log(
         `heartbeats, ${label}: ${result.perSecond.toFixed(0)}/s over ${result.seconds.toFixed(1)} s, ${CONCURRENCY} concurrent, ${enrolled} devices; ` +
-        `service CPU ${cpuMicros.toFixed(0)} µs per heartbeat; ` +
+        `service CPU ${cpuMicros.toFixed(0)} µs per heartbeat` +
+        (postgresMicros !== null ? `, PostgreSQL's processes ${postgresMicros.toFixed(0)} µs` : "") +
+        `, load generator ${((generator.user + generator.system) / answered).toFixed(0)} µs; ` +
         `p50 ${fmtMs(result.latency.p50)}, p99 ${fmtMs(result.latency.p99)}; failed ${result.failed}` +
         (result.failed ? ` (${simulator.stats().lastError})` : "") +
         `; ${statements} statements for ${rows} heartbeats (${statements ? (rows / statements).toFixed(1) : "-"} per statement); load average ${os.loadavg()[0].toFixed(1)}`,

@@ -1,4 +1,5 @@
 // What the figures were measured on: printed by every benchmark.
+import fs from "node:fs";
 import os from "node:os";
 
 export function machineLine(): string {
@@ -18,3 +19,38 @@ export function percentiles(samples: number[]) {
   const at = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))];
   return { p50: at(50), p90: at(90), p99: at(99), n: s.length };
 }
+
+/** pid, parent pid, CPU time (user + system, clock ticks) of every process and of its children that exited, from /proc */
+function processTable(): { pid: number; ppid: number; ticks: number; childTicks: number; cmdline: string }[] {
+  const table = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+      // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ")"
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ");
+      table.push({ pid: Number(entry), ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]), childTicks: Number(fields[13]) + Number(fields[14]), cmdline });
+    } catch {
+      // the process exited while we read
+    }
+  }
+  return table;
+}
+
+/**
+ * CPU time (user + system, µs) used so far by the PostgreSQL server listening on `port` and its
+ * backends (the pool's connections included; those that exited are in the server's
+ * children's time). Null when not found (not Linux, a server elsewhere).
+ */
+export function postgresCpuMicros(port: number): number | null {
+  if (!fs.existsSync("/proc/self/stat")) return null;
+  const table = processTable();
+  const server = table.find((p) => / -p \d+/.test(p.cmdline) && p.cmdline.includes(` -p ${port} `) && /\/postgres /.test(p.cmdline));
+  if (!server) return null;
+  const ticks = server.childTicks + table.filter((p) => p.pid === server.pid || p.ppid === server.pid).reduce((sum, p) => sum + p.ticks, 0);
+  return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6;
+}
+
+/** USER_HZ, 100 on every Linux this runs on (sysconf(_SC_CLK_TCK) is not reachable from Node). */
+const CLOCK_TICKS_PER_SECOND = 100;

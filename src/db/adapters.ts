@@ -14,7 +14,12 @@ export interface RawDatabase {
   kind: "pglite" | "postgres";
   /** run one or more statements without parameters */
   exec(sql: string): Promise<void>;
-  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  /**
+   * `prepared`: a name for a statement run very often with the same text (the heartbeat's):
+   * on PostgreSQL it is parsed once per connection and, after a few runs, planned once (a
+   * generic plan), instead of both on every run. PGlite parses every statement anyway.
+   */
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[], options?: { prepared?: string }): Promise<T[]>;
   /**
    * Runs `work` on one connection: what is session state in PostgreSQL (an advisory lock, an
    * open transaction after a failed statement) must meet its release on the same connection,
@@ -41,7 +46,8 @@ export function openPostgres(url: string, poolSize = 10): OpenedDatabase {
     exec: async (sql) => {
       await client.query(sql);
     },
-    query: async (sql, params) => (await client.query(sql, params as unknown[])).rows,
+    query: async (sql, params, options) =>
+      (options?.prepared ? await client.query({ name: options.prepared, text: sql, values: params as unknown[] }) : await client.query(sql, params as unknown[])).rows,
     session: async (work) => {
       if (client !== pool) return work({ ...on(client), close: async () => undefined });
       const connection = await pool.connect();

@@ -67,7 +67,8 @@ export class ConsumeBatcher {
     }
     try {
       const rows = JSON.stringify([...byKey].map(([k, { p, e }]) => ({ k, p, e })));
-      const { rows: totals } = await this.pool.query<{ key: string; points: number; expire: string }>(UPSERT, [rows, now]);
+      // prepared (a name): parsed once per connection and planned once, not on every batch
+      const { rows: totals } = await this.pool.query<{ key: string; points: number; expire: string }>({ name: "fleet_rate_limit_consume", text: UPSERT, values: [rows, now] });
       for (const row of totals) {
         const entry = byKey.get(row.key)!;
         let total = row.points - entry.p;

@@ -198,7 +198,7 @@ function tracedRaw(raw: RawDatabase): RawDatabase {
   return {
     kind: raw.kind,
     exec: (sql) => inSqlSpan(sql, () => raw.exec(sql)),
-    query: (sql, params) => inSqlSpan(sql, () => raw.query(sql, params)),
+    query: (sql, params, options) => inSqlSpan(sql, () => raw.query(sql, params, options)),
     session: (work) => raw.session((db) => work(tracedRaw(db))),
     close: () => raw.close(),
   };

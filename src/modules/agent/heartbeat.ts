@@ -148,7 +148,7 @@ export async function recordHeartbeats(
 ): Promise<(HeartbeatResult | null)[]> {
   const rows = items.map((item, i) => rowOf(i, item.device, item.input, item.sourceIp));
   const results: (HeartbeatResult | null)[] = items.map(() => null);
-  for (const r of await raw.query<HeartbeatResult & { i: number }>(STATEMENT, [JSON.stringify(rows)])) {
+  for (const r of await raw.query<HeartbeatResult & { i: number }>(STATEMENT, [JSON.stringify(rows)], { prepared: "fleet_heartbeats" })) {
     results[r.i] = { previous: r.previous, current: r.current, hasDesired: r.hasDesired === true };
   }
   return results;
