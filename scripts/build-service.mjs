@@ -17,6 +17,39 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 export const SERVICE_ENTRY = path.join(ROOT, "dist", "service", "main.js");
 const METAFILE = path.join(ROOT, "dist", "service", "inputs.json");
 
+/**
+ * Prisma's query compiler (WebAssembly) comes as a 2.6 MB base64 string in a module of its own,
+ * which the client imports once, at its first query, to compile it. Imported as it is, the
+ * module's source and the string both stay in memory for the life of the process (5 MB). In the
+ * bundle the import gets a stand-in whose `wasm` reads the string from that same file when the
+ * client converts it (Buffer.from takes the string its valueOf gives): garbage once compiled.
+ * The generated client's decoder is checked to still be Buffer.from(..., 'base64').
+ */
+const PRISMA_WASM_BASE64 = /^@prisma\/client\/runtime\/query_compiler_bg\.[a-z]+\.wasm-base64\.mjs$/;
+const PRISMA_DECODER = "Buffer.from(wasmBase64, 'base64')";
+const prismaWasmOnDemand = {
+  name: "prisma-wasm-on-demand",
+  setup(build) {
+    build.onResolve({ filter: PRISMA_WASM_BASE64 }, (args) => {
+      const importer = fs.readFileSync(args.importer, "utf8");
+      if (!importer.includes(PRISMA_DECODER)) {
+        return { errors: [{ text: `${path.relative(ROOT, args.importer)} no longer decodes the query compiler with ${PRISMA_DECODER}: update prismaWasmOnDemand in scripts/build-service.mjs` }] };
+      }
+      return { path: args.path, namespace: "prisma-wasm-on-demand" };
+    });
+    build.onLoad({ filter: /.*/, namespace: "prisma-wasm-on-demand" }, (args) => ({
+      loader: "js",
+      resolveDir: ROOT,
+      contents: [
+        `import { readFileSync } from "node:fs";`,
+        `import { fileURLToPath } from "node:url";`,
+        `const file = fileURLToPath(import.meta.resolve(${JSON.stringify(args.path)}));`,
+        `export const wasm = { valueOf() { const source = readFileSync(file, "latin1"); return source.slice(source.indexOf('"') + 1, source.lastIndexOf('"')); } };`,
+      ].join("\n"),
+    }));
+  },
+};
+
 /** "missing", "stale" (a file it was built from is newer, or gone) or "fresh". */
 export function serviceBuildState() {
   if (!fs.existsSync(SERVICE_ENTRY) || !fs.existsSync(METAFILE)) return "missing";
@@ -48,6 +81,7 @@ export async function buildService() {
     sourcemap: "linked",
     metafile: true,
     logLevel: "warning",
+    plugins: [prismaWasmOnDemand],
   });
   fs.writeFileSync(METAFILE, JSON.stringify(Object.keys(result.metafile.inputs)));
   return fs.statSync(SERVICE_ENTRY).size;

@@ -1,6 +1,5 @@
 // One SMTP client for everything that sends e-mail (account mails, alert notifications),
 // configured by SMTP_URL / SMTP_FROM, with a timeout on every phase.
-import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport/index.js";
 import type { Config } from "../config.js";
 
@@ -17,6 +16,8 @@ export async function sendSmtp(
   signal?: AbortSignal,
 ): Promise<{ statusCode: number }> {
   if (!config.SMTP_URL) throw new SmtpFailure("SMTP is not configured (SMTP_URL)", null);
+  // Loaded on the first mail: a service without SMTP never holds nodemailer (~2 MB of heap).
+  const { default: nodemailer } = await import("nodemailer");
   const transport = nodemailer.createTransport({
     url: config.SMTP_URL,
     connectionTimeout: timeoutMs,

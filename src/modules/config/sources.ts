@@ -6,7 +6,6 @@
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import * as git from "isomorphic-git";
 import type { ConfigSource } from "../../generated/prisma/client.js";
 import type { Services } from "../../services.js";
 import type { DbTx } from "../../db/client.js";
@@ -26,6 +25,7 @@ import { ACTIONS, canonical, runPlan, type PlanEntry, type PlanOptions, type Pla
 import type { Kind, SourceFile } from "./documents.js";
 import { HANDLERS, type Existing, type KindContext, type KindHandler } from "./kinds.js";
 import { randomToken, sha256Hex } from "../../lib/crypto.js";
+import { isomorphicGit } from "../../lib/lazy-git.js";
 import { connectionChanges } from "../registries/rules.js";
 
 /** The connection fields are a Git registry's (same checks); prune and adopt as in an apply. */
@@ -172,6 +172,7 @@ export async function deleteSource(db: DbTx, organizationId: string, id: string)
 async function readDocuments(gitdir: string, oid: string, folder: string): Promise<SourceFile[]> {
   const found = await findManifests({ gitdir, oid }, folder, (name) => /\.ya?ml$/i.test(name));
   const files: SourceFile[] = [];
+  const git = await isomorphicGit();
   for (const file of found) {
     const { blob } = await git.readBlob({ fs, gitdir, oid: file.oid });
     files.push({ path: file.path, content: Buffer.from(blob).toString("utf8") });

@@ -8,7 +8,6 @@
 import express, { type Request as ExpressRequest, type Response as ExpressResponse, type Router } from "express";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { createMcpHandler } from "@modelcontextprotocol/server";
 import type { Services } from "../../services.js";
 import { requestInfoOf } from "../../trpc/context.js";
 import { AuthFailure, authenticate } from "../../trpc/auth.js";
@@ -18,7 +17,7 @@ import type { Principal } from "../../trpc/principal.js";
 import { jsonBodyOf } from "../../http/storable-input.js";
 import { sendRestError } from "../../http/error-response.js";
 import { errorResponse, type ExtraPaths } from "../../http/docs.js";
-import { mcpServerFor } from "./server.js";
+import { loadMcpSdk, mcpServerFor } from "./server.js";
 
 export const MCP_PATH = "/mcp";
 const LABEL = "mcp";
@@ -83,7 +82,8 @@ export function mcpRoutes(services: Services): Router {
     try {
       await authenticateCaller(services, req, res);
       jsonBodyOf(req); // a body that is not JSON: 415
-      const handler = createMcpHandler(() => mcpServerFor(services, req, res), {
+      const sdk = await loadMcpSdk();
+      const handler = sdk.createMcpHandler(() => mcpServerFor(sdk, services, req, res), {
         maxRequestBodySize: services.config.BODY_LIMIT_BYTES,
         onerror: (err) => services.logger.debug({ err: err.message, requestId: request.requestId }, "mcp request refused"),
       });

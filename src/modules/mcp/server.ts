@@ -4,7 +4,7 @@
 // audit entry and the error answer are the REST call's. Arguments are handed to the procedure
 // as they came: the procedure validates them, and a refusal reads as the REST answer would.
 import type { Request, Response } from "express";
-import { McpServer, type CallToolResult, type StandardSchemaWithJSON } from "@modelcontextprotocol/server";
+import type { CallToolResult, McpServer, StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import type { Services } from "../../services.js";
 import { createContextFactory } from "../../trpc/context.js";
 import { appRouter } from "../../trpc/router.js";
@@ -61,11 +61,22 @@ export async function callProcedure(services: Services, req: Request, res: Respo
   }
 }
 
+export type McpSdk = typeof import("@modelcontextprotocol/server");
+let sdk: Promise<McpSdk> | undefined;
+
+/**
+ * The MCP SDK, loaded on the first MCP request: a service nobody asks over MCP does not hold it
+ * (~5 MB of heap, with its schemas; docs/benchmarks.md, "What the embedded default holds").
+ */
+export function loadMcpSdk(): Promise<McpSdk> {
+  return (sdk ??= import("@modelcontextprotocol/server"));
+}
+
 /**
  * The MCP server for one request: every tool registered; the mutating ones disabled (neither
  * listed nor callable) unless MCP_ALLOW_MUTATIONS is set.
  */
-export function mcpServerFor(services: Services, req: Request, res: Response): McpServer {
+export function mcpServerFor({ McpServer }: McpSdk, services: Services, req: Request, res: Response): McpServer {
   const server = new McpServer({ name: MCP_SERVER_NAME, version: MCP_SERVER_VERSION }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   for (const tool of serviceTools()) {
     const registered = server.registerTool(

@@ -4,11 +4,11 @@
 // deadline and one byte budget.
 import fs from "node:fs";
 import path from "node:path";
-import * as git from "isomorphic-git";
 import type { HttpClient } from "isomorphic-git";
 import { ByteBudget, createOutboundClient, ResponseTooLarge } from "../../../lib/outbound-http.js";
 import { OutboundRefused, type OutboundPolicy } from "../../../lib/outbound.js";
 import type { Logger } from "../../../lib/logger.js";
+import { isomorphicGit } from "../../../lib/lazy-git.js";
 
 export interface FetchOptions {
   cacheDir: string;
@@ -72,6 +72,7 @@ async function prepareCache({ cacheDir, url, branch }: FetchOptions): Promise<bo
   if (marker === wanted && (await packCount(cacheDir)) <= MAX_PACKS) return true;
   await removeCache(cacheDir);
   await fs.promises.mkdir(cacheDir, { recursive: true });
+  const git = await isomorphicGit();
   await git.init({ fs, gitdir: cacheDir, bare: true, defaultBranch: branch });
   await git.addRemote({ fs, gitdir: cacheDir, remote: "origin", url, force: true });
   // Written last: a cache interrupted while being created has no marker and is rebuilt.
@@ -100,6 +101,7 @@ async function fetchOnce(options: FetchOptions): Promise<string> {
         return { url: res.url, method, statusCode: res.status, statusMessage: res.statusMessage, headers: res.headers, body: res.body };
       },
     };
+    const git = await isomorphicGit();
     const result = await git.fetch({
       fs,
       http,

@@ -1,7 +1,7 @@
 // Reading a fetched commit: the manifests below the registry's path (app.yaml, margo.yaml)
 // and the icons they name. Reads objects straight from the cache; nothing is checked out.
 import fs from "node:fs";
-import * as git from "isomorphic-git";
+import { isomorphicGit } from "../../../lib/lazy-git.js";
 import { checkIcon, type StoredIcon } from "../../applications/icons.js";
 import { manifestDigest, MAX_MANIFEST_BYTES, parseManifest, resolveManifestRelativePath } from "../../applications/manifest/index.js";
 import type { IngestItem } from "../../applications/ingest.js";
@@ -34,6 +34,7 @@ export async function findManifests(
   const root = registryPath.replace(/^\/+/, "");
   const found: Array<{ path: string; oid: string }> = [];
   let visited = 0;
+  const git = await isomorphicGit();
   const walk = async (folder: string) => {
     let tree;
     try {
@@ -59,6 +60,7 @@ export async function findManifests(
 /** Reads and parses every manifest; icons are read for the admitted ones. */
 export async function scanCommit(commit: Commit, registryPath: string, signal?: AbortSignal): Promise<ScanResult> {
   const result: ScanResult = { found: 0, admitted: [], rejected: [], errors: [] };
+  const git = await isomorphicGit();
   for (const file of await findManifests(commit, registryPath)) {
     signal?.throwIfAborted();
     const { blob } = await git.readBlob({ fs, gitdir: commit.gitdir, oid: file.oid });
@@ -98,6 +100,7 @@ async function readIcon(commit: Commit, manifestPath: string, iconPath: string, 
     return null;
   }
   let data: Uint8Array;
+  const git = await isomorphicGit();
   try {
     ({ blob: data } = await git.readBlob({ fs, gitdir: commit.gitdir, oid: commit.oid, filepath: resolved }));
   } catch {
