@@ -9,6 +9,7 @@ import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
+import { preparedQueries } from "./pglite-prepared.js";
 
 export interface RawDatabase {
   kind: "pglite" | "postgres";
@@ -17,7 +18,7 @@ export interface RawDatabase {
   /**
    * `prepared`: a name for a statement run very often with the same text (the heartbeat's):
    * on PostgreSQL it is parsed once per connection and, after a few runs, planned once (a
-   * generic plan), instead of both on every run. PGlite parses every statement anyway.
+   * generic plan), instead of both on every run; on PGlite, once per instance (pglite-prepared.ts).
    */
   query<T = Record<string, unknown>>(sql: string, params?: unknown[], options?: { prepared?: string }): Promise<T[]>;
   /**
@@ -81,12 +82,14 @@ export async function openPGlite(dataDir?: string, loadDataDir?: Blob): Promise<
   const options: PGliteOptions = { startParams: PGLITE_START_PARAMS, ...(loadDataDir ? { loadDataDir } : {}) };
   const pglite = dataDir ? new PGlite(path.resolve(dataDir, "pgdata"), options) : new PGlite(options);
   await pglite.waitReady;
+  const prepared = preparedQueries(pglite);
   const raw: RawDatabase = {
     kind: "pglite",
     exec: async (sql) => {
       await pglite.exec(sql);
     },
-    query: async (sql, params) => (await pglite.query(sql, params as unknown[])).rows as any[],
+    query: async (sql, params, options) =>
+      options?.prepared ? prepared(options.prepared, sql, params ?? []) : ((await pglite.query(sql, params as unknown[])).rows as any[]),
     session: (work) => work(raw),
     close: () => pglite.close(),
   };

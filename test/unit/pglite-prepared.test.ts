@@ -1,0 +1,57 @@
+// Named prepared statements on PGlite (src/db/pglite-prepared.ts): the same rows as PGlite's
+// own query, one parse per instance, errors that leave the statement usable, and the locks
+// that keep it out of another caller's transaction.
+import { PGlite } from "@electric-sql/pglite";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { preparedQueries } from "../../src/db/pglite-prepared.js";
+
+describe("prepared statements on PGlite", () => {
+  let pglite: PGlite;
+  let prepared: ReturnType<typeof preparedQueries>;
+  const SQL = `SELECT x."n", x."name", x."n" * 2 AS "twice", now() IS NOT NULL AS "ok"
+                 FROM jsonb_to_recordset($1::text::jsonb) AS x("n" int, "name" text) ORDER BY x."n"`;
+
+  beforeAll(async () => {
+    pglite = new PGlite();
+    await pglite.waitReady;
+    prepared = preparedQueries(pglite);
+    await pglite.exec(`CREATE TABLE t ("id" int PRIMARY KEY, "v" text)`);
+  });
+  afterAll(() => pglite.close());
+
+  it("answers the rows PGlite's query answers, with the same types, parsed once", async () => {
+    const param = JSON.stringify([{ n: 2, name: "b" }, { n: 1, name: "a" }]);
+    const expected = (await pglite.query(SQL, [param])).rows;
+    expect(await prepared("rows", SQL, [param])).toEqual(expected);
+    expect(await prepared("rows", SQL, [param])).toEqual([{ n: 1, name: "a", twice: 2, ok: true }, { n: 2, name: "b", twice: 4, ok: true }]);
+    const statements = (await pglite.query<{ name: string }>(`SELECT "name" FROM pg_prepared_statements`)).rows;
+    expect(statements.map((s) => s.name)).toEqual(["rows"]);
+  });
+
+  it("a statement that does not parse throws and is not kept; a failing run leaves the statement usable", async () => {
+    await expect(prepared("broken", "SELEC 1", [])).rejects.toThrow(/syntax error/);
+    await expect(prepared("broken", "SELECT $1::text AS v", ["fixed"])).resolves.toEqual([{ v: "fixed" }]);
+    const insert = `INSERT INTO t ("id", "v") VALUES ($1::text::int, 'x') RETURNING "id"`;
+    expect(await prepared("insert", insert, ["1"])).toEqual([{ id: 1 }]);
+    await expect(prepared("insert", insert, ["1"])).rejects.toThrow(/duplicate key/);
+    expect(await prepared("insert", insert, ["2"])).toEqual([{ id: 2 }]);
+    expect((await pglite.query(`SELECT count(*)::int AS n FROM t`)).rows).toEqual([{ n: 2 }]);
+  });
+
+  it("waits for a transaction of another caller instead of running inside it", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const transaction = pglite.transaction(async (tx) => {
+      await tx.query(`INSERT INTO t ("id", "v") VALUES (10, 'in the transaction')`);
+      await held;
+      await tx.rollback();
+    });
+    await new Promise((resolve) => setImmediate(resolve)); // the transaction has begun
+    // On PGlite's one connection a read that did not wait would run inside the open
+    // transaction and see its row.
+    const read = prepared<{ n: number }>("count", `SELECT count(*)::int AS n FROM t WHERE "id" = $1::text::int`, ["10"]);
+    release();
+    await transaction;
+    expect(await read).toEqual([{ n: 0 }]);
+  });
+});
