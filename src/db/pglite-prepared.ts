@@ -21,20 +21,30 @@ interface Exclusive {
 
 /** `query(name, sql, params)`: the rows of a statement prepared once under `name` on `pglite`. */
 export function preparedQueries(pglite: PGlite) {
-  const prepared = new Set<string>();
+  /** statement name -> the types of its parameters, as PostgreSQL inferred them at parse */
+  const prepared = new Map<string, number[]>();
   const locks = pglite as unknown as Exclusive;
   return <T>(name: string, sql: string, params: unknown[]): Promise<T[]> =>
     locks._runExclusiveTransaction(() =>
       locks._runExclusiveQuery(async () => {
         const messages: ProtocolMessages = [];
-        const send = async (message: Uint8Array) => void messages.push(...(await pglite.execProtocol(message, { syncToFs: false })).messages);
+        const send = async (message: Uint8Array, into = messages) => void into.push(...(await pglite.execProtocol(message, { syncToFs: false })).messages);
         try {
-          if (!prepared.has(name)) {
-            await send(protocol.serialize.parse({ name, text: sql })); // throws when it does not parse: nothing prepared
-            prepared.add(name);
+          let types = prepared.get(name);
+          if (!types) {
+            const described: ProtocolMessages = [];
+            await send(protocol.serialize.parse({ name, text: sql }), described); // throws when it does not parse: nothing prepared
+            await send(protocol.serialize.describe({ type: "S", name }), described);
+            types = pgliteResults.parseDescribeStatementResults(described);
+            prepared.set(name, types);
           }
-          // parameters as text, which the statement casts (`$1::text::jsonb`)
-          await send(protocol.serialize.bind({ statement: name, values: params.map((p) => (p === null || p === undefined ? null : String(p))) }));
+          // each parameter as PGlite's query sends it: its type's serializer, else its text
+          const values = params.map((value, i) => {
+            if (value === null || value === undefined) return null;
+            const serialize = pglite.serializers[types[i]];
+            return serialize ? serialize(value) : String(value);
+          });
+          await send(protocol.serialize.bind({ statement: name, values }));
           await send(protocol.serialize.describe({ type: "P" }));
           await send(protocol.serialize.execute({}));
         } finally {

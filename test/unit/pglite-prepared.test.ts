@@ -28,6 +28,19 @@ describe("prepared statements on PGlite", () => {
     expect(statements.map((s) => s.name)).toEqual(["rows"]);
   });
 
+  it("sends arrays, timestamps and nulls as PGlite's query does (the ingest statements' unnest parameters)", async () => {
+    const sql = `SELECT t.* FROM unnest($1::uuid[], $2::timestamptz[], $3::bigint[], $4::text[]) WITH ORDINALITY AS t("id", "at", "n", "s", "ord")`;
+    const params = [
+      ["7d0e2a1c-8f4b-4c7e-9a51-0c2f3b4d5e6f", "0b6f1f2e-3c4d-4e5f-8a9b-1c2d3e4f5a6b"],
+      ["2026-12-06T06:00:00.000Z", "2026-12-06T06:00:01.500Z"],
+      ["9007199254740993", null],
+      ["it's, \"quoted\"", null],
+    ];
+    const rows = await prepared("arrays", sql, params);
+    expect(rows).toEqual((await pglite.query(sql, params)).rows);
+    expect(rows).toMatchObject([{ at: new Date("2026-12-06T06:00:00.000Z"), s: `it's, "quoted"`, ord: 1 }, { n: null, s: null, ord: 2 }]);
+  });
+
   it("a statement that does not parse throws and is not kept; a failing run leaves the statement usable", async () => {
     await expect(prepared("broken", "SELEC 1", [])).rejects.toThrow(/syntax error/);
     await expect(prepared("broken", "SELECT $1::text AS v", ["fixed"])).resolves.toEqual([{ v: "fixed" }]);

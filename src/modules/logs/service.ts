@@ -56,7 +56,7 @@ export async function insertLogBatches(db: RawDatabase, batches: LogBatch[], opt
     await db.query(INSERT_SQL, [
       all.map(({ device }) => device.id), all.map(({ device }) => device.organizationId),
       all.map(({ e }) => e.timestamp), all.map(({ e }) => e.level), all.map(({ e }) => e.source), all.map(({ e }) => e.message),
-    ]);
+    ], { prepared: "fleet_log_insert" });
   }
   return batches.map((b) => b.entries.length);
 }

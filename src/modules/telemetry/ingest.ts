@@ -110,7 +110,7 @@ export async function insertSnapshotBatches(db: RawDatabase, batches: SnapshotBa
     const metrics = STORED_METRIC_NAMES.map((m) => all.map(({ s }) => (s[m] == null ? null : String(s[m]))));
     await db.query(INSERT_SQL, [
       all.map(({ device }) => device.id), all.map(({ device }) => device.organizationId), timestamps, ...metrics, cutoff?.toISOString() ?? null,
-    ]);
+    ], { prepared: "fleet_telemetry_insert" });
   }
   return batches.map((b) => b.snapshots.length);
 }
