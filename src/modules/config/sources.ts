@@ -25,7 +25,7 @@ import { ACTIONS, canonical, runPlan, type PlanEntry, type PlanOptions, type Pla
 import type { Kind, SourceFile } from "./documents.js";
 import { HANDLERS, type Existing, type KindContext, type KindHandler } from "./kinds.js";
 import { randomToken, sha256Hex } from "../../lib/crypto.js";
-import { isomorphicGit } from "../../lib/lazy-git.js";
+import { isomorphicGit } from "../../lib/on-first-use.js";
 import { connectionChanges } from "../registries/rules.js";
 
 /** The connection fields are a Git registry's (same checks); prune and adopt as in an apply. */

@@ -6,6 +6,7 @@
 import type { Request, Response } from "express";
 import type { CallToolResult, McpServer, StandardSchemaWithJSON } from "@modelcontextprotocol/server";
 import type { Services } from "../../services.js";
+import { onFirstUse } from "../../lib/on-first-use.js";
 import { createContextFactory } from "../../trpc/context.js";
 import { appRouter } from "../../trpc/router.js";
 import { restErrorAnswer } from "../../http/error-response.js";
@@ -62,15 +63,12 @@ export async function callProcedure(services: Services, req: Request, res: Respo
 }
 
 export type McpSdk = typeof import("@modelcontextprotocol/server");
-let sdk: Promise<McpSdk> | undefined;
 
 /**
  * The MCP SDK, loaded on the first MCP request: a service nobody asks over MCP does not hold it
  * (~5 MB of heap, with its schemas; docs/benchmarks.md, "What the embedded default holds").
  */
-export function loadMcpSdk(): Promise<McpSdk> {
-  return (sdk ??= import("@modelcontextprotocol/server"));
-}
+export const loadMcpSdk: () => Promise<McpSdk> = onFirstUse(() => import("@modelcontextprotocol/server"));
 
 /**
  * The MCP server for one request: every tool registered; the mutating ones disabled (neither

@@ -8,7 +8,7 @@ import type { HttpClient } from "isomorphic-git";
 import { ByteBudget, createOutboundClient, ResponseTooLarge } from "../../../lib/outbound-http.js";
 import { OutboundRefused, type OutboundPolicy } from "../../../lib/outbound.js";
 import type { Logger } from "../../../lib/logger.js";
-import { isomorphicGit } from "../../../lib/lazy-git.js";
+import { isomorphicGit } from "../../../lib/on-first-use.js";
 
 export interface FetchOptions {
   cacheDir: string;

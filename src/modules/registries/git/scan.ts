@@ -1,7 +1,7 @@
 // Reading a fetched commit: the manifests below the registry's path (app.yaml, margo.yaml)
 // and the icons they name. Reads objects straight from the cache; nothing is checked out.
 import fs from "node:fs";
-import { isomorphicGit } from "../../../lib/lazy-git.js";
+import { isomorphicGit } from "../../../lib/on-first-use.js";
 import { checkIcon, type StoredIcon } from "../../applications/icons.js";
 import { manifestDigest, MAX_MANIFEST_BYTES, parseManifest, resolveManifestRelativePath } from "../../applications/manifest/index.js";
 import type { IngestItem } from "../../applications/ingest.js";
