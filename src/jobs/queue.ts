@@ -6,7 +6,10 @@ import { Prisma } from "../generated/prisma/client.js";
 import type { EnqueueSpec } from "./types.js";
 
 const NOW = Prisma.raw(`(now() AT TIME ZONE 'UTC')`);
-const secondsFromNow = (seconds: number) => Prisma.sql`${NOW} + make_interval(secs => ${seconds}::double precision)`;
+// Truncated to the millisecond the column keeps: stored as is, timestamp(3) rounds to the
+// nearest millisecond, so a job enqueued to run now could be stored up to 0.5 ms in the future
+// and a claim in the next half millisecond would not see it due (a flake of test/unit/jobs.test.ts).
+const secondsFromNow = (seconds: number) => Prisma.sql`date_trunc('milliseconds', ${NOW} + make_interval(secs => ${seconds}::double precision))`;
 
 export interface ClaimedJob {
   id: string;
