@@ -15,8 +15,10 @@ import { machineLine } from "./support/machine.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 60);
+/** the V8 flags `npm start` passes (package.json's start script) */
+const START_FLAGS = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")).scripts.start as string).match(/--[\w-]+(=\S+)?/g) ?? [];
 const COMMANDS: Record<string, string[]> = {
-  build: [path.join(ROOT, "dist", "service", "main.js")],
+  build: [...START_FLAGS, path.join(ROOT, "dist", "service", "main.js")],
   tsx: ["--import", "tsx", path.join(ROOT, "src", "main.ts")],
 };
 

@@ -9,7 +9,7 @@ import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import type { SqlMigrationAwareDriverAdapterFactory } from "@prisma/driver-adapter-utils";
-import { preparedQueries } from "./pglite-prepared.js";
+import { preparedQueries, prismaPGlite } from "./pglite-statements.js";
 
 export interface RawDatabase {
   kind: "pglite" | "postgres";
@@ -18,7 +18,7 @@ export interface RawDatabase {
   /**
    * `prepared`: a name for a statement run very often with the same text (the heartbeat's):
    * on PostgreSQL it is parsed once per connection and, after a few runs, planned once (a
-   * generic plan), instead of both on every run; on PGlite, once per instance (pglite-prepared.ts).
+   * generic plan), instead of both on every run; on PGlite, once per instance (pglite-statements.ts).
    */
   query<T = Record<string, unknown>>(sql: string, params?: unknown[], options?: { prepared?: string }): Promise<T[]>;
   /**
@@ -70,11 +70,13 @@ export function openPostgres(url: string, poolSize = 10): OpenedDatabase {
 /**
  * PGlite's own start parameters, and a smaller buffer pool: PostgreSQL's default 128 MB of
  * shared buffers live inside PGlite's WebAssembly memory, are written through at start and are
- * never given back, so they were resident whatever the database's size. With 32 MB an opened
- * data directory holds ~100 MB less (376 -> 272 MB resident in a bare PGlite process after the
- * same queries, as fast); the files stay in the operating system's page cache either way.
+ * never given back, so they were resident whatever the database's size. 32 MB held ~100 MB less
+ * than 128 (376 -> 272 MB resident in a bare PGlite process after the same queries, as fast);
+ * 16 MB holds 20-40 MB less again with 100 devices heartbeating, and the heartbeat benchmark
+ * of 1,000 devices was no slower (docs/benchmarks.md). A page that is not in the pool is read
+ * from the operating system's page cache, which keeps the files either way.
  */
-const PGLITE_START_PARAMS = [...(PGlite as unknown as { defaultStartParams: string[] }).defaultStartParams, "-c", "shared_buffers=32MB"];
+const PGLITE_START_PARAMS = [...(PGlite as unknown as { defaultStartParams: string[] }).defaultStartParams, "-c", "shared_buffers=16MB"];
 
 /** `dataDir` undefined = in memory (tests). `loadDataDir` restores a dump made after migrations. */
 export async function openPGlite(dataDir?: string, loadDataDir?: Blob): Promise<OpenedDatabase> {
@@ -94,7 +96,8 @@ export async function openPGlite(dataDir?: string, loadDataDir?: Blob): Promise<
     close: () => pglite.close(),
   };
   // pglite-prisma-adapter 0.6 is typed against an older @prisma/driver-adapter-utils; the
-  // runtime protocol is the same (the test suite runs every query through it).
-  const adapter = new PrismaPGlite(pglite) as unknown as SqlMigrationAwareDriverAdapterFactory;
+  // runtime protocol is the same (the test suite runs every query through it). It is given
+  // `prismaPGlite`, which spares every Prisma query a copy of PGlite's parser table.
+  const adapter = new PrismaPGlite(prismaPGlite(pglite) as PGlite) as unknown as SqlMigrationAwareDriverAdapterFactory;
   return { raw, adapter, pglite };
 }
