@@ -56,7 +56,7 @@ async function run(command: string[], env: Record<string, string>): Promise<{ re
 const fmt = (r: { readyMs: number; rssMb: number }) => `ready ${(r.readyMs / 1000).toFixed(1)} s, RSS after ${IDLE_SECONDS} s idle ${r.rssMb.toFixed(0)} MB`;
 
 console.log(machineLine());
-if (!fs.existsSync(COMMANDS.build[0])) {
+if (!fs.existsSync(COMMANDS.build.at(-1)!)) {
   console.error("dist/service/main.js is missing: npm run build");
   process.exit(1);
 }
