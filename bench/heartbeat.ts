@@ -7,6 +7,7 @@
 //   npm run bench -- heartbeat
 //   BENCH_DEVICES=1000 BENCH_SECONDS=20 BENCH_CONCURRENCY=64 BENCH_FLEET=100000 BENCH_DB=both|pglite|postgres
 //   BENCH_QUERY_RUNS=0 (heartbeats only)  BENCH_FACADE=0 (skip the REST-facade comparison)
+//   BENCH_ROUNDS=4 (the service and the bare server take turns: this many slices of BENCH_SECONDS / BENCH_ROUNDS each)
 //   BENCH_SERVICE_NODE_ARGS="--optimize-for-size" (flags of the service's process)
 //   BENCH_RATE_LIMITS=1 (the /api/v1 rate limiters on, with budgets never reached: their cost)  BENCH_PROFILE=<dir> (CPU profile of the service during the measured heartbeats)
 import os from "node:os";
@@ -22,6 +23,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const FLEET = Number(process.env.BENCH_FLEET ?? 100_000);
 const QUERY_RUNS = Number(process.env.BENCH_QUERY_RUNS ?? 40);
+/** the service and the bare server alternate: this many slices of SECONDS / ROUNDS each */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 4));
 /** a directory: the service's CPU profile of the measured heartbeat phase goes there (bench/support/profile-summary.ts reads it) */
 const PROFILE = process.env.BENCH_PROFILE;
 // Node/V8 flags for the service's process only (e.g. "--optimize-for-size", which `npm start` passes)
@@ -37,7 +40,7 @@ interface Figures {
   heartbeats: Measured;
   /** the same service and devices through the REST facade, one statement per heartbeat */
   facade: Measured | null;
-  baseline: { perSecond: number; p50: number; p99: number; cpuMicros: number };
+  baseline: { perSecond: number; p50: number; p99: number; cpuMicros: number; generatorMicros: number };
   queries: Record<string, { p50: number; p90: number; p99: number; n: number }>;
 }
 
@@ -58,30 +61,71 @@ async function timeQuery(client: JsonClient, method: string, p: string, body?: u
   return percentiles(samples);
 }
 
-/** The same route answered by a bare node:http server (own process): the ceiling of this machine and load generator. */
-async function baseline(authorization: string) {
+/** Requests, seconds and CPU summed over the slices of one side of the comparison. */
+class Totals {
+  ok = 0;
+  failed = 0;
+  seconds = 0;
+  /** the server's CPU, µs */
+  serverMicros = 0;
+  /** this process's CPU (the load generator), µs */
+  generatorMicros = 0;
+  /** PostgreSQL's processes' CPU, µs; null when not measured */
+  postgresMicros: number | null = null;
+  readonly latency = new LatencyRecorder();
+
+  get answered() {
+    return this.ok + this.failed;
+  }
+  get perSecond() {
+    return this.ok / this.seconds;
+  }
+  perRequest(micros: number) {
+    return micros / Math.max(1, this.answered);
+  }
+}
+
+/**
+ * The same route answered by a bare node:http server (own process): the ceiling of this
+ * machine and load generator. Started once and warmed up; `slice` measures it for a while, so
+ * that its slices can alternate with the service's.
+ */
+async function startBaseline(authorization: string) {
   const bare = await startChild("bare-server.ts", {});
   const client = new JsonClient(bare.info.url, CONCURRENCY);
-  try {
-    const latency = new LatencyRecorder();
-    let ok = 0;
-    await closedLoop(CONCURRENCY, 2000, () => client.request("POST", "/api/v1/agent/heartbeat", { status: "online" }, { authorization }).then(() => undefined));
-    const cpuBefore = await cpuOf(bare);
-    const started = performance.now();
-    await closedLoop(CONCURRENCY, SECONDS * 1000, async () => {
-      const t0 = performance.now();
-      const res = await client.request("POST", "/api/v1/agent/heartbeat", { status: "online" }, { authorization });
-      if (res.status === 200) ok++;
-      latency.record(performance.now() - t0);
-    });
-    const seconds = (performance.now() - started) / 1000;
-    const cpuMicros = cpuMicrosPerRequest(cpuBefore, await cpuOf(bare), latency.count);
-    const s = latency.summary();
-    return { perSecond: ok / seconds, p50: s.p50, p99: s.p99, cpuMicros };
-  } finally {
-    client.close();
-    await bare.stop();
-  }
+  const heartbeat = () => client.request("POST", "/api/v1/agent/heartbeat", { status: "online" }, { authorization });
+  await closedLoop(CONCURRENCY, 2000, () => heartbeat().then(() => undefined));
+  const totals = new Totals();
+  return {
+    totals,
+    /** measures `ms` of load; returns the rate of this slice */
+    async slice(ms: number) {
+      const cpuBefore = await cpuOf(bare);
+      const generatorBefore = process.cpuUsage();
+      const started = performance.now();
+      let ok = 0;
+      let failed = 0;
+      await closedLoop(CONCURRENCY, ms, async () => {
+        const t0 = performance.now();
+        const res = await heartbeat();
+        if (res.status === 200) ok++;
+        else failed++;
+        totals.latency.record(performance.now() - t0);
+      });
+      const seconds = (performance.now() - started) / 1000;
+      const generator = process.cpuUsage(generatorBefore);
+      totals.generatorMicros += generator.user + generator.system;
+      totals.serverMicros += cpuMicrosPerRequest(cpuBefore, await cpuOf(bare), 1);
+      totals.ok += ok;
+      totals.failed += failed;
+      totals.seconds += seconds;
+      return ok / seconds;
+    },
+    async stop() {
+      client.close();
+      await bare.stop();
+    },
+  };
 }
 
 async function run(database: string, databaseUrl?: string): Promise<Figures> {
@@ -127,50 +171,79 @@ async function run(database: string, databaseUrl?: string): Promise<Figures> {
       const w = await simulator.heartbeatLoad(3000, CONCURRENCY);
       seen += w.ok;
     }
-    const measure = async (label: string) => {
+    const postgresPort = databaseUrl ? Number(new URL(databaseUrl).port || 5432) : null;
+    /** measures `ms` of heartbeats into `totals`; returns the rate of this slice */
+    const slice = async (totals: Totals, ms: number) => {
       const before = await service.command("stats");
-      const postgresPort = databaseUrl ? Number(new URL(databaseUrl).port || 5432) : null;
       const otherBefore = { postgres: postgresPort ? postgresCpuMicros(postgresPort) : null, generator: process.cpuUsage() };
       if (PROFILE) service.process.kill("SIGUSR2"); // start the service's CPU profile (bench/support/serve.ts)
-      const result = await simulator.heartbeatLoad(SECONDS * 1000, CONCURRENCY);
+      const result = await simulator.heartbeatLoad(ms, CONCURRENCY, totals.latency);
       if (PROFILE) service.process.kill("SIGUSR2"); // ... and write it
       const after = await service.command("stats");
-      const rows = after.rows - before.rows;
-      const statements = after.statements - before.statements;
-      const cpuMicros = cpuMicrosPerRequest(before, after, result.ok + result.failed);
-      // Where the rest of the two cores went: the database server's processes and this process (the load generator).
-      const answered = result.ok + result.failed;
-      const postgresAfter = postgresPort ? postgresCpuMicros(postgresPort) : null;
       const generator = process.cpuUsage(otherBefore.generator);
-      const postgresMicros = postgresAfter !== null && otherBefore.postgres !== null ? (postgresAfter - otherBefore.postgres) / answered : null;
-      console.log(
-        `heartbeats, ${label}: ${result.perSecond.toFixed(0)}/s over ${result.seconds.toFixed(1)} s, ${CONCURRENCY} concurrent, ${enrolled} devices; ` +
-        `service CPU ${cpuMicros.toFixed(0)} µs per heartbeat` +
-        (postgresMicros !== null ? `, PostgreSQL's processes ${postgresMicros.toFixed(0)} µs` : "") +
-        `, load generator ${((generator.user + generator.system) / answered).toFixed(0)} µs; ` +
-        `p50 ${fmtMs(result.latency.p50)}, p99 ${fmtMs(result.latency.p99)}; failed ${result.failed}` +
-        (result.failed ? ` (${simulator.stats().lastError})` : "") +
-        `; ${statements} statements for ${rows} heartbeats (${statements ? (rows / statements).toFixed(1) : "-"} per statement); load average ${os.loadavg()[0].toFixed(1)}`,
-      );
-      return { ...result, cpuMicros };
+      const postgresAfter = postgresPort ? postgresCpuMicros(postgresPort) : null;
+      totals.ok += result.ok;
+      totals.failed += result.failed;
+      totals.seconds += result.seconds;
+      totals.serverMicros += cpuMicrosPerRequest(before, after, 1);
+      totals.generatorMicros += generator.user + generator.system;
+      if (postgresAfter !== null && otherBefore.postgres !== null) totals.postgresMicros = (totals.postgresMicros ?? 0) + postgresAfter - otherBefore.postgres;
+      statements.rows += after.rows - before.rows;
+      statements.count += after.statements - before.statements;
+      return result.perSecond;
     };
-    const heartbeats = await measure("lean route + group commit");
+    const statements = { rows: 0, count: 0 };
+    const report = (label: string, totals: Totals): Measured => {
+      const latency = totals.latency.summary();
+      console.log(
+        `heartbeats, ${label}: ${totals.perSecond.toFixed(0)}/s over ${totals.seconds.toFixed(1)} s, ${CONCURRENCY} concurrent, ${enrolled} devices; ` +
+        `service CPU ${totals.perRequest(totals.serverMicros).toFixed(0)} µs per heartbeat` +
+        (totals.postgresMicros !== null ? `, PostgreSQL's processes ${totals.perRequest(totals.postgresMicros).toFixed(0)} µs` : "") +
+        `, load generator ${totals.perRequest(totals.generatorMicros).toFixed(0)} µs; ` +
+        `p50 ${fmtMs(latency.p50)}, p99 ${fmtMs(latency.p99)}; failed ${totals.failed}` +
+        (totals.failed ? ` (${simulator.stats().lastError})` : "") +
+        `; ${statements.count} statements for ${statements.rows} heartbeats (${statements.count ? (statements.rows / statements.count).toFixed(1) : "-"} per statement); load average ${os.loadavg()[0].toFixed(1)}`,
+      );
+      statements.rows = statements.count = 0;
+      return { ok: totals.ok, failed: totals.failed, seconds: totals.seconds, perSecond: totals.perSecond, latency, cpuMicros: totals.perRequest(totals.serverMicros) };
+    };
+
+    // The service and the bare server take turns, ROUNDS slices each, with the same load
+    // generator: whatever else slows this machine for a while (other virtual machines on the
+    // host, a background job) falls on both sides of the ratio, not on one.
+    const authorization = await simulator.devices.find((d) => d.deviceId)!.authorization();
+    const bare = await startBaseline(authorization);
+    const service_ = new Totals();
+    const rounds = PROFILE ? 1 : ROUNDS;
+    const sliceMs = (SECONDS * 1000) / rounds;
+    try {
+      for (let round = 1; round <= rounds; round++) {
+        const servicePerSecond = await slice(service_, sliceMs);
+        const barePerSecond = await bare.slice(sliceMs);
+        console.log(`round ${round} of ${rounds}: service ${servicePerSecond.toFixed(0)}/s, bare ${barePerSecond.toFixed(0)}/s = ${((servicePerSecond / barePerSecond) * 100).toFixed(1)} %`);
+      }
+    } finally {
+      await bare.stop();
+    }
+    const heartbeats = report("lean route + group commit", service_);
     // The same service with the heartbeat served by the REST facade and one statement per
     // heartbeat (the path before the lean route and the group commit), in the same run.
     let facade: Figures["facade"] = null;
     if (!PROFILE && process.env.BENCH_FACADE !== "0") {
       await service.command("path facade");
       await simulator.heartbeatLoad(3000, CONCURRENCY);
-      facade = await measure("REST facade, one statement each");
+      const totals = new Totals();
+      await slice(totals, SECONDS * 1000);
+      facade = report("REST facade, one statement each", totals);
       await service.command("path lean");
     }
-    const authorization = await simulator.devices.find((d) => d.deviceId)!.authorization();
     await simulator.stop();
 
-    const bare = await baseline(authorization);
-    console.log(`bare node:http on the same route: ${bare.perSecond.toFixed(0)}/s, p50 ${fmtMs(bare.p50)}, p99 ${fmtMs(bare.p99)}, CPU ${bare.cpuMicros.toFixed(0)} µs per request; ` +
-      `service/bare = ${((heartbeats.perSecond / bare.perSecond) * 100).toFixed(1)} % (by CPU per request: ${((bare.cpuMicros / heartbeats.cpuMicros) * 100).toFixed(1)} %)` +
-      (facade ? ` (REST facade, one statement each: ${((facade.perSecond / bare.perSecond) * 100).toFixed(1)} %)` : ""));
+    const b = bare.totals;
+    const baseline = { perSecond: b.perSecond, p50: b.latency.summary().p50, p99: b.latency.summary().p99, cpuMicros: b.perRequest(b.serverMicros), generatorMicros: b.perRequest(b.generatorMicros) };
+    console.log(`bare node:http on the same route: ${baseline.perSecond.toFixed(0)}/s over ${b.seconds.toFixed(1)} s, p50 ${fmtMs(baseline.p50)}, p99 ${fmtMs(baseline.p99)}, CPU ${baseline.cpuMicros.toFixed(0)} µs per request, load generator ${baseline.generatorMicros.toFixed(0)} µs; ` +
+      `service/bare = ${((heartbeats.perSecond / baseline.perSecond) * 100).toFixed(1)} % (by CPU per request: ${((baseline.cpuMicros / heartbeats.cpuMicros) * 100).toFixed(1)} %)` +
+      (facade ? ` (REST facade, one statement each: ${((facade.perSecond / baseline.perSecond) * 100).toFixed(1)} %)` : ""));
 
     const queries: Figures["queries"] = QUERY_RUNS === 0 ? {} : {
       "op 12 selective {site, tier}": await timeQuery(client, "POST", "/api/v1/groups/query", { labelSelector: { site: "site-3", tier: "edge" } }),
@@ -186,7 +259,7 @@ async function run(database: string, databaseUrl?: string): Promise<Figures> {
     for (const [name, q] of Object.entries(queries)) {
       console.log(`${name.padEnd(36)} p50 ${fmtMs(q.p50).padStart(9)}  p90 ${fmtMs(q.p90).padStart(9)}  p99 ${fmtMs(q.p99).padStart(9)}  (n=${q.n}, sequential, over ${FLEET.toLocaleString("en")} devices)`);
     }
-    return { database, enrollPerSecond, heartbeats, facade, baseline: bare, queries };
+    return { database, enrollPerSecond, heartbeats, facade, baseline, queries };
   } finally {
     client.close();
     await service.stop();

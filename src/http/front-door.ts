@@ -35,6 +35,7 @@ import { requestInfoOf, type RequestInfo } from "../trpc/context.js";
 import { sourceBlocked } from "./rate-limit.js";
 import { storableJsonBodyOf } from "./storable-input.js";
 import { sendRestError } from "./error-response.js";
+import proxyaddr from "proxy-addr";
 
 /** What every request gets, from the app (src/app.ts). */
 export interface FrontDoorCommon {
@@ -142,27 +143,27 @@ type Handle = ((req: IncomingMessage, res: ServerResponse, callback?: unknown) =
 /**
  * Puts the door in front of the app: the app's request handler (`app.handle`, which sets up
  * express's request and response and runs its router) answers whatever the door does not take.
- * For what the door takes, it does what express does for every request before its first
- * middleware (the request and response prototypes, `req.res`, `res.req`, `res.locals`,
- * `req.originalUrl`, `req.baseUrl`), so that `req.ip` (TRUST_PROXY_HOPS), the request log and
- * the metrics read the same values. The app's own handler stays reachable as `handle.ordinary`.
+ * The app's own handler stays reachable as `handle.ordinary`.
+ *
+ * What the door takes keeps node's own request and response: express would swap their
+ * prototypes for its own (`Object.setPrototypeOf`), and on this path that swap and the slow
+ * property lookups it leaves behind cost more CPU than authentication (a perf profile of the
+ * heartbeat benchmark, docs/benchmarks.md). What the door's steps read of express's request is
+ * set on the request itself, computed as express computes it: `req.ip` by proxy-addr with the
+ * app's `trust proxy` function (TRUST_PROXY_HOPS), `req.originalUrl` and `req.baseUrl`. Every
+ * answer, errors included, is written with node's own `writeHead` and `end`.
  */
 export function putInFront(app: Express, door: FrontDoor): void {
-  const express = app as unknown as { handle: Handle; request: object; response: object; enabled(setting: string): boolean };
+  const express = app as unknown as { handle: Handle; enabled(setting: string): boolean; get(setting: string): unknown };
   const ordinary = express.handle;
   const handle: Handle = function frontDoor(this: unknown, req, res, callback) {
     if (!door.fits(req) || express.enabled("x-powered-by")) return ordinary.call(this, req, res, callback);
-    const r = req as Request;
-    const s = res as Response;
-    r.res = s;
-    s.req = r;
-    Object.setPrototypeOf(req, express.request);
-    Object.setPrototypeOf(res, express.response);
-    if (!s.locals) s.locals = Object.create(null) as Response["locals"];
+    const r = req as Request & { ip: string | undefined };
+    r.ip = proxyaddr(req, express.get("trust proxy fn") as (address: string, hop: number) => boolean);
     r.originalUrl = req.url!;
     r.baseUrl = "";
     if (!door.admits(r)) return ordinary.call(this, req, res, callback);
-    door.answer(r, s);
+    door.answer(r, res as Response);
   };
   handle.ordinary = ordinary;
   express.handle = handle;

@@ -244,14 +244,14 @@ export class FleetSimulator extends EventEmitter {
 
   /**
    * Benchmark mode: heartbeats as fast as `concurrency` closed loops allow for `durationMs`,
-   * round-robin over the enrolled devices. Returns rate and latency percentiles.
+   * round-robin over the enrolled devices. Returns rate and latency percentiles; `latency`
+   * (when given) records every heartbeat too, so that several loads can be summed.
    */
-  async heartbeatLoad(durationMs: number, concurrency: number) {
+  async heartbeatLoad(durationMs: number, concurrency: number, latency = new LatencyRecorder()) {
     const enrolled = this.devices.filter((d) => d.deviceId);
     if (enrolled.length === 0) throw new Error("no enrolled devices");
     // Sign every token up front: the load generator should measure the server, not itself.
     await Promise.all(enrolled.map((d) => d.authorization()));
-    const latency = new LatencyRecorder();
     let ok = 0;
     let failed = 0;
     const started = performance.now();

@@ -61,7 +61,7 @@ interface Row {
 // One statement for any number of heartbeats: the rows travel as one JSON parameter (a text
 // cast to jsonb, so that node-postgres and PGlite pass it alike) and the statement text never
 // changes with the batch size.
-const STATEMENT = `
+export const HEARTBEAT_STATEMENT = `
   WITH async_commit AS (
     -- This statement's own transaction commits without waiting for the WAL flush: a crash
     -- may lose the last fraction of a second of heartbeats (the next ones redo them), never
@@ -74,12 +74,20 @@ const STATEMENT = `
       "agentVersion" text, "hardwareModel" text, "ipAddress" text, "facts" jsonb)
   ), prev AS (
     SELECT d."id", d."status" AS "previous", d."statusReason" AS "previousReason", x.*
-      FROM input x JOIN "Device" d ON d."id" = x."device" AND d."organizationId" = x."org"
-     WHERE EXISTS (SELECT 1 FROM async_commit a WHERE a."setting" = 'off')
+      FROM input x JOIN "Device" d ON d."id" = x."device"
+     -- The organization is compared with IS NOT DISTINCT FROM (the same as "=" for these
+     -- non-null ids), which no index serves, and its status is looked up by the input's id:
+     -- nothing then leads the planner from the organization to its devices, and each device
+     -- is found by its primary key whatever the statistics say. With "=", a table not
+     -- analyzed since a fleet enrolled (autovacuum comes a minute later at best) made the
+     -- planner read every device of the organization for each heartbeat: 4 times the
+     -- database's CPU (docs/benchmarks.md, "The heartbeat statement's plan").
+     WHERE d."organizationId" IS NOT DISTINCT FROM x."org"
+       AND EXISTS (SELECT 1 FROM async_commit a WHERE a."setting" = 'off')
        AND EXISTS (SELECT 1 FROM "DeviceCertificate" c
                     WHERE c."fingerprint" = x."fingerprint" AND c."deviceId" = d."id"
                       AND NOT c."revoked" AND c."notAfter" > (now() AT TIME ZONE 'UTC'))
-       AND EXISTS (SELECT 1 FROM "Organization" o WHERE o."id" = d."organizationId" AND o."status" = 'active')
+       AND EXISTS (SELECT 1 FROM "Organization" o WHERE o."id" = x."org" AND o."status" = 'active')
      ORDER BY d."id"
      FOR UPDATE OF d
   ), upd AS (
@@ -148,7 +156,7 @@ export async function recordHeartbeats(
 ): Promise<(HeartbeatResult | null)[]> {
   const rows = items.map((item, i) => rowOf(i, item.device, item.input, item.sourceIp));
   const results: (HeartbeatResult | null)[] = items.map(() => null);
-  for (const r of await raw.query<HeartbeatResult & { i: number }>(STATEMENT, [JSON.stringify(rows)], { prepared: "fleet_heartbeats" })) {
+  for (const r of await raw.query<HeartbeatResult & { i: number }>(HEARTBEAT_STATEMENT, [JSON.stringify(rows)], { prepared: "fleet_heartbeats" })) {
     results[r.i] = { previous: r.previous, current: r.current, hasDesired: r.hasDesired === true };
   }
   return results;

@@ -236,3 +236,36 @@ describe("group commit of heartbeat writes", () => {
     }
   });
 });
+
+// The front door keeps node's own request (no express prototypes) and computes the source
+// address as express's `req.ip` does: X-Forwarded-For counts only through TRUST_PROXY_HOPS.
+describe("the source address of a heartbeat through the front door", () => {
+  async function sourceAddresses(proxyHops: string) {
+    const own = await createHarness({ TRUST_PROXY_HOPS: proxyHops });
+    try {
+      const org = await own.createTenant("Source Addresses");
+      await ensureCa(own, org.key);
+      const device = await enroll(own, (await createEnrollmentToken(own, org.key, { maxUses: 2 })).token);
+      const authorization = `Bearer ${await device.token()}`;
+      const stored = async () => (await own.services.prisma.device.findUniqueOrThrow({ where: { id: device.deviceId } })).ipAddress;
+      const send = (body: string | undefined, forwardedFor: string) =>
+        fetch(`${own.url}/api/v1/agent/heartbeat`, { method: "POST", body, headers: { authorization, "x-forwarded-for": forwardedFor, ...(body ? { "content-type": "application/json" } : {}) } });
+      expect((await send("{}", "203.0.113.7")).status).toBe(200); // the front door
+      const front = await stored();
+      expect((await send(undefined, "203.0.113.8")).status).toBe(200); // no body: the ordinary express path
+      return { front, ordinary: await stored() };
+    } finally {
+      await own.close();
+    }
+  }
+
+  it("takes X-Forwarded-For from a trusted proxy, as the ordinary path does", async () => {
+    expect(await sourceAddresses("1")).toEqual({ front: "203.0.113.7", ordinary: "203.0.113.8" });
+  });
+
+  it("ignores X-Forwarded-For without trusted proxies and stores the peer's address, as the ordinary path does", async () => {
+    const { front, ordinary } = await sourceAddresses("0");
+    expect(front).toMatch(/^(::ffff:)?127\.0\.0\.1$|^::1$/);
+    expect(front).toBe(ordinary);
+  });
+});

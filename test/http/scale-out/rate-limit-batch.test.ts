@@ -61,6 +61,14 @@ describe.skipIf(!ON_POSTGRES)("batched request budgets on PostgreSQL (skipped wi
     expect([devices.allowed, devices.refused.length]).toEqual([5, 2]);
   });
 
+  // Counters of the last minutes are not worth a WAL record and a flush per batch
+  // (prisma/migrations/20261206113000_rate_limits_unlogged): the heartbeat's path adds one
+  // point per heartbeat.
+  it("keeps the budgets in an unlogged table", async () => {
+    const [table] = await h.services.database.opened.raw.query<{ relpersistence: string }>(`SELECT "relpersistence" FROM pg_class WHERE "relname" = 'rate_limits'`);
+    expect(table.relpersistence).toBe("u");
+  });
+
   it("starts a new window once the old one has expired", async () => {
     const a = createRateLimiters(settings, poolA);
     await h.services.database.opened.raw.query(`UPDATE rate_limits SET "expire" = 1 WHERE "key" = 'src:203.0.113.7'`);
