@@ -12,23 +12,27 @@ export interface ReloadHost {
   addEventListener(type: "vite:preloadError", listener: (event: Event) => void): void;
   sessionStorage: Pick<Storage, "getItem" | "setItem">;
   location: Pick<Location, "reload">;
+  document: {
+    createElement(tagName: "link"): Pick<HTMLLinkElement, "rel" | "href">;
+    head: { appendChild(node: never): unknown };
+  };
 }
 
 /** A page's stylesheet that failed: asked for once more in the background (the page's code has loaded). */
-function retryStylesheet(event: Event): boolean {
+function retryStylesheet(document: ReloadHost["document"], event: Event): boolean {
   const href = /^Unable to preload CSS for (\S+)$/.exec(String((event as Event & { payload?: Error }).payload?.message ?? ""))?.[1];
-  if (!href || typeof document === "undefined") return false;
+  if (!href) return false;
   const link = document.createElement("link");
   link.rel = "stylesheet";
   link.href = href;
-  document.head.appendChild(link);
+  document.head.appendChild(link as never);
   return true;
 }
 
 export function reloadOnceWhenAChunkFailsToLoad(host: ReloadHost = window, now: () => number = Date.now): void {
   host.addEventListener("vite:preloadError", (event) => {
     // A stylesheet: no reload needed, the page goes on and its styles arrive with the retry.
-    if (retryStylesheet(event)) {
+    if (retryStylesheet(host.document, event)) {
       event.preventDefault();
       return;
     }
