@@ -22,14 +22,7 @@ async function suggestions(page: Page): Promise<string[]> {
 }
 
 async function waitForSuggestions(page: Page, expected: string[]): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  let last: string[] = [];
-  while (Date.now() < deadline) {
-    last = await suggestions(page);
-    if (JSON.stringify(last) === JSON.stringify(expected)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  expect(last).toEqual(expected);
+  await expect.poll(() => suggestions(page), { timeout: 20_000, interval: 100 }).toEqual(expected);
 }
 
 describe.skipIf(!peerAvailable("chromium"))("console device table, suggestions and live status", () => {
