@@ -16,7 +16,7 @@ import { JsonClient } from "../agent/src/core/json-client.js";
 import { closedLoop, LatencyRecorder } from "../src/simulator/latency.js";
 import { fmtMs, postgresCpuMicros, machineLine, percentiles } from "./support/machine.js";
 import { onEachDatabase } from "./support/postgres.js";
-import { cpuMicrosPerRequest, cpuOf, startChild } from "./support/child.js";
+import { cpuMicrosUsed, cpuOf, startChild } from "./support/child.js";
 
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 1000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
@@ -72,7 +72,23 @@ class Totals {
   generatorMicros = 0;
   /** PostgreSQL's processes' CPU, µs; null when not measured */
   postgresMicros: number | null = null;
+  /** the service's group commit: heartbeats written, and the statements that wrote them */
+  rows = 0;
+  statements = 0;
   readonly latency = new LatencyRecorder();
+
+  /** adds one slice; returns its rate */
+  add(slice: { ok: number; failed: number; seconds: number; serverMicros: number; generatorMicros: number; postgresMicros?: number | null; rows?: number; statements?: number }) {
+    this.ok += slice.ok;
+    this.failed += slice.failed;
+    this.seconds += slice.seconds;
+    this.serverMicros += slice.serverMicros;
+    this.generatorMicros += slice.generatorMicros;
+    if (slice.postgresMicros != null) this.postgresMicros = (this.postgresMicros ?? 0) + slice.postgresMicros;
+    this.rows += slice.rows ?? 0;
+    this.statements += slice.statements ?? 0;
+    return slice.ok / slice.seconds;
+  }
 
   get answered() {
     return this.ok + this.failed;
@@ -114,12 +130,7 @@ async function startBaseline(authorization: string) {
       });
       const seconds = (performance.now() - started) / 1000;
       const generator = process.cpuUsage(generatorBefore);
-      totals.generatorMicros += generator.user + generator.system;
-      totals.serverMicros += cpuMicrosPerRequest(cpuBefore, await cpuOf(bare), 1);
-      totals.ok += ok;
-      totals.failed += failed;
-      totals.seconds += seconds;
-      return ok / seconds;
+      return totals.add({ ok, failed, seconds, serverMicros: cpuMicrosUsed(cpuBefore, await cpuOf(bare)), generatorMicros: generator.user + generator.system });
     },
     async stop() {
       client.close();
@@ -182,17 +193,17 @@ async function run(database: string, databaseUrl?: string): Promise<Figures> {
       const after = await service.command("stats");
       const generator = process.cpuUsage(otherBefore.generator);
       const postgresAfter = postgresPort ? postgresCpuMicros(postgresPort) : null;
-      totals.ok += result.ok;
-      totals.failed += result.failed;
-      totals.seconds += result.seconds;
-      totals.serverMicros += cpuMicrosPerRequest(before, after, 1);
-      totals.generatorMicros += generator.user + generator.system;
-      if (postgresAfter !== null && otherBefore.postgres !== null) totals.postgresMicros = (totals.postgresMicros ?? 0) + postgresAfter - otherBefore.postgres;
-      statements.rows += after.rows - before.rows;
-      statements.count += after.statements - before.statements;
-      return result.perSecond;
+      return totals.add({
+        ok: result.ok,
+        failed: result.failed,
+        seconds: result.seconds,
+        serverMicros: cpuMicrosUsed(before, after),
+        generatorMicros: generator.user + generator.system,
+        postgresMicros: postgresAfter !== null && otherBefore.postgres !== null ? postgresAfter - otherBefore.postgres : null,
+        rows: after.rows - before.rows,
+        statements: after.statements - before.statements,
+      });
     };
-    const statements = { rows: 0, count: 0 };
     const report = (label: string, totals: Totals): Measured => {
       const latency = totals.latency.summary();
       console.log(
@@ -202,9 +213,8 @@ async function run(database: string, databaseUrl?: string): Promise<Figures> {
         `, load generator ${totals.perRequest(totals.generatorMicros).toFixed(0)} µs; ` +
         `p50 ${fmtMs(latency.p50)}, p99 ${fmtMs(latency.p99)}; failed ${totals.failed}` +
         (totals.failed ? ` (${simulator.stats().lastError})` : "") +
-        `; ${statements.count} statements for ${statements.rows} heartbeats (${statements.count ? (statements.rows / statements.count).toFixed(1) : "-"} per statement); load average ${os.loadavg()[0].toFixed(1)}`,
+        `; ${totals.statements} statements for ${totals.rows} heartbeats (${totals.statements ? (totals.rows / totals.statements).toFixed(1) : "-"} per statement); load average ${os.loadavg()[0].toFixed(1)}`,
       );
-      statements.rows = statements.count = 0;
       return { ok: totals.ok, failed: totals.failed, seconds: totals.seconds, perSecond: totals.perSecond, latency, cpuMicros: totals.perRequest(totals.serverMicros) };
     };
 
@@ -213,19 +223,19 @@ async function run(database: string, databaseUrl?: string): Promise<Figures> {
     // host, a background job) falls on both sides of the ratio, not on one.
     const authorization = await simulator.devices.find((d) => d.deviceId)!.authorization();
     const bare = await startBaseline(authorization);
-    const service_ = new Totals();
+    const serviceTotals = new Totals();
     const rounds = PROFILE ? 1 : ROUNDS;
     const sliceMs = (SECONDS * 1000) / rounds;
     try {
       for (let round = 1; round <= rounds; round++) {
-        const servicePerSecond = await slice(service_, sliceMs);
+        const servicePerSecond = await slice(serviceTotals, sliceMs);
         const barePerSecond = await bare.slice(sliceMs);
         console.log(`round ${round} of ${rounds}: service ${servicePerSecond.toFixed(0)}/s, bare ${barePerSecond.toFixed(0)}/s = ${((servicePerSecond / barePerSecond) * 100).toFixed(1)} %`);
       }
     } finally {
       await bare.stop();
     }
-    const heartbeats = report("lean route + group commit", service_);
+    const heartbeats = report("lean route + group commit", serviceTotals);
     // The same service with the heartbeat served by the REST facade and one statement per
     // heartbeat (the path before the lean route and the group commit), in the same run.
     let facade: Figures["facade"] = null;

@@ -66,10 +66,14 @@ export function startChild(script: string, env: Record<string, string>, timeoutM
   });
 }
 
-/** CPU time (user + system, µs) a child used between two of its `command` answers (`cpu` in them), per request. */
+/** CPU time (user + system, µs) a child used between two of its `command` answers (`cpu` in them). */
+export function cpuMicrosUsed(before: Record<string, any>, after: Record<string, any>): number {
+  return after.cpu.user - before.cpu.user + (after.cpu.system - before.cpu.system);
+}
+
+/** The same, per request. */
 export function cpuMicrosPerRequest(before: Record<string, any>, after: Record<string, any>, requests: number): number {
-  const used = after.cpu.user - before.cpu.user + (after.cpu.system - before.cpu.system);
-  return requests > 0 ? used / requests : NaN;
+  return requests > 0 ? cpuMicrosUsed(before, after) / requests : NaN;
 }
 
 /** The child's CPU time so far (serve.ts and bare-server.ts answer any command with it). */
