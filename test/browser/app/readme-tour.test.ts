@@ -250,7 +250,8 @@ describe.skipIf(!peerAvailable("chromium"))("the README's Quick start on a fresh
       .catch((err: Error) => {
         throw new Error(`${err.message}\nsamples output:\n${samples.output.join("")}`);
       });
-    expect(samples.output.join("")).toContain(`add it as a Git registry: URL ${repoUrl}, branch main, path /apps`);
+    // the next line of its output may arrive a moment after the first
+    await eventually(async () => samples.output.join("").includes(`add it as a Git registry: URL ${repoUrl}, branch main, path /apps`), SLOW_MS, "the samples' registry instructions");
 
     const ui = await signedIn(suite);
     await ui.goto("/");
