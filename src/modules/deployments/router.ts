@@ -25,7 +25,7 @@ export const deploymentsRouter = router({
       openapi: {
         method: "GET", path: "/deployments", tags: [TAG],
         summary: "List deployments, newest first",
-        description: "Filters: status, rolloutState, applicationId, search (part of the name). Each item carries its devices by state (progress).",
+        description: "Filters: status, rolloutState, state (the one computed state), inProgress (rolling_out, awaiting_approval or paused), applicationId, search (part of the name). Each item carries its state and its devices by state (progress).",
       },
     })
     .input(listDeploymentsInput)

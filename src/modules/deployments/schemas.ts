@@ -5,6 +5,7 @@ import { ownerMarkOutput } from "../../lib/owner-mark.js";
 import { labelSelectorSchema } from "../devices/labels.js";
 import { ROLLOUT_STATES } from "./rollout-machine.js";
 import { strategySchema } from "./strategy.js";
+import { DEPLOYMENT_STATES } from "./deployment-state.js";
 import { disruptionBudget, maintenanceWindows, ON_LEAVE, optionFields, optionUpdateFields, refineOptions, retryOptions } from "./options.js";
 
 /** draft: not started (editable); running: on its devices; stopping / deleting: waiting for the devices to confirm removal; stopped. */
@@ -87,6 +88,8 @@ export const listDeploymentsInput = z.object({
   status: z.enum(DEPLOYMENT_STATUSES).optional(),
   rolloutState: z.enum(ROLLOUT_STATES).optional(),
   applicationId: z.uuid().optional(),
+  state: z.enum(DEPLOYMENT_STATES).optional().describe("the deployment's one state (computed from status and rolloutState: docs/deployments.md)"),
+  inProgress: z.stringbool().optional().describe("true: only deployments whose rollout has not ended (state rolling_out, awaiting_approval or paused); false: only the others"),
   search: z.string().max(200).optional().describe("part of the name (case-insensitive)"),
   scheduled: z.stringbool().optional().describe("true: only drafts waiting for their startAt; false: only the others"),
   ...pagingInput,
@@ -127,6 +130,10 @@ export const deploymentOutput = z.object({
   status: z.enum(DEPLOYMENT_STATUSES),
   rolloutState: z.enum(ROLLOUT_STATES),
   rolloutReason: z.string().nullable(),
+  state: z.enum(DEPLOYMENT_STATES).describe(
+    "the deployment's one state, computed from status, rolloutState and startAt (docs/deployments.md, \"One state\"): draft, scheduled, rolling_out, " +
+      "awaiting_approval, paused, completed, aborted, failed (a batch timed out), stopping, stopped, deleting",
+  ),
   progress: progressCounts.describe("devices of the deployment by state"),
   startedAt: z.string().nullable(),
   completedAt: z.string().nullable(),

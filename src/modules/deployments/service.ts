@@ -19,6 +19,7 @@ import {
 import { ROLLOUT_STATES } from "./rollout-machine.js";
 import { EDITABLE_STATUSES, stopRefusal } from "./rollout-moves.js";
 import { countsByDeployment, deploymentInclude, findDeployment, lockDeployment, toDeploymentDto, type DeploymentRow } from "./store.js";
+import { IN_PROGRESS_STATES, storedCombinations, type DeploymentState } from "./deployment-state.js";
 import type { Strategy } from "./strategy.js";
 import { freezeTargets } from "./targets.js";
 import type { DisruptionBudget, MaintenanceWindows, RetryOptions } from "./options.js";
@@ -100,12 +101,18 @@ export async function getDeployment(db: DbTx, organizationId: string, id: string
 export async function listDeployments(
   db: DbTx,
   organizationId: string,
-  input: { status?: string; rolloutState?: string; applicationId?: string; search?: string; scheduled?: boolean; limit: number; offset: number },
+  input: {
+    status?: string; rolloutState?: string; state?: DeploymentState; inProgress?: boolean; applicationId?: string; search?: string; scheduled?: boolean; limit: number; offset: number;
+  },
 ) {
   const where: Prisma.DeploymentWhereInput = {
     organizationId,
     ...(input.scheduled === undefined ? {} : input.scheduled ? { status: "draft", startAt: { not: null } } : { NOT: { status: "draft", startAt: { not: null } } }),
     ...(input.status ? { status: input.status } : {}),
+    AND: [
+      ...(input.state ? [stateWhere([input.state])] : []),
+      ...(input.inProgress === undefined ? [] : [input.inProgress ? stateWhere(IN_PROGRESS_STATES) : { NOT: stateWhere(IN_PROGRESS_STATES) }]),
+    ],
     ...(input.rolloutState ? { rolloutState: input.rolloutState } : {}),
     ...(input.applicationId ? { applicationId: input.applicationId } : {}),
     ...(input.search ? { name: containsText(input.search) } : {}),
@@ -120,6 +127,17 @@ export async function listDeployments(
 
 
 /** Parameter values as one comparable text (secret values included, sorted keys). */
+/** Deployments whose one state (deployment-state.ts) is one of `states`: the stored combinations that compute to them. */
+function stateWhere(states: readonly DeploymentState[]): Prisma.DeploymentWhereInput {
+  return {
+    OR: storedCombinations(states).map((c) => ({
+      status: c.status,
+      ...(c.rolloutStates ? { rolloutState: { in: c.rolloutStates } } : {}),
+      ...(c.scheduled === null ? {} : { startAt: c.scheduled ? { not: null } : null }),
+    })),
+  };
+}
+
 const valuesText = (values: Record<string, unknown>) => JSON.stringify(Object.entries(values).sort(([a], [b]) => a.localeCompare(b)));
 
 /**

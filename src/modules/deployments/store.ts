@@ -8,6 +8,7 @@ import { iso, isoNullable } from "../devices/schemas.js";
 import { visibleParameters } from "./parameters.js";
 import { emptyProgress, type DeploymentDto, type DeploymentStatus, type ProgressCounts } from "./schemas.js";
 import type { RolloutState } from "./rollout-machine.js";
+import { deploymentState } from "./deployment-state.js";
 import type { Strategy } from "./strategy.js";
 import type { DisruptionBudget, MaintenanceWindows, RetryOptions } from "./options.js";
 
@@ -90,6 +91,7 @@ export function toDeploymentDto(row: DeploymentRow, counts: ProgressCounts): Dep
     onLeave: row.onLeave as DeploymentDto["onLeave"],
     status: row.status as DeploymentStatus,
     rolloutState: row.rolloutState as RolloutState,
+    state: deploymentState(row),
     rolloutReason: row.rolloutReason,
     progress: counts,
     startedAt: isoNullable(row.startedAt),
