@@ -4,7 +4,8 @@
 // limits: one request of the caller's budget per HTTP request, as a REST call. A tools/call is
 // charged by the procedure it calls, so here it is only refused (429) once the budget is spent.
 // The SDK serves the exchange statelessly from a per-request server (server.ts): GET and
-// DELETE, the session operations of the 2025 protocol, answer 405.
+// DELETE, the session operations of the 2025 protocol, answer 405; a 2025-era POST is answered
+// in the transport's JSON response mode (one JSON body, not an event stream).
 import express, { type Request as ExpressRequest, type Response as ExpressResponse, type Router } from "express";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -17,7 +18,7 @@ import type { Principal } from "../../trpc/principal.js";
 import { jsonBodyOf } from "../../http/storable-input.js";
 import { sendRestError } from "../../http/error-response.js";
 import { errorResponse, type ExtraPaths } from "../../http/docs.js";
-import { loadMcpSdk, mcpServerFor } from "./server.js";
+import { loadMcpSdk, mcpServerFor, type McpSdk } from "./server.js";
 
 export const MCP_PATH = "/mcp";
 const LABEL = "mcp";
@@ -73,6 +74,27 @@ async function sendWebResponse(res: ExpressResponse, answer: Response): Promise<
   await pipeline(Readable.fromWeb(answer.body as import("node:stream/web").ReadableStream), res);
 }
 
+/**
+ * A 2025-era POST (no per-request envelope: the `initialize` handshake, or a bare `tools/call`
+ * from curl) served as the SDK's stateless fallback would, but with the transport's JSON
+ * response mode: the answer is one `application/json` body that `jq` reads, never an event
+ * stream (no tool sends anything before its result, so a stream would carry nothing more).
+ * The transport still requires the client to accept both media types (406 otherwise).
+ */
+async function answerAsJson(
+  sdk: McpSdk, server: ReturnType<typeof mcpServerFor>, request: Request, parsedBody: unknown, maxRequestBodySize: number, onerror: (err: Error) => void,
+): Promise<Response> {
+  const transport = new sdk.WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize });
+  transport.onerror = onerror;
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(request, { parsedBody });
+  } finally {
+    await transport.close();
+    await server.close();
+  }
+}
+
 export function mcpRoutes(services: Services): Router {
   const r = express.Router();
   r.all(MCP_PATH, async (req, res) => {
@@ -83,12 +105,16 @@ export function mcpRoutes(services: Services): Router {
       await authenticateCaller(services, req, res);
       jsonBodyOf(req); // a body that is not JSON: 415
       const sdk = await loadMcpSdk();
-      const handler = sdk.createMcpHandler(() => mcpServerFor(sdk, services, req, res), {
-        maxRequestBodySize: services.config.BODY_LIMIT_BYTES,
-        onerror: (err) => services.logger.debug({ err: err.message, requestId: request.requestId }, "mcp request refused"),
-      });
+      const webRequest = toWebRequest(req, gone.signal);
+      const maxRequestBodySize = services.config.BODY_LIMIT_BYTES;
+      const onerror = (err: Error) => services.logger.debug({ err: err.message, requestId: request.requestId }, "mcp request refused");
+      if (req.method === "POST" && (await sdk.isLegacyRequest(webRequest, req.body, { maxRequestBodySize }))) {
+        await sendWebResponse(res, await answerAsJson(sdk, mcpServerFor(sdk, services, req, res), webRequest, req.body, maxRequestBodySize, onerror));
+        return;
+      }
+      const handler = sdk.createMcpHandler(() => mcpServerFor(sdk, services, req, res), { maxRequestBodySize, onerror });
       try {
-        await sendWebResponse(res, await handler.fetch(toWebRequest(req, gone.signal), { parsedBody: req.body }));
+        await sendWebResponse(res, await handler.fetch(webRequest, { parsedBody: req.body }));
       } finally {
         await handler.close();
       }

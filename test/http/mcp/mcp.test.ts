@@ -149,10 +149,23 @@ describe("authentication", () => {
   it("serves a plain JSON-RPC request with a key, and refuses a body that is not JSON (415)", async () => {
     const res = await post({ "x-api-key": acme.key });
     expect(res.status).toBe(200);
-    const answer = (res.headers.get("content-type")?.includes("text/event-stream") ? JSON.parse(/data: (.*)/.exec(await res.text())![1]) : await res.json()) as { result: { serverInfo: { name: string } } };
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    const answer = JSON.parse(await res.text()) as { result: { serverInfo: { name: string } } };
     expect(answer.result.serverInfo.name).toBe("fleet-manager");
     const text = await fetch(h.url + MCP_PATH, { method: "POST", headers: { "content-type": "text/plain", "x-api-key": acme.key }, body: "hello" });
     expect(text.status).toBe(415);
+  });
+
+  it("answers curl's tools/call (accepting JSON and event streams) with one JSON body that JSON.parse reads", async () => {
+    // the README's example: POST with the key, no initialize first, piped to jq
+    const res = await post({ "x-api-key": acme.key }, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "devices_list", arguments: { status: ["error"], labels: "site=berlin" } } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    const answer = JSON.parse(await res.text()) as { jsonrpc: string; id: number; result: { content: Array<{ text: string }>; structuredContent: unknown } };
+    expect(answer).toMatchObject({ jsonrpc: "2.0", id: 1 });
+    const rest = await h.api("GET", "/api/v1/devices?status=error&labels=site=berlin", { key: acme.key });
+    expect(answer.result.structuredContent).toEqual(rest.body);
+    expect(JSON.parse(answer.result.content[0].text).items.map((d: { name: string }) => d.name)).toEqual(["berlin-2"]);
   });
 
   it("answers GET and DELETE (no sessions) with 405, after authentication", async () => {
