@@ -8,7 +8,19 @@ import type { LogLevel, LogLine } from "../../agent/src/core/reports.js";
 
 export type { LogLevel, LogLine };
 
-const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)];
+/**
+ * `count` different items of `items` (all of them when it has fewer), in random order: a batch
+ * never holds the same line twice, as a device writes each line once.
+ */
+function draw<T>(items: readonly T[], count: number): T[] {
+  const pool = [...items];
+  const n = Math.min(count, pool.length);
+  for (let i = 0; i < n; i++) {
+    const j = i + Math.floor(Math.random() * (pool.length - i));
+    [pool[i], pool[j]] = [pool[j], pool[i]];
+  }
+  return pool.slice(0, n);
+}
 
 const ROUTINE: readonly [string, LogLevel, (n: number) => string][] = [
   ["agent", "info", () => "heartbeat acknowledged"],
@@ -67,13 +79,15 @@ export class LogModel {
   /** error lines written since the telemetry last took the count */
   private errors = 0;
 
-  /** One to three lines as of `now`, a few milliseconds apart: routine, or the fault's own lines. */
+  /**
+   * One to three different lines as of `now`, a few milliseconds apart: routine, or the fault's
+   * own lines (a fault has two: at most those two).
+   */
   lines(fault: Fault | null, now = Date.now()): LogLine[] {
-    const count = 1 + Math.floor(Math.random() * 3);
-    return Array.from({ length: count }, (_, i) => {
-      const [source, level, message] = fault ? pick(fault.lines) : routine();
+    const chosen = fault ? draw(fault.lines, 1 + Math.floor(Math.random() * 3)) : draw(ROUTINE, 1 + Math.floor(Math.random() * 3)).map(routine);
+    return chosen.map(([source, level, message], i) => {
       if (level === "error") this.errors++;
-      return { timestamp: new Date(now - (count - 1 - i) * 7).toISOString(), level, source, message };
+      return { timestamp: new Date(now - (chosen.length - 1 - i) * 7).toISOString(), level, source, message };
     });
   }
 
@@ -85,7 +99,7 @@ export class LogModel {
   }
 }
 
-function routine(): readonly [string, LogLevel, string] {
-  const [source, level, text] = pick(ROUTINE);
+/** A routine line of the table, its number filled in. */
+function routine([source, level, text]: (typeof ROUTINE)[number]): readonly [string, LogLevel, string] {
   return [source, level, text(1 + Math.floor(Math.random() * 5))];
 }
