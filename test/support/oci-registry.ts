@@ -77,6 +77,9 @@ function pusher(url: string, authFor: (repository: string) => Promise<string | u
   return { pushBlob, pushManifest, pushPackage, pushImage };
 }
 
+/** Pushes into the registry at `url` (blobs, manifests, application packages, images) with one Authorization header or none; scripts/sample-compose.ts packages with it. */
+export const registryPusher = (url: string, authorization?: string) => pusher(url, async () => authorization);
+
 /** A TCP port free on 127.0.0.1 right now. */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
