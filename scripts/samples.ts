@@ -3,34 +3,55 @@
 // uses, scripts/sample-apps.ts) as a Git repository over smart HTTP on 127.0.0.1 and prints
 // the URL to add as a Git registry (console: Registries -> Add Git registry, branch main, path
 // /apps). With --key (an API key with registries:write) it adds the registry to the key's
-// organization of the service at --url and syncs it. Serves until Ctrl-C; the service's
+// organization of the service at --url (default http://localhost:$PORT, as the service reads PORT)
+// and syncs it. Serves until Ctrl-C; the service's
 // scheduled syncs need it running (the same --port gives the same URL next time).
 import { parseArgs } from "node:util";
 import { onStopSignals } from "../src/lib/stop-signals.js";
 import { addSampleRegistry, apiCaller, serveSampleApps, syncSummary } from "./sample-apps.js";
 
-const USAGE = "usage: npm run samples -- [--port 3999] [--url http://localhost:3000 --key fm_...]";
+const USAGE = "usage: npm run samples -- [--port 3999] [--url http://localhost:3000 --key fm_...]\n" +
+  "  --url: the service's address; without it http://localhost:$PORT, the port the service takes from PORT too (default 3000)";
 
 function options() {
   const { values } = parseArgs({
     args: process.argv.slice(2),
-    options: { port: { type: "string", default: "3999" }, url: { type: "string" }, key: { type: "string" }, help: { type: "boolean", default: false } },
+    options: { port: { type: "string", default: "3999" }, url: { type: "string" }, key: { type: "string" }, help: { type: "boolean", short: "h", default: false } },
     strict: true,
   });
-  if (values.help) throw new Error(USAGE);
+  if (values.help) return null;
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error("--port: a port number (0: any free one)");
   if (values.url && !/^https?:\/\/[^/]+\/?$/.test(values.url)) throw new Error("--url: the service's address, e.g. http://localhost:3000");
-  return { port, url: (values.url ?? "http://localhost:3000").replace(/\/$/, ""), key: values.key };
+  // Without --url, the service of this machine on the port it listens on: PORT, as `npm start` reads it.
+  const servicePort = process.env.PORT?.trim() || "3000";
+  if (!values.url && !/^\d{1,5}$/.test(servicePort)) throw new Error(`PORT: "${process.env.PORT}" is not a port number (or give --url)`);
+  const url = (values.url ?? `http://localhost:${servicePort}`).replace(/\/$/, "");
+  const urlFrom = values.url ? "--url" : process.env.PORT?.trim() ? `PORT=${servicePort}` : "the default port 3000";
+  return { port, url, urlFrom, key: values.key };
 }
 
-let opts: ReturnType<typeof options>;
+let opts: NonNullable<ReturnType<typeof options>>;
 try {
-  opts = options();
+  const given = options();
+  if (!given) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  opts = given;
 } catch (err) {
   console.error((err as Error).message);
-  if (!(err as Error).message.startsWith("usage")) console.error(USAGE);
+  console.error(USAGE);
   process.exit(2);
+}
+
+/** Why adding the registry failed, and for a service that does not answer, what was tried and what to do. */
+function addFailure(err: Error): string {
+  const cause = (err as Error & { cause?: { code?: string } }).cause?.code;
+  if (cause === "ECONNREFUSED" || cause === "ENOTFOUND" || cause === "EHOSTUNREACH" || cause === "ECONNRESET") {
+    return `nothing answers there (${cause}; the address from ${opts.urlFrom}). Is the service running? Give its address with --url http://host:port, or its port with PORT=<port>`;
+  }
+  return err.message;
 }
 
 const say = (line: string) => process.stdout.write(line + "\n");
@@ -52,7 +73,7 @@ if (opts.key) {
     const { registry, synced } = await addSampleRegistry(apiCaller(opts.url), opts.key, samples.url);
     say(`  added to ${opts.url} as Git registry '${registry.name}' (id ${registry.id}) and ${syncSummary(synced)}`);
   } catch (err) {
-    say(`  could not add it to ${opts.url}: ${(err as Error).message}`);
+    say(`  could not add it to ${opts.url}: ${addFailure(err as Error)}`);
   }
 } else {
   say(`  or let this command add it: npm run samples -- --url ${opts.url} --key fm_...   (a key with registries:write)`);

@@ -7,9 +7,14 @@
 import { FleetSimulator } from "../src/simulator/engine.js";
 import { deploymentsLine, formatProgress, parseSimulatorArgs, USAGE } from "../src/simulator/cli.js";
 
+const argv = process.argv.slice(2);
+if (argv.includes("--help") || argv.includes("-h")) {
+  console.log(USAGE);
+  process.exit(0);
+}
 let options;
 try {
-  options = parseSimulatorArgs(process.argv.slice(2));
+  options = parseSimulatorArgs(argv);
 } catch (err) {
   console.error((err as Error).message);
   if (!(err as Error).message.startsWith("usage")) console.error(USAGE);

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import { eventually, ROOT } from "../../support/server-process.js";
+import { freePort } from "../../support/oci-registry.js";
 
 let h: Harness;
 let acme: Tenant;
@@ -21,9 +22,9 @@ afterAll(async () => {
   await h?.close();
 });
 
-function run(args: string[]) {
+function run(args: string[], env: Record<string, string> = {}) {
   const output: string[] = [];
-  const proc = spawn(process.execPath, ["--import", "tsx", "scripts/samples.ts", ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  const proc = spawn(process.execPath, ["--import", "tsx", "scripts/samples.ts", ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
   let buffered = "";
   const collect = (chunk: Buffer) => {
     buffered += chunk.toString("utf8");
@@ -72,4 +73,35 @@ describe("npm run samples", () => {
     samples.proc.kill("SIGTERM");
     expect(await samples.exited).toBe(0);
   }, 120_000);
+
+  it("without --url it adds the registry to the service on this machine's PORT, as the service reads it", async () => {
+    const other = await h.createTenant("Acme Samples On PORT");
+    const samples = run(["--port", "0", "--key", other.key], { PORT: new URL(h.url).port });
+    child = samples.proc;
+    const added = await eventually(async () => samples.output.find((l) => l.includes("added to") || l.includes("could not add")), 60_000, `the registry added:\n${samples.output.join("\n")}`);
+    expect(added).toMatch(new RegExp(`^  added to http://localhost:${new URL(h.url).port} as Git registry 'sample apps'`));
+    const registries = await h.api("GET", "/api/v1/registries/git", { key: other.key });
+    expect(registries.body.items.map((r: { name: string }) => r.name)).toEqual(["sample apps"]);
+    samples.proc.kill("SIGTERM");
+    expect(await samples.exited).toBe(0);
+  }, 120_000);
+
+  it("when no service answers, it says which address it tried, from where, and what to do", async () => {
+    const closed = await freePort();
+    const samples = run(["--port", "0", "--key", "fm_whatever"], { PORT: String(closed) });
+    child = samples.proc;
+    const failed = await eventually(async () => samples.output.find((l) => l.includes("could not add")), 60_000, `the failure:\n${samples.output.join("\n")}`);
+    expect(failed).toBe(`  could not add it to http://localhost:${closed}: nothing answers there (ECONNREFUSED; the address from PORT=${closed}). ` +
+      "Is the service running? Give its address with --url http://host:port, or its port with PORT=<port>");
+    expect(samples.output.join("\n")).not.toContain("fetch failed");
+    samples.proc.kill("SIGTERM");
+    expect(await samples.exited).toBe(0);
+  }, 120_000);
+
+  it("--help prints the usage, and only it, and succeeds", async () => {
+    const samples = run(["--help"]);
+    expect(await samples.exited).toBe(0);
+    expect(samples.output[0]).toBe("usage: npm run samples -- [--port 3999] [--url http://localhost:3000 --key fm_...]");
+    expect(samples.output.join("\n")).not.toMatch(/unknown option|serving/i);
+  }, 60_000);
 });
