@@ -151,6 +151,7 @@ function documentSuccessStatuses(appRouter: AppRouter, document: Document) {
 
 const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Fleet Manager API</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/api/v1/docs/assets/swagger-ui.css"></head>
 <body><div id="swagger-ui"></div>
 <script src="/api/v1/docs/assets/swagger-ui-bundle.js"></script>

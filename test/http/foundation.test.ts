@@ -34,6 +34,12 @@ describe("health and documents", () => {
     const asset = await h.api("GET", "/api/v1/docs/assets/swagger-ui-bundle.js", { key: null });
     expect(asset.status).toBe(200);
     expect(asset.text.length).toBeGreaterThan(100_000);
+    // the page names the console's icon (a page without one makes the browser ask for /favicon.ico: 404)
+    const icon = /<link rel="icon" href="([^"]+)"/.exec(page.text)?.[1];
+    expect(icon).toBe("/favicon.svg");
+    const svg = await h.api("GET", icon!, { key: null });
+    expect(svg.status).toBe(200);
+    expect(svg.headers.get("content-type")).toMatch(/^image\/svg\+xml/);
   });
 
   it("documents each operation's success under the status it answers (201 for creations, 202 for accepted work)", async () => {
