@@ -12,7 +12,9 @@
 //   restart it for that code (RestartPreventExitStatus=78).
 // * Renews its certificate, with a new key, once two thirds of its validity have passed.
 // * Telemetry snapshots and log lines (its own and its containers') wait in on-disk outboxes
-//   until the service took them (2xx), so an outage or a restart loses none that fit.
+//   until the service took them (2xx), so an outage or a restart loses none that fit. The first
+//   snapshot is taken at start (and so after every restart), not an interval later: a device's
+//   Telemetry tab fills as soon as it is online.
 import { X509Certificate } from "node:crypto";
 import fsp from "node:fs/promises";
 import { DeploymentAgent, type LocalDeployment } from "./core/deployments.js";
@@ -135,12 +137,12 @@ export class FleetAgent {
     this.deployments.restore(saved);
     const inFlight = new Set(this.deployments.list().filter((d) => d.state !== "removed").map((d) => d.applicationId));
     await this.runtime.removeLeftovers(inFlight);
-    await this.metrics.cpuUsagePercent(); // primes the CPU rate: the first snapshot covers the interval before it
     this.log("info", `fleet-agent ${AGENT_VERSION} runs as device ${this.identity.deviceId} for ${this.identity.serviceUrl} on ${this.options.engine.kind}` +
       (saved.length ? `; carrying on with ${saved.length} deployment(s)` : ""));
 
     void this.heartbeatLoop();
-    this.every(this.options.telemetryIntervalMs ?? 60_000, () => this.collectTelemetry());
+    // a snapshot at once (its CPU figure: the average since boot, HostMetrics), then one per interval
+    this.every(this.options.telemetryIntervalMs ?? 60_000, () => this.collectTelemetry(), { atOnce: true });
     this.every(this.options.logIntervalMs ?? 30_000, () => this.collectContainerLogs());
   }
 
@@ -169,14 +171,16 @@ export class FleetAgent {
     };
   }
 
-  private every(ms: number, task: () => Promise<void>) {
+  /** Runs `task` every `ms` (and at once with `atOnce`), never two runs at a time. */
+  private every(ms: number, task: () => Promise<void>, options: { atOnce?: boolean } = {}) {
     let running = false;
-    const timer = setInterval(() => {
+    const run = () => {
       if (running || this.stopped) return;
       running = true;
       task().catch((error: Error) => this.log("warn", error.message)).finally(() => (running = false));
-    }, ms);
-    this.timers.add(timer);
+    };
+    this.timers.add(setInterval(run, ms));
+    if (options.atOnce) run();
   }
 
   private wake() {

@@ -3,21 +3,27 @@
 //   download  fetch each component's compose file from the service (it reads the package with
 //             the organization's registry credential, which never reaches the device), check its
 //             sha256, render the deployment's parameters into it, write it under
-//             releases/<deploymentId>/<component>/, and pull every image it names (those of the
+//             releases/<deploymentId>/<revision>/<component>/ (beside the release that runs, also
+//             for a new revision of the same deployment: an upgrade in place), and pull every
+//             image it names (those of the
 //             organization's private registries named at the service's registry proxy in that
 //             file, and pulled from it with the package's pull grant: docs/agent.md, "Private
 //             registries"), component by component
 //   install   take the application's running release down, bring the new one up, and wait until
 //             every container runs (healthy where a health check is declared) within the
 //             component's timeout; when it does not, take it down and bring the previous release
-//             up again (device-side rollback), and fail with the engine's words and what runs now
+//             up again from its own files (device-side rollback, whether the previous release came
+//             from another deployment or from an earlier revision of this one), and fail with the
+//             engine's words and what runs now (reported: rolledBackTo). Once the new release
+//             runs, the files of the one it replaced go
 //   remove    take the application's projects down (containers and networks; volumes too for a
 //             component whose manifest says `removeVolumes: true`)
 //
 // One compose project per application component, named fleet-<application>-<component>, the
 // same for every version: a release replaces the one before, and no crash can leave two. Every
 // step is safe to begin again after a crash (the state machine restarts the step it was in): a
-// download fetches again, an install takes down whatever the project holds first.
+// download fetches again, an install takes down whatever the project holds first, and until
+// installed.json names the new release the previous one's files are there to roll back to.
 //
 // Steps run one at a time, in the order they were begun: the engine's CLI is not made for
 // concurrent compose runs of one project, and a device runs few deployments.
@@ -35,6 +41,22 @@ export interface InstalledRelease {
   version: string;
   /** the compose projects of its components, with their directories */
   projects: Array<{ name: string; dir: string }>;
+}
+
+/**
+ * A revision's directory under its deployment's: its version and a digest of what the install
+ * is made of (version, profile, parameters). An upgrade in place (a new revision under the same
+ * deployment id) is downloaded beside the release that runs, never over it.
+ */
+export function revisionDir(entry: Pick<LocalDeployment, "version" | "desired">): string {
+  const digest = createHash("sha256").update(JSON.stringify([entry.version, entry.desired?.profile ?? null, entry.desired?.parameters ?? null])).digest("hex");
+  return `${entry.version.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 64)}-${digest.slice(0, 12)}`;
+}
+
+/** Whether two releases are made of the same files (the same deployment and revision). */
+function sameRelease(a: Array<{ dir: string }>, b: Array<{ dir: string }>): boolean {
+  const dirs = new Set(a.map((p) => p.dir));
+  return a.length === b.length && b.every((p) => dirs.has(p.dir));
 }
 
 interface Component {
@@ -157,12 +179,12 @@ export class ComposeRuntime implements DeploymentRuntime {
     return components;
   }
 
-  private releaseDir(deploymentId: string, component: string): string {
-    return this.options.state.path("releases", deploymentId, component);
+  private releaseDir(entry: LocalDeployment, component: string): string {
+    return this.options.state.path("releases", entry.deploymentId, revisionDir(entry), component);
   }
 
   private projectsOf(entry: LocalDeployment): Array<{ name: string; dir: string }> {
-    return this.components(entry).map((c) => ({ name: projectName(entry.applicationId, c.name), dir: this.releaseDir(entry.deploymentId, c.name) }));
+    return this.components(entry).map((c) => ({ name: projectName(entry.applicationId, c.name), dir: this.releaseDir(entry, c.name) }));
   }
 
   private async download(entry: LocalDeployment): Promise<void> {
@@ -180,7 +202,7 @@ export class ComposeRuntime implements DeploymentRuntime {
       const grant = res.body.pullGrant;
       // the organization's private images named at the service's registry proxy, tag or digest as written
       const proxied = grant ? this.proxiedImages(rendered.compose, envParameters(values), grant) : { compose: rendered.compose, renamed: [] };
-      const dir = this.releaseDir(entry.deploymentId, component.name);
+      const dir = this.releaseDir(entry, component.name);
       const relative = dir.slice(this.options.state.dir.length + 1);
       // 0600 like the .env: parameters (secrets among them) are written into the services' environment
       this.options.state.writeText(`${relative}/compose.yaml`, proxied.compose, 0o600);
@@ -239,27 +261,40 @@ export class ComposeRuntime implements DeploymentRuntime {
     for (const project of projects) {
       if (!fs.existsSync(`${project.dir}/compose.yaml`)) throw new Error(`the release of ${project.name} is not downloaded (${project.dir}); it is downloaded again on the next attempt`);
     }
-    // Components the new release no longer has go down with the rest of the previous release.
-    if (previous && previous.deploymentId !== entry.deploymentId) {
-      for (const project of previous.projects) await this.options.engine.down({ name: project.name });
+    // The release this one replaces: another deployment's, or an earlier revision of this one
+    // (an upgrade in place). Its components go down, those the new release no longer has too;
+    // its files stay until the new release runs. The same release again (an install begun
+    // again after a crash) replaces nothing.
+    const replaced = previous && !sameRelease(previous.projects, projects) ? previous : null;
+    if (replaced) {
+      for (const project of replaced.projects) await this.options.engine.down({ name: project.name });
     }
     try {
       await this.up(projects, components.map((c) => parseGoDuration(c.properties?.timeout) ?? DEFAULT_TIMEOUT_MS));
     } catch (error) {
       const reason = (error as Error).message;
       for (const project of projects) await this.options.engine.down({ name: project.name }).catch(() => undefined);
-      if (!previous || previous.deploymentId === entry.deploymentId) return { ok: false, message: `install failed: ${reason}` };
+      if (!replaced) return { ok: false, message: `install failed: ${reason}` };
       try {
-        await this.up(previous.projects, previous.projects.map(() => DEFAULT_TIMEOUT_MS));
-        this.options.log("warn", `${entry.applicationId} ${entry.version} failed; ${previous.version} runs again`);
-        return { ok: false, message: `install failed: ${reason}; rolled back on the device: ${entry.applicationId} ${previous.version} runs again` };
+        await this.up(replaced.projects, replaced.projects.map(() => DEFAULT_TIMEOUT_MS));
+        this.options.log("warn", `${entry.applicationId} ${entry.version} failed; ${replaced.version} runs again`);
+        return {
+          ok: false, message: `install failed: ${reason}; rolled back on the device: ${entry.applicationId} ${replaced.version} runs again`,
+          rolledBackTo: { deploymentId: replaced.deploymentId, version: replaced.version },
+        };
       } catch (rollbackError) {
-        return { ok: false, message: `install failed: ${reason}; and the previous version ${previous.version} did not start again: ${(rollbackError as Error).message}` };
+        return { ok: false, message: `install failed: ${reason}; and the previous version ${replaced.version} did not start again: ${(rollbackError as Error).message}` };
       }
     }
     installed[entry.applicationId] = { deploymentId: entry.deploymentId, version: entry.version, projects };
     this.options.state.writeJson("installed.json", installed);
-    if (previous && previous.deploymentId !== entry.deploymentId) this.options.state.remove(`releases/${previous.deploymentId}`);
+    // Only now the files of the release it replaced go, and those of this deployment's other
+    // revisions (earlier ones, failed ones).
+    if (replaced && replaced.deploymentId !== entry.deploymentId) this.options.state.remove(`releases/${replaced.deploymentId}`);
+    const current = revisionDir(entry);
+    for (const name of fs.readdirSync(this.options.state.path("releases", entry.deploymentId))) {
+      if (name !== current) this.options.state.remove(`releases/${entry.deploymentId}/${name}`);
+    }
     this.options.log("info", `${entry.applicationId} ${entry.version} runs`);
     return { ok: true };
   }

@@ -35,17 +35,26 @@ export interface DesiredDeploymentEntry {
   parameters?: Record<string, unknown>;
 }
 
+/** The release a device brought up again when an upgrade failed (a device-side rollback). */
+export interface RolledBackTo {
+  /** the deployment it was installed by (for an upgrade in place: the upgraded deployment's own id) */
+  deploymentId: string;
+  version: string;
+}
+
 export interface DeploymentReport {
   deploymentId: string;
   state: AgentDeploymentState;
   message?: string;
   attempt?: number;
+  /** with failed: what runs instead (the service shows that version running on the device again) */
+  rolledBackTo?: RolledBackTo;
 }
 
 /** The work a deployment's state stands for: fetch what it needs, start it, take it down. */
 export type Step = "download" | "install" | "remove";
 
-export type StepOutcome = { ok: true } | { ok: false; message: string };
+export type StepOutcome = { ok: true } | { ok: false; message: string; rolledBackTo?: RolledBackTo };
 
 /** A step a runtime is carrying out for one deployment. */
 export interface StepHandle {
@@ -83,6 +92,8 @@ export interface LocalDeployment {
   /** the last state the service acknowledged (a heartbeat that carried it succeeded) */
   reportedState: AgentDeploymentState | null;
   reportedMessage?: string;
+  /** failed: the release the runtime brought up again instead (reported with the failure) */
+  rolledBackTo?: RolledBackTo;
   /** every state this deployment went through on this device, oldest first */
   history: AgentDeploymentState[];
   /** the desired-state entry it came from (profile, parameters: what the runtime installs) */
@@ -212,7 +223,7 @@ export class DeploymentAgent {
         this.steps.delete(entry.deploymentId);
         entry.dueAt = null;
         if (!outcome.ok) {
-          this.settle(entry, "failed", outcome.message);
+          this.settle(entry, "failed", outcome.message, outcome.rolledBackTo);
           continue;
         }
         switch (entry.state) {
@@ -241,6 +252,7 @@ export class DeploymentAgent {
       const report: DeploymentReport = { deploymentId: e.deploymentId, state: e.state, ...(e.message === undefined ? {} : { message: e.message }) };
       // the attempt, so that a late report of an earlier attempt cannot be taken for this one
       if (e.action === "install") report.attempt = e.attempt;
+      if (e.state === "failed" && e.rolledBackTo) report.rolledBackTo = e.rolledBackTo;
       reports.push(report);
     }
     return reports;
@@ -313,14 +325,16 @@ export class DeploymentAgent {
   private enter(entry: LocalDeployment, state: "downloading" | "installing" | "removing", from: number) {
     this.record(entry, state);
     entry.message = undefined;
+    entry.rolledBackTo = undefined;
     const handle = this.runtime.begin(entry, STEP_OF[state]!, from);
     this.steps.set(entry.deploymentId, handle);
     entry.dueAt = handle.dueAt;
   }
 
-  private settle(entry: LocalDeployment, state: AgentDeploymentState, message?: string) {
+  private settle(entry: LocalDeployment, state: AgentDeploymentState, message?: string, rolledBackTo?: RolledBackTo) {
     this.record(entry, state);
     entry.message = message;
+    entry.rolledBackTo = rolledBackTo;
     entry.dueAt = null;
   }
 }

@@ -90,8 +90,8 @@ export interface HostMetricsOptions {
  * Reads the machine's figures. CPU usage is a rate, so it needs two reads of /proc/stat: each
  * call of `cpuUsagePercent()` (and of `sample()`) measures since the call before. The first
  * call primes the measurement and, having no earlier read, answers the average since boot
- * (the counters against zero), a true figure though a smoothed one; call it once at start so
- * the first snapshot sent covers the interval before it.
+ * (the counters against zero), a true figure though a smoothed one: the agent's first
+ * snapshot, taken at start, holds it; every later one covers the interval before it.
  */
 export class HostMetrics {
   private readonly procRoot: string;

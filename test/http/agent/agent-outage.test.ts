@@ -8,7 +8,9 @@
 //   is busy"); past the buffer's bound the oldest are dropped, not the newest;
 // * a heartbeat answered 429 or 503 waits the Retry-After the service gave (sooner or later than
 //   its interval, and even at the busy pace of a change waiting to be reported), then goes back
-//   to its interval; only a 2xx lets it forget a batch (telemetry, log lines, deployment reports).
+//   to its interval; only a 2xx lets it forget a batch (telemetry, log lines, deployment reports);
+// * its first telemetry snapshot is taken at start, and again at each restart, not an interval
+//   later: a just-enrolled device's Telemetry tab fills as soon as it is online.
 //
 // The agent's clock is the real one (it has no injected clock): the outage is a real minute.
 // Intervals are shortened where the agent's options allow. The engine is a fake with one
@@ -415,4 +417,26 @@ it("while a deployment change waits to be reported (every second, normally), a 5
   const report = { deploymentId, state: "running" };
   expect((refused.body as { deployments?: unknown[] }).deployments).toEqual([expect.objectContaining(report)]);
   expect((next.body as { deployments?: unknown[] }).deployments).toEqual([expect.objectContaining(report)]);
+});
+
+it("the first telemetry snapshot is taken at start, and again after a restart, not an interval later", { timeout: 60_000 }, async () => {
+  const { state, device } = await enrolledStateDir();
+  // an interval of an hour: any snapshot within this test is one taken at start
+  const options = { state, engine: fakeEngine(), print: () => {}, telemetryIntervalMs: 3_600_000, logIntervalMs: 3_600_000 };
+  const latest = () => h.api("GET", `/api/v1/devices/${device.deviceId}/telemetry/latest`, { key: tenant.key });
+  expect((await latest()).status).toBe(404);
+  for (const run of ["start", "restart"]) {
+    const agent = new FleetAgent(options);
+    await agent.start();
+    await eventually(async () => taken().telemetry.length === (run === "start" ? 1 : 2) || undefined, 20_000, `the snapshot taken at ${run}`);
+    await stopAndSettle(agent, device.deviceId);
+  }
+  const [first, second] = taken().telemetry;
+  expect(Date.parse(second.timestamp)).toBeGreaterThan(Date.parse(first.timestamp));
+  // a whole snapshot of the machine, and the service shows it as the device's latest
+  expect(first.memoryTotalBytes).toBeGreaterThan(0);
+  expect(first.cpuUsagePercent).toBeGreaterThanOrEqual(0);
+  const shown = await latest();
+  expect(shown.status, shown.text).toBe(200);
+  expect(shown.body).toMatchObject({ timestamp: second.timestamp, memoryTotalBytes: second.memoryTotalBytes, uptimeSeconds: second.uptimeSeconds });
 });

@@ -10,7 +10,7 @@ import { DeploymentAgent, type DesiredDeploymentEntry } from "../../../agent/src
 import type { DeviceSession } from "../../../agent/src/core/session.js";
 import type { ComposeEngine, ComposeProject, DownOptions, ProjectContainer, PullAuth } from "../../../agent/src/runtime/engine.js";
 import { StateDir } from "../../../agent/src/state-dir.js";
-import { ComposeRuntime, parseGoDuration, projectName } from "../../../agent/src/workloads.js";
+import { ComposeRuntime, parseGoDuration, projectName, revisionDir } from "../../../agent/src/workloads.js";
 
 const APP = "11111111-1111-4111-8111-111111111111";
 const compose = (tag: string) => `services:\n  web:\n    image: registry.test/web:${tag}\n`;
@@ -26,8 +26,11 @@ class FakeEngine implements ComposeEngine {
   async version() {
     return "podman 4.3.1";
   }
+  /** the first service's image, ${NAME} taken from the release's .env as compose does */
   private image(dir: string) {
-    return /image: (\S+)/.exec(fs.readFileSync(path.join(dir, "compose.yaml"), "utf8"))![1];
+    const envFile = path.join(dir, ".env");
+    const env = Object.fromEntries((fs.existsSync(envFile) ? fs.readFileSync(envFile, "utf8") : "").split("\n").filter(Boolean).map((l) => l.split("=", 2)));
+    return /image: (\S+)/.exec(fs.readFileSync(path.join(dir, "compose.yaml"), "utf8"))![1].replace(/\$\{(\w+)[^}]*\}/g, (_, name: string) => env[name] ?? "");
   }
   async pull(project: ComposeProject) {
     const image = this.image(project.dir);
@@ -121,6 +124,8 @@ function desired(deploymentId: string, version: string, extra: Partial<DesiredDe
 }
 
 const PROJECT = projectName(APP, "web");
+/** a file of a revision's release: releases/<deploymentId>/<revision>/web/<file> */
+const releaseFile = (entry: DesiredDeploymentEntry, file: string) => path.join(dir, "releases", entry.deploymentId, revisionDir({ version: entry.version, desired: entry }), "web", file);
 
 describe("compose deployments on the engine", () => {
   it("installs: fetches the package, renders the parameters, pulls, brings it up, records the release", async () => {
@@ -129,9 +134,9 @@ describe("compose deployments on the engine", () => {
     await settle();
     expect(agent.get("d1")?.state).toBe("running");
     expect(engine.calls).toEqual(["pull registry.test/web:1", `up ${PROJECT} registry.test/web:1`]);
-    const written = fs.readFileSync(path.join(dir, "releases/d1/web/compose.yaml"), "utf8");
+    const written = fs.readFileSync(releaseFile(desired("d1", "1.0.0"), "compose.yaml"), "utf8");
     expect(written).toContain('GREETING: "hi"');
-    expect(fs.readFileSync(path.join(dir, "releases/d1/web/.env"), "utf8")).toBe("GREETING=hi\n");
+    expect(fs.readFileSync(releaseFile(desired("d1", "1.0.0"), ".env"), "utf8")).toBe("GREETING=hi\n");
     expect(runtime.installed()[APP]).toMatchObject({ deploymentId: "d1", version: "1.0.0", projects: [{ name: PROJECT }] });
   });
 
@@ -150,7 +155,7 @@ describe("compose deployments on the engine", () => {
     const proxied = "fleet.test:8443/0b0e6f5e-5c1a-4c55-9e43-0f1b2f3a4b5c/team/web:2.1";
     expect(engine.pulledImages).toEqual([{ image: proxied, auth: GRANT_AUTH }, { image: "public.test/cache:7", auth: undefined }]);
     // the release's file names the proxy's image (compose finds it locally at `up`), the rest as it was
-    const written = fs.readFileSync(path.join(dir, "releases/d1/web/compose.yaml"), "utf8");
+    const written = fs.readFileSync(releaseFile(desired("d1", "1.0.0", { parameters: { web: { TAG: "2.1" } } }), "compose.yaml"), "utf8");
     expect(written).toContain(`image: ${proxied}\n`);
     expect(written).toContain("# the application's own image");
     expect(written).toContain("image: public.test/cache:7");
@@ -170,7 +175,7 @@ describe("compose deployments on the engine", () => {
     const proxied = `fleet.test:8443/0b0e6f5e-5c1a-4c55-9e43-0f1b2f3a4b5c/team/web@${digest}`;
     // one image, once: both services name the same digest
     expect(engine.pulledImages).toEqual([{ image: proxied, auth: GRANT_AUTH }]);
-    const written = fs.readFileSync(path.join(dir, "releases/d1/web/compose.yaml"), "utf8");
+    const written = fs.readFileSync(releaseFile(desired("d1", "1.0.0"), "compose.yaml"), "utf8");
     expect(written.match(/image: (\S+)/g)).toEqual([`image: ${proxied}`, `image: ${proxied}`]);
     expect(engine.calls).toContain(`up ${PROJECT} ${proxied}`);
   });
@@ -237,6 +242,72 @@ describe("compose deployments on the engine", () => {
     expect(agent.get("d3")?.message).toMatch(/exited with code 3.*; rolled back on the device: .* 1\.0\.0 runs again$/);
     expect(engine.running.get(PROJECT)).toMatchObject({ image: "registry.test/web:1", state: "running" });
     expect(runtime.installed()[APP].deploymentId).toBe("d1");
+    // the report says what runs instead
+    expect(agent.pendingReports().find((r) => r.deploymentId === "d3")).toMatchObject({ state: "failed", rolledBackTo: { deploymentId: "d1", version: "1.0.0" } });
+  });
+
+  it("an upgrade in place (a new revision under the same deployment) whose container exits brings the previous revision back up from its own files", async () => {
+    engine.exitOnUp.add(":3");
+    const packages = { d1: { status: 200, content: compose("1") } };
+    const { agent, settle, runtime } = setup(packages);
+    agent.apply([desired("d1", "1.0.0")]);
+    await settle();
+    expect(agent.get("d1")?.state).toBe("running");
+    // the service now answers the new revision's package under the same deployment
+    packages.d1 = { status: 200, content: compose("3") };
+    agent.apply([desired("d1", "3.0.0")]);
+    await settle();
+    expect(agent.get("d1")).toMatchObject({ version: "3.0.0", state: "failed" });
+    expect(agent.get("d1")?.message).toMatch(/exited with code 3.*; rolled back on the device: .* 1\.0\.0 runs again$/);
+    expect(engine.running.get(PROJECT)).toMatchObject({ image: "registry.test/web:1", state: "running" });
+    expect(runtime.installed()[APP]).toMatchObject({ deploymentId: "d1", version: "1.0.0" });
+    // both revisions' files are there: the one that runs, and the failed one (downloaded beside it)
+    expect(fs.readFileSync(releaseFile(desired("d1", "1.0.0"), "compose.yaml"), "utf8")).toContain("web:1");
+    expect(fs.readFileSync(releaseFile(desired("d1", "3.0.0"), "compose.yaml"), "utf8")).toContain("web:3");
+    expect(agent.pendingReports()).toEqual([expect.objectContaining({ deploymentId: "d1", state: "failed", rolledBackTo: { deploymentId: "d1", version: "1.0.0" } })]);
+
+    // a later revision that runs replaces it, and the other revisions' files go
+    packages.d1 = { status: 200, content: compose("2") };
+    agent.apply([desired("d1", "2.0.0")]);
+    await settle();
+    expect(agent.get("d1")).toMatchObject({ version: "2.0.0", state: "running" });
+    expect(agent.get("d1")?.rolledBackTo).toBeUndefined();
+    expect(engine.running.get(PROJECT)).toMatchObject({ image: "registry.test/web:2", state: "running" });
+    expect(fs.readdirSync(path.join(dir, "releases/d1"))).toEqual([revisionDir({ version: "2.0.0", desired: desired("d1", "2.0.0") })]);
+  });
+
+  it("an upgrade in place that changes only a parameter is a revision of its own: a failure rolls back to the previous values", async () => {
+    const { agent, settle } = setup({ d1: { status: 200, content: "services:\n  web:\n    image: registry.test/web:${TAG}\n" } });
+    agent.apply([desired("d1", "1.0.0", { parameters: { web: { TAG: "1" } } })]);
+    await settle();
+    engine.exitOnUp.add(":bad");
+    agent.apply([desired("d1", "1.0.0", { parameters: { web: { TAG: "bad" } } })]);
+    await settle();
+    expect(agent.get("d1")?.message).toMatch(/rolled back on the device: .* 1\.0\.0 runs again$/);
+    expect(engine.running.get(PROJECT)).toMatchObject({ image: "registry.test/web:1", state: "running" });
+  });
+
+  it("a crash between an in-place upgrade's download and its install: after a restart the install rolls back to the previous revision", async () => {
+    engine.exitOnUp.add(":3");
+    const packages = { d1: { status: 200, content: compose("1") } };
+    const first = setup(packages);
+    first.agent.apply([desired("d1", "1.0.0")]);
+    await first.settle();
+    packages.d1 = { status: 200, content: compose("3") };
+    // the new revision is downloaded (a maintenance window holds its install back), and the
+    // process dies before its install began
+    first.agent.apply([desired("d1", "3.0.0", { window: "download-only" })]);
+    await first.settle();
+    expect(first.agent.get("d1")).toMatchObject({ state: "downloading", downloaded: true });
+    expect(engine.running.get(PROJECT)?.image).toBe("registry.test/web:1");
+    const crashed = first.agent.snapshot();
+
+    const second = setup(packages);
+    second.agent.restore(crashed);
+    second.agent.apply([desired("d1", "3.0.0")]);
+    await second.settle();
+    expect(second.agent.get("d1")?.message).toMatch(/rolled back on the device: .* 1\.0\.0 runs again$/);
+    expect(engine.running.get(PROJECT)).toMatchObject({ image: "registry.test/web:1", state: "running" });
   });
 
   it("an upgrade replaces the release: one project, the old release's files gone", async () => {
@@ -250,6 +321,7 @@ describe("compose deployments on the engine", () => {
     expect(engine.running.get(PROJECT)?.image).toBe("registry.test/web:2");
     expect(runtime.installed()[APP].deploymentId).toBe("d2");
     expect(fs.existsSync(path.join(dir, "releases/d1"))).toBe(false);
+    expect(fs.readdirSync(path.join(dir, "releases/d2"))).toEqual([revisionDir({ version: "2.0.0", desired: desired("d2", "2.0.0") })]);
   });
 
   it("a removal takes the project down, also when no release records it (a crash after up)", async () => {
