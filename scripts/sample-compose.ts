@@ -10,8 +10,9 @@
 //   * the application package <registry>/samples/hello-web:<version>: the manifest naming that
 //     compose package (docs/manifest.md, "In an OCI registry").
 // Prints the registry and repository to add (console: Registries -> OCI). With --key (an API key
-// with registries:write) it adds the registry to the key's organization of the service at --url
-// (or finds the one it added before) and syncs it: the catalog then holds hello-web <version>.
+// with registries:read and registries:write) it adds the registry to the key's organization of
+// the service at --url (or finds the one it added before) and syncs it: the catalog then holds
+// hello-web <version>.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
@@ -194,7 +195,7 @@ async function main() {
   say(`  application package:  ${pushed.application}`);
   say(`  add it as an OCI registry: URL ${opts.registry}, repository ${APP_REPOSITORY} (console: Registries -> OCI -> Add OCI registry)`);
   if (!opts.key) {
-    say(`  or let this command add it: npm run samples:compose -- --registry ${opts.registry} --url ${opts.url} --key fm_...   (a key with registries:write)`);
+    say(`  or let this command add it: npm run samples:compose -- --registry ${opts.registry} --url ${opts.url} --key fm_...   (a key with registries:read and registries:write)`);
     return;
   }
   const { registry, synced, existed } = await addSampleRegistry(apiCaller(opts.url), opts.key, opts.registry);

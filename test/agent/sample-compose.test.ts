@@ -130,7 +130,7 @@ describe.skipIf(!peerAvailable("docker-registry") || !onPath("busybox"))("npm ru
 
   it("without a key it prints what to add and how to let it add it", async () => {
     const printed = await samplesCompose(["--registry", registry.url, "--url", h.url]);
-    expect(printed.at(-1)).toBe(`  or let this command add it: npm run samples:compose -- --registry ${registry.url} --url ${h.url} --key fm_...   (a key with registries:write)`);
+    expect(printed.at(-1)).toBe(`  or let this command add it: npm run samples:compose -- --registry ${registry.url} --url ${h.url} --key fm_...   (a key with registries:read and registries:write)`);
   });
 
   it("refuses a registry that does not answer, naming it", async () => {
