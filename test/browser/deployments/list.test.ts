@@ -1,4 +1,4 @@
-// The deployment list in Chromium: its filters (status, application) come from the URL and
+// The deployment list in Chromium: its filters (state, application) come from the URL and
 // show what the API answers for them, and a running deployment's progress moves without a
 // reload as simulated devices report through the agent protocol (realtime events).
 import { beforeAll, describe, expect, it } from "vitest";
@@ -51,7 +51,7 @@ describe.skipIf(!peerAvailable("chromium"))("console deployment list", () => {
     kiln = await service.enrollFleet({ prefix: "kiln", devices: 4, labels: { site: "kiln" } });
   }, 180_000);
 
-  it("says what to do when there is none, then filters by status and application from the URL as the API does", async () => {
+  it("says what to do when there is none, then filters by state and application from the URL as the API does", async () => {
     const ui = await suite.open({ user: ADMIN });
     await ui.goto("/deployments");
     await ui.page.getByText("No deployments yet").waitFor();
@@ -61,11 +61,11 @@ describe.skipIf(!peerAvailable("chromium"))("console deployment list", () => {
     await createDeployment("probe draft", "vision-probe", false);
     await createDeployment("proxy live", "edge-proxy", true);
 
-    await ui.goto("/deployments?status=running");
-    const running = await apiList("&status=running");
+    await ui.goto("/deployments?state=rolling_out");
+    const running = await apiList("&state=rolling_out");
     expect(running.map((d) => d.name)).toEqual(["proxy live"]);
     await waitForRows(ui.page, running.map((d) => d.name));
-    expect(await ui.page.getByLabel("Status", { exact: true }).inputValue()).toBe("running");
+    expect(await ui.page.getByLabel("State", { exact: true }).inputValue()).toBe("rolling_out");
 
     await ui.goto(`/deployments?application=${catalog.apps["edge-proxy"]}`);
     const proxies = await apiList(`&applicationId=${catalog.apps["edge-proxy"]}`);
@@ -75,16 +75,16 @@ describe.skipIf(!peerAvailable("chromium"))("console deployment list", () => {
     // then the select has no such option and reads "".
     await expect.poll(() => ui.page.getByLabel("Application", { exact: true }).inputValue(), { timeout: UI_TIMEOUT_MS }).toBe(catalog.apps["edge-proxy"]);
 
-    // Choosing a status in the page adds it to the URL beside the application.
-    await ui.page.getByLabel("Status", { exact: true }).selectOption("draft");
-    await waitForPath(ui.page, (url) => url.searchParams.get("status") === "draft" && url.searchParams.get("application") === catalog.apps["edge-proxy"], "status=draft in the URL");
-    const drafts = await apiList(`&status=draft&applicationId=${catalog.apps["edge-proxy"]}`);
+    // Choosing a state in the page adds it to the URL beside the application.
+    await ui.page.getByLabel("State", { exact: true }).selectOption("draft");
+    await waitForPath(ui.page, (url) => url.searchParams.get("state") === "draft" && url.searchParams.get("application") === catalog.apps["edge-proxy"], "state=draft in the URL");
+    const drafts = await apiList(`&state=draft&applicationId=${catalog.apps["edge-proxy"]}`);
     expect(drafts.map((d) => d.name)).toEqual(["proxy draft"]);
     await waitForRows(ui.page, ["proxy draft"]);
     await ui.audit();
 
     // A filter that matches nothing says so and offers the way back.
-    await ui.page.getByLabel("Status", { exact: true }).selectOption("stopping");
+    await ui.page.getByLabel("State", { exact: true }).selectOption("stopping");
     await ui.page.getByText("No deployment matches these filters").waitFor();
     await ui.page.getByRole("button", { name: "Clear filters" }).first().click();
     await waitForPath(ui.page, (url) => url.search === "", "no filter in the URL");
@@ -96,7 +96,8 @@ describe.skipIf(!peerAvailable("chromium"))("console deployment list", () => {
   it("moves a running deployment's progress live as its devices report", async () => {
     const id = await createDeployment("probe live", "vision-probe", true);
     const ui = await suite.open({ user: ADMIN });
-    await ui.goto("/deployments?status=running");
+    // unfiltered: once every device runs it, it is completed (no longer rolling out) and stays listed
+    await ui.goto("/deployments");
     await ui.page.getByRole("status").filter({ hasText: "Live" }).waitFor();
     const row = ui.page.getByRole("table", { name: "Deployments" }).getByRole("row").filter({ has: ui.page.getByRole("link", { name: "probe live", exact: true }) });
     await waitForText(row, (t) => t.includes("0/4 running"));

@@ -56,8 +56,8 @@ describe.skipIf(!peerAvailable("chromium"))("console rollout page: an automatic 
     await reportAll(fleet, canary.slice(2), id, "failed", "install failed: component exited with code 1 during start (simulated)");
     await waitForText(ui.page.getByTestId("rollout-state"), "Paused");
 
-    // One vocabulary: the deployment is active, the rollout paused, its canary on hold.
-    await waitForText(ui.page.getByTestId("deployment-status"), "Deployment: active");
+    // One vocabulary: the deployment is paused (its one state), the rollout paused, its canary on hold.
+    await waitForText(ui.page.getByTestId("deployment-state"), "paused");
     await waitForText(ui.page.getByTestId("rollout-position"), "canary on hold");
     await waitForText(ui.page.getByTestId("batch-state-0"), "on hold");
     const card = ui.page.getByRole("region", { name: "Rollout", exact: true });

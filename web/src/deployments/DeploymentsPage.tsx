@@ -1,5 +1,5 @@
-// Every deployment at a glance: status, application, version, target, progress and last
-// change; filtered by status and application from the URL, paged by the server, and moving
+// Every deployment at a glance: its one state, application, version, target, progress and last
+// change; filtered by state and application from the URL, paged by the server, and moving
 // live as devices report (the realtime channel's deployment events).
 import { Link, useNavigate, useSearch } from "@tanstack/react-router";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
@@ -16,9 +16,11 @@ import { Empty, Forbidden } from "../ui/states";
 import { RelativeTime } from "../ui/time";
 import { ManagedMark } from "../ui/ManagedMark";
 import { DeploymentLink } from "./DeploymentLink";
-import { progressSegments } from "./progress";
-import { DEPLOYMENT_STATUSES, type DeploymentListSearch } from "./search";
-import { ROLLOUT_TONE, STATUS_TONE, type Deployment } from "./types";
+import { progressSegments, progressText } from "./progress";
+import { type DeploymentListSearch } from "./search";
+import { StateBadge } from "./StateBadge";
+import type { Deployment } from "./types";
+import { DEPLOYMENT_STATES, deploymentStateText } from "../../../src/modules/deployments/deployment-state";
 import "./deployments.css";
 import { counted } from "../../../src/lib/plural";
 
@@ -61,7 +63,7 @@ export function DeploymentProgress({ deployment }: { deployment: Deployment }) {
         label={`Progress of ${deployment.name}: ${summary}`}
         segments={segments.map((s) => ({ ...s, color: SEGMENT_COLORS[s.key] }))}
       />
-      <span className="faint num">{total === 0 ? "not started" : `${deployment.progress.running}/${total} running${deployment.progress.failed ? ` · ${deployment.progress.failed} failed` : ""}`}</span>
+      <span className="faint num">{progressText(deployment)}</span>
     </div>
   );
 }
@@ -77,11 +79,11 @@ function DeploymentList() {
 
   const page = urlPage(search, setSearch, DEFAULT_LIMIT, [25, 50, 100]);
   const deployments = useQuery({
-    ...q.deployments.list.options({ ...page.input, status: search.status, applicationId: search.application }),
+    ...q.deployments.list.options({ ...page.input, state: search.state, applicationId: search.application }),
     placeholderData: keepPreviousData,
   });
   const applications = useQuery({ ...q.applications.list.options({ limit: 200, offset: 0 }), enabled: canReadApps, staleTime: 60_000 });
-  const filtered = !!search.status || !!search.application;
+  const filtered = !!search.state || !!search.application;
 
   const columns: Column<Deployment>[] = [
     {
@@ -94,17 +96,7 @@ function DeploymentList() {
         </div>
       ),
     },
-    {
-      id: "status",
-      header: "Status",
-      className: "nowrap",
-      cell: (d) => (
-        <div className="badges">
-          <span className={`badge ${STATUS_TONE[d.status]}`}>{d.status}</span>
-          {d.strategy.type === "staged" && d.rolloutState !== "draft" && <span className={`badge ${ROLLOUT_TONE[d.rolloutState]}`}>{d.rolloutState.replace("_", " ")}</span>}
-        </div>
-      ),
-    },
+    { id: "state", header: "State", className: "nowrap", cell: (d) => <StateBadge deployment={d} /> },
     { id: "application", header: "Application", cell: (d) => d.applicationName },
     { id: "version", header: "Version", className: "nowrap", cell: (d) => <span className="mono">{d.version}</span> },
     { id: "target", header: "Target", cell: (d) => <span className={d.target.labelSelector ? "mono" : undefined}>{targetText(d.target)}</span> },
@@ -122,10 +114,10 @@ function DeploymentList() {
       <Card flush>
         <div className="toolbar">
           <div className="field">
-            <label htmlFor="deployment-status">Status</label>
-            <select id="deployment-status" className="select" value={search.status ?? ""} onChange={(e) => void setSearch({ status: (e.target.value || undefined) as DeploymentListSearch["status"] })}>
-              <option value="">Any status</option>
-              {DEPLOYMENT_STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+            <label htmlFor="deployment-state">State</label>
+            <select id="deployment-state" className="select" value={search.state ?? ""} onChange={(e) => void setSearch({ state: (e.target.value || undefined) as DeploymentListSearch["state"] })}>
+              <option value="">Any state</option>
+              {DEPLOYMENT_STATES.map((s) => <option key={s} value={s}>{deploymentStateText(s)}</option>)}
             </select>
           </div>
           {canReadApps && (

@@ -1,13 +1,12 @@
-// The deployment list's state lives in the URL (/deployments?status=running&application=<id>
+// The deployment list's state lives in the URL (/deployments?state=rolling_out&application=<id>
 // &offset=50), so a filtered view can be shared or bookmarked; values that do not parse fall
 // back to the defaults instead of breaking the page.
 import * as z from "zod/mini";
-import type { DeploymentStatus } from "./types";
-
-export const DEPLOYMENT_STATUSES = ["draft", "running", "stopping", "stopped", "deleting"] as const satisfies readonly DeploymentStatus[];
+import { DEPLOYMENT_STATES } from "../../../src/modules/deployments/deployment-state";
 
 export const deploymentListSearch = z.object({
-  status: z.catch(z.optional(z.enum(DEPLOYMENT_STATUSES)), undefined),
+  /** the deployment's one state (src/modules/deployments/deployment-state.ts) */
+  state: z.catch(z.optional(z.enum(DEPLOYMENT_STATES)), undefined),
   /** an application's id */
   application: z.catch(z.optional(z.string().check(z.regex(/^[0-9a-f-]{36}$/i))), undefined),
   offset: z.catch(z.optional(z.number().check(z.int(), z.nonnegative())), undefined),

@@ -1,6 +1,6 @@
 // The landing page: the fleet at a glance. Every number comes from the API (devices by
-// status and the health summary, op 14 for a label's values, firing alerts, running
-// deployments, the latest status changes) and stays current through the realtime channel,
+// status and the health summary, op 14 for a label's values, firing alerts, deployments in
+// progress, the latest status changes) and stays current through the realtime channel,
 // which marks these queries stale when a device changes status. Each card asks only for what
 // the role may read; a card the role cannot read is not shown.
 import { useState } from "react";
@@ -15,6 +15,7 @@ import { Empty, ErrorState, Loading } from "../ui/states";
 import { RelativeTime } from "../ui/time";
 import { StatusBadge, statusLabel } from "../ui/StatusBadge";
 import { DEVICE_STATUSES, STATUS_COLORS } from "../devices/types";
+import { StateBadge } from "../deployments/StateBadge";
 import "./overview.css";
 import { counted, plural } from "../../../src/lib/plural";
 
@@ -189,11 +190,12 @@ function AlertsCard() {
 }
 
 function DeploymentsCard() {
-  const deployments = useQuery(q.deployments.list.options({ status: "running", limit: 6, offset: 0 }));
+  // in progress: rolling out, awaiting approval or paused (src/modules/deployments/deployment-state.ts), never one that ended
+  const deployments = useQuery(q.deployments.list.options({ inProgress: "true", limit: 6, offset: 0 }));
   return (
     <Card title="Deployments in progress" id="deployments">
       {deployments.isPending ? <Loading /> : deployments.isError ? <ErrorState error={deployments.error} /> : deployments.data.total === 0 ? (
-        <Empty title="Nothing is rolling out">Deployments that are running show their progress here.</Empty>
+        <Empty title="Nothing is rolling out">Deployments rolling out, awaiting approval or paused show their progress here.</Empty>
       ) : (
         <ul className="item-list">
           {deployments.data.items.map((d) => {
@@ -208,7 +210,7 @@ function DeploymentsCard() {
                 <div className="row">
                   <strong>{d.name}</strong>
                   <span className="faint">{d.applicationName} {d.version}</span>
-                  <span className="badge">{d.rolloutState.replace("_", " ")}</span>
+                  <StateBadge deployment={d} />
                 </div>
                 <Progress label={`${d.name}: ${p.running} of ${p.total} running`} value={p.running} max={p.total} segments={segments} />
                 <span className="faint num">{p.running} of {p.total} running{p.failed ? `, ${p.failed} failed` : ""}{p.skipped ? `, ${p.skipped} skipped` : ""}</span>

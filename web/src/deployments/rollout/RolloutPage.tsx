@@ -27,8 +27,9 @@ import { UpgradeDialog } from "./UpgradeDialog";
 import { SecretParametersButton } from "./SecretParametersButton";
 import { DEVICE_STATES, type DeviceState } from "./search";
 import { BatchTimeline } from "./BatchTimeline";
+import { StateBadge } from "../StateBadge";
 import type { Rollout } from "./timeline";
-import { deploymentStatusText, positionText, retryable, shortfall, STATE_TONE, stateLabel } from "./labels";
+import { positionText, retryable, shortfall, STATE_TONE, stateLabel } from "./labels";
 import "./rollout.css";
 import { counted } from "../../../../src/lib/plural";
 import { TERMINAL_ROLLOUT_STATES } from "../../../../src/modules/deployments/rollout-moves";
@@ -112,7 +113,7 @@ function DeploymentView() {
     <>
       <PageHeader
         breadcrumb={<DeploymentsLink />}
-        title={<span className="row">{d.name} <span className={`badge ${STATUS_TONE[d.status]}`} data-testid="deployment-status">{deploymentStatusText(d.status)}</span> <ManagedMark resource={d} /></span>}
+        title={<span className="row">{d.name} <StateBadge deployment={d} /> <ManagedMark resource={d} /></span>}
         description={
           <>
             {d.applicationName} <code>{d.version}</code> · profile <code>{d.profileId}</code> · {targetText(d)} ·{" "}
@@ -129,14 +130,6 @@ function DeploymentView() {
     </>
   );
 }
-
-const STATUS_TONE: Record<Deployment["status"], string> = {
-  draft: "",
-  running: "badge--accent",
-  stopping: "badge--warning",
-  stopped: "",
-  deleting: "badge--warning",
-};
 
 function targetText(d: Deployment): string {
   if (d.target.labelSelector) return `devices labelled ${Object.entries(d.target.labelSelector).map(([k, v]) => `${k}=${v}`).join(",")}`;

@@ -1,9 +1,9 @@
 // One vocabulary on the rollout page: while the rollout is paused nothing says a batch is in
-// flight or in progress, a batch says what happened to it (promoted below target by whom), and
-// the deployment's status reads as the deployment's ("Deployment: active"), not the rollout's.
+// flight or in progress, and a batch says what happened to it (promoted below target by whom).
+// The deployment's one state is checked in test/unit/deployments/deployment-state.test.ts.
 import { describe, expect, it } from "vitest";
 import { ROLLOUT_STATES } from "../../../../src/modules/deployments/rollout-moves";
-import { batchStateText, deploymentStatusText, positionText, retryable, shortfall } from "./labels";
+import { batchStateText, positionText, retryable, shortfall } from "./labels";
 import type { Batch, Rollout } from "./timeline";
 
 const counts = (c: Partial<Batch["counts"]>): Batch["counts"] => ({ pending: 0, downloading: 0, installing: 0, running: 0, failed: 0, waitingToRetry: 0, waitingForWindow: 0, waitingForBudget: 0, skipped: 0, ...c });
@@ -30,10 +30,5 @@ describe("the rollout page's words", () => {
     expect(batchStateText({ state: "completed", currentBatch: 1 }, canary("promoted", {}, outcome))).toBe("promoted below target by alice@example.com");
     expect(batchStateText({ state: "completed", currentBatch: 1 }, canary("succeeded"))).toBe("succeeded");
     expect(batchStateText({ state: "failed", currentBatch: 0 }, canary("failed"))).toBe("failed (timed out)");
-  });
-
-  it("the deployment's status is worded as the deployment's", () => {
-    expect(deploymentStatusText("running")).toBe("Deployment: active");
-    expect(deploymentStatusText("stopping")).toBe("Deployment: stopping");
   });
 });

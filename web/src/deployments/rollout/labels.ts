@@ -7,7 +7,6 @@ type RolloutState = RouterOutputs["deployments"]["get"]["rolloutState"];
 type Rollout = RouterOutputs["deployments"]["rollout"]["status"];
 type Batch = Rollout["batches"][number];
 type BatchState = Batch["state"];
-type DeploymentStatus = RouterOutputs["deployments"]["get"]["status"];
 
 export const STATE_TONE: Record<DeviceEntryState, string> = {
   pending: "badge--pending",
@@ -47,23 +46,10 @@ export const BATCH_STATE_TONE: Record<BatchState, string> = {
   cancelled: "badge--warning",
 };
 
-// One vocabulary on the page: the deployment's status says whether it is in its devices'
-// desired state ("Deployment: active"), the rollout's state says where the rollout is, and a
-// batch says what happened to it. While the rollout is paused, nothing on the page says a batch
-// is in flight or in progress: its batch is on hold.
-
-const STATUS_WORDS: Record<DeploymentStatus, string> = {
-  draft: "draft",
-  running: "active",
-  stopping: "stopping",
-  stopped: "stopped",
-  deleting: "deleting",
-};
-
-/** The deployment's status as the page's header says it ("Deployment: active"). */
-export function deploymentStatusText(status: DeploymentStatus): string {
-  return `Deployment: ${STATUS_WORDS[status]}`;
-}
+// One vocabulary on the page: the deployment's one state heads it (the API's `state`, in the
+// words of the list and the overview: "rolling out", "aborted"), the rollout's state says where
+// the rollout is, and a batch says what happened to it. While the rollout is paused, nothing on
+// the page says a batch is in flight or in progress: its batch is on hold.
 
 const name = (index: number) => (index === 0 ? "canary" : `batch ${index}`);
 
