@@ -143,10 +143,18 @@ const schema = z.object({
   NOTIFICATION_RETRY_BASE_MS: int(10, 3_600_000).default(30_000),
   /** one notification attempt (HTTP request or SMTP send) is abandoned after this long */
   NOTIFICATION_TIMEOUT_SECONDS: int(1, 300).default(10),
-  /** SMTP server for e-mail notification targets, e.g. smtp://user:pass@mail.example:587 (smtps:// for TLS) */
+  /**
+   * SMTP server for account mail (invitations, password resets, verification) and e-mail
+   * notification targets, e.g. smtp://user:pass@mail.example:587 (smtps:// for TLS); unset,
+   * account mail waits in the outbox and e-mail targets are refused
+   */
   SMTP_URL: z.string().url().optional(),
-  /** sender address of notification e-mails */
+  /** sender address (From) of account mail and notification e-mails */
   SMTP_FROM: z.string().min(3).default("Fleet Manager <fleet-manager@localhost>"),
+  /** attempts to send one account mail (outbox message) before it is marked failed */
+  MAIL_MAX_ATTEMPTS: int(1, 20).default(8),
+  /** back-off before a mail's second attempt; doubles with each further one (capped at one hour) */
+  MAIL_RETRY_BASE_MS: int(10, 3_600_000).default(30_000),
   /** lifetime of device certificates issued at enrollment and renewal */
   DEVICE_CERT_VALIDITY_DAYS: int(1, 3650).default(365),
   /** trust X-Forwarded-For from this many proxies (express "trust proxy") */

@@ -10,7 +10,7 @@ import { alertJobs } from "../modules/alerts/jobs.js";
 import { deploymentJobs } from "../modules/deployments/jobs.js";
 import { configSourceJobs } from "../modules/config/jobs.js";
 import { purgeEndedJobs } from "./queue.js";
-import { mailOutboxSchedule } from "../lib/mailer.js";
+import { mailJobs } from "../modules/mail/delivery.js";
 import { labelCountsCompaction } from "../modules/groups/label-counts.js";
 import type { JobDefinition, ScheduleDefinition } from "./types.js";
 
@@ -27,9 +27,9 @@ const housekeeping: ScheduleDefinition = {
 };
 
 export function jobCatalog(services: Services): { definitions: JobDefinition[]; schedules: ScheduleDefinition[] } {
-  const parts = [gitRegistryJobs(services.config), ociRegistryJobs(), marketplaceJobs(), deviceJobs(services.config), telemetryJobs(services.config), alertJobs(services.config), deploymentJobs(), configSourceJobs(services.config)];
+  const parts = [gitRegistryJobs(services.config), ociRegistryJobs(), marketplaceJobs(), deviceJobs(services.config), telemetryJobs(services.config), alertJobs(services.config), deploymentJobs(), configSourceJobs(services.config), mailJobs(services.config)];
   return {
     definitions: parts.flatMap((part) => part.definitions),
-    schedules: [housekeeping, mailOutboxSchedule, labelCountsCompaction, ...parts.flatMap((part) => part.schedules)],
+    schedules: [housekeeping, labelCountsCompaction, ...parts.flatMap((part) => part.schedules)],
   };
 }

@@ -6,11 +6,12 @@
 // the caller's database handle. Given the transaction of a mutation, the message exists
 // exactly when the change that caused it does (no mail for a rolled-back reset, no reset
 // without its mail). Bodies carry one-time links, so they are sealed with the service's
-// encryption key and never logged; only the id, template and recipient domain are.
+// encryption key and never logged; only the id, template and recipient domain are. With
+// SMTP_URL set, the same transaction enqueues the message's `mail.deliver` job
+// (src/modules/mail/delivery.ts sends it).
 import type { DbTx } from "../db/client.js";
 import type { Services } from "../services.js";
-import type { ScheduleDefinition } from "../jobs/types.js";
-import { sendSmtp } from "./smtp.js";
+import { enqueueJob } from "../jobs/queue.js";
 import { perService } from "./per-service.js";
 
 export interface MailMessage {
@@ -20,6 +21,8 @@ export interface MailMessage {
   text: string;
   /** which message this is, for operators: password-reset, welcome, email-verification, ... */
   template: string;
+  /** the invitation the message carries, so that its delivery state shows with the invitation */
+  invitationId?: string;
 }
 
 export interface Mailer {
@@ -27,74 +30,38 @@ export interface Mailer {
   send(db: DbTx, message: MailMessage): Promise<{ id: string }>;
 }
 
-/** Stores messages in MailOutbox for a delivery worker (or an operator) to pick up. */
+/** The job that sends one outbox message; one live job per message (its unique key). */
+export const MAIL_DELIVER_JOB = "mail.deliver";
+export const mailJobKey = (mailId: string) => `${MAIL_DELIVER_JOB}:${mailId}`;
+
+/** Stores messages in MailOutbox and, when SMTP is configured, enqueues their delivery. */
 export class OutboxMailer implements Mailer {
-  constructor(private readonly services: Pick<Services, "secrets" | "logger">) {}
+  constructor(private readonly services: Pick<Services, "secrets" | "logger" | "config">) {}
 
   async send(db: DbTx, message: MailMessage) {
+    const smtp = Boolean(this.services.config.SMTP_URL);
     const row = await db.mailOutbox.create({
       data: {
         to: message.to,
         subject: message.subject,
         template: message.template,
         bodySealed: this.services.secrets.encrypt(message.text),
+        invitationId: message.invitationId ?? null,
+        nextAttemptAt: smtp ? new Date() : null,
       },
       select: { id: true },
     });
+    if (smtp) {
+      // The delivery's own counter decides when to stop; the runner's limit is a backstop.
+      await enqueueJob(db, { type: MAIL_DELIVER_JOB, payload: { mailId: row.id }, uniqueKey: mailJobKey(row.id), maxAttempts: this.services.config.MAIL_MAX_ATTEMPTS + 1 });
+    }
     // Never the body or the full address: the log must not become a way to read reset links.
-    this.services.logger.info({ mailId: row.id, template: message.template, recipientDomain: message.to.split("@")[1] ?? null }, "mail queued");
+    this.services.logger.info({ mailId: row.id, template: message.template, recipientDomain: message.to.split("@")[1] ?? null }, smtp ? "mail queued" : "mail queued (no SMTP_URL: it stays in the outbox)");
     return row;
   }
 }
 
-// Account mail goes to the outbox (delivered over SMTP_URL by the `mail.deliver-outbox` job);
-// the mailer is per service so that tests can plug in another one.
-export const mailerFor = perService((services: Pick<Services, "secrets" | "logger">): Mailer => new OutboxMailer(services));
+// The mailer is per service so that tests can plug in another one.
+export const mailerFor = perService((services: Pick<Services, "secrets" | "logger" | "config">): Mailer => new OutboxMailer(services));
 
 export const setMailer = mailerFor.set;
-
-const OUTBOX_BATCH = 50;
-const OUTBOX_MAX_ATTEMPTS = 8;
-
-/**
- * Delivers queued mail through SMTP when SMTP_URL is set; without it messages stay in the
- * outbox for an operator to read. One schedule run at a time across processes (job runner),
- * each message tried at most OUTBOX_MAX_ATTEMPTS times, oldest first.
- */
-export async function deliverOutbox(services: Services, signal?: AbortSignal): Promise<{ sent: number; failed: number }> {
-  const { config, prisma, secrets, logger } = services;
-  if (!config.SMTP_URL) return { sent: 0, failed: 0 };
-  const pending = await prisma.mailOutbox.findMany({
-    where: { status: "pending" },
-    orderBy: { createdAt: "asc" },
-    take: OUTBOX_BATCH,
-  });
-  let sent = 0;
-  let failed = 0;
-  for (const mail of pending) {
-    if (signal?.aborted) break;
-    try {
-      await sendSmtp(config, { to: mail.to, subject: mail.subject, text: secrets.decrypt(mail.bodySealed) }, 15_000, signal);
-      await prisma.mailOutbox.update({ where: { id: mail.id }, data: { status: "sent", sentAt: new Date(), attempts: { increment: 1 } } });
-      sent++;
-    } catch (err) {
-      const attempts = mail.attempts + 1;
-      await prisma.mailOutbox.update({
-        where: { id: mail.id },
-        data: { attempts, lastError: (err as Error).message.slice(0, 500), status: attempts >= OUTBOX_MAX_ATTEMPTS ? "failed" : "pending" },
-      });
-      logger.warn({ mailId: mail.id, attempts, err: (err as Error).message }, "mail delivery failed");
-      failed++;
-    }
-  }
-  return { sent, failed };
-}
-
-export const mailOutboxSchedule: ScheduleDefinition = {
-  name: "mail.deliver-outbox",
-  everyMs: 15_000,
-  jitterMs: 2_000,
-  run: async ({ services, signal }) => {
-    await deliverOutbox(services, signal);
-  },
-};

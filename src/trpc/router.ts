@@ -36,6 +36,7 @@ import { activityRouter } from "../modules/activity/router.js";
 import { tenantRouter } from "../modules/tenant/router.js";
 import { profileRouter } from "../modules/profile/router.js";
 import { federationRouter } from "../modules/federation/router.js";
+import { mailRouter } from "../modules/mail/router.js";
 
 export const appRouter = router({
   auth: authRouter,
@@ -74,6 +75,7 @@ export const appRouter = router({
   tenant: tenantRouter,
   profile: profileRouter,
   federation: federationRouter,
+  mail: mailRouter,
 });
 
 export type AppRouter = typeof appRouter;

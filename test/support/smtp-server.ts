@@ -1,5 +1,6 @@
-// A minimal SMTP server on loopback (EHLO, MAIL, RCPT, DATA, QUIT), enough for nodemailer to
-// deliver to: a real peer for the e-mail notification target.
+// A minimal SMTP server on loopback (EHLO, MAIL, RCPT, DATA, QUIT, AUTH PLAIN when asked),
+// enough for nodemailer to deliver to: a real peer for the e-mail notification target and the
+// mail outbox. `failNext` makes it refuse the next transactions (a server in trouble).
 import net from "node:net";
 
 export interface ReceivedMail {
@@ -12,12 +13,18 @@ export interface SmtpServer {
   url: string;
   mails: ReceivedMail[];
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedMail[]>;
+  /**
+   * The next `count` transactions are refused: at MAIL FROM with 451 (try again later), or at
+   * AUTH with 535 echoing what the client sent (a server that repeats the credentials).
+   */
+  failNext(count: number, at?: "MAIL" | "AUTH"): void;
   close(): Promise<void>;
 }
 
-export async function startSmtpServer(): Promise<SmtpServer> {
+export async function startSmtpServer(options: { auth?: boolean } = {}): Promise<SmtpServer> {
   const mails: ReceivedMail[] = [];
   const waiters: Array<() => void> = [];
+  const failures = { MAIL: 0, AUTH: 0 };
   const server = net.createServer((socket) => {
     let buffer = "";
     let inData = false;
@@ -44,7 +51,9 @@ export async function startSmtpServer(): Promise<SmtpServer> {
         const line = buffer.slice(0, eol);
         buffer = buffer.slice(eol + 2);
         const verb = line.slice(0, 4).toUpperCase();
-        if (verb === "EHLO" || verb === "HELO") reply("250 test-smtp");
+        if (verb === "EHLO" || verb === "HELO") reply(options.auth ? "250-test-smtp\r\n250 AUTH PLAIN" : "250 test-smtp");
+        else if (verb === "AUTH") failures.AUTH > 0 ? (failures.AUTH--, reply(`535 5.7.8 authentication failed for ${line.slice(5)}`)) : reply("235 2.7.0 ok");
+        else if (verb === "MAIL" && failures.MAIL > 0) failures.MAIL--, reply("451 4.3.0 mailbox busy, try again later");
         else if (verb === "MAIL") (current.from = line.replace(/^MAIL FROM:\s*/i, "")), reply("250 2.1.0 ok");
         else if (verb === "RCPT") current.to.push(line.replace(/^RCPT TO:\s*/i, "")), reply("250 2.1.5 ok");
         else if (verb === "DATA") (inData = true), reply("354 end with <CRLF>.<CRLF>");
@@ -66,6 +75,7 @@ export async function startSmtpServer(): Promise<SmtpServer> {
         const check = () => (mails.length >= count ? (clearTimeout(timer), resolve(mails.slice(0, count))) : waiters.push(check));
         check();
       }),
+    failNext: (count, at = "MAIL") => void (failures[at] = count),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

@@ -1,7 +1,7 @@
 // /invitations (the caller's organization) and /public/invitations/{token} (no credentials:
 // the token is the credential). Both live here: one resource, one folder.
 import { z } from "zod";
-import { protectedProcedure, publicProcedure, router } from "../../trpc/procedures.js";
+import { protectedProcedure, publicProcedure, router, type AuthedContext } from "../../trpc/procedures.js";
 import { pageOf, pageOutput, pagingInput } from "../../lib/paging.js";
 import {
   acceptOutput, expiresInDays, INVITATION_STATUSES, invitationOutput, invitationToken, invitationWithTokenOutput,
@@ -9,9 +9,18 @@ import {
 } from "./schemas.js";
 import { createInvitation, getInvitation, listInvitations, resendInvitation, revokeInvitation } from "./service.js";
 import { acceptInvitation, publicInvitation } from "./accept.js";
+import { latestInvitationMails } from "../mail/outbox.js";
+import type { Invitation, Role } from "../../generated/prisma/client.js";
 
 const TAG = "Invitations";
 const byId = z.object({ id: z.string().uuid() });
+
+/** The invitations as the API shows them, each with the delivery state of its latest mail (one query). */
+async function withMail(ctx: AuthedContext, invitations: Array<Invitation & { role: Role }>) {
+  const mails = await latestInvitationMails(ctx.db, invitations.map((i) => i.id));
+  return invitations.map((i) => toInvitationDto(i, mails.get(i.id), ctx.services.config));
+}
+const oneWithMail = async (ctx: AuthedContext, invitation: Invitation & { role: Role }) => (await withMail(ctx, [invitation]))[0]!;
 
 export const invitationsRouter = router({
   list: protectedProcedure("invitations:read")
@@ -21,10 +30,12 @@ export const invitationsRouter = router({
       status: z.enum(INVITATION_STATUSES).optional(),
       search: z.string().max(320).optional().describe("part of the e-mail address"),
     }))
-    .output(pageOutput(invitationOutput))
+    .output(pageOutput(invitationOutput).extend({
+      smtpConfigured: z.boolean().describe("false: the service has no SMTP server (SMTP_URL); invitation mails are not sent, hand the link over yourself"),
+    }))
     .query(async ({ ctx, input }) => {
       const { items, total } = await listInvitations(ctx.db, ctx.principal.organizationId, input);
-      return pageOf(items.map(toInvitationDto), total, input.offset);
+      return { ...pageOf(await withMail(ctx, items), total, input.offset), smtpConfigured: Boolean(ctx.services.config.SMTP_URL) };
     }),
 
   create: protectedProcedure("invitations:write")
@@ -37,14 +48,14 @@ export const invitationsRouter = router({
     .output(invitationWithTokenOutput)
     .mutation(async ({ ctx, input }) => {
       const { invitation, token } = await createInvitation(ctx.services, ctx.db, ctx.principal, input);
-      return { ...toInvitationDto(invitation), token };
+      return { ...(await oneWithMail(ctx, invitation)), token };
     }),
 
   get: protectedProcedure("invitations:read")
     .meta({ openapi: { method: "GET", path: "/invitations/{id}", tags: [TAG], summary: "Get an invitation" } })
     .input(byId)
     .output(invitationOutput)
-    .query(async ({ ctx, input }) => toInvitationDto(await getInvitation(ctx.db, ctx.principal.organizationId, input.id))),
+    .query(async ({ ctx, input }) => oneWithMail(ctx, await getInvitation(ctx.db, ctx.principal.organizationId, input.id))),
 
   revoke: protectedProcedure("invitations:write")
     .meta({
@@ -53,7 +64,7 @@ export const invitationsRouter = router({
     })
     .input(byId)
     .output(invitationOutput)
-    .mutation(async ({ ctx, input }) => toInvitationDto(await revokeInvitation(ctx.db, ctx.principal.organizationId, input.id))),
+    .mutation(async ({ ctx, input }) => oneWithMail(ctx, await revokeInvitation(ctx.db, ctx.principal.organizationId, input.id))),
 
   resend: protectedProcedure("invitations:write")
     .meta({
@@ -64,7 +75,7 @@ export const invitationsRouter = router({
     .output(invitationWithTokenOutput)
     .mutation(async ({ ctx, input: { id, ...rest } }) => {
       const { invitation, token } = await resendInvitation(ctx.services, ctx.db, ctx.principal, id, rest);
-      return { ...toInvitationDto(invitation), token };
+      return { ...(await oneWithMail(ctx, invitation)), token };
     }),
 
   publicGet: publicProcedure

@@ -3,6 +3,8 @@
 import { z } from "zod";
 import type { Invitation, Role } from "../../generated/prisma/client.js";
 import { roleRefOutput } from "../roles/schemas.js";
+import { mailDeliveryOutput, toMailDeliveryDto, type OutboxRow } from "../mail/schemas.js";
+import type { Config } from "../../config.js";
 
 export const INVITATION_STATUSES = ["pending", "accepted", "revoked", "expired"] as const;
 export type InvitationStatus = (typeof INVITATION_STATUSES)[number];
@@ -35,6 +37,8 @@ export const invitationOutput = z.object({
   sendCount: z.number().int(),
   createdAt: z.string().datetime(),
   updatedAt: z.string().datetime(),
+  /** the delivery state of the mail of the last send or resend (null: none recorded) */
+  mail: mailDeliveryOutput.nullable(),
 });
 export type InvitationDto = z.infer<typeof invitationOutput>;
 
@@ -67,7 +71,11 @@ export function invitationStatus(inv: Pick<Invitation, "acceptedAt" | "revokedAt
   return inv.expiresAt <= now ? "expired" : "pending";
 }
 
-export function toInvitationDto(inv: Invitation & { role: Role }): InvitationDto {
+export function toInvitationDto(
+  inv: Invitation & { role: Role },
+  mail: OutboxRow | undefined,
+  config: Pick<Config, "SMTP_URL" | "MAIL_MAX_ATTEMPTS">,
+): InvitationDto {
   return {
     id: inv.id,
     organizationId: inv.organizationId,
@@ -84,5 +92,6 @@ export function toInvitationDto(inv: Invitation & { role: Role }): InvitationDto
     sendCount: inv.sendCount,
     createdAt: inv.createdAt.toISOString(),
     updatedAt: inv.updatedAt.toISOString(),
+    mail: mail ? toMailDeliveryDto(mail, config) : null,
   };
 }

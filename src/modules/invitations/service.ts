@@ -41,7 +41,7 @@ function newToken(days: number) {
 async function sendInvitationMail(
   services: Services,
   db: DbTx,
-  invitation: { email: string; organizationId: string; expiresAt: Date; role: { name: string } },
+  invitation: { id: string; email: string; organizationId: string; expiresAt: Date; role: { name: string } },
   token: string,
 ) {
   const org = await db.organization.findUniqueOrThrow({ where: { id: invitation.organizationId }, select: { name: true } });
@@ -49,6 +49,7 @@ async function sendInvitationMail(
     to: invitation.email,
     subject: `You are invited to join ${org.name}`,
     template: "invitation",
+    invitationId: invitation.id,
     text: [
       `You have been invited to join the organization "${org.name}" as ${invitation.role.name}.`,
       "",
