@@ -193,7 +193,7 @@ async function main() {
   say(`  image:                ${pushed.image}   (busybox httpd, from ${opts.busybox})`);
   say(`  compose package:      ${pushed.compose}`);
   say(`  application package:  ${pushed.application}`);
-  say(`  add it as an OCI registry: URL ${opts.registry}, repository ${APP_REPOSITORY} (console: Registries -> OCI -> Add OCI registry)`);
+  say(`  add it as an OCI registry: URL ${opts.registry}, repository ${APP_REPOSITORY} (console: Registries -> Add OCI registry)`);
   if (!opts.key) {
     say(`  or let this command add it: npm run samples:compose -- --registry ${opts.registry} --url ${opts.url} --key fm_...   (a key with registries:read and registries:write)`);
     return;

@@ -81,7 +81,7 @@ describe.skipIf(!peerAvailable("docker-registry") || !onPath("busybox"))("npm ru
     const host = new URL(registry.url).host;
     const printed = await samplesCompose(["--registry", registry.url, "--url", h.url, "--key", tenant.key]);
     expect(printed[0]).toBe(`pushed the sample compose application 'hello-web' 1.0.0 to ${registry.url}:`);
-    expect(printed).toContain(`  add it as an OCI registry: URL ${registry.url}, repository samples/hello-web (console: Registries -> OCI -> Add OCI registry)`);
+    expect(printed).toContain(`  add it as an OCI registry: URL ${registry.url}, repository samples/hello-web (console: Registries -> Add OCI registry)`);
     expect(printed.at(-1)).toMatch(new RegExp(`^  added at ${h.url} as OCI registry 'sample compose apps' \\(id [0-9a-f-]{36}\\) and synced: 1 found, 1 imported, 0 updated, 0 skipped, 0 errors$`));
 
     // the registry as stored: the URL, and the application package's repository listed
