@@ -258,6 +258,21 @@ describe("fleet against a service", () => {
     expect(again.stderr).toContain("Cannot pause the rollout: it is aborted");
   });
 
+  it("deploy --wait and rollout watch say where a rollout is by one line: the same batch numbering, ending on the completed rollout", async () => {
+    const run = start(admin, ["deploy", "line-monitor@1.1.0", "--selector", "site=berlin", "--canary", "1", "--batches", "100%", "--auto-advance", "--wait", "--timeout", "40s", "-o", "json"]);
+    await drive([berlin], run.exited);
+    expect(await run.exited, run.err()).toBe(EXIT.ok);
+    const lines = run.err().split("\n").filter((l) => / - \d+ running, \d+ failed, \d+ in flight, \d+ waiting/.test(l));
+    expect(lines.at(-1)).toMatch(/^completed, canary and 1 batch done - 3 running, 0 failed, 0 in flight, 0 waiting/);
+    for (const line of lines) expect(line).toMatch(/^(rolling out, (canary|batch 1 of 1) in flight|completed, canary and 1 batch done) - /);
+    const { deployment } = JSON.parse(run.out());
+    // the same deployment through rollout watch (no terminal: the view once; the rollout has ended, so it exits 0)
+    const watch = await fleet(admin, ["rollout", "watch", deployment.id]);
+    expect(watch.code, watch.stderr).toBe(EXIT.ok);
+    expect(watch.stdout).toMatch(/^State: completed, canary and 1 batch done {3}/m);
+    expect(watch.stdout).not.toContain("in flight");
+  });
+
   it("switches between two organizations by context and by --org, and logout revokes the session", async () => {
     const orgB = await service.createOrganization("CLI Org B");
     const user = await service.createUser("admin");
@@ -336,20 +351,21 @@ describe("fleet against a service", () => {
     expect(tmux("new-session", "-d", "-s", "watch", "-x", "150", "-y", "30", ...Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]), "bash --norc --noprofile").status).toBe(0);
     try {
       tmux("send-keys", "-t", "watch", `node ${BIN} rollout watch ${created.id}; echo "exit=$?"`, "Enter");
-      await eventually(async () => /State: canary/.test(screen()) && /BATCH\s+KIND\s+STATE/.test(screen()), 20_000, "the first view");
+      await eventually(async () => /State: rolling out, canary in flight/.test(screen()) && /BATCH\s+KIND\s+STATE/.test(screen()), 20_000, "the first view");
       const first = screen();
       expect(first).toContain(`Deployment ${created.name}`);
       expect(first).toMatch(/success threshold 90%\s+failure threshold 20%/);
       expect(first).toMatch(/^0\s+canary\s+in_progress\s+1\s+1\s/m);
       // the canary's device installs: the view follows without a key pressed
-      const done = eventually(async () => /State: awaiting_approval/.test(screen()), 20_000, "awaiting approval");
+      const done = eventually(async () => /State: awaiting approval, canary done/.test(screen()), 20_000, "awaiting approval");
       await drive([berlin], done);
       expect(screen()).toMatch(/^0\s+canary\s+succeeded\s+1\s+1\s+0\s+0\s+0\s+1\s+0/m);
       expect((await fleet(admin, ["rollout", "approve", created.id])).code).toBe(0);
       const completed = eventually(async () => /exit=0/.test(screen()), 30_000, "the watch to end with the rollout");
       await drive([berlin], completed);
       const last = screen();
-      expect(last).toContain("State: completed");
+      expect(last).toContain("State: completed, canary and 1 batch done");
+      expect(last).not.toContain("in flight");
       expect(last).toMatch(/^1\s+batch\s+succeeded\s+2\s+2\s+0\s+0\s+0\s+2\s+0/m);
     } finally {
       tmux("kill-server");

@@ -2,6 +2,10 @@
 // the deployment workflow of docs/deployments.md from the terminal. `deploy` creates the
 // deployment (POST /deployments) and starts it; with --wait it follows the rollout and exits 0
 // only when it completed, 8 when it paused (failure threshold), failed (timeout) or was aborted.
+// deploy --wait and rollout watch say where the deployment is by one line (stateLine): the
+// deployment's one state as the API computes it (docs/deployments.md, "One state") and its
+// rollout's position, batches numbered as the console numbers them (the canary, then batch 1
+// of N); "in flight" only for devices working on an install they were told to do.
 import type { Command } from "commander";
 import type { ApiClient } from "../client.js";
 import { CliError, EXIT } from "../errors.js";
@@ -19,6 +23,8 @@ interface Deployment {
   version: string;
   status: string;
   rolloutState: RolloutState;
+  /** the one state (draft, scheduled, rolling_out, awaiting_approval, paused, completed, aborted, failed, stopping, stopped, deleting) */
+  state: string;
   rolloutReason: string | null;
   strategy: { type: "all-at-once" | "staged" };
   progress: Record<string, number>;
@@ -45,8 +51,58 @@ interface Rollout {
   reason: string | null;
 }
 
-const FINAL: RolloutState[] = ["completed", "aborted", "failed"];
-const STOPPED: RolloutState[] = ["paused", "aborted", "failed"];
+/** States in which a rollout has ended (the deployment's one state): watch stops there; deploy --wait also at a pause. */
+const ENDED = ["completed", "aborted", "failed", "stopping", "stopped", "deleting"];
+
+/** A batch as the console names it: "canary", "batch 1 of 2" (N: the batches after the canary). */
+export function batchName(rollout: Pick<Rollout, "batches">, index: number): string {
+  return index === 0 ? "canary" : `batch ${index} of ${rollout.batches.length - 1}`;
+}
+
+/** Where the rollout is, in the words of the deployment's state (with its separator); "" when there is nothing to add. */
+function position(state: string, rollout: Pick<Rollout, "currentBatch" | "batches">): string {
+  const index = rollout.currentBatch;
+  if (state === "completed") {
+    const after = rollout.batches.length - 1;
+    return after > 0 ? `, canary and ${after} batch${after === 1 ? "" : "es"} done` : rollout.batches.length ? ", canary done" : "";
+  }
+  if (index === null) return "";
+  const name = batchName(rollout, index);
+  const inFlight = rollout.batches.find((b) => b.index === index)?.state === "in_progress";
+  switch (state) {
+    case "rolling_out": return inFlight ? `, ${name} in flight` : "";
+    case "paused": return inFlight ? `, ${name} on hold` : `, after the ${name}`;
+    case "awaiting_approval": return `, ${name} done, the next batch waits for approval`;
+    case "aborted": return ` at ${index === 0 ? "the canary" : name}`;
+    case "failed": return `: ${index === 0 ? "the canary" : name} timed out`;
+    default: return "";
+  }
+}
+
+/** The deployment's state and its rollout's position: "rolling out, batch 1 of 2 in flight". */
+export function stateLine(deployment: Pick<Deployment, "state">, rollout: Pick<Rollout, "currentBatch" | "batches"> | null): string {
+  return `${deployment.state.replace(/_/g, " ")}${rollout ? position(deployment.state, rollout) : ""}`;
+}
+
+/**
+ * Devices by what they do: in flight are those told to install and not done (pending,
+ * downloading, installing; in a staged rollout only in batches that were dispatched), waiting
+ * those not told yet (a planned batch) or waiting for a retry, their window or the budget.
+ */
+export function deviceCounts(deployment: Pick<Deployment, "progress">, rollout: Pick<Rollout, "batches"> | null): { running: number; failed: number; inFlight: number; waiting: number } {
+  const p = (key: string) => deployment.progress[key] ?? 0;
+  const busy = (c: Record<string, number>) => (c.pending ?? 0) + (c.downloading ?? 0) + (c.installing ?? 0);
+  const dispatched = rollout ? rollout.batches.filter((b) => b.state !== "planned") : null;
+  const inFlight = dispatched ? dispatched.reduce((n, b) => n + busy(b.counts), 0) : busy(deployment.progress);
+  const planned = rollout ? rollout.batches.filter((b) => b.state === "planned").reduce((n, b) => n + busy(b.counts), 0) : 0;
+  return { running: p("running"), failed: p("failed"), inFlight, waiting: planned + p("waiting_to_retry") + p("waiting_for_window") + p("waiting_for_budget") };
+}
+
+/** deploy --wait's progress line: the state line, then the devices. */
+export function progressLine(deployment: Deployment, rollout: Rollout | null): string {
+  const c = deviceCounts(deployment, rollout);
+  return `${stateLine(deployment, rollout)} - ${c.running} running, ${c.failed} failed, ${c.inFlight} in flight, ${c.waiting} waiting${deployment.rolloutReason ? ` - ${deployment.rolloutReason}` : ""}`;
+}
 
 /** A batch size: "5%" is a percent, "5" a count. */
 function sizeOf(text: string, flag: string): { count: number } | { percent: number } {
@@ -135,14 +191,13 @@ async function follow(client: ApiClient, id: string, timeoutMs: number, globals:
   await watchLoop(client, "deployments", (e) => e.data.deploymentId === id || e.data.id === id, async () => {
     const deployment = await client.request<Deployment>("GET", `/deployments/${id}`);
     rollout = deployment.strategy.type === "staged" ? await client.request<Rollout>("GET", `/deployments/${id}/rollout`) : null;
-    const p = deployment.progress;
-    const line = `${deployment.rolloutState}${rollout?.currentBatch != null ? ` (batch ${rollout.currentBatch} of ${rollout.batches.length})` : ""}: ${p.running ?? 0} running, ${p.failed ?? 0} failed, ${(p.pending ?? 0) + (p.downloading ?? 0) + (p.installing ?? 0)} in flight${deployment.rolloutReason ? ` - ${deployment.rolloutReason}` : ""}`;
+    const line = progressLine(deployment, rollout);
     if (line !== last) {
       io.stderr.write(`${line}\n`);
-      if (deployment.rolloutState === "awaiting_approval") io.stderr.write(`  waiting for approval: fleet rollout approve ${id} (or promote)\n`);
+      if (deployment.state === "awaiting_approval") io.stderr.write(`  waiting for approval: fleet rollout approve ${id} (or promote)\n`);
     }
     last = line;
-    if (FINAL.includes(deployment.rolloutState) || STOPPED.includes(deployment.rolloutState)) {
+    if (ENDED.includes(deployment.state) || deployment.state === "paused") {
       final = deployment;
       return true;
     }
@@ -154,8 +209,8 @@ async function follow(client: ApiClient, id: string, timeoutMs: number, globals:
     io.stderr.write(`error: the rollout did not end within the --timeout (${last})\n`);
     return EXIT.rolloutFailed;
   }
-  if (end.rolloutState === "completed" && !(end.strategy.type === "all-at-once" && (end.progress.failed ?? 0) > 0)) return EXIT.ok;
-  io.stderr.write(`error: the rollout ${end.rolloutState === "completed" ? "completed with failed devices" : `is ${end.rolloutState}`}${end.rolloutReason ? `: ${end.rolloutReason}` : ""}\n`);
+  if (end.state === "completed" && !(end.strategy.type === "all-at-once" && (end.progress.failed ?? 0) > 0)) return EXIT.ok;
+  io.stderr.write(`error: the rollout ${end.state === "completed" ? "completed with failed devices" : `is ${end.state.replace(/_/g, " ")}`}${end.rolloutReason ? `: ${end.rolloutReason}` : ""}\n`);
   return EXIT.rolloutFailed;
 }
 
@@ -185,7 +240,7 @@ const COUNTS = ["pending", "downloading", "installing", "running", "failed", "sk
 export function rolloutView(deployment: Deployment, rollout: Rollout): string {
   const head = [
     `Deployment ${deployment.name}  ${deployment.applicationName} ${deployment.version}  (${deployment.id})`,
-    `State: ${rollout.state}${rollout.currentBatch != null ? `   batch ${rollout.currentBatch} of ${rollout.batches.length - 1} in flight` : ""}   success threshold ${rollout.successThreshold}%   failure threshold ${rollout.failureThreshold}%   ${rollout.autoAdvance ? "auto-advance" : "approval between batches"}`,
+    `State: ${stateLine(deployment, rollout)}   success threshold ${rollout.successThreshold}%   failure threshold ${rollout.failureThreshold}%   ${rollout.autoAdvance ? "auto-advance" : "approval between batches"}`,
     ...(rollout.reason ? [`Reason: ${rollout.reason}`] : []),
     "",
   ];
@@ -204,18 +259,18 @@ export async function watch(args: unknown[], globals: Globals, io: Io, cmd: Comm
   const onSignal = () => stop.abort();
   process.once("SIGINT", onSignal);
   let last = "";
-  let state = "draft" as RolloutState;
+  let state = "draft";
   try {
     await watchLoop(client, "deployments", (e) => e.data.deploymentId === id || e.data.id === id, async () => {
       const [deployment, rollout] = await Promise.all([client.request<Deployment>("GET", `/deployments/${id}`), client.request<Rollout>("GET", `/deployments/${id}/rollout`)]);
-      state = rollout.state;
+      state = deployment.state;
       const view = rolloutView(deployment, rollout);
       if (view !== last) {
         // on a terminal the view is redrawn in place; in a pipe each change is printed once
         io.stdout.write(tty ? `\x1b[H\x1b[2J${view}\nWatching (realtime events and a ${pollMs / 1000} s poll); Ctrl-C to stop. ${new Date().toLocaleTimeString()}\n` : `${view}\n`);
         last = view;
       }
-      return FINAL.includes(rollout.state);
+      return ENDED.includes(deployment.state);
     }, pollMs, stop.signal);
   } finally {
     process.off("SIGINT", onSignal);
