@@ -2,7 +2,8 @@
 // the spec's `status` (unchanged: an aborted rollout's deployment stays `running`, in its
 // devices' desired state), the list filters on it (`state`, `inProgress`) by the same table,
 // over every stored combination of status × rollout state × scheduled start, and a real
-// staged rollout aborted and an all-at-once one completed answer what they are.
+// staged rollout aborted and an all-at-once one completed answer what they are (through the
+// MCP tools too).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import type { EnrolledDevice } from "../agent/fleet-support.js";
@@ -10,6 +11,7 @@ import { DEPLOYMENT_STATES, IN_PROGRESS_STATES, deploymentState } from "../../..
 import { ROLLOUT_STATES } from "../../../src/modules/deployments/rollout-moves.js";
 import { DEPLOYMENT_STATUSES } from "../../../src/modules/deployments/schemas.js";
 import { agentHeartbeat, enrollFleet, importVersion } from "./support.js";
+import { answerOf, mcpClient, toolNamed } from "../mcp/mcp-support.js";
 
 let h: Harness;
 let acme: Tenant;
@@ -56,6 +58,17 @@ describe("the deployment's state in the API", () => {
     expect(await listIds("inProgress=true")).not.toContain(id);
     expect(await listIds("state=aborted")).toContain(id);
     expect(await listIds("inProgress=false")).toContain(id);
+    // the MCP tools are made from the same procedures: the same state, and the same filter
+    const client = await mcpClient(h.url, { "x-api-key": acme.key });
+    try {
+      const { tools } = await client.listTools();
+      expect(Object.keys((toolNamed(tools, "deployments_list").inputSchema as { properties: object }).properties)).toEqual(expect.arrayContaining(["state", "inProgress"]));
+      expect(answerOf(await client.callTool({ name: "deployments_get", arguments: { id } }))).toMatchObject({ status: "running", state: "aborted" });
+      const listed = answerOf(await client.callTool({ name: "deployments_list", arguments: { state: "aborted" } }));
+      expect(listed.items.map((d: { id: string }) => d.id)).toContain(id);
+    } finally {
+      await client.close();
+    }
   });
 
   it("an all-at-once deployment: completed once its devices report, stopping and stopped after a stop", async () => {
