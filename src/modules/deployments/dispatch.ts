@@ -138,7 +138,8 @@ export async function cancelNotStarted(db: DbTx, deploymentId: string, reason: s
      WHERE "deploymentId" = ${deploymentId}::uuid AND "state" = 'pending'`;
 }
 
-async function cancelRetries(db: DbTx, deploymentId: string, reason: string): Promise<void> {
+/** Devices waiting to retry get no retry: their failure is final (counted as failed from now on). */
+export async function cancelRetries(db: DbTx, deploymentId: string, reason: string): Promise<void> {
   await db.$executeRaw`
     UPDATE "DeploymentDevice" SET "retryAt" = NULL, "reason" = 'no retry: ' || ${reason}
      WHERE "deploymentId" = ${deploymentId}::uuid AND "retryAt" IS NOT NULL`;

@@ -8,7 +8,7 @@ import { conflict } from "../../trpc/errors.js";
 import { counted } from "../../lib/plural.js";
 import { UTC_NOW } from "../devices/sql.js";
 import type { DeploymentEvents } from "./events.js";
-import { admitWithinBudget, cancelNotStarted, dispatchDueRetries, dispatchInstall } from "./dispatch.js";
+import { admitWithinBudget, cancelNotStarted, cancelRetries, dispatchDueRetries, dispatchInstall } from "./dispatch.js";
 import {
   abortedOutcome, acceptedOutcome, afterBatchSucceeded, assertMoveAllowed, batchLabel, completionReason, judgeBatch, judgedOutcome,
   outcomeText, resumeTarget, TERMINAL_ROLLOUT_STATES, waitingText, type BatchOutcome, type RolloutMove, type RolloutState,
@@ -201,6 +201,9 @@ export async function abortRollout(
 ): Promise<DeploymentRow> {
   assertRolloutMove("abort", row);
   const strategy = stagedStrategyOf(row);
+  // Devices waiting to retry get none: their failure is final, and the batch's record counts
+  // them as failed, as its counts do from now on.
+  await cancelRetries(db, row.id, "rollout aborted");
   // the batch in flight is recorded with its counts before its pending devices are cancelled
   const inFlight = await batchInFlight(db, row.organizationId, row.id);
   if (inFlight) await finishBatch(db, row.id, inFlight.index, abortedOutcome(by, inFlight, strategy, new Date()));
@@ -251,11 +254,15 @@ async function judgeLocked(db: DbTx, row: DeploymentRow, events: DeploymentEvent
       return row;
     case "failure_threshold":
       return moveRollout(db, row, { rolloutState: "paused", pausedFrom: row.rolloutState, rolloutReason: verdict.reason }, events);
-    case "timed_out":
-      await finishBatch(db, row.id, index, judgedOutcome("failed", batch, strategy, new Date()));
+    case "timed_out": {
+      // Devices waiting to retry get none (their failure is final) before the batch is recorded:
+      // its record then counts them as failed, as its counts do from now on.
       await cancelNotStarted(db, row.id, "rollout failed");
+      const final = (await batchInFlight(db, row.organizationId, row.id)) ?? batch;
+      await finishBatch(db, row.id, index, judgedOutcome("failed", final, strategy, new Date()));
       await db.deploymentBatch.updateMany({ where: { deploymentId: row.id, state: "planned" }, data: { state: "cancelled" } });
       return moveRollout(db, row, { rolloutState: "failed", completedAt: new Date(), rolloutReason: verdict.reason }, events);
+    }
     case "succeeded": {
       await finishBatch(db, row.id, index, judgedOutcome("succeeded", batch, strategy, new Date()));
       const batchCount = await db.deploymentBatch.count({ where: { deploymentId: row.id } });

@@ -3,9 +3,10 @@ import { z } from "zod";
 import { pagingInput, pageOutput } from "../../lib/paging.js";
 import { ownerMarkOutput } from "../../lib/owner-mark.js";
 import { labelSelectorSchema } from "../devices/labels.js";
+import { deviceStatus } from "../devices/schemas.js";
 import { ROLLOUT_STATES } from "./rollout-machine.js";
-import { strategySchema } from "./strategy.js";
 import { DEPLOYMENT_STATES } from "./deployment-state.js";
+import { strategySchema } from "./strategy.js";
 import { disruptionBudget, maintenanceWindows, ON_LEAVE, optionFields, optionUpdateFields, refineOptions, retryOptions } from "./options.js";
 
 /** draft: not started (editable); running: on its devices; stopping / deleting: waiting for the devices to confirm removal; stopped. */
@@ -87,9 +88,9 @@ export const secretParametersInput = z.object({
 export const listDeploymentsInput = z.object({
   status: z.enum(DEPLOYMENT_STATUSES).optional(),
   rolloutState: z.enum(ROLLOUT_STATES).optional(),
-  applicationId: z.uuid().optional(),
   state: z.enum(DEPLOYMENT_STATES).optional().describe("the deployment's one state (computed from status and rolloutState: docs/deployments.md)"),
   inProgress: z.stringbool().optional().describe("true: only deployments whose rollout has not ended (state rolling_out, awaiting_approval or paused); false: only the others"),
+  applicationId: z.uuid().optional(),
   search: z.string().max(200).optional().describe("part of the name (case-insensitive)"),
   scheduled: z.stringbool().optional().describe("true: only drafts waiting for their startAt; false: only the others"),
   ...pagingInput,
@@ -129,11 +130,11 @@ export const deploymentOutput = z.object({
   onLeave: z.enum(ON_LEAVE),
   status: z.enum(DEPLOYMENT_STATUSES),
   rolloutState: z.enum(ROLLOUT_STATES),
-  rolloutReason: z.string().nullable(),
   state: z.enum(DEPLOYMENT_STATES).describe(
     "the deployment's one state, computed from status, rolloutState and startAt (docs/deployments.md, \"One state\"): draft, scheduled, rolling_out, " +
       "awaiting_approval, paused, completed, aborted, failed (a batch timed out), stopping, stopped, deleting",
   ),
+  rolloutReason: z.string().nullable(),
   progress: progressCounts.describe("devices of the deployment by state"),
   startedAt: z.string().nullable(),
   completedAt: z.string().nullable(),
@@ -214,7 +215,11 @@ const batchCounts = z.object({
   waitingToRetry: z.number().int().describe("devices that failed and are given the install again later"),
   waitingForWindow: z.number().int().describe("devices told to download only until their maintenance window opens"),
   waitingForBudget: z.number().int().describe("devices the disruption budget holds back"),
-  skipped: z.number().int().describe("devices of the batch that will not run it: cancelled, superseded or removed"),
+  offline: z.number().int().describe("devices the batch still waits for (not dispatched yet, pending, downloading, installing, waiting for a window or a place) whose device is offline now; counted here, not under their state"),
+  cancelled: z.number().int().describe("devices that never started it: the rollout was aborted or failed, or the deployment stopped"),
+  superseded: z.number().int().describe("devices another deployment of the application took over"),
+  removed: z.number().int().describe("devices removing or that removed it (stop, delete)"),
+  skipped: z.number().int().describe("devices that are not eligible (architecture); such devices are in no batch, so this is 0 for a batch"),
 });
 
 export const BATCH_KINDS = ["canary", "batch", "late_joiners"] as const;
@@ -290,7 +295,7 @@ const deploymentEntryFields = {
   state: z.enum(DEVICE_DEPLOYMENT_STATES),
   desiredAction: z.enum(["install", "remove"]).nullable().describe("what the device's heartbeat is told; null: nothing (not dispatched, or no longer)"),
   batchIndex: z.number().int().nullable(),
-  reason: z.string().nullable().describe("why the service set the state (skipped, cancelled, superseded)"),
+  reason: z.string().nullable().describe("the service's note on the entry: why it skipped, cancelled or superseded it, or who gave it its current attempt (a retry)"),
   message: z.string().nullable().describe("the agent's last message"),
   dispatchedAt: z.string().nullable(),
   stateChangedAt: z.string(),
@@ -303,6 +308,7 @@ const deploymentEntryFields = {
 export const deploymentDeviceOutput = z.object({
   deviceId: z.string(),
   deviceName: z.string(),
+  deviceStatus: deviceStatus.describe("the device's own status now (offline: no heartbeat for three intervals)"),
   ...deploymentEntryFields,
 });
 export const deploymentDevicesOutput = pageOutput(deploymentDeviceOutput);

@@ -3,6 +3,7 @@
 import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
 import type { SecretBox } from "../../lib/crypto.js";
+import type { DeviceStatus } from "../../lib/events.js";
 import { pageOf } from "../../lib/paging.js";
 import { badRequest, conflict, notFound } from "../../trpc/errors.js";
 import { iso, isoNullable } from "../devices/schemas.js";
@@ -18,8 +19,8 @@ import {
 } from "./schemas.js";
 import { ROLLOUT_STATES } from "./rollout-machine.js";
 import { EDITABLE_STATUSES, stopRefusal } from "./rollout-moves.js";
-import { countsByDeployment, deploymentInclude, findDeployment, lockDeployment, toDeploymentDto, type DeploymentRow } from "./store.js";
 import { IN_PROGRESS_STATES, storedCombinations, type DeploymentState } from "./deployment-state.js";
+import { countsByDeployment, deploymentInclude, findDeployment, lockDeployment, toDeploymentDto, type DeploymentRow } from "./store.js";
 import type { Strategy } from "./strategy.js";
 import { freezeTargets } from "./targets.js";
 import type { DisruptionBudget, MaintenanceWindows, RetryOptions } from "./options.js";
@@ -108,11 +109,11 @@ export async function listDeployments(
   const where: Prisma.DeploymentWhereInput = {
     organizationId,
     ...(input.scheduled === undefined ? {} : input.scheduled ? { status: "draft", startAt: { not: null } } : { NOT: { status: "draft", startAt: { not: null } } }),
-    ...(input.status ? { status: input.status } : {}),
     AND: [
       ...(input.state ? [stateWhere([input.state])] : []),
       ...(input.inProgress === undefined ? [] : [input.inProgress ? stateWhere(IN_PROGRESS_STATES) : { NOT: stateWhere(IN_PROGRESS_STATES) }]),
     ],
+    ...(input.status ? { status: input.status } : {}),
     ...(input.rolloutState ? { rolloutState: input.rolloutState } : {}),
     ...(input.applicationId ? { applicationId: input.applicationId } : {}),
     ...(input.search ? { name: containsText(input.search) } : {}),
@@ -126,7 +127,6 @@ export async function listDeployments(
 }
 
 
-/** Parameter values as one comparable text (secret values included, sorted keys). */
 /** Deployments whose one state (deployment-state.ts) is one of `states`: the stored combinations that compute to them. */
 function stateWhere(states: readonly DeploymentState[]): Prisma.DeploymentWhereInput {
   return {
@@ -138,6 +138,7 @@ function stateWhere(states: readonly DeploymentState[]): Prisma.DeploymentWhereI
   };
 }
 
+/** Parameter values as one comparable text (secret values included, sorted keys). */
 const valuesText = (values: Record<string, unknown>) => JSON.stringify(Object.entries(values).sort(([a], [b]) => a.localeCompare(b)));
 
 /**
@@ -495,7 +496,7 @@ export async function listDeploymentDevices(db: DbTx, organizationId: string, in
   const [rows, total] = await Promise.all([
     db.deploymentDevice.findMany({
       where,
-      include: { device: { select: { name: true } } },
+      include: { device: { select: { name: true, status: true } } },
       orderBy: [{ stateChangedAt: "desc" }, { deviceId: "asc" }],
       take: input.limit,
       skip: input.offset,
@@ -506,6 +507,7 @@ export async function listDeploymentDevices(db: DbTx, organizationId: string, in
     rows.map((r) => ({
       deviceId: r.deviceId,
       deviceName: r.device.name,
+      deviceStatus: r.device.status as DeviceStatus,
       ...entryFieldsOf(r),
     })),
     total,

@@ -2,10 +2,11 @@
 // when its rollout is initialized (staged), then frozen. Devices whose architecture the
 // profile does not support are kept as `skipped` with the reason; a staged rollout cuts the
 // eligible ones into batches in a stable pseudo-random order (so a canary is not always the
-// oldest devices). Set-based: one statement per step, whatever the fleet size.
+// oldest devices), the devices that are offline now last. Set-based: one statement per step,
+// whatever the fleet size.
 import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
-import { architectureEligible, UTC_NOW } from "../devices/sql.js";
+import { architectureEligible, deviceOffline, UTC_NOW } from "../devices/sql.js";
 import { targetCondition } from "../groups/service.js";
 import type { DeploymentProfile } from "../applications/manifest/index.js";
 import { planBatches, type PlannedBatch, type StagedStrategy } from "./strategy.js";
@@ -47,7 +48,12 @@ export async function freezeTargets(db: DbTx, deployment: TargetedDeployment, pr
   return { eligible: count("pending"), skipped: count("skipped") };
 }
 
-/** Plans the batches of a staged rollout over the frozen eligible devices and assigns each device its batch. */
+/**
+ * Plans the batches of a staged rollout over the frozen eligible devices and assigns each device
+ * its batch. Devices that are offline now come last: the canary (and each batch after it) is
+ * drawn from devices seen recently while there are enough of them, so it never waits on a device
+ * that is not there.
+ */
 export async function planRollout(db: DbTx, deploymentId: string, strategy: StagedStrategy, eligible: number): Promise<PlannedBatch[]> {
   await db.deploymentBatch.deleteMany({ where: { deploymentId } });
   const plan = planBatches(strategy, eligible);
@@ -57,8 +63,9 @@ export async function planRollout(db: DbTx, deploymentId: string, strategy: Stag
   plan.reduce((sum, batch) => (boundaries.push(sum + batch.size), sum + batch.size), 0);
   await db.$executeRaw`
     WITH ranked AS (
-      SELECT ctid AS "row", row_number() OVER (ORDER BY md5("deviceId"::text || ${deploymentId}::text)) AS "rank"
-        FROM "DeploymentDevice" WHERE "deploymentId" = ${deploymentId}::uuid AND "state" = 'pending'
+      SELECT dd.ctid AS "row", row_number() OVER (ORDER BY ${deviceOffline("dev")}, md5(dd."deviceId"::text || ${deploymentId}::text)) AS "rank"
+        FROM "DeploymentDevice" dd JOIN "Device" dev ON dev."id" = dd."deviceId"
+       WHERE dd."deploymentId" = ${deploymentId}::uuid AND dd."state" = 'pending'
     )
     UPDATE "DeploymentDevice" dd
        SET "batchIndex" = (SELECT count(*) FROM jsonb_array_elements_text(${JSON.stringify(boundaries)}::jsonb) b WHERE b::int < r."rank")::int

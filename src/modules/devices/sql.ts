@@ -55,6 +55,16 @@ export function architectureEligible(architectures: readonly string[] | null | u
   return Prisma.sql`coalesce(${JSON.stringify(architectures)}::jsonb ? (${NORMALIZED_ARCH}), FALSE)`;
 }
 
+/**
+ * A device that is offline now: seen once, then no heartbeat for three heartbeat intervals
+ * (offline detection, ./offline.ts, marks it so; the device list shows the same status). Staged
+ * rollouts draw their canary from the other devices and count these apart; the deployment
+ * form's eligibility read counts them by the same rule.
+ */
+export function deviceOffline(alias = "d"): Prisma.Sql {
+  return Prisma.sql`(${Prisma.raw(alias)}."status" = 'offline')`;
+}
+
 export const UTC_NOW = Prisma.raw(`(now() AT TIME ZONE 'UTC')`);
 
 export function utc(date: Date): Prisma.Sql {

@@ -46,6 +46,7 @@ export const eligibilityOutput = z.object({
   matched: z.number().int().describe("devices the target matches now"),
   eligible: z.number().int().describe("of them, devices the profile can run on: a deployment started now gives them the application"),
   skipped: z.number().int().describe("of them, devices a deployment started now would skip: their architecture is not the profile's, or they have not reported one"),
+  offline: z.number().int().describe("of the eligible devices, those offline now (no heartbeat for three intervals): a staged rollout draws its canary from the others"),
   byArchitecture: z.record(z.string(), z.number().int()).describe("matched devices by architecture as manifests name it (armv7 counts as arm, as in op 12); `unknown`: not reported yet"),
   skippedByArchitecture: z.record(z.string(), z.number().int()).describe("skipped devices by architecture, named as in byArchitecture"),
 });

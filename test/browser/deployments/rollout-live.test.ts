@@ -25,7 +25,9 @@ const STATE_LABELS: Record<RolloutState, string> = {
   paused: "Paused", completed: "Completed", aborted: "Aborted", failed: "Failed",
 };
 const ROLLOUT_MOVES = [["promote", "Promote canary"], ["approve", "Approve next batch"], ["pause", "Pause"], ["resume", "Resume"], ["retry", "Retry failed devices"], ["abort", "Abort"]] as const;
-const COUNTED = ["pending", "downloading", "installing", "running", "failed", "skipped"] as const;
+// each state under its own name (an aborted batch's devices are cancelled, not skipped); the legend
+// leaves out the states no device of the batch is in, beside the agent's states, offline and failed
+const COUNTED = ["pending", "downloading", "installing", "running", "offline", "cancelled", "superseded", "removed", "skipped", "failed"] as const;
 
 interface RolloutStatus {
   state: RolloutState;
@@ -88,7 +90,7 @@ async function expectCountsMatchApi(ui: ConsolePage, id: string): Promise<void> 
     const rollout = await rolloutOf(id);
     api = Object.fromEntries(rollout.batches.map((b) => [b.index, Object.fromEntries(COUNTED.map((k) => [k, b.counts[k]]))]));
     shown = await pageCounts(ui.page);
-    const shownCounted = Object.fromEntries(Object.entries(shown).map(([i, c]) => [i, Object.fromEntries(COUNTED.map((k) => [k, c[k]]))]));
+    const shownCounted = Object.fromEntries(Object.entries(shown).map(([i, c]) => [i, Object.fromEntries(COUNTED.map((k) => [k, c[k] ?? 0]))]));
     if (JSON.stringify(shownCounted) === JSON.stringify(api)) return;
     if (Date.now() > deadline) expect(shownCounted).toEqual(api);
     await new Promise((r) => setTimeout(r, 150));

@@ -185,7 +185,7 @@ describe("automatic advance and abort", () => {
     const aborted = await move(id, "abort", { reason: "bad build" });
     expect(aborted.status, aborted.text).toBe(200);
     expect(aborted.body).toMatchObject({ state: "aborted", reason: "bad build" });
-    expect(aborted.body.batches[1]).toMatchObject({ state: "cancelled", counts: { downloading: 3, skipped: 15, pending: 0 } });
+    expect(aborted.body.batches[1]).toMatchObject({ state: "cancelled", counts: { downloading: 3, cancelled: 15, skipped: 0, pending: 0 } });
     // in-flight devices keep it, the others no longer get it
     expect(await holders(id, devices)).toHaveLength(5);
     await expectRefused(id, "resume", "aborted");

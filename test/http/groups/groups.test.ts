@@ -163,7 +163,9 @@ describe("POST /groups/eligibility: the devices a deployment profile would run o
       if (architectures && !architectures.includes(arch)) skippedByArchitecture[arch] = (skippedByArchitecture[arch] ?? 0) + 1;
     }
     const skipped = Object.values(skippedByArchitecture).reduce((a, b) => a + b, 0);
-    return { matched: picked.length, eligible: picked.length - skipped, skipped, byArchitecture, skippedByArchitecture };
+    // of the eligible devices, those offline now (a staged rollout draws its canary from the others)
+    const offline = picked.filter((d) => d.status === "offline" && !skippedByArchitecture[d.arch ? MANIFEST_ARCH[d.arch] : "unknown"]).length;
+    return { matched: picked.length, eligible: picked.length - skipped, skipped, offline, byArchitecture, skippedByArchitecture };
   }
 
   it("counts matched, eligible and skipped devices by selector, armv7 and armv7l counting as arm", async () => {
@@ -188,7 +190,7 @@ describe("POST /groups/eligibility: the devices a deployment profile would run o
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual(expectedFit(picked.map((i) => fleet[i]), ["arm64"]));
     const foreign = await h.api("POST", "/api/v1/groups/eligibility", { key: globex.key, body: { deviceIds: picked.map((i) => fleetIds[i]) } });
-    expect(foreign.body).toEqual({ matched: 0, eligible: 0, skipped: 0, byArchitecture: {}, skippedByArchitecture: {} });
+    expect(foreign.body).toEqual({ matched: 0, eligible: 0, skipped: 0, offline: 0, byArchitecture: {}, skippedByArchitecture: {} });
   });
 
   it("refuses a request without exactly one target or with an architecture manifests do not name, naming the field", async () => {

@@ -22,7 +22,7 @@ import { isManaged, ManagedEditState } from "../ui/ManagedMark";
 import { useDebounced } from "../ui/useDebounced";
 import { selectorProblem, SelectorInput } from "../devices/SelectorInput";
 import { DEVICE_STATUSES, STATUS_COLORS } from "../devices/types";
-import { architectureLabel, MANIFEST_ARCHITECTURES, reportedArchitectureLabel, type ManifestArchitecture } from "../../../src/modules/groups/architectures";
+import { architectureLabel, MANIFEST_ARCHITECTURES, reportedArchitectureLabel, UNKNOWN_ARCHITECTURE, type ManifestArchitecture } from "../../../src/modules/groups/architectures";
 import { deploymentHref } from "./DeploymentLink";
 import { createInput, draftOf, EMPTY_DRAFT, targetOf, targetProblems, updateInput, type DeploymentDraft } from "./draft";
 import { inputsFromValues, parameterFields, parameterSubmission, type ParameterDeclaration, type ParameterField } from "./parameter-form";
@@ -174,7 +174,7 @@ function DeploymentForm({ initial, editing }: { initial: DeploymentDraft; editin
       >
         {step === "Application" && <ApplicationStep draft={draft} update={update} errors={errors} editing={!!editing} />}
         {step === "Target" && <TargetStep draft={draft} update={update} errors={errors} target={target} profile={profile} />}
-        {step === "Parameters" && <ParametersStep declared={declared} draft={draft} update={update} errors={errors} stored={stored} />}
+        {step === "Parameters" && <ParametersStep declared={declared} draft={draft} update={update} errors={errors} problems={parameters.errors} stored={stored} />}
         {step === "Strategy" && <StrategyStep draft={draft} update={update} errors={errors} devices={plannedDevices} fit={target.fit} />}
         {step === "Review" && <ReviewStep draft={draft} version={version} profile={profile} declared={declared} devices={plannedDevices} fit={target.fit} keptSecrets={stored && !parameters.send ? stored.secretNames : []} />}
         {/* One submit button: the next step, or on the review the action itself (busy while it runs). */}
@@ -299,16 +299,23 @@ function useTargetCount(draft: DeploymentDraft, profile: Profile | undefined): T
     ...q.groups.eligibility.options({ ...(bySelector ? { labelSelector: selector } : { deviceIds: draft.deviceIds }), architectures }),
     enabled: !!profile && (bySelector || byDevices),
   });
-  if (draft.targetKind === "devices") return { count: draft.deviceIds.length, fit: byDevices ? fit.data : { matched: 0, eligible: 0, skipped: 0, byArchitecture: {}, skippedByArchitecture: {} }, loading: fit.isLoading, error: fit.error };
+  if (draft.targetKind === "devices") return { count: draft.deviceIds.length, fit: byDevices ? fit.data : { matched: 0, eligible: 0, skipped: 0, offline: 0, byArchitecture: {}, skippedByArchitecture: {} }, loading: fit.isLoading, error: fit.error };
   if (!bySelector) return { count: undefined, loading: false, error: null };
   return { count: stats.data?.total, fit: fit.data, byStatus: stats.data?.byStatus, loading: stats.isPending, error: stats.error ?? fit.error };
 }
 
-/** "12 devices match, 9 can run this profile (3 skipped: architecture, 2 amd64 (x86_64), 1 no architecture reported)". */
+/**
+ * The target's fit, said once and plainly: "20 devices match: 16 can run this profile, 3 of them
+ * offline now; 4 arm (armv7, armv6) devices cannot and are skipped".
+ */
 export function fitSentence(fit: Fit): string {
-  const devices = (n: number) => counted(n, "device");
-  const skipped = Object.entries(fit.skippedByArchitecture).sort(([, a], [, b]) => b - a).map(([arch, n]) => `${n.toLocaleString()} ${architectureLabel(arch)}`);
-  return `${devices(fit.matched)} match${fit.matched === 1 ? "es" : ""}, ${fit.eligible.toLocaleString()} can run this profile${fit.skipped ? ` (${fit.skipped.toLocaleString()} skipped: architecture, ${skipped.join(", ")})` : ""}`;
+  const offline = fit.offline ? `, ${fit.offline.toLocaleString("en")} of them offline now` : "";
+  const head = `${counted(fit.matched, "device")} ${fit.matched === 1 ? "matches" : "match"}: ${fit.eligible.toLocaleString("en")} can run this profile${offline}`;
+  if (!fit.skipped) return head;
+  const groups = Object.entries(fit.skippedByArchitecture).sort(([, a], [, b]) => b - a).map(([arch, n]) =>
+    arch === UNKNOWN_ARCHITECTURE ? `${counted(n, "device")} that reported no architecture` : `${n.toLocaleString("en")} ${architectureLabel(arch)} ${plural(n, "device")}`);
+  const list = groups.length > 1 ? `${groups.slice(0, -1).join(", ")} and ${groups.at(-1)}` : groups[0];
+  return `${head}; ${list} cannot and ${fit.skipped === 1 ? "is" : "are"} skipped`;
 }
 
 function TargetStep({ draft, update, errors, target, profile }: StepProps & { target: TargetCount; profile: Profile | undefined }) {
@@ -401,14 +408,24 @@ function DevicePicker({ selected, onChange, error }: { selected: string[]; onCha
   );
 }
 
-function ParametersStep({ declared, draft, update, errors, stored }: StepProps & { declared: Record<string, ParameterDeclaration>; stored?: { secretNames: string[] } }) {
+/**
+ * The parameters, each checked by the API's own rules (parameter-rules.ts) as soon as it loses
+ * focus: a field left once shows its problem from then on, kept current while it is corrected;
+ * Next shows the problems of the fields not visited yet.
+ */
+function ParametersStep({ declared, draft, update, errors, problems, stored }: StepProps & { declared: Record<string, ParameterDeclaration>; problems: Record<string, string>; stored?: { secretNames: string[] } }) {
   const fields = parameterFields(declared);
+  const [left, setLeft] = useState<ReadonlySet<string>>(() => new Set());
   const setValue = (name: string, value: string) => update({ parameters: { ...draft.parameters, [name]: value } });
+  const leave = (name: string) => setLeft((prev) => (prev.has(name) ? prev : new Set(prev).add(name)));
   return (
     <Card title="Parameters">
       {fields.length === 0 ? <p className="muted">This version declares no parameters.</p> : (
         <div className="grid grid--2">
-          {fields.map((f) => <ParameterInput key={f.name} field={f} value={draft.parameters[f.name] ?? ""} onChange={(v) => setValue(f.name, v)} error={errors[f.name]} storedSecret={!!stored?.secretNames.includes(f.name)} />)}
+          {fields.map((f) => (
+            <ParameterInput key={f.name} field={f} value={draft.parameters[f.name] ?? ""} onChange={(v) => setValue(f.name, v)} onBlur={() => leave(f.name)}
+              error={errors[f.name] ?? (left.has(f.name) ? problems[f.name] : undefined)} storedSecret={!!stored?.secretNames.includes(f.name)} />
+          ))}
         </div>
       )}
     </Card>
@@ -427,9 +444,11 @@ function fieldHint(f: ParameterField, storedSecret: boolean): string {
   return parts.filter(Boolean).join(" · ");
 }
 
-function ParameterInput({ field: f, value, onChange, error, storedSecret }: { field: ParameterField; value: string; onChange: (v: string) => void; error?: string; storedSecret: boolean }) {
+function ParameterInput({ field: f, value, onChange, onBlur, error, storedSecret }: {
+  field: ParameterField; value: string; onChange: (v: string) => void; onBlur: () => void; error?: string; storedSecret: boolean;
+}) {
   const id = `parameter-${useId().replace(/:/g, "")}`;
-  const common = { id, ...described(id, error, true), "aria-required": f.required || undefined };
+  const common = { id, onBlur, ...described(id, error, true), "aria-required": f.required || undefined };
   return (
     <Field id={id} label={<span className="mono">{f.name}</span>} hint={fieldHint(f, storedSecret)} error={error}>
       {f.kind === "select" ? (
@@ -531,6 +550,11 @@ function BatchPreview({ preview, devices, fit }: { preview: ReturnType<typeof pr
     <section aria-labelledby="batch-preview-title" className="batch-preview">
       <h3 id="batch-preview-title">Batches over the {counted(devices, "device")} that can run the profile</h3>
       {fit && <p className="muted" data-testid="batch-fit">{fitSentence(fit)}.</p>}
+      {fit && fit.offline > 0 && (
+        <p className="muted" data-testid="batch-offline">
+          {fit.offline === 1 ? "The offline device comes" : `The ${counted(fit.offline, "offline device")} come`} last: the canary is drawn from the devices seen recently, and a batch that holds an offline device shows it as offline.
+        </p>
+      )}
       {preview.length === 0 ? <p className="muted">No device the target matches now can run the profile: there would be no batch.</p> : (
         <ol aria-label="Planned batches" className="batch-preview__list">
           {preview.map((b) => (
@@ -612,7 +636,7 @@ function ReviewStep({ draft, version, profile, declared, devices, fit, keptSecre
         <dt>Target</dt>
         <dd>
           {target.labelSelector ? <span className="mono">{Object.entries(target.labelSelector).map(([k, v]) => `${k}=${v}`).join(", ")}</span> : `${draft.deviceIds.length} picked devices`}
-          {fit && <> · {fitSentence(fit)} now</>}
+          {fit && <> · {fitSentence(fit)}</>}
           {draft.targetKind === "selector" && draft.continuous && <> · continuous ({draft.onLeave} on leave)</>}
         </dd>
         <dt>Parameters</dt>

@@ -5,7 +5,7 @@ import { useEffect, useState } from "react";
 import { formatDateTime } from "../../ui/time";
 import { counted } from "../../../../src/lib/plural";
 import { BATCH_STATE_TONE, batchStateText } from "./labels";
-import { batchName, batchSegments, clockRuns, failureLimit, thresholdLines, timeLeft, type Batch, type Rollout } from "./timeline";
+import { batchName, batchSegments, clockRuns, failureLimit, outcomeText, thresholdLines, timeLeft, type Batch, type Rollout } from "./timeline";
 
 export function BatchTimeline({ rollout }: { rollout: Rollout }) {
   const now = useSecondClock(rollout.batches.some((b) => clockRuns(rollout, b)));
@@ -48,16 +48,22 @@ function BatchRow({ rollout, batch, now }: { rollout: Rollout; batch: Batch; now
           <span className="batch-bar__line batch-bar__line--failure" style={{ left: `${lines.failure}%` }} aria-hidden="true" />
         </div>
         <ul className="batch-counts" aria-label={`${name} devices by state`}>
-          {segments.map((s) => (
+          {segments.filter((s) => !s.rare || s.value > 0).map((s) => (
             <li key={s.key} data-count={s.key}>
               <span className="legend__swatch" style={{ background: s.color }} aria-hidden="true" />
               {s.label} <strong className="num">{s.value}</strong>
             </li>
           ))}
         </ul>
+        {batch.counts.offline > 0 && batch.state !== "cancelled" && (
+          <p className="batch-offline" data-testid={`batch-offline-${batch.index}`}>
+            {counted(batch.counts.offline, "device")} of this batch {batch.counts.offline === 1 ? "is" : "are"} offline now (no heartbeat for three intervals): {batch.counts.offline === 1 ? "it installs" : "they install"} once back
+            {batch.state === "in_progress" ? "; until then the batch cannot count " + (batch.counts.offline === 1 ? "it" : "them") + " as running." : "."}
+          </p>
+        )}
         {batch.outcome && (
           <p className="batch-outcome" data-testid={`batch-outcome-${batch.index}`}>
-            {name}: {batch.outcome.summary}{batch.outcome.move ? <> · <span className="faint">{formatDateTime(batch.outcome.at)}</span></> : null}
+            {name}: {outcomeText(batch.outcome)}{batch.outcome.move ? <> · <span className="faint">{formatDateTime(batch.outcome.at)}</span></> : null}
           </p>
         )}
         <p className="faint batch-lines">

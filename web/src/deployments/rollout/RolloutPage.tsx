@@ -329,7 +329,8 @@ function AllAtOnceCard({ deployment }: { deployment: Deployment }) {
       <div className="stack">
         <p className="muted">All at once: every eligible targeted device gets the application when the deployment starts.</p>
         <p data-testid="all-at-once-counts">
-          {p.running} running · {p.pending + p.downloading + p.installing} in progress · {p.failed} failed · {p.skipped + p.cancelled + p.superseded} skipped · {p.total} devices
+          {p.running} running · {p.pending + p.downloading + p.installing} in progress · {p.failed} failed · {p.skipped} skipped (not eligible)
+          {p.cancelled > 0 && <> · {p.cancelled} cancelled</>}{p.superseded > 0 && <> · {p.superseded} superseded</>} · {p.total} devices
         </p>
         {canWrite && (
           <div className="row rollout-controls" role="group" aria-label="Rollout controls">
@@ -410,9 +411,21 @@ function DevicesCard({ deployment }: { deployment: Deployment }) {
       cell: (e) => <Link to="/devices/$deviceId" params={{ deviceId: e.deviceId }} search={{ tab: "deployments" }}>{e.deviceName}</Link>,
     },
     { id: "batch", header: "Batch", cell: (e) => (e.batchIndex === null ? <span className="faint">none</span> : e.batchIndex === 0 ? "canary" : `batch ${e.batchIndex}`) },
-    { id: "state", header: "State", cell: (e) => <span className={`badge ${STATE_TONE[e.state]}`}>{e.state}</span> },
+    {
+      id: "state",
+      header: "State",
+      cell: (e) => (
+        <span className="row">
+          <span className={`badge ${STATE_TONE[e.state]}`}>{e.state}</span>
+          {e.attempt > 1 && <span className="faint">attempt {e.attempt}</span>}
+          {/* the legend counts a device the batch still waits for apart while it is offline: the table says which */}
+          {e.deviceStatus === "offline" && <span className="badge" title="no heartbeat for three intervals">device offline</span>}
+        </span>
+      ),
+    },
     { id: "message", header: "Agent message", cell: (e) => e.message ?? <span className="faint">–</span> },
-    { id: "reason", header: "Skip reason", cell: (e) => e.reason ?? <span className="faint">–</span> },
+    // the service's note on the entry: why it skipped, cancelled or superseded it, or who gave it its attempt (not only skips)
+    { id: "reason", header: "Service note", cell: (e) => e.reason ?? <span className="faint">–</span> },
     { id: "since", header: "Since", cell: (e) => <RelativeTime value={e.stateChangedAt} /> },
   ];
   return (

@@ -6,7 +6,7 @@ import { ROLLOUT_STATES } from "../../../../src/modules/deployments/rollout-move
 import { batchStateText, positionText, retryable, shortfall } from "./labels";
 import type { Batch, Rollout } from "./timeline";
 
-const counts = (c: Partial<Batch["counts"]>): Batch["counts"] => ({ pending: 0, downloading: 0, installing: 0, running: 0, failed: 0, waitingToRetry: 0, waitingForWindow: 0, waitingForBudget: 0, skipped: 0, ...c });
+const counts = (c: Partial<Batch["counts"]>): Batch["counts"] => ({ pending: 0, downloading: 0, installing: 0, running: 0, failed: 0, waitingToRetry: 0, waitingForWindow: 0, waitingForBudget: 0, offline: 0, cancelled: 0, superseded: 0, removed: 0, skipped: 0, ...c });
 const canary = (state: Batch["state"], c: Partial<Batch["counts"]> = {}, outcome: Batch["outcome"] = null) =>
   ({ index: 0, kind: "canary", size: 3, state, counts: counts(c), successTarget: 3, outcome, startedAt: null, deadlineAt: null, completedAt: null }) as Batch;
 const batch1 = { ...canary("planned"), index: 1, kind: "batch", size: 10, successTarget: 9 } as Batch;

@@ -1,16 +1,21 @@
 import { describe, expect, it } from "vitest";
 import { judgeBatch } from "../../../../src/modules/deployments/rollout-machine";
-import { batchSegments, clockRuns, failureLimit, thresholdLines, timeLeft } from "./timeline";
+import { batchSegments, clockRuns, failureLimit, outcomeText, thresholdLines, timeLeft, type Batch } from "./timeline";
 
-const counts = { pending: 3, downloading: 2, installing: 1, running: 4, failed: 2, waitingToRetry: 1, waitingForWindow: 1, waitingForBudget: 0, skipped: 1 };
+const counts = { pending: 3, downloading: 2, installing: 1, running: 4, failed: 2, waitingToRetry: 1, waitingForWindow: 1, waitingForBudget: 0, offline: 2, cancelled: 3, superseded: 1, removed: 1, skipped: 0 };
 
 describe("batch segments", () => {
   it("puts every device of the batch in one segment, running first and failed last", () => {
     const segments = batchSegments(counts);
-    expect(segments.reduce((sum, s) => sum + s.value, 0)).toBe(15);
+    expect(segments.reduce((sum, s) => sum + s.value, 0)).toBe(21);
     expect(segments[0].key).toBe("running");
     expect(segments.at(-1)!.key).toBe("failed");
     expect(segments.find((s) => s.key === "waiting")!.value).toBe(2);
+  });
+
+  it("names each state as itself: cancelled devices are cancelled, offline ones offline, none of them skipped", () => {
+    const value = (key: string) => batchSegments(counts).find((s) => s.key === key)!.value;
+    expect([value("cancelled"), value("offline"), value("superseded"), value("removed"), value("skipped")]).toEqual([3, 2, 1, 1, 0]);
   });
 });
 
@@ -49,5 +54,17 @@ describe("time left", () => {
     expect(clockRuns({ state: "paused", currentBatch: 1 }, batch)).toBe(false);
     expect(clockRuns({ state: "in_progress", currentBatch: 2 }, batch)).toBe(false);
     expect(clockRuns({ state: "awaiting_approval", currentBatch: 1 }, { ...batch, state: "succeeded" })).toBe(false);
+  });
+});
+
+describe("a batch's outcome in words", () => {
+  it("says how a batch ended without counts of its own: the page's numbers are the batch's counts", () => {
+    const at = "2026-12-07T10:02:00.000Z";
+    const base = { at, running: 2, failed: 2, size: 3, successTarget: 3, summary: "promoted by alice@example.com with 2 of 3 running (3 needed), 2 failed" };
+    const promoted = { ...base, kind: "promoted", move: "promote", by: "alice@example.com" } as NonNullable<Batch["outcome"]>;
+    expect(outcomeText(promoted)).toBe("promoted below its success target (3 running needed) by alice@example.com");
+    expect(outcomeText({ ...promoted, kind: "cancelled", move: "abort" })).toBe("cancelled: the rollout was aborted by alice@example.com");
+    expect(outcomeText({ ...promoted, kind: "succeeded", move: null, by: null })).toBe("reached its success target (3 running)");
+    expect(outcomeText({ ...promoted, kind: "failed", move: null, by: null })).toBe("timed out below its success target (3 running needed)");
   });
 });

@@ -7,14 +7,20 @@ export type Rollout = RouterOutputs["deployments"]["rollout"]["status"];
 export type Batch = Rollout["batches"][number];
 
 export interface Segment {
-  key: "running" | "installing" | "downloading" | "pending" | "waiting" | "skipped" | "failed";
+  key: "running" | "installing" | "downloading" | "pending" | "waiting" | "offline" | "cancelled" | "superseded" | "removed" | "skipped" | "failed";
   label: string;
   value: number;
   /** CSS colour (a theme variable) */
   color: string;
+  /** shown in the legend only when some device is in it (the agent's states and failed always are) */
+  rare?: boolean;
 }
 
-/** Left to right; every device of the batch is in exactly one segment. */
+/**
+ * Left to right; every device of the batch is in exactly one segment, each state under its own
+ * name, straight from the batch's counts (the service's rows): a cancelled device is cancelled,
+ * not skipped, and a device the batch waits for while it is offline is offline.
+ */
 export function batchSegments(counts: Batch["counts"]): Segment[] {
   return [
     { key: "running", label: "running", value: counts.running, color: "var(--status-online)" },
@@ -27,7 +33,11 @@ export function batchSegments(counts: Batch["counts"]): Segment[] {
       value: counts.waitingToRetry + counts.waitingForWindow + counts.waitingForBudget,
       color: "var(--border-strong)",
     },
-    { key: "skipped", label: "skipped", value: counts.skipped, color: "var(--status-offline)" },
+    { key: "offline", label: "offline", value: counts.offline, color: "var(--status-offline)" },
+    { key: "cancelled", label: "cancelled", value: counts.cancelled, color: "var(--border)", rare: true },
+    { key: "superseded", label: "superseded", value: counts.superseded, color: "var(--border)", rare: true },
+    { key: "removed", label: "removed", value: counts.removed, color: "var(--border)", rare: true },
+    { key: "skipped", label: "skipped", value: counts.skipped, color: "var(--border)", rare: true },
     { key: "failed", label: "failed", value: counts.failed, color: "var(--status-error)" },
   ];
 }
@@ -69,4 +79,24 @@ export function timeLeft(deadlineAt: string, now: number): string {
 /** Whether the batch's clock runs: it is the batch in flight and the rollout is moving (a paused rollout's batch gets a fresh timeout on resume). */
 export function clockRuns(rollout: Pick<Rollout, "state" | "currentBatch">, batch: Pick<Batch, "index" | "state" | "deadlineAt">): boolean {
   return batch.state === "in_progress" && batch.deadlineAt !== null && rollout.currentBatch === batch.index && (rollout.state === "canary" || rollout.state === "in_progress");
+}
+
+/**
+ * How a batch ended, in the page's words: the kind, the move and who made it, the success target.
+ * Its counts of that moment stay out (the API's `summary` keeps them): the devices of a batch go on
+ * reporting after it ended (a promoted canary's device retries and fails), and the page shows one
+ * set of numbers per batch, its counts now.
+ */
+export function outcomeText(o: NonNullable<Batch["outcome"]>): string {
+  const by = o.by ? ` by ${o.by}` : "";
+  switch (o.kind) {
+    case "succeeded":
+      return `reached its success target (${o.successTarget} running)${o.move ? `; ${o.move}d${by}` : ""}`;
+    case "promoted":
+      return `${o.move === "approve" ? "approved" : "promoted"} below its success target (${o.successTarget} running needed)${by}`;
+    case "failed":
+      return `timed out below its success target (${o.successTarget} running needed)`;
+    case "cancelled":
+      return `cancelled: the rollout was aborted${by}`;
+  }
 }
