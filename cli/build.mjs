@@ -1,25 +1,17 @@
 // Builds cli/dist from cli/src with esbuild: the entry (main.js) holds the command tree and
 // commander, and every command's code is a chunk of its own loaded when that command runs
 // (code splitting), so `fleet --help` parses a small file. bin/fleet.js runs this whenever a
-// source is newer than the build (in a clone, what runs is what was just edited), and the
-// tsx fallback covers a machine without esbuild.
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+// source is newer than the build (in a clone, what runs is what was just edited;
+// scripts/build-state.mjs), and the tsx fallback covers a machine without esbuild.
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { builtinModules } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildState } from "../scripts/build-state.mjs";
 
 const CLI = path.dirname(fileURLToPath(import.meta.url));
 export const SRC = path.join(CLI, "src");
 export const DIST = path.join(CLI, "dist");
-
-/** The newest modification time among the sources (and this script). */
-export function newestSource(dir = SRC) {
-  let newest = statSync(fileURLToPath(import.meta.url)).mtimeMs;
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) newest = Math.max(newest, statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
-  }
-  return newest;
-}
 
 export async function buildCli() {
   const { build } = await import("esbuild");
@@ -46,10 +38,9 @@ export async function buildCli() {
   rmSync(`${DIST}.old.${process.pid}`, { recursive: true, force: true });
 }
 
-/** Whether cli/dist is there and no source is newer (what bin/fleet.js checks before it runs it). */
+/** Whether cli/dist is there and no source (nor this script) is newer (what bin/fleet.js checks before it runs it). */
 export function isFresh() {
-  const entry = path.join(DIST, "main.js");
-  return existsSync(entry) && statSync(entry).mtimeMs >= newestSource();
+  return buildState(path.join(DIST, "main.js"), [SRC, fileURLToPath(import.meta.url)]) === "fresh";
 }
 
 // `node cli/build.mjs` (npm run build, the test suite's global setup): `--if-stale` builds only

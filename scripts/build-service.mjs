@@ -12,6 +12,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { buildState } from "./build-state.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 export const SERVICE_ENTRY = path.join(ROOT, "dist", "service", "main.js");
@@ -27,6 +28,7 @@ const METAFILE = path.join(ROOT, "dist", "service", "inputs.json");
  */
 const PRISMA_WASM_BASE64 = /^@prisma\/client\/runtime\/query_compiler_bg\.[a-z]+\.wasm-base64\.mjs$/;
 const PRISMA_DECODER = "Buffer.from(wasmBase64, 'base64')";
+const PRISMA_WASM_NAMESPACE = "prisma-wasm-on-demand";
 const prismaWasmOnDemand = {
   name: "prisma-wasm-on-demand",
   setup(build) {
@@ -35,9 +37,9 @@ const prismaWasmOnDemand = {
       if (!importer.includes(PRISMA_DECODER)) {
         return { errors: [{ text: `${path.relative(ROOT, args.importer)} no longer decodes the query compiler with ${PRISMA_DECODER}: update prismaWasmOnDemand in scripts/build-service.mjs` }] };
       }
-      return { path: args.path, namespace: "prisma-wasm-on-demand" };
+      return { path: args.path, namespace: PRISMA_WASM_NAMESPACE };
     });
-    build.onLoad({ filter: /.*/, namespace: "prisma-wasm-on-demand" }, (args) => ({
+    build.onLoad({ filter: /.*/, namespace: PRISMA_WASM_NAMESPACE }, (args) => ({
       loader: "js",
       resolveDir: ROOT,
       contents: [
@@ -50,28 +52,31 @@ const prismaWasmOnDemand = {
   },
 };
 
-/** "missing", "stale" (a file it was built from is newer, or gone) or "fresh". */
-export function serviceBuildState() {
-  if (!fs.existsSync(SERVICE_ENTRY) || !fs.existsSync(METAFILE)) return "missing";
-  const built = fs.statSync(SERVICE_ENTRY).mtimeMs;
-  const inputs = JSON.parse(fs.readFileSync(METAFILE, "utf8"));
-  // The lock file too: an upgraded package may change what a bundled import resolves to.
-  for (const input of [...inputs, "package-lock.json"]) {
-    const stat = fs.statSync(path.join(ROOT, input), { throwIfNoEntry: false });
-    if (!stat || stat.mtimeMs > built) return "stale";
-  }
-  return "fresh";
+/**
+ * "missing", "stale" (a file it was built from is newer, or gone) or "fresh" (scripts/build-state.mjs).
+ * `outdir`: where the build is (dist/service; a test builds elsewhere).
+ */
+export function serviceBuildState(outdir = path.dirname(SERVICE_ENTRY)) {
+  const metafile = path.join(outdir, path.basename(METAFILE));
+  if (!fs.existsSync(metafile)) return "missing";
+  const inputs = JSON.parse(fs.readFileSync(metafile, "utf8")).map((input) => path.join(ROOT, input));
+  // The lock file too (an upgraded package may change what a bundled import resolves to), and
+  // this script (how the bundle is made).
+  return buildState(path.join(outdir, path.basename(SERVICE_ENTRY)), [...inputs, path.join(ROOT, "package-lock.json"), fileURLToPath(import.meta.url)]);
 }
 
-/** Bundles the service into dist/service/ (about a second); resolves to the bundle's size in bytes. */
-export async function buildService() {
+/**
+ * Bundles the service into dist/service/ (about a second; `outdir`: elsewhere); resolves to the
+ * bundle's size in bytes.
+ */
+export async function buildService(outdir = path.dirname(SERVICE_ENTRY)) {
   const { build } = await import("esbuild");
   const result = await build({
     absWorkingDir: ROOT,
     // The service, and the program that creates the embedded database on a first start in a
     // process of its own (src/db/first-start-migration.ts): dist/service/main.js and migrate-main.js.
     entryPoints: ["src/main.ts", "src/migrate-main.ts"],
-    outdir: path.dirname(SERVICE_ENTRY),
+    outdir,
     bundle: true,
     platform: "node",
     format: "esm",
@@ -83,16 +88,19 @@ export async function buildService() {
     logLevel: "warning",
     plugins: [prismaWasmOnDemand],
   });
-  fs.writeFileSync(METAFILE, JSON.stringify(Object.keys(result.metafile.inputs)));
-  return fs.statSync(SERVICE_ENTRY).size;
+  // The files it was made from: the metafile's inputs but the stand-in of the plugin above,
+  // which is no file (esbuild names it "namespace:path"; the file it reads is a package's).
+  const files = Object.keys(result.metafile.inputs).filter((input) => !input.startsWith(`${PRISMA_WASM_NAMESPACE}:`));
+  fs.writeFileSync(path.join(outdir, path.basename(METAFILE)), JSON.stringify(files));
+  return fs.statSync(path.join(outdir, path.basename(SERVICE_ENTRY))).size;
 }
 
 /** Builds when the build is missing or stale; `say` is told why first. */
-export async function ensureServiceBuild(say = () => undefined) {
-  const state = serviceBuildState();
+export async function ensureServiceBuild(say = () => undefined, outdir = path.dirname(SERVICE_ENTRY)) {
+  const state = serviceBuildState(outdir);
   if (state === "fresh") return;
   say(`building the service first (dist/service is ${state === "missing" ? "missing" : "older than its sources"}; \`npm run build\` builds it)`);
-  await buildService();
+  await buildService(outdir);
 }
 
 // `node scripts/build-service.mjs`: build now (`--if-stale`: only when missing or stale).

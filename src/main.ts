@@ -11,8 +11,10 @@ import { keepFirstStart } from "./first-start.js";
 import { holdDataDir } from "./db/backup.js";
 import { hasDatabase } from "./db/embedded.js";
 import { migrateInChildProcess } from "./db/first-start-migration.js";
+import { dropWritesToClosedOutput } from "./lib/closed-output.js";
 
 async function main() {
+  dropWritesToClosedOutput();
   let config;
   try {
     config = loadConfig();
@@ -51,6 +53,26 @@ async function main() {
   }
   const service = await startService(config, logger);
   if (hold && service.services.database.opened.pglite) hold.serve(service.services.database.opened.pglite);
+  // Stop signals get the graceful stop from before "ready" is said: whoever waits for that line
+  // (a test, a supervisor) may send one at once.
+  const signals = onStopSignals((reason) => {
+    logger.info({ signal: reason }, "shutting down");
+    const stopping = Date.now();
+    service.stop().then(() => hold?.close()).then(
+      () => {
+        logger.info({ ms: Date.now() - stopping }, "stopped");
+        process.exit(0);
+      },
+      (err: Error) => {
+        logger.error({ err: err.message }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  }, () => process.exit(1));
+  // A worker (WORKERS > 1) is asked by its primary; after a signal it is already stopping.
+  process.on("message", (message) => {
+    if (message === SHUTDOWN_MESSAGE) signals.request("primary");
+  });
   const where = `http://${config.HOST === "0.0.0.0" ? "localhost" : config.HOST}:${service.server.address() && typeof service.server.address() === "object" ? (service.server.address() as { port: number }).port : config.PORT}`;
   logger.info({ url: where, database, ms: Date.now() - started }, "ready");
 
@@ -77,25 +99,6 @@ async function main() {
     }
     process.stdout.write(["", ...block, ...(kept ? [kept] : []), "", ""].join("\n"));
   }
-
-  const signals = onStopSignals((reason) => {
-    logger.info({ signal: reason }, "shutting down");
-    const stopping = Date.now();
-    service.stop().then(() => hold?.close()).then(
-      () => {
-        logger.info({ ms: Date.now() - stopping }, "stopped");
-        process.exit(0);
-      },
-      (err: Error) => {
-        logger.error({ err: err.message }, "shutdown failed");
-        process.exit(1);
-      },
-    );
-  }, () => process.exit(1));
-  // A worker (WORKERS > 1) is asked by its primary; after a signal it is already stopping.
-  process.on("message", (message) => {
-    if (message === SHUTDOWN_MESSAGE) signals.request("primary");
-  });
 }
 
 main().catch((err: Error) => {

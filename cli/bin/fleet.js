@@ -6,6 +6,18 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
+// Output into a pipe whose reader is gone (`fleet --help | head`, head has exited): Node ignores
+// SIGPIPE, so the write fails with EPIPE, reported as an 'error' event that, unhandled, ends
+// the process with a stack trace. It ends quietly instead, with the status of a Unix tool that
+// SIGPIPE killed (128 + 13), as `ls | head` has: what it would still write has no reader.
+const SIGPIPE_STATUS = 141;
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (err) => {
+    if (err.code === "EPIPE") process.exit(SIGPIPE_STATUS);
+    throw err;
+  });
+}
+
 const dist = new URL("../dist/main.js", import.meta.url);
 let entry = dist;
 if (existsSync(fileURLToPath(new URL("../src/main.ts", import.meta.url)))) {

@@ -1,37 +1,25 @@
 // The web console's build (web/ -> web/dist, by Vite). `npm install` builds it; `npm start`
 // builds it again first when it is missing or older than its sources (a `git pull` without a
-// new install), and says so.
+// new install), and says so (the check: scripts/build-state.mjs, shared with the service's and
+// the CLI's builds).
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { InlineConfig } from "vite";
+import { buildState } from "../../scripts/build-state.mjs";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const CONSOLE_SOURCE = path.join(ROOT, "web");
 export const CONSOLE_DIST = path.join(CONSOLE_SOURCE, "dist");
 const CONFIG_FILE = path.join(CONSOLE_SOURCE, "vite.config.ts");
 
-function newestSourceChange(dir: string): number {
-  let newest = 0;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    if (entry.name === "dist" || entry.name === "node_modules") continue;
-    const full = path.join(dir, entry.name);
-    const time = entry.isDirectory() ? newestSourceChange(full) : fs.statSync(full).mtimeMs;
-    if (time > newest) newest = time;
-  }
-  return newest;
-}
-
 /** "missing", "stale" (a source is newer than the build) or "fresh"; null when there are no sources (an installation without web/). */
 export function consoleBuildState(): "missing" | "stale" | "fresh" | null {
   if (!fs.existsSync(CONFIG_FILE)) return null;
-  const index = path.join(CONSOLE_DIST, "index.html");
-  if (!fs.existsSync(index)) return "missing";
-  // Sources and the root lock file (a dependency upgrade changes the bundle too).
-  const newest = Math.max(newestSourceChange(CONSOLE_SOURCE), fs.statSync(path.join(ROOT, "package-lock.json")).mtimeMs);
-  return newest > fs.statSync(index).mtimeMs ? "stale" : "fresh";
+  // Sources (web/ but its dist/) and the root lock file (a dependency upgrade changes the bundle too).
+  return buildState(path.join(CONSOLE_DIST, "index.html"), [CONSOLE_SOURCE, path.join(ROOT, "package-lock.json")]);
 }
 
 /** Builds web/ into web/dist; `overrides` are merged into its Vite configuration (the bundle test builds in memory). */

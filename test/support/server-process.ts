@@ -42,6 +42,15 @@ export interface ServerProcessOptions {
    * makes it, for the tests that are about something else than the first start.
    */
   database?: "fresh" | "migrated";
+  /** what runs instead of SERVICE_COMMAND (START_COMMAND: `npm start`'s script, which builds first when the build is stale) */
+  command?: readonly string[];
+  /**
+   * Where the service's stdout goes instead of a pipe to the test (and its stderr too with
+   * `stderrToo`): `fd`, a descriptor of the test process (the write end of a real pipe, as
+   * `npm start | tee log` has), and `lines`, the stream the test reads that output from (the
+   * reader's own output). stderr otherwise still comes to the test.
+   */
+  stdout?: { fd: number; lines: NodeJS.ReadableStream; stderrToo?: boolean };
 }
 
 /**
@@ -61,6 +70,9 @@ export function migratedDataDir(prefix = "fleet-proc-"): string {
 /** The service as `npm start` runs it: its build, by node alone (scripts/build-service.mjs). */
 export const SERVICE_COMMAND = [process.execPath, path.join(ROOT, "dist", "service", "main.js")] as const;
 
+/** `npm start` (package.json's start): scripts/start.mjs, which builds the service first only when its build is stale. */
+export const START_COMMAND = [process.execPath, "--max-semi-space-size=8", path.join(ROOT, "scripts", "start.mjs")] as const;
+
 /**
  * Starts the service (SERVICE_COMMAND) with `env` on top of a minimal environment (PORT 0: any free port,
  * HOST 127.0.0.1, a DATA_DIR of its own removed when the process exits: empty, or holding the
@@ -74,7 +86,9 @@ export async function spawnService(name: string, env: Record<string, string>, op
   const database = onPostgres ? await newPostgresDatabase(process.env.DATABASE_URL!, inject("postgresTemplate")) : null;
   const dataDir = options.database === "migrated" && !onPostgres ? migratedDataDir(`fleet-proc-${name}-`) : fs.mkdtempSync(path.join(os.tmpdir(), `fleet-proc-${name}-`));
   const startTimeoutMs = options.startTimeoutMs ?? 90_000;
-  const child = spawn(SERVICE_COMMAND[0], SERVICE_COMMAND.slice(1), {
+  const [command, ...args] = options.command ?? SERVICE_COMMAND;
+  const stdout = options.stdout;
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? "",
@@ -86,7 +100,7 @@ export async function spawnService(name: string, env: Record<string, string>, op
       ...(database ? { DATABASE_URL: database.url.toString() } : {}),
       ...env,
     },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", stdout?.fd ?? "pipe", stdout?.stderrToo ? stdout.fd : "pipe"],
   });
   const output: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
@@ -113,8 +127,7 @@ export async function spawnService(name: string, env: Record<string, string>, op
         }
       }
     };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
+    for (const stream of [stdout?.lines ?? child.stdout, child.stderr]) stream?.on("data", onData);
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`${name} did not start within ${startTimeoutMs / 1000} s:\n${output.join("\n")}`));
