@@ -5,8 +5,11 @@
 //
 //   version 1 runs and its page shows the deployment's parameter; version 2 replaces it;
 //   version 3's container exits: reported failed, version 2 keeps serving (device-side
-//   rollback); a rollback through the API; a service outage loses no telemetry; kill -9 of the
-//   agent during an install converges after a restart with one project; removal, with kill -9
+//   rollback) and the service shows it running again; a rollback through the API; a service
+//   outage loses no telemetry; kill -9 of the agent during an install converges after a restart
+//   with one project; an upgrade in place (PATCH of the running deployment) to version 3 rolls
+//   back on the device too, also with kill -9 of the agent between the new revision's download
+//   and its start; removal, with kill -9
 //   of the agent as it begins, leaves no container; a revoked certificate stops the agent; the telemetry agrees with /proc; the
 //   package route refuses a device the deployment does not target; an image of a private
 //   registry (htpasswd) is pulled through the service's registry proxy with a short-lived pull
@@ -56,6 +59,17 @@ describe.skipIf(!available)("fleet-agent on Podman against the service", { timeo
   /** a device of the organization that no deployment targets (enrolled by the pull grant's test) */
   let bystanderId = "";
   const deploy = async (version: string, parameters: Record<string, unknown> = {}) => (deploymentIds[version] = await lab.deploy(version, parameters));
+
+  /** The device's entries of the application, as its Deployments tab lists them: [deployment, version, state]. */
+  const entriesOfDevice = async () => {
+    const page = await lab.call<{ items: Array<{ deploymentId: string; applicationId: string; version: string; state: string }> }>("GET", `/api/v1/devices/${lab.deviceId}/deployments?limit=100`);
+    return page.items.filter((x) => x.applicationId === lab.applicationId).map((x) => [x.deploymentId, x.version, x.state]);
+  };
+  /** The predecessor holding an earlier revision of a deployment upgraded in place (upgradedToId), by its version. */
+  const predecessorOf = async (id: string, version: string) => {
+    const page = await lab.call<{ items: Array<{ id: string; version: string; upgradedToId: string | null }> }>("GET", "/api/v1/deployments?limit=100");
+    return page.items.find((d) => d.upgradedToId === id && d.version === version);
+  };
 
   /** A component's package as the lab's device asks for it, as the agent does (its key and certificate from the state directory). */
   const packageAsDevice = async (deploymentId: string) => {
@@ -202,6 +216,8 @@ describe.skipIf(!available)("fleet-agent on Podman against the service", { timeo
     expect(failed.message).toMatch(/exited with code 3/);
     expect(failed.message).toMatch(/2\.0\.0 runs again/);
     expect(await lab.page()).toBe("version 2.0.0 says hello");
+    // the service shows the version 2 deployment running on the device again (it had been superseded)
+    expect(await entriesOfDevice()).toEqual(expect.arrayContaining([[id, "3.0.0", "failed"], [deploymentIds["2.0.0"], "2.0.0", "running"]]));
   });
 
   it("a rollback through the API: the device runs the version before the failed one again, as a deployment of its own", async () => {
@@ -227,6 +243,46 @@ describe.skipIf(!available)("fleet-agent on Podman against the service", { timeo
     await lab.waitForState(id, "running");
     expect(await lab.page()).toBe("version 2.0.0 says after the crash");
     expect(await lab.projectContainers()).toHaveLength(1);
+  });
+
+  it("an upgrade in place to version 3 (PATCH of the running deployment): reported failed, and version 2 of that deployment keeps serving, shown running", async () => {
+    const id = deploymentIds["2.0.0"];
+    const patched = await lab.api("PATCH", `/api/v1/deployments/${id}`, { body: { version: "3.0.0" } });
+    expect(patched.status, patched.text).toBe(200);
+    const failed = await lab.waitForState(id, "failed");
+    expect(failed.message).toMatch(/exited with code 3/);
+    expect(failed.message).toMatch(/rolled back on the device: .* 2\.0\.0 runs again/);
+    expect(await lab.page()).toBe("version 2.0.0 says after the crash");
+    expect(await lab.projectContainers()).toHaveLength(1);
+    // the earlier revision (moved to the deployment's predecessor) runs on the device again
+    const previous = (await predecessorOf(id, "2.0.0"))!;
+    expect(previous).toBeDefined();
+    await eventually(async () => {
+      const entries = await entriesOfDevice();
+      return entries.some((e) => e[0] === id && e[2] === "failed") && entries.some((e) => e[0] === previous.id && e[1] === "2.0.0" && e[2] === "running") ? entries : undefined;
+    }, 30_000, "the previous revision shown running on the device");
+  });
+
+  it("an upgrade in place with kill -9 of the agent between the new revision's download and its start: after a restart it rolls back, version 2 serves", async () => {
+    const id = deploymentIds["2.0.0"];
+    // the install step begins right after the download ended: the kill lands there
+    const killed = lab.killAgentWhen((line) => line.includes(`3.0.0: install (deployment ${id})`));
+    const patched = await lab.api("PATCH", `/api/v1/deployments/${id}`, { body: { version: "3.0.0", parameters: { greeting: "never shown" } } });
+    expect(patched.status, patched.text).toBe(200);
+    await killed;
+    // both revisions' files were on the device when it died
+    const releases = fs.readdirSync(path.join(lab.stateDir, "releases", id));
+    expect(releases.filter((r) => r.startsWith("2.0.0-"))).toHaveLength(1);
+    expect(releases.filter((r) => r.startsWith("3.0.0-")).length).toBeGreaterThanOrEqual(1);
+    lab.startAgent();
+    await eventually(async () => {
+      const s = await lab.deviceState(id);
+      return s?.state === "failed" && /rolled back on the device: .* 2\.0\.0 runs again/.test(s.message ?? "") && lab.agentOutput.some((l) => l.includes("3.0.0 failed; 2.0.0 runs again")) ? s : undefined;
+    }, 120_000, "the failure after the restart, rolled back");
+    expect(await lab.page()).toBe("version 2.0.0 says after the crash");
+    expect(await lab.projectContainers()).toHaveLength(1);
+    const installed = JSON.parse(fs.readFileSync(path.join(lab.stateDir, "installed.json"), "utf8"))[lab.applicationId];
+    expect(installed).toMatchObject({ deploymentId: id, version: "2.0.0" });
   });
 
   it("removal, with kill -9 of the agent as soon as it begins the removal: after a restart the project is gone, no container left", async () => {

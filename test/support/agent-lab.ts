@@ -82,6 +82,8 @@ export interface AgentLab {
   enroll(args?: string[], tokenBody?: Record<string, unknown>): Promise<string>;
   startAgent(): ChildProcess;
   stopAgent(signal?: NodeJS.Signals): Promise<void>;
+  /** kill -9 of the running agent in the same tick as it prints a line that `match` accepts; resolves once it exited */
+  killAgentWhen(match: (line: string) => boolean, timeoutMs?: number): Promise<void>;
   /** creates and starts a deployment of a version to the lab's device; its id */
   deploy(version: string, parameters?: Record<string, unknown>): Promise<string>;
   deviceState(deploymentId: string): Promise<{ state: string; message: string | null } | undefined>;
@@ -220,6 +222,25 @@ export async function startAgentLab(options: AgentLabOptions = {}): Promise<Agen
       const exited = new Promise((resolve) => agent.once("exit", resolve));
       agent.kill(signal);
       await exited;
+    },
+    killAgentWhen(match, timeoutMs = 120_000) {
+      const agent = lab.agent;
+      if (!agent || agent.exitCode !== null || agent.signalCode !== null) return Promise.reject(new Error("the agent is not running"));
+      return new Promise((resolve, reject) => {
+        let killed = false;
+        const onData = (chunk: Buffer) => {
+          if (killed || !chunk.toString("utf8").split("\n").some(match)) return;
+          killed = agent.kill("SIGKILL");
+        };
+        const timer = setTimeout(() => agent.kill("SIGKILL"), timeoutMs);
+        for (const stream of [agent.stdout!, agent.stderr!]) stream.on("data", onData);
+        agent.once("exit", () => {
+          clearTimeout(timer);
+          for (const stream of [agent.stdout!, agent.stderr!]) stream.off("data", onData);
+          if (killed) resolve();
+          else reject(new Error(`the agent exited without printing the line awaited (within ${timeoutMs} ms)`));
+        });
+      });
     },
     async deploy(version, parameters = {}) {
       const created = await call<{ id: string }>("POST", "/api/v1/deployments", {

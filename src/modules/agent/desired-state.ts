@@ -14,6 +14,8 @@ export interface DeploymentProgress {
   state: "pending" | "downloading" | "installing" | "running" | "failed" | "removing" | "removed";
   message?: string;
   attempt?: number;
+  /** with failed: the release the device runs again instead (the deployment that installed it, its version) */
+  rolledBackTo?: { deploymentId: string; version: string };
 }
 
 /** Records the reports first, so that the answer already reflects what they changed (a next batch, a removal). */

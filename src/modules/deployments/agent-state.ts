@@ -136,7 +136,12 @@ interface ChangedEntry {
   organizationId: string;
   state: string;
   message: string | null;
+  /** an entry the device reported (judged); false: one the report moved (a release rolled back to on the device, or left again) */
+  reported: boolean;
 }
+
+/** The reason of an entry whose release a device brought up again after an upgrade failed there. */
+const ROLLED_BACK_TO = "rolled back to on the device: ";
 
 /** States that can change a rollout's verdict or finish a removal. */
 const DECISIVE_STATES = new Set(["running", "failed", "removed"]);
@@ -146,16 +151,26 @@ const DECISIVE_STATES = new Set(["running", "failed", "removed"]);
  * states that fit what it was asked (install: pending..failed; remove: removing, removed,
  * failed), only when something changed. `running` and `failed` also write the device's
  * version history. Then the touched deployments are judged, each under its own lock.
+ *
+ * A failed upgrade that the device rolled back itself (`rolledBackTo`: the release it brought
+ * up again, agent/src/workloads.ts) makes the entry of that release `running` again: the entry
+ * the upgrade superseded, of the deployment named, or for an upgrade in place of its
+ * predecessor (upgrade.ts) holding that version. It stays out of the desired state (the device
+ * is still told the upgrade, and its retries); once the device reports installing, running or
+ * removing another deployment of the application, it is `superseded` again.
  */
 export async function recordDeploymentProgress(services: Pick<Services, "prisma" | "logger"> & object, device: HeartbeatDevice, reports: DeploymentProgress[]): Promise<void> {
   // The last report of a deployment wins when a batch names it twice.
-  const latest = [...new Map(reports.map((r) => [r.deploymentId, { deploymentId: r.deploymentId, state: r.state, message: r.message ?? null, attempt: r.attempt ?? null }])).values()];
+  const latest = [...new Map(reports.map((r) => [r.deploymentId, {
+    deploymentId: r.deploymentId, state: r.state, message: r.message ?? null, attempt: r.attempt ?? null,
+    restoredId: r.state === "failed" ? r.rolledBackTo?.deploymentId ?? null : null, restoredVersion: r.state === "failed" ? r.rolledBackTo?.version ?? null : null,
+  }])).values()];
   const retries = await retriesFor(services, device, latest.filter((r) => r.state === "failed").map((r) => r.deploymentId));
   const rows = latest.map((r) => ({ ...r, retryAt: retries.get(r.deploymentId)?.at ?? null, retryOf: retries.get(r.deploymentId)?.attempt ?? null }));
   const changed = await services.prisma.$queryRaw<ChangedEntry[]>`
     WITH reported AS (
       SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
-          AS r("deploymentId" text, "state" text, "message" text, "attempt" int, "retryAt" timestamp, "retryOf" int)
+          AS r("deploymentId" text, "state" text, "message" text, "attempt" int, "retryAt" timestamp, "retryOf" int, "restoredId" text, "restoredVersion" text)
     ), updated AS (
       UPDATE "DeploymentDevice" dd
          SET "state" = r."state", "message" = left(r."message", 2000), "stateChangedAt" = ${UTC_NOW},
@@ -182,13 +197,43 @@ export async function recordDeploymentProgress(services: Pick<Services, "prisma"
          SET "outcome" = EXCLUDED."outcome", "succeeded" = EXCLUDED."succeeded", "message" = EXCLUDED."message", "finishedAt" = EXCLUDED."finishedAt",
              "applicationVersionId" = EXCLUDED."applicationVersionId", "version" = EXCLUDED."version", "profileId" = EXCLUDED."profileId"
       RETURNING 1
+    ), restored AS (
+      UPDATE "DeploymentDevice" p
+         SET "state" = 'running', "stateChangedAt" = ${UTC_NOW}, "reason" = ${ROLLED_BACK_TO} || t."name" || ' ' || t."version" || ' failed there'
+        FROM (
+          SELECT DISTINCT ON (u."deploymentId") e."deploymentId" AS "entryOf", fd."name", fd."version"
+            FROM updated u
+            JOIN reported r ON r."deploymentId"::uuid = u."deploymentId"
+            JOIN "Deployment" fd ON fd."id" = u."deploymentId"
+            JOIN "DeploymentDevice" e ON e."deviceId" = ${device.id}::uuid AND e."desiredAction" IS NULL AND e."state" = 'superseded'
+            JOIN "Deployment" ed ON ed."id" = e."deploymentId" AND ed."organizationId" = ${device.organizationId}::uuid
+                                AND ed."applicationId" = fd."applicationId" AND ed."version" = r."restoredVersion"
+                                AND (ed."id" = r."restoredId"::uuid OR ed."upgradedToId" = r."restoredId"::uuid)
+           WHERE u."state" = 'failed' AND u."desiredAction" = 'install' AND r."restoredId" IS NOT NULL
+           ORDER BY u."deploymentId", e."stateChangedAt" DESC
+        ) t
+       WHERE p."deviceId" = ${device.id}::uuid AND p."deploymentId" = t."entryOf"
+      RETURNING p."deploymentId", p."organizationId", p."state", p."message"
+    ), moved_on AS (
+      UPDATE "DeploymentDevice" p
+         SET "state" = 'superseded', "stateChangedAt" = ${UTC_NOW}, "reason" = 'superseded by deployment ' || fd."name"
+        FROM updated u JOIN "Deployment" fd ON fd."id" = u."deploymentId", "Deployment" pd
+       WHERE u."state" IN ('installing', 'running', 'removing', 'removed')
+         AND p."deviceId" = ${device.id}::uuid AND p."desiredAction" IS NULL AND p."state" = 'running' AND p."deploymentId" <> u."deploymentId"
+         AND p."reason" LIKE ${ROLLED_BACK_TO + "%"}
+         AND pd."id" = p."deploymentId" AND pd."applicationId" = fd."applicationId"
+      RETURNING p."deploymentId", p."organizationId", p."state", p."message"
     )
-    SELECT "deploymentId"::text AS "deploymentId", "organizationId"::text AS "organizationId", "state", "message" FROM updated`;
+    SELECT "deploymentId"::text AS "deploymentId", "organizationId"::text AS "organizationId", "state", "message", true AS "reported" FROM updated
+    UNION ALL
+    SELECT "deploymentId"::text, "organizationId"::text, "state", "message", false FROM restored
+    UNION ALL
+    SELECT "deploymentId"::text, "organizationId"::text, "state", "message", false FROM moved_on`;
   if (!changed.length) return;
 
   const events = new DeploymentEvents();
   for (const entry of changed) events.progress(entry.organizationId, entry.deploymentId, device.id, entry.state, entry.message);
-  const toJudge = [...new Set(changed.filter((e) => DECISIVE_STATES.has(e.state)).map((e) => e.deploymentId))];
+  const toJudge = [...new Set(changed.filter((e) => e.reported && DECISIVE_STATES.has(e.state)).map((e) => e.deploymentId))];
   for (const deploymentId of toJudge) {
     try {
       // Most reports cannot change the verdict: they skip the deployment's row lock.

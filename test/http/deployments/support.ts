@@ -93,7 +93,7 @@ export interface DesiredEntry {
 }
 
 /** One heartbeat: sends `reports`, returns the desired state. */
-export async function agentHeartbeat(h: Harness, device: EnrolledDevice, reports: Array<{ deploymentId: string; state: string; message?: string; attempt?: number }> = []): Promise<DesiredEntry[]> {
+export async function agentHeartbeat(h: Harness, device: EnrolledDevice, reports: Array<{ deploymentId: string; state: string; message?: string; attempt?: number; rolledBackTo?: { deploymentId: string; version: string } }> = []): Promise<DesiredEntry[]> {
   const res = await heartbeat(h, device, reports.length ? { deployments: reports } : {});
   expect(res.status, res.text).toBe(200);
   return res.body.deployments as DesiredEntry[];

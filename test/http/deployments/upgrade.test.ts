@@ -4,10 +4,11 @@
 // device's desired state: one version of the application, the old one until the update reaches
 // it, never a removal), what they report, the deployment, its predecessor, the version history
 // and rollback target; refusals (409 naming the field or the rollout state, 400 naming the
-// field with nothing changed, 404 across tenants); abort and stop of an update rollout.
+// field with nothing changed, 404 across tenants); abort and stop of an update rollout; a
+// device that rolls a failed upgrade back itself (the release it runs again shown running).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
-import type { EnrolledDevice } from "../agent/fleet-support.js";
+import { heartbeat, type EnrolledDevice } from "../agent/fleet-support.js";
 import { agentHeartbeat, enrollFleet, importVersion, type DesiredEntry } from "./support.js";
 
 let h: Harness;
@@ -266,5 +267,74 @@ describe("abort and stop of an update rollout", () => {
     expect((await api("GET", `/deployments/${id}`)).body.status).toBe("stopped");
     const running = await h.services.prisma.deployment.count({ where: { upgradedToId: id, status: { not: "stopped" } } });
     expect(running).toBe(0);
+  });
+});
+
+describe("a device that rolls a failed upgrade back itself (agent/src/workloads.ts)", () => {
+  /** The device's entries of the application, as its Deployments tab lists them: [deployment, version, state, told]. */
+  async function entriesOf(device: EnrolledDevice): Promise<Array<[string, string, string, string | null]>> {
+    const res = await api("GET", `/devices/${device.deviceId}/deployments?limit=50`);
+    expect(res.status, res.text).toBe(200);
+    return res.body.items.filter((x: { applicationId: string }) => x.applicationId === appId)
+      .map((x: { deploymentId: string; version: string; state: string; desiredAction: string | null }) => [x.deploymentId, x.version, x.state, x.desiredAction]);
+  }
+  const failure = "install failed: container web exited with code 3; rolled back on the device: 1.0.0 runs again";
+
+  it("an upgrade in place: the predecessor's entry runs again on that device, out of its desired state; reports of the update supersede it again", async () => {
+    const fleet = await enrollFleet(h, acme.key, 2);
+    const id = await createStarted("self-rollback", fleet);
+    await runAll(fleet);
+    expect((await api("PATCH", `/deployments/${id}`, { version: "1.1.0" })).status).toBe(200);
+    const [{ id: oldId }] = await predecessorsOf(id);
+    const [rolledBack, upgraded] = fleet;
+    await agentHeartbeat(h, rolledBack, [{ deploymentId: id, state: "failed", message: failure, attempt: 1, rolledBackTo: { deploymentId: id, version: "1.0.0" } }]);
+    await agentHeartbeat(h, upgraded, [{ deploymentId: id, state: "running", attempt: 1 }]);
+
+    // the device runs 1.0.0 again: the service shows it, and still tells the device the update (its retries)
+    expect(await entriesOf(rolledBack)).toEqual(expect.arrayContaining([[id, "1.1.0", "failed", "install"], [oldId, "1.0.0", "running", null]]));
+    expect(await told(rolledBack)).toEqual([[id, "install", "1.1.0"]]);
+    const entry = await h.services.prisma.deploymentDevice.findUniqueOrThrow({ where: { deploymentId_deviceId: { deploymentId: oldId, deviceId: rolledBack.deviceId } } });
+    expect(entry.reason).toBe("rolled back to on the device: self-rollback 1.1.0 failed there");
+    const old = await api("GET", `/deployments/${oldId}/devices`);
+    expect(old.body.items.map((x: { deviceId: string; state: string }) => [x.deviceId, x.state]).sort()).toEqual(
+      [[rolledBack.deviceId, "running"], [upgraded.deviceId, "superseded"]].sort());
+    // the device that took the update is not touched
+    expect(await entriesOf(upgraded)).toEqual(expect.arrayContaining([[id, "1.1.0", "running", "install"], [oldId, "1.0.0", "superseded", null]]));
+
+    // the device installs the update again (a retry): it leaves 1.0.0, which is superseded again
+    await agentHeartbeat(h, rolledBack, [{ deploymentId: id, state: "installing", attempt: 1 }]);
+    expect(await entriesOf(rolledBack)).toEqual(expect.arrayContaining([[id, "1.1.0", "installing", "install"], [oldId, "1.0.0", "superseded", null]]));
+    // and fails again, rolling back again
+    await agentHeartbeat(h, rolledBack, [{ deploymentId: id, state: "failed", message: `${failure} (2)`, attempt: 1, rolledBackTo: { deploymentId: id, version: "1.0.0" } }]);
+    expect(await entriesOf(rolledBack)).toEqual(expect.arrayContaining([[oldId, "1.0.0", "running", null]]));
+  });
+
+  it("an upgrade by a second deployment: the first one's entry runs again; a release the report does not name, or another organization's, is left alone", async () => {
+    const [device] = await enrollFleet(h, acme.key, 1);
+    const first = await createStarted("first-of-two", [device]);
+    await runAll([device]);
+    const second = await api("POST", "/deployments", {
+      name: "second-of-two", applicationId: appId, version: "1.1.0", profileId: "compose-main", parameters: { apiToken: TOKEN }, target: { deviceIds: [device.deviceId] },
+    });
+    expect((await api("POST", `/deployments/${second.body.id}/start`)).status).toBe(200);
+    // a version the first deployment does not hold, and a deployment id of nothing here: no entry changes
+    await agentHeartbeat(h, device, [{ deploymentId: second.body.id, state: "failed", message: failure, attempt: 1, rolledBackTo: { deploymentId: first, version: "0.9.0" } }]);
+    await agentHeartbeat(h, device, [{ deploymentId: second.body.id, state: "failed", message: `${failure}.`, attempt: 1, rolledBackTo: { deploymentId: globex.org.id, version: "1.0.0" } }]);
+    expect(await entriesOf(device)).toEqual(expect.arrayContaining([[second.body.id, "1.1.0", "failed", "install"], [first, "1.0.0", "superseded", null]]));
+    await agentHeartbeat(h, device, [{ deploymentId: second.body.id, state: "failed", message: failure, attempt: 1, rolledBackTo: { deploymentId: first, version: "1.0.0" } }]);
+    expect(await entriesOf(device)).toEqual(expect.arrayContaining([[second.body.id, "1.1.0", "failed", "install"], [first, "1.0.0", "running", null]]));
+    // removing the second deployment takes the application off the device: the first one is superseded again
+    expect((await api("DELETE", `/deployments/${second.body.id}`)).status).toBeLessThan(300);
+    await agentHeartbeat(h, device, [{ deploymentId: second.body.id, state: "removed" }]);
+    expect(await entriesOf(device)).toEqual(expect.arrayContaining([[first, "1.0.0", "superseded", null]]));
+  });
+
+  it("a malformed rolledBackTo is refused with 400 naming the field, and nothing is recorded", async () => {
+    const [device] = await enrollFleet(h, acme.key, 1);
+    const id = await createStarted("malformed-rollback", [device]);
+    const res = await heartbeat(h, device, { deployments: [{ deploymentId: id, state: "failed", message: failure, rolledBackTo: { deploymentId: "not-a-uuid", version: "1.0.0" } }] });
+    expect(res.status, res.text).toBe(400);
+    expect(res.text).toMatch(/rolledBackTo/);
+    expect((await h.services.prisma.deploymentDevice.findUniqueOrThrow({ where: { deploymentId_deviceId: { deploymentId: id, deviceId: device.deviceId } } })).state).toBe("pending");
   });
 });
