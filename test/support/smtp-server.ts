@@ -9,6 +9,18 @@ export interface ReceivedMail {
   data: string;
 }
 
+/** The text of a received mail: the body after the headers, quoted-printable decoded. */
+export function textOf(mail: ReceivedMail): string {
+  const split = mail.data.indexOf("\r\n\r\n");
+  const headers = mail.data.slice(0, split);
+  const body = mail.data.slice(split + 4);
+  if (!/Content-Transfer-Encoding: quoted-printable/i.test(headers)) return body;
+  return body.replace(/=\r\n/g, "").replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+}
+
+/** The mails received for this address. */
+export const mailsFor = (server: SmtpServer, address: string) => server.mails.filter((m) => m.to.some((to) => to.includes(address)));
+
 export interface SmtpServer {
   url: string;
   mails: ReceivedMail[];

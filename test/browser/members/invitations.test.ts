@@ -2,7 +2,9 @@
 // page in a second browser context (a name and a password), which lands the new member signed
 // in; they then sign in again through the sign-in page with the role they were given. Resend
 // replaces the link (the old one is refused on the public page), revoke ends it. The last owner
-// cannot be removed: the dialog shows the API's refusal. A role change is stored.
+// cannot be removed: the dialog shows the API's refusal. A role change is stored. The service
+// here has no SMTP server: the page says no mail goes out and the link shown is the way in
+// (invitation-mail.test.ts has the service with one).
 import { beforeAll, describe, expect, it } from "vitest";
 import { peerAvailable } from "../../support/peers.js";
 import { ADMIN, type ConsoleService } from "../../support/console-service.js";
@@ -38,8 +40,11 @@ describe.skipIf(!peerAvailable("chromium"))("console invitations and members", (
     await dialog.getByLabel("Role").selectOption({ label: "operator" });
     await admin.audit();
     await dialog.getByRole("button", { name: "Send invitation" }).click();
-    await admin.page.getByRole("heading", { name: `Invitation sent to ${NEW_MEMBER.email}` }).waitFor();
+    await admin.page.getByRole("heading", { name: `Invitation created for ${NEW_MEMBER.email}` }).waitFor();
     const path = await shownInvitationPath(admin.page);
+    // No SMTP server: the card and the page say that no mail goes out and the link is to be handed over.
+    await waitForText(admin.page.getByRole("note").filter({ hasText: "No e-mail was sent" }), (t) => t.includes(`hand it over to ${NEW_MEMBER.email} yourself`));
+    await waitForText(admin.page.getByTestId("no-smtp-note"), (t) => t.includes("no SMTP server (SMTP_URL)") && t.includes("copy the invitation link shown here"));
     await admin.settled();
     await admin.audit();
     await admin.screenshot("members-invitation-sent");
@@ -48,8 +53,10 @@ describe.skipIf(!peerAvailable("chromium"))("console invitations and members", (
     const listed = await service.call("GET", "/api/v1/invitations");
     expect(listed.items).toHaveLength(1);
     expect(listed.items[0]).toMatchObject({ email: NEW_MEMBER.email, status: "pending", role: { name: "operator" } });
+    expect(listed.items[0].mail).toMatchObject({ status: "pending", attempts: 0 });
+    expect(listed.items[0].mail.note).toContain("SMTP_URL");
     const row = admin.page.getByRole("table", { name: "Invitations" }).getByRole("row").filter({ hasText: NEW_MEMBER.email });
-    await waitForText(row, (t) => t.includes("operator") && t.includes("pending"));
+    await waitForText(row, (t) => t.includes("operator") && t.includes("pending") && t.includes("not sent"));
 
     // The person invited, in a browser of their own, without an account.
     const invitee = await suite.open();
@@ -105,7 +112,7 @@ describe.skipIf(!peerAvailable("chromium"))("console invitations and members", (
     await dialog.getByLabel("E-mail").fill("rosa.resend@console.test");
     await dialog.getByLabel("Role").selectOption({ label: "viewer" });
     await dialog.getByRole("button", { name: "Send invitation" }).click();
-    await admin.page.getByRole("heading", { name: "Invitation sent to rosa.resend@console.test" }).waitFor();
+    await admin.page.getByRole("heading", { name: "Invitation created for rosa.resend@console.test" }).waitFor();
     const firstPath = await shownInvitationPath(admin.page);
 
     await admin.page.getByRole("button", { name: "Resend the invitation of rosa.resend@console.test" }).click();

@@ -8,7 +8,7 @@ import { JobRunner } from "../../../src/jobs/index.js";
 import { deliverMail, enqueueOpenMail, mailJobs, redactSmtpError } from "../../../src/modules/mail/delivery.js";
 import type { Services } from "../../../src/services.js";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
-import { startSmtpServer, type ReceivedMail, type SmtpServer } from "../../support/smtp-server.js";
+import { mailsFor as mailsTo, startSmtpServer, textOf as bodyOf, type SmtpServer } from "../../support/smtp-server.js";
 import { systemRoleId } from "../members/identity-support.js";
 
 const SMTP_USER = "fleet-mailer";
@@ -17,16 +17,6 @@ const MAX_ATTEMPTS = 3;
 
 let counter = 0;
 const freshEmail = () => `mail-${++counter}-${Date.now()}@example.test`;
-
-/** The text of a received mail: the body after the headers, quoted-printable decoded. */
-function bodyOf(mail: ReceivedMail): string {
-  const split = mail.data.indexOf("\r\n\r\n");
-  const headers = mail.data.slice(0, split);
-  const body = mail.data.slice(split + 4);
-  if (!/Content-Transfer-Encoding: quoted-printable/i.test(headers)) return body;
-  return body.replace(/=\r\n/g, "").replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-}
-const mailsTo = (smtp: SmtpServer, email: string) => smtp.mails.filter((m) => m.to.some((to) => to.includes(email)));
 
 function runnerFor(services: Services, workerId: string) {
   return new JobRunner(services, { definitions: mailJobs(services.config).definitions, concurrency: 2, workerId });

@@ -1,6 +1,8 @@
 // Invitations: invite by e-mail with a role, resend (a new link; the old one stops working),
 // revoke. The link is in the e-mail the service sends and, once, here: whoever invites can
-// also hand it over themselves. It opens the public page /invitations/<token>.
+// also hand it over themselves. It opens the public page /invitations/<token>. Each row shows
+// how its latest mail stands; without an SMTP server no mail goes out, and the page says that
+// the link shown here is the way to hand it over.
 import { useState } from "react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { AlertTriangle, Ban, Send, UserPlus } from "lucide-react";
@@ -24,9 +26,11 @@ import { expandPermissions, permissionCatalogueQuery } from "../roles/Permission
 type Invitation = RouterOutputs["invitations"]["list"]["items"][number];
 type SentInvitation = RouterOutputs["invitations"]["create"];
 type Status = Invitation["status"];
+type MailState = NonNullable<Invitation["mail"]>;
 
 const STATUS_TONE: Record<Status, string> = { pending: "accent", accepted: "success", expired: "warning", revoked: "danger" };
 const STATUSES: Status[] = ["pending", "accepted", "expired", "revoked"];
+const MAIL_TONE: Record<MailState["status"], string> = { pending: "accent", sending: "accent", sent: "success", failed: "danger" };
 const PAGE = 50;
 
 /** The console page an invitation's token opens (the public accept page). */
@@ -66,6 +70,7 @@ export function InvitationsPage() {
     { id: "status", header: "Status", cell: (i) => <span className={`badge badge--${STATUS_TONE[i.status]}`}>{i.status}</span> },
     { id: "expires", header: "Expires", cell: (i) => i.status === "pending" || i.status === "expired" ? <RelativeTime value={i.expiresAt} /> : <span className="faint">–</span> },
     { id: "sent", header: "Last sent", cell: (i) => <span><RelativeTime value={i.lastSentAt} />{i.sendCount > 1 && <span className="faint"> ({i.sendCount} times)</span>}</span> },
+    { id: "mail", header: "Mail delivery", cell: (i) => <MailCell mail={i.mail} /> },
     ...(canWrite ? [{
       id: "actions",
       header: "Actions",
@@ -83,6 +88,12 @@ export function InvitationsPage() {
 
   return (
     <MembersArea description="Invitations to join this organization, each with the role the person gets. A link works until it expires, is revoked or is replaced by a resend." actions={inviteButton}>
+      {invitations.data?.smtpConfigured === false && (
+        <div className="alert-box alert-box--warning" role="note" data-testid="no-smtp-note">
+          <AlertTriangle aria-hidden="true" />
+          <p>No e-mail goes out: this service has no SMTP server (SMTP_URL). After inviting or resending, copy the invitation link shown here and hand it over yourself. A resend gives a new link.</p>
+        </div>
+      )}
       {sent && <SentInvitationCard invitation={sent} onDismiss={() => setSent(null)} />}
       <Card title="Invitations" flush actions={
         <>
@@ -129,18 +140,35 @@ export function InvitationsPage() {
   );
 }
 
+/** How the invitation's latest mail stands: sent, waiting (with its failed attempts), failed, or not sent at all (no SMTP). */
+function MailCell({ mail }: { mail: Invitation["mail"] }) {
+  if (!mail) return <span className="faint">–</span>;
+  if (mail.note) return <span className="badge badge--warning" title={mail.note}>not sent</span>;
+  return (
+    <span>
+      <span className={`badge badge--${MAIL_TONE[mail.status]}`}>{mail.status}</span>
+      {mail.status === "pending" && mail.attempts > 0 && <span className="faint"> attempt {mail.attempts} of {mail.maxAttempts} failed, trying again</span>}
+      {mail.status === "failed" && <span className="faint"> after {mail.attempts} attempts: {mail.lastError}</span>}
+    </span>
+  );
+}
+
 function SentInvitationCard({ invitation, onDismiss }: { invitation: SentInvitation; onDismiss: () => void }) {
   const link = invitationLink(invitation.token);
+  // A note on the mail means it cannot go out (no SMTP server): this link is the only way in.
+  const unsent = Boolean(invitation.mail?.note);
   return (
     <section className="card new-secret" aria-labelledby="sent-invitation-title">
       <div className="card__header">
-        <h2 id="sent-invitation-title">Invitation sent to {invitation.email}</h2>
+        <h2 id="sent-invitation-title">{unsent ? `Invitation created for ${invitation.email}` : `Invitation sent to ${invitation.email}`}</h2>
         <Button size="small" variant="ghost" onClick={onDismiss}>Done</Button>
       </div>
       <div className="card__body stack">
         <div className="alert-box alert-box--warning" role="note">
           <AlertTriangle aria-hidden="true" />
-          <p>The e-mail carries this link. It is shown here only this once: hand it over yourself only to {invitation.email}, since whoever opens it can join as {invitation.role.name}.</p>
+          {unsent
+            ? <p>No e-mail was sent: the service has no SMTP server. Copy this link and hand it over to {invitation.email} yourself. It is shown here only this once, and whoever opens it can join as {invitation.role.name}.</p>
+            : <p>The e-mail carries this link. It is shown here only this once: hand it over yourself only to {invitation.email}, since whoever opens it can join as {invitation.role.name}.</p>}
         </div>
         <div className="field">
           <span className="field__label">Invitation link</span>
