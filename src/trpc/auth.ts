@@ -11,6 +11,7 @@ import type { Principal } from "./principal.js";
 import { endSwitchAutomatically } from "./tenant-switch.js";
 import { perService } from "../lib/per-service.js";
 import { sessionCookieOf } from "./session-cookie.js";
+import { touchApiKey, touchSession } from "./activity.js";
 
 export const API_KEY_PREFIX = "fm_";
 const TOKEN_ISSUER = "fleet-manager";
@@ -37,38 +38,6 @@ export async function signAccessToken(services: Services, claims: { userId: stri
     .setExpirationTime(expiresAt)
     .sign(services.jwtKey);
   return { token, expiresAt };
-}
-
-// lastUsedAt is written at most once a minute per key, not on every request.
-const LAST_USED_WRITE_INTERVAL_MS = 60_000;
-const lastUsedWrittenOf = perService((_services: Services) => new Map<string, number>());
-
-function touchApiKey(services: Services, keyId: string) {
-  const lastUsedWritten = lastUsedWrittenOf(services);
-  const now = Date.now();
-  if ((lastUsedWritten.get(keyId) ?? 0) > now - LAST_USED_WRITE_INTERVAL_MS) return;
-  if (lastUsedWritten.size > 10_000) lastUsedWritten.clear();
-  lastUsedWritten.set(keyId, now);
-  services.prisma.apiKey
-    .update({ where: { id: keyId }, data: { lastUsedAt: new Date(now) } })
-    .catch((err: Error) => services.logger.warn({ err: err.message }, "could not record API key use"));
-}
-
-// Session use (lastUsedAt, the user's lastActivityAt) is written at most once a minute per
-// session: enough for the session list and the inactivity report, cheap on every request.
-const sessionTouchedOf = perService((_services: Services) => new Map<string, number>());
-
-function touchSession(services: Services, sessionId: string, userId: string) {
-  const sessionTouched = sessionTouchedOf(services);
-  const now = Date.now();
-  if ((sessionTouched.get(sessionId) ?? 0) > now - LAST_USED_WRITE_INTERVAL_MS) return;
-  if (sessionTouched.size > 10_000) sessionTouched.clear();
-  sessionTouched.set(sessionId, now);
-  const at = new Date(now);
-  Promise.all([
-    services.prisma.session.update({ where: { id: sessionId }, data: { lastUsedAt: at } }),
-    services.prisma.user.update({ where: { id: userId }, data: { lastActivityAt: at } }),
-  ]).catch((err: Error) => services.logger.warn({ err: err.message }, "could not record session use"));
 }
 
 async function rolePermissions(services: Services, organizationId: string, userId: string): Promise<string[] | null> {
@@ -106,7 +75,7 @@ async function authenticateApiKey(services: Services, key: string): Promise<Prin
   const now = Date.now();
   const hit = cache.get(keyHash);
   if (hit && hit.until > now) {
-    touchApiKey(services, hit.principal.apiKeyId!);
+    touchApiKey(services, hit.principal.apiKeyId!, hit.principal.organizationId);
     return hit.principal;
   }
   const principal = await verifyApiKey(services, keyHash);
@@ -139,7 +108,7 @@ async function verifyApiKey(services: Services, keyHash: string): Promise<{ valu
   if (!creatorPermissions) {
     throw new AuthFailure("UNAUTHORIZED", "API key is no longer valid: its creator left the organization", actor);
   }
-  touchApiKey(services, record.id);
+  touchApiKey(services, record.id, record.organizationId);
   return {
     value: {
       kind: "api_key",
@@ -215,7 +184,7 @@ async function principalOfSession(
     tenantSwitch = null;
   }
   const { org, permissions } = acting;
-  touchSession(services, session.id, user.id);
+  touchSession(services, session.id, user.id, org.id);
   return {
     kind: "user",
     userId: user.id,

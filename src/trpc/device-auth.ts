@@ -27,6 +27,7 @@ import { chargeUnprovenCredential, limitCaller } from "./caller-budgets.js";
 import type { Response } from "express";
 import { perService } from "../lib/per-service.js";
 import { traceProcedure } from "./tracing.js";
+import { touchOrganization } from "./activity.js";
 
 /** Longest lifetime a device token may have (exp - now, and exp - iat when iat is given). */
 export const MAX_DEVICE_TOKEN_LIFETIME_SECONDS = 300;
@@ -365,6 +366,7 @@ export async function authenticateDeviceRequest(
     throw deviceFailureToTrpc(err);
   }
   await limitCaller(services, device, res);
+  touchOrganization(services, device.organizationId);
   return device;
 }
 

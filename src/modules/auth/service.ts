@@ -9,6 +9,7 @@ import { writeAudit } from "../../trpc/audit.js";
 import { conflict, notFound, unauthorized } from "../../trpc/errors.js";
 import type { Principal } from "../../trpc/principal.js";
 import { endTenantSwitch } from "../../trpc/tenant-switch.js";
+import { touchOrganization } from "../../trpc/activity.js";
 import { consume, isBlocked } from "../../lib/rate-limit.js";
 import { TRPCError } from "@trpc/server";
 import { SESSION_COOKIE_PREFIX } from "../../trpc/session-cookie.js";
@@ -116,7 +117,7 @@ async function openSession(
   expiresAt = new Date(Date.now() + services.config.REFRESH_TOKEN_TTL_DAYS * 86_400_000),
 ) {
   const db = services.prisma;
-  return db.$transaction(async (tx) => {
+  const session = await db.$transaction(async (tx) => {
     const organizationId = await sessionOrganization(tx, user, wantedOrganizationId);
     const created = await tx.session.create({
       data: {
@@ -140,6 +141,9 @@ async function openSession(
     });
     return created;
   });
+  // a sign-in is activity in the organization the session acts in
+  if (session.organizationId) touchOrganization(services, session.organizationId);
+  return session;
 }
 
 /** A session for an API client: a bearer access token and a rotating refresh token. */
@@ -241,7 +245,8 @@ export async function actInOrganization(db: DbTx, principal: Principal & { sessi
     where: { organizationId_userId: { organizationId, userId: principal.userId } },
     select: { organization: { select: { name: true, status: true } } },
   });
-  if (!membership) throw notFound("Organization not found among your memberships");
+  // the same answer whether the organization exists or not (notFound() would say "not found" twice)
+  if (!membership) throw new TRPCError({ code: "NOT_FOUND", message: "Organization not found among your memberships" });
   const { organization } = membership;
   if (organization.status !== "active" && !principal.isSuperAdmin) {
     throw conflict(`Organization "${organization.name}" is ${organization.status}; it cannot be used until it is enabled again`);
