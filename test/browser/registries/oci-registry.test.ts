@@ -45,7 +45,9 @@ function expectedRun(record: SyncRecord) {
   };
 }
 
-const runLabel = (record: SyncRecord) => `Sync run of ${new Date(record.createdAt).toLocaleString("en-US", { timeZone: "UTC" })}`;
+/** The console's one date format (web/src/ui/time.tsx), as the test browser (en-US, UTC) shows it: "Dec 7, 2026, 2:09:01 AM". */
+const consoleDate = new Intl.DateTimeFormat("en-US", { year: "numeric", month: "short", day: "numeric", hour: "numeric", minute: "2-digit", second: "2-digit", timeZone: "UTC" });
+const runLabel = (record: SyncRecord) => `Sync run of ${consoleDate.format(new Date(record.createdAt))}`;
 
 describe.skipIf(!peerAvailable("chromium") || !peerAvailable("docker-registry") || !peerAvailable("htpasswd"))("console OCI registries", () => {
   const suite = consoleSuite();

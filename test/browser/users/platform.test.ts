@@ -48,6 +48,11 @@ describe.skipIf(!peerAvailable("chromium"))("platform pages for Super Admins", (
     await ui.page.getByRole("table", { name: "Users" }).getByText(ADMIN.email).waitFor();
     await ui.settled();
     await ui.audit();
+    // Created in the console's one date format (as the Organization page shows its own), not "12/7/2026".
+    const admin = (await service.call<{ items: { createdAt: string }[] }>("GET", `/api/v1/users?search=${encodeURIComponent(ADMIN.email)}`)).items[0];
+    const consoleDate = new Intl.DateTimeFormat("en-US", { year: "numeric", month: "short", day: "numeric", hour: "numeric", minute: "2-digit", second: "2-digit", timeZone: "UTC" });
+    const adminRow = ui.page.getByRole("table", { name: "Users" }).getByRole("row").filter({ hasText: ADMIN.email });
+    expect(await adminRow.locator(`time[datetime="${admin.createdAt}"]`).textContent()).toBe(consoleDate.format(new Date(admin.createdAt)));
 
     const email = `casey-${Date.now()}@console.test`;
     await ui.page.getByRole("button", { name: "Create user" }).first().click();

@@ -7,7 +7,7 @@ import { q } from "../api/query";
 import { Button } from "../ui/Button";
 import { Dialog } from "../ui/Dialog";
 import { FormFooter } from "../ui/FormFooter";
-import { formatDateTime, RelativeTime } from "../ui/time";
+import { DateTime, formatDateTime, RelativeTime } from "../ui/time";
 import { useAction } from "../ui/useAction";
 import { useOrganizationChanged, type Session } from "./session";
 
@@ -26,7 +26,7 @@ export function TenantSwitchBanner({ session }: { session: Session }) {
       <p>
         Acting in <strong>{sw.toOrgName ?? session.organization.name}</strong> as Super Admin
         {sw.reason ? <> for “{sw.reason}”</> : " (no reason given)"}
-        {sw.expiresAt && <>, until <time dateTime={sw.expiresAt} title={formatDateTime(sw.expiresAt)}>{new Date(sw.expiresAt).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}</time> (<RelativeTime value={sw.expiresAt} />)</>}.
+        {sw.expiresAt && <>, until <DateTime value={sw.expiresAt} /> (<RelativeTime value={sw.expiresAt} />)</>}.
       </p>
       <Button size="small" onClick={() => void end.run()} busy={end.isPending}>End switch</Button>
     </div>

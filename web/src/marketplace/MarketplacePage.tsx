@@ -14,7 +14,7 @@ import { Dialog } from "../ui/Dialog";
 import { Pagination } from "../ui/Pagination";
 import { FormFooter } from "../ui/FormFooter";
 import { Empty, ErrorBox, ErrorState, Forbidden, Loading } from "../ui/states";
-import { RelativeTime } from "../ui/time";
+import { formatDateTime, RelativeTime } from "../ui/time";
 import { useAction } from "../ui/useAction";
 import { formatDuration, intervalText } from "../registries/forms";
 import { outcomeCounts, progressView } from "./progress";
@@ -242,7 +242,7 @@ function SyncHistory() {
 function SyncRun({ run }: { run: SyncRecord }) {
   const counts = outcomeCounts(run.products);
   const headingId = `run-${run.id}`;
-  const when = new Date(run.createdAt).toLocaleString();
+  const when = formatDateTime(run.createdAt);
   return (
     <li className="version">
       <section aria-labelledby={headingId} className="stack">

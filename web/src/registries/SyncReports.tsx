@@ -3,7 +3,7 @@
 // OCI sync record (per repository, skipped tags with their reasons).
 import type { RouterOutputs } from "../api/client";
 import { DataTable, type Column } from "../ui/DataTable";
-import { RelativeTime } from "../ui/time";
+import { formatDateTime, RelativeTime } from "../ui/time";
 import { shortRevision } from "../applications/catalog";
 import { formatDuration } from "./forms";
 
@@ -69,7 +69,7 @@ const SKIPPED_COLUMNS: Column<SkippedTag>[] = [
 export function OciSyncReport({ record }: { record: OciSyncRecord }) {
   return (
     <div className="stack">
-      <dl className="facts" aria-label={`Sync run of ${new Date(record.createdAt).toLocaleString()}`}>
+      <dl className="facts" aria-label={`Sync run of ${formatDateTime(record.createdAt)}`}>
         <dt>Status</dt><dd><span className={`badge badge--${record.status === "success" ? "success" : "danger"}`}>{record.status}</span></dd>
         <dt>When</dt><dd><RelativeTime value={record.createdAt} /></dd>
         <dt>Repositories</dt><dd className="num">{record.repositoriesFound}</dd>

@@ -47,9 +47,27 @@ export function formatRelative(iso: string, reference: number): string {
   return "";
 }
 
-const absolute = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+// The console's one date format, wherever a date is shown (Users, Organization, certificates,
+// sync runs, ...): "Dec 7, 2026, 2:09:01 AM" in the browser's language and time zone. Log lines
+// add the milliseconds (lines a few ms apart stay apart), in the same format otherwise. No page
+// formats a date itself (test/unit/console-dates.test.ts).
+const DATE_TIME = { year: "numeric", month: "short", day: "numeric", hour: "numeric", minute: "2-digit", second: "2-digit" } as const;
+const absolute = new Intl.DateTimeFormat(undefined, DATE_TIME);
+const precise = new Intl.DateTimeFormat(undefined, { ...DATE_TIME, fractionalSecondDigits: 3 });
+
+/** A date and time as the console shows it everywhere. */
 export function formatDateTime(iso: string): string {
   return absolute.format(new Date(iso));
+}
+
+/** The same, to the millisecond (log lines). */
+export function formatPreciseDateTime(iso: string): string {
+  return precise.format(new Date(iso));
+}
+
+/** A date in a table cell or a sentence: the console's format, machine-readable underneath. */
+export function DateTime({ value }: { value: string }) {
+  return <time dateTime={value} className="nowrap">{formatDateTime(value)}</time>;
 }
 
 export function RelativeTime({ value, never = "never" }: { value: string | null | undefined; never?: string }) {

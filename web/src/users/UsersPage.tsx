@@ -16,7 +16,7 @@ import { ConfirmDialog, Dialog } from "../ui/Dialog";
 import { FormFooter } from "../ui/FormFooter";
 import { QueryTable } from "../ui/QueryTable";
 import { Empty, Forbidden } from "../ui/states";
-import { formatDateTime, RelativeTime } from "../ui/time";
+import { DateTime, formatDateTime, RelativeTime } from "../ui/time";
 import { useAction } from "../ui/useAction";
 import { useDebounced } from "../ui/useDebounced";
 import { downloadExport } from "./export";
@@ -98,7 +98,7 @@ function UserList() {
     },
     { id: "orgs", header: "Organizations", cell: (u) => u.organizations.length ? u.organizations.map((m) => `${m.organizationName} (${m.roleName})`).join(", ") : <span className="faint">none</span> },
     { id: "login", header: "Last sign-in", cell: (u) => <RelativeTime value={u.lastLoginAt} /> },
-    { id: "created", header: "Created", cell: (u) => <time dateTime={u.createdAt} title={formatDateTime(u.createdAt)}>{new Date(u.createdAt).toLocaleDateString()}</time> },
+    { id: "created", header: "Created", cell: (u) => <DateTime value={u.createdAt} /> },
     {
       id: "actions",
       header: "Actions",

@@ -12,7 +12,7 @@ import type { Column } from "../../ui/DataTable";
 import { ConfirmDialog } from "../../ui/Dialog";
 import { QueryTable } from "../../ui/QueryTable";
 import { Empty } from "../../ui/states";
-import { formatDateTime, RelativeTime } from "../../ui/time";
+import { DateTime, formatDateTime, RelativeTime } from "../../ui/time";
 import { useAction } from "../../ui/useAction";
 import { useLocalPage } from "../../ui/useLocalPage";
 import type { Device } from "../types";
@@ -50,7 +50,7 @@ export function CertificatesTab({ device }: { device: Device }) {
   const columns: Column<Certificate>[] = [
     { id: "serial", header: "Serial", cell: (c) => <code title={c.fingerprint}>{c.serialNumber.slice(0, 20)}{c.serialNumber.length > 20 ? "…" : ""}</code> },
     { id: "status", header: "Status", cell: (c) => <span className={`badge badge--${STATUS_TONE[c.status]}`}>{c.status}</span> },
-    { id: "issued", header: "Issued", cell: (c) => <time dateTime={c.notBefore} title={formatDateTime(c.notBefore)}>{new Date(c.notBefore).toLocaleDateString()}</time> },
+    { id: "issued", header: "Issued", cell: (c) => <DateTime value={c.notBefore} /> },
     {
       id: "expires",
       header: "Expires",

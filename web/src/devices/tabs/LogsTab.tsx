@@ -13,6 +13,7 @@ import { Empty, ErrorBox, ErrorState, Loading } from "../../ui/states";
 import { useDebounced } from "../../ui/useDebounced";
 import type { DeviceDetailSearch } from "../search";
 import type { Device } from "../types";
+import { formatPreciseDateTime } from "../../ui/time";
 import { FOLLOW_CAP } from "./follow-buffer";
 import { filterKey, formatLevels, LOG_LEVELS, logFilterOf, type LogFilter, type LogLevel, type LogLine } from "./logs";
 import { FOLLOW_TAIL, useLogFollow, type FollowConnection } from "./useLogFollow";
@@ -120,7 +121,7 @@ function LogHistory({ deviceId, filter, filtered, onFollow }: { deviceId: string
   return (
     <>
       <div className="log-bar">
-        <span className="muted">Newest first{anchor && <> · held at {lineTime.format(new Date(anchor))} while you page back</>}</span>
+        <span className="muted">Newest first{anchor && <> · held at {formatPreciseDateTime(anchor)} while you page back</>}</span>
         <Button size="small" icon={<RotateCw />} onClick={newest} busy={page.isFetching}>Newest lines</Button>
       </div>
       <div className="table-wrap">
@@ -204,8 +205,6 @@ function ConnectionBadge({ connection }: { connection: FollowConnection }) {
   }
 }
 
-const lineTime = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", fractionalSecondDigits: 3 });
-
 function LogTable({ lines, caption }: { lines: readonly LogLine[]; caption: string }) {
   return (
     <table className="table log-table">
@@ -230,7 +229,7 @@ const LogRow = memo(function LogRow({ line }: { line: LogLine }) {
   const level = line.level as LogLevel;
   return (
     <tr className={`log-row log-row--${level}`}>
-      <td className="log-time"><time dateTime={line.timestamp}>{lineTime.format(new Date(line.timestamp))}</time></td>
+      <td className="log-time"><time dateTime={line.timestamp}>{formatPreciseDateTime(line.timestamp)}</time></td>
       <td><span className={`badge log-level ${LEVEL_TONE[level] ?? ""}`}>{line.level}</span></td>
       <td className="log-source">{line.source}</td>
       <td className="log-message">{line.message}</td>
