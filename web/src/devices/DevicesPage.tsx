@@ -19,7 +19,7 @@ import { StatusBadge } from "../ui/StatusBadge";
 import { useDebounced } from "../ui/useDebounced";
 import { LabelChips } from "./LabelChips";
 import { BulkDeleteDialog, BulkLabelDialog } from "./bulk-actions";
-import { selectorProblem, SelectorInput } from "./SelectorInput";
+import { selectorProblem, selectorUnfinished, SelectorInput } from "./SelectorInput";
 import { DEVICE_STATUSES, type Device, type DeviceStatus } from "./types";
 import { DEVICE_SORTS, type DeviceListSearch } from "./search";
 import "./devices.css";
@@ -65,7 +65,8 @@ function DeviceTable() {
     if ((settledText || undefined) !== search.q) void setSearch({ q: settledText || undefined });
   }, [settledText]); // eslint-disable-line react-hooks/exhaustive-deps
   useEffect(() => {
-    if (selectorProblem(settledSelector)) return; // only a selector the API accepts goes to the URL
+    // only a selector the API accepts, and not one still being typed (`site=`), goes to the URL
+    if (selectorProblem(settledSelector) || selectorUnfinished(settledSelector)) return;
     if ((settledSelector || undefined) !== search.labels) void setSearch({ labels: settledSelector || undefined });
   }, [settledSelector]); // eslint-disable-line react-hooks/exhaustive-deps
 

@@ -19,6 +19,15 @@ export function selectorProblem(text: string): string | null {
   }
 }
 
+/**
+ * A selector still being typed: a term with a key and `=` but no value yet (`site=`, what
+ * picking a key from the suggestions leaves). It parses (an empty value is a value), but a filter
+ * applied now would show no devices while the person is about to type the value.
+ */
+export function selectorUnfinished(text: string): boolean {
+  return text.split(",").some((term) => /^[^=]+=\s*$/.test(term.trim()));
+}
+
 export function SelectorInput({ id, label = "Label selector", value, onChange, placeholder = "site=berlin,tier=edge" }: {
   id?: string;
   label?: string;
