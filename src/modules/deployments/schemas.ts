@@ -324,6 +324,7 @@ export const deviceDeploymentOutput = z.object({
   deploymentName: z.string(),
   deploymentStatus: z.enum(DEPLOYMENT_STATUSES),
   rolloutState: z.enum(ROLLOUT_STATES),
+  deploymentState: z.enum(DEPLOYMENT_STATES).describe("the deployment's one state (as its own `state`: docs/deployments.md, \"One state\")"),
   applicationId: z.string(),
   applicationName: z.string(),
   version: z.string(),

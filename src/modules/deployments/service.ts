@@ -19,7 +19,7 @@ import {
 } from "./schemas.js";
 import { ROLLOUT_STATES } from "./rollout-machine.js";
 import { EDITABLE_STATUSES, stopRefusal } from "./rollout-moves.js";
-import { IN_PROGRESS_STATES, storedCombinations, type DeploymentState } from "./deployment-state.js";
+import { IN_PROGRESS_STATES, deploymentState, storedCombinations, type DeploymentState } from "./deployment-state.js";
 import { countsByDeployment, deploymentInclude, findDeployment, lockDeployment, toDeploymentDto, type DeploymentRow } from "./store.js";
 import type { Strategy } from "./strategy.js";
 import { freezeTargets } from "./targets.js";
@@ -548,6 +548,7 @@ export async function listDeviceDeployments(db: DbTx, organizationId: string, in
       deploymentName: r.deployment.name,
       deploymentStatus: r.deployment.status as DeploymentDto["status"],
       rolloutState: r.deployment.rolloutState as RolloutState,
+      deploymentState: deploymentState(r.deployment),
       applicationId: r.deployment.applicationId,
       applicationName: r.deployment.application.name,
       version: r.deployment.version,

@@ -58,6 +58,9 @@ describe("the deployment's state in the API", () => {
     expect(await listIds("inProgress=true")).not.toContain(id);
     expect(await listIds("state=aborted")).toContain(id);
     expect(await listIds("inProgress=false")).toContain(id);
+    // a device's deployments say the same of it
+    const ofDevice = await h.api("GET", `/api/v1/devices/${devices[0].deviceId}/deployments?limit=100`, { key: acme.key });
+    expect(ofDevice.body.items.find((e: { deploymentId: string }) => e.deploymentId === id)).toMatchObject({ deploymentStatus: "running", deploymentState: "aborted" });
     // the MCP tools are made from the same procedures: the same state, and the same filter
     const client = await mcpClient(h.url, { "x-api-key": acme.key });
     try {

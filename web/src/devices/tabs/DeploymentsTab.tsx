@@ -17,6 +17,7 @@ import { Empty } from "../../ui/states";
 import { formatDateTime, RelativeTime } from "../../ui/time";
 import type { Device } from "../types";
 import { STATE_TONE } from "../../deployments/rollout/labels";
+import { deploymentStateText } from "../../../../src/modules/deployments/deployment-state";
 
 type Entry = RouterOutputs["deployments"]["ofDevice"]["items"][number];
 type HistoryItem = RouterOutputs["rollback"]["history"]["items"][number];
@@ -50,7 +51,7 @@ function DesiredStateCard({ device }: { device: Device }) {
       cell: (e) => (
         <div className="cell-stack">
           <Link to="/deployments/$deploymentId" params={{ deploymentId: e.deploymentId }}><strong>{e.deploymentName}</strong></Link>
-          <span className="faint">deployment {e.deploymentStatus}{e.batchIndex !== null && ` · ${e.batchIndex === 0 ? "canary" : `batch ${e.batchIndex}`}`}</span>
+          <span className="faint">deployment {deploymentStateText(e.deploymentState)}{e.batchIndex !== null && ` · ${e.batchIndex === 0 ? "canary" : `batch ${e.batchIndex}`}`}</span>
         </div>
       ),
     },
