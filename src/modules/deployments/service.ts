@@ -533,7 +533,7 @@ export async function listDeviceDeployments(db: DbTx, organizationId: string, in
       where,
       include: {
         deployment: {
-          select: { name: true, status: true, rolloutState: true, applicationId: true, version: true, profileId: true, application: { select: { name: true } } },
+          select: { name: true, status: true, rolloutState: true, startAt: true, applicationId: true, version: true, profileId: true, application: { select: { name: true } } },
         },
       },
       orderBy: [{ desiredAction: { sort: "asc", nulls: "last" } }, { stateChangedAt: "desc" }, { deploymentId: "asc" }],
