@@ -29,6 +29,9 @@ describe.skipIf(!peerAvailable("chromium"))("console sign-in", () => {
     await ui.page.getByRole("heading", { name: "Sign in to Fleet Manager" }).waitFor();
     // Nobody was signed in: nothing "ended".
     expect(await ui.page.getByText("Your session has ended").count()).toBe(0);
+    // Whoever just started the service learns where the first start's password is kept (src/first-start.ts).
+    expect(await ui.page.getByText(/^First start\?/).textContent()).toBe("First start? The Super Admin’s e-mail and generated password were printed where the service started, " +
+      "and are kept in first-start.txt in its data directory (DATA_DIR, ./data by default) until that admin changes the password.");
     await ui.audit();
     await ui.screenshot("auth-sign-in");
 

@@ -3,7 +3,8 @@
 // own answer); a throttled sign-in says how long to wait.
 // "Sign in with <provider>" when the service has one (GET /auth/providers): a plain link, since
 // the service itself walks the browser through the provider and back (src/modules/auth/oidc-sign-in-route.ts);
-// a refusal comes back here as ?error=<code>, shown as a sentence.
+// a refusal comes back here as ?error=<code>, shown as a sentence. Below the form: where the first
+// start's password is kept (src/first-start.ts), for whoever just started the service.
 import { useState } from "react";
 import { useNavigate, useSearch } from "@tanstack/react-router";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
@@ -62,6 +63,11 @@ export function SignInPage() {
         <Button type="submit" variant="primary" icon={<LogIn />} busy={signIn.isPending} disabled={!email || !password}>
           Sign in
         </Button>
+        <p className="sign-in__hint">
+          First start? The Super Admin&rsquo;s e-mail and generated password were printed where the service started,
+          and are kept in <code>first-start.txt</code> in its data directory (<code>DATA_DIR</code>, <code>./data</code> by
+          default) until that admin changes the password.
+        </p>
         {oidc && (
           <>
             <div className="sign-in__divider">or</div>
