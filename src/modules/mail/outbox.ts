@@ -2,7 +2,8 @@
 // Admins, and the latest mail of each invitation for the invitations' pages.
 import type { DbTx } from "../../db/client.js";
 import type { Prisma } from "../../generated/prisma/client.js";
-import type { OutboxRow, MailStatus } from "./schemas.js";
+import type { Config } from "../../config.js";
+import { toMailDeliveryDto, type OutboxRow, type MailStatus } from "./schemas.js";
 
 const withoutBody = { bodySealed: true } as const;
 
@@ -16,6 +17,14 @@ export async function listOutbox(db: DbTx, query: { limit: number; offset: numbe
     db.mailOutbox.count({ where }),
   ]);
   return { items, total };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The delivery state of one message the mailer accepted; null when it is not in the outbox (another mailer is plugged in). */
+export async function mailStateOf(db: DbTx, config: Pick<Config, "SMTP_URL" | "MAIL_MAX_ATTEMPTS">, mailId: string) {
+  const row = UUID.test(mailId) ? await db.mailOutbox.findUnique({ where: { id: mailId }, omit: withoutBody }) : null;
+  return row ? toMailDeliveryDto(row, config) : null;
 }
 
 /** The newest mail of each invitation (its last send or resend), in one query. */

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import type { Prisma } from "../../generated/prisma/client.js";
 import { pagingInput } from "../../lib/paging.js";
+import { mailDeliveryOutput } from "../mail/schemas.js";
 import type { Principal } from "../../trpc/principal.js";
 
 export const USER_STATUSES = ["active", "disabled"] as const;
@@ -163,8 +164,9 @@ export const userStatsOutput = z.object({
 
 export const mailSentOutput = z.object({
   userId: uuid,
-  sent: z.literal(true),
+  sent: z.literal(true).describe("the mail was queued in the outbox; `mail` tells how its delivery stands"),
   expiresAt: z.string().datetime().describe("when the link in the mail stops working"),
+  mail: mailDeliveryOutput.nullable().describe("the queued mail's delivery state; its note says when it cannot go out (no SMTP_URL)"),
 });
 
 export const itemOutcome = z.object({

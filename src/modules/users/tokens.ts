@@ -7,6 +7,7 @@ import type { Services } from "../../services.js";
 import type { RequestInfo } from "../../trpc/context.js";
 import { hashPassword, randomToken, sha256Hex } from "../../lib/crypto.js";
 import { mailerFor, type MailMessage } from "../../lib/mailer.js";
+import { mailStateOf } from "../mail/outbox.js";
 import { writeAudit } from "../../trpc/audit.js";
 import { badRequest } from "../../trpc/errors.js";
 
@@ -61,8 +62,8 @@ export async function issuePasswordReset(db: DbTx, services: Services, user: Rec
   const token = randomToken(RESET_PREFIX, 40);
   const expiresAt = new Date(now.getTime() + TTL[purpose]);
   await db.passwordResetToken.create({ data: { userId: user.id, tokenHash: sha256Hex(token), purpose, expiresAt, requestedById } });
-  await mailerFor(services).send(db, resetMail(user, token, purpose, expiresAt));
-  return { userId: user.id, sent: true as const, expiresAt: expiresAt.toISOString() };
+  const mail = await mailerFor(services).send(db, resetMail(user, token, purpose, expiresAt));
+  return { userId: user.id, sent: true as const, expiresAt: expiresAt.toISOString(), mail: await mailStateOf(db, services.config, mail.id) };
 }
 
 export async function issueEmailVerification(db: DbTx, services: Services, user: Recipient) {
@@ -71,8 +72,8 @@ export async function issueEmailVerification(db: DbTx, services: Services, user:
   const token = randomToken(VERIFY_PREFIX, 40);
   const expiresAt = new Date(now.getTime() + TTL.verification);
   await db.emailVerificationToken.create({ data: { userId: user.id, tokenHash: sha256Hex(token), email: user.email, expiresAt } });
-  await mailerFor(services).send(db, verificationMail(user, token, expiresAt));
-  return { userId: user.id, sent: true as const, expiresAt: expiresAt.toISOString() };
+  const mail = await mailerFor(services).send(db, verificationMail(user, token, expiresAt));
+  return { userId: user.id, sent: true as const, expiresAt: expiresAt.toISOString(), mail: await mailStateOf(db, services.config, mail.id) };
 }
 
 /** Voids every outstanding token of the users (address changed, user deleted or disabled). */

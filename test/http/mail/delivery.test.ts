@@ -91,7 +91,9 @@ describe("with SMTP_URL", () => {
 
   it("delivers a password-reset mail with its code", async () => {
     const person = await h.createTenant("Reset Mail Co");
-    expect((await h.api("POST", `/api/v1/users/${person.user.id}/reset-password`, { body: {} })).status).toBe(200);
+    const reset = await h.api("POST", `/api/v1/users/${person.user.id}/reset-password`, { body: {} });
+    expect(reset.status).toBe(200);
+    expect(reset.body).toMatchObject({ sent: true, mail: { status: "pending", attempts: 0, note: null } });
     await runnerFor(h.services, "worker-a").drain();
     const [mail] = mailsTo(smtp, person.user.email);
     expect(mail.data).toContain("Subject: Reset your Fleet Manager password");
@@ -222,7 +224,9 @@ describe("without SMTP_URL", () => {
     expect(list.body.smtpConfigured).toBe(false);
     expect(list.body.items[0].mail.note).toContain("hand the invitation link over yourself");
 
-    await h.api("POST", `/api/v1/users/${tenant.user.id}/reset-password`, { body: {} });
+    const answer = await h.api("POST", `/api/v1/users/${tenant.user.id}/reset-password`, { body: {} });
+    expect(answer.body).toMatchObject({ sent: true, mail: { status: "pending" } });
+    expect(answer.body.mail.note).toContain("not shown anywhere else: configure SMTP_URL");
     const outbox = await h.api("GET", "/api/v1/mail/outbox");
     expect(outbox.body.smtpConfigured).toBe(false);
     const reset = outbox.body.items.find((m: { template: string }) => m.template === "password-reset");
