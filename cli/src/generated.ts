@@ -11,6 +11,7 @@ import type { Globals } from "./runtime.js";
 /** Operations whose command is a hand-written one of the same name, which calls them. */
 export const COVERED_BY_WORKFLOWS: Record<string, string> = {
   "devices-delete": "fleet devices delete ID (and --selector: groups-bulkDelete)",
+  "config-export": "fleet config export [-d DIR] (the organization by --org or the context)",
 };
 
 /**

@@ -156,8 +156,13 @@ export function buildProgram(manifest: Manifest, io: Io, argv: string[] | null):
       .option("--prune", "delete the resources these documents' owner manages that they no longer declare")
       .option("--adopt", "take over resources of the same name that are not managed as code yet")
       .option("--commit <sha>", "the commit the documents come from (recorded in the owner mark)")
+      .option("--prune-limit <n>", "the prune guard: a prune deleting more resources than this deletes none (default 10)")
+      .option("--prune-percent <p>", "the prune guard's share: a prune deleting more than this percent of what these applies manage deletes none")
+      .option("--no-prune-guard", "lift the prune guard: delete whatever the prune finds")
       .action(run(async () => (await import("./commands/config.js"))[verb]));
   }
+  program.commands.find((c) => c.name() === "apply")!
+    .option("-y, --yes", "with --prune: do not ask before deleting (needed when stdin is not a terminal)");
   program.command("completion")
     .summary("shell completion: source <(fleet completion bash)")
     .addArgument(new Command().createArgument("<shell>", "bash | zsh | fish").choices(["bash", "zsh", "fish"]))
@@ -188,6 +193,13 @@ export function buildProgram(manifest: Manifest, io: Io, argv: string[] | null):
       if (COVERED_BY_WORKFLOWS[op.id]) continue;
       addOperationCommand(group, op, io, run);
     }
+  }
+  if (argv === null || requested === "config" || requested === "__complete") {
+    const config = program.commands.find((c) => c.name() === "config") ?? program.command("config").summary("configuration as code");
+    config.command("export").summary("the organization's resources as documents: one YAML stream, or -d DIR one file per document (ready for fleet diff -f DIR)")
+      .description("The resources of the organization --org names (slug, name or id; default: the context's) as configuration documents (GET /organizations/{orgId}/config/export). Without -d the YAML stream on stdout (-o json|yaml: the service's answer); with -d DIR one file per document, DIR/<kind>/<name>.yaml, in a new or empty folder.")
+      .option("-d, --dir <folder>", "write one file per document into this new or empty folder")
+      .action(run(async () => (await import("./commands/config.js")).exportDocuments));
   }
   if (argv === null || requested === "devices" || requested === "__complete") {
     const devices = program.commands.find((c) => c.name() === "devices") ?? program.command("devices").summary("devices");

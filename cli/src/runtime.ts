@@ -1,5 +1,6 @@
 // What every command that talks to a server shares: the context it runs in (with --org
 // applied), the client, and printing in the chosen format.
+import readline from "node:readline";
 import { ApiClient } from "./client.js";
 import { readConfig, resolveContext, updateConfig, type Config, type Context, type Resolved } from "./config.js";
 import { CliError, EXIT } from "./errors.js";
@@ -46,11 +47,20 @@ interface Org {
   name: string;
 }
 
+/** An organization of GET /tenant/accessible: the caller's role there (null: a Super Admin who is not a member). */
+interface AccessibleOrg extends Org {
+  role: string | null;
+  isCurrent: boolean;
+}
+
 /** The organization `wanted` (slug, name or id) names among those the caller may act in (GET /tenant/accessible). */
-export async function findOrganization(client: ApiClient, wanted: string): Promise<Org> {
-  const { items } = await client.request<{ items: Org[] }>("GET", "/tenant/accessible");
+export async function findOrganization(client: ApiClient, wanted: string): Promise<AccessibleOrg> {
+  const { items } = await client.all<AccessibleOrg>("/tenant/accessible"); // every page: a Super Admin sees every organization
   const org = items.find((o) => o.id === wanted || o.slug === wanted) ?? items.find((o) => o.name === wanted);
-  if (!org) throw new CliError(EXIT.notFound, `no organization "${wanted}" among yours (${items.map((o) => o.slug).join(", ") || "none"})`);
+  if (!org) {
+    const yours = items.length > 10 ? `${items.slice(0, 10).map((o) => o.slug).join(", ")}, ... ${items.length - 10} more` : items.map((o) => o.slug).join(", ") || "none";
+    throw new CliError(EXIT.notFound, `no organization "${wanted}" among yours (${yours})`);
+  }
   return org;
 }
 
@@ -69,8 +79,18 @@ export async function actIn(client: ApiClient, resolved: Resolved, wanted: strin
     if (me.organization.id === org.id) return;
     throw new CliError(EXIT.usage, `an API key acts in its own organization (${me.organization.slug}); --org ${wanted} needs a context signed in with a password, or a key of ${org.slug}`);
   }
+  const here = { id: org.id, slug: org.slug, name: org.name };
+  if (org.role === null) {
+    // a Super Admin sees every organization, but enters one they are not a member of only by a tenant switch
+    if (org.isCurrent) {
+      resolved.context.organization = here; // switched there already: for this command (the switch ends by itself)
+      return;
+    }
+    throw new CliError(EXIT.usage, `you are not a member of ${org.slug}: a Super Admin enters it with the time-bound, audited ` +
+      `fleet tenant switch --organization-id ${org.id} (then leave out --org; fleet tenant return ends it)`);
+  }
   await client.request("POST", "/auth/session/organization", { body: { organizationId: org.id } });
-  resolved.context.organization = { id: org.id, slug: org.slug, name: org.name };
+  resolved.context.organization = here;
   if (resolved.stored) saveContext(io, resolved.name, resolved.context);
 }
 
@@ -80,6 +100,27 @@ export function formatOf(globals: Globals, io: Io): Format {
 
 export function print(io: Io, globals: Globals, data: unknown): void {
   io.stdout.write(render(data, formatOf(globals, io)));
+}
+
+/** A y/N question on stderr, answered on stdin (a terminal). */
+async function confirm(io: Io, question: string): Promise<boolean> {
+  const rl = readline.createInterface({ input: io.stdin, output: io.stderr as NodeJS.WritableStream, terminal: true });
+  try {
+    const answer = await new Promise<string>((resolve) => rl.question(question, resolve));
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
+
+/**
+ * Consent to a destructive step: --yes, or "y" to `question` on a terminal. Off a terminal
+ * without --yes it exits 2 saying that `what` needs --yes (nothing is done). False: declined.
+ */
+export async function consent(io: Io, yes: boolean | undefined, question: string, what: string): Promise<boolean> {
+  if (yes) return true;
+  if (!io.stdin.isTTY) throw new CliError(EXIT.usage, `${what} needs --yes when stdin is not a terminal`);
+  return confirm(io, question);
 }
 
 /** Reads all of stdin as text. */

@@ -2,10 +2,9 @@
 // selector matches, each one API call over the whole set (POST /groups/labels/bulk, POST
 // /groups/devices/bulk-delete). A delete shows the count first (POST /groups/query) and asks on a
 // terminal; elsewhere it needs --yes.
-import readline from "node:readline";
 import type { Command } from "commander";
 import { CliError, EXIT } from "../errors.js";
-import { connect, formatOf, pairs, print, type Globals } from "../runtime.js";
+import { connect, consent, formatOf, pairs, print, type Globals } from "../runtime.js";
 import type { Io } from "../main.js";
 
 function selectorOf(values: string[] | undefined): Record<string, string> {
@@ -35,16 +34,6 @@ export async function unlabel(args: unknown[], globals: Globals, io: Io, cmd: Co
   report(io, globals, result, `${result.matched} devices matched, ${result.updated} updated`);
 }
 
-async function confirm(io: Io, question: string): Promise<boolean> {
-  const rl = readline.createInterface({ input: io.stdin, output: io.stderr as NodeJS.WritableStream, terminal: true });
-  try {
-    const answer = await new Promise<string>((resolve) => rl.question(question, resolve));
-    return /^y(es)?$/i.test(answer.trim());
-  } finally {
-    rl.close();
-  }
-}
-
 export async function remove(args: unknown[], globals: Globals, io: Io, cmd: Command): Promise<number | void> {
   const opts = cmd.opts<{ selector?: string[]; yes?: boolean }>();
   const id = args[0] as string | undefined;
@@ -60,12 +49,9 @@ export async function remove(args: unknown[], globals: Globals, io: Io, cmd: Com
   const text = Object.entries(labelSelector).map(([k, v]) => `${k}=${v}`).join(",");
   io.stderr.write(`${count} devices match ${text}\n`);
   if (count === 0) return report(io, globals, { deleted: 0, revokedCertificates: 0 }, "nothing to delete");
-  if (!opts.yes) {
-    if (!io.stdin.isTTY) throw new CliError(EXIT.usage, `deleting ${count} devices needs --yes when stdin is not a terminal`);
-    if (!(await confirm(io, `Delete these ${count} devices and revoke their certificates? [y/N] `))) {
-      io.stderr.write("nothing deleted\n");
-      return EXIT.error;
-    }
+  if (!(await consent(io, opts.yes, `Delete these ${count} devices and revoke their certificates? [y/N] `, `deleting ${count} devices`))) {
+    io.stderr.write("nothing deleted\n");
+    return EXIT.error;
   }
   const result = await client.request<{ deleted: number; revokedCertificates: number }>("POST", "/groups/devices/bulk-delete", { body: { labelSelector } });
   report(io, globals, result, `${result.deleted} devices deleted, ${result.revokedCertificates} certificates revoked`);

@@ -47,10 +47,35 @@ export interface PlanOptions {
   /** the owner mark applied resources get: "apply:<who>" or a source's name */
   owner: string;
   commit: string | null;
-  /** the prune guard: more deletions than this refuses every one of them (a config source's limit; null: no limit) */
-  maxDeletes?: number | null;
-  /** the prune guard's share: more deletions than this percent of the resources this owner manages refuses every one of them (null: no limit) */
-  maxDeletePercent?: number | null;
+  /** the prune guard (a config source's, or the one an apply asks for); none: prune deletes whatever it finds */
+  pruneGuard?: PruneGuard | null;
+}
+
+/**
+ * The prune guard: a prune deleting more than `limit` resources, or more than `percent` percent
+ * of the resources this owner manages, refuses every one of its deletions (nothing changes).
+ */
+export interface PruneGuard {
+  /** null: no count limit */
+  limit: number | null;
+  /** null: no share limit */
+  percent: number | null;
+  /** the owner's resources as the refusal names them: "this source owns" */
+  owned: string;
+  /** the refusal's last words: how to get past the guard */
+  past: string;
+}
+
+/** The guard's refusal of `deletes` deletions out of `owned` resources, or null when it lets them through. */
+function pruneGuardRefusal(guard: PruneGuard, deletes: number, owned: number): string | null {
+  if (guard.limit != null && deletes > guard.limit) {
+    return `prune would delete ${counted(deletes, "resource")}, more than the limit of ${guard.limit}; ${guard.past}`;
+  }
+  if (guard.percent != null && deletes > 0 && deletes * 100 > owned * guard.percent) {
+    return `prune would delete ${deletes} of the ${counted(owned, "resource")} ${guard.owned} (${Math.round((deletes * 100) / Math.max(owned, 1))} %), ` +
+      `more than its share of ${guard.percent} %; ${guard.past}`;
+  }
+  return null;
 }
 
 export interface PlanResult {
@@ -182,17 +207,11 @@ export async function runPlan(
     }
   }
 
-  if (options.maxDeletes != null && deletes.length > options.maxDeletes) {
-    const message = `prune would delete ${counted(deletes.length, "resource")}, more than the limit of ${options.maxDeletes}; nothing is deleted until it is allowed once`;
-    for (const d of deletes.splice(0)) entries.push({ ...d.entry, action: "refused", conflict: true, message });
-  }
-  if (options.maxDeletePercent != null && deletes.length > 0) {
-    const owned = HANDLERS.reduce((n, h) => n + existing.get(h.kind)!.filter((r) => r.managedBy === options.owner).length, 0);
-    if (deletes.length * 100 > owned * options.maxDeletePercent) {
-      const message = `prune would delete ${deletes.length} of the ${counted(owned, "resource")} this source owns (${Math.round((deletes.length * 100) / Math.max(owned, 1))} %), ` +
-        `more than its share of ${options.maxDeletePercent} %; nothing is deleted until it is allowed once`;
-      for (const d of deletes.splice(0)) entries.push({ ...d.entry, action: "refused", conflict: true, message });
-    }
+  if (options.pruneGuard && deletes.length > 0) {
+    // owned as prune counts them: every direct apply is one owner
+    const owned = HANDLERS.reduce((n, h) => n + existing.get(h.kind)!.filter((r) => r.managedBy && ownerClass(r.managedBy) === owner).length, 0);
+    const message = pruneGuardRefusal(options.pruneGuard, deletes.length, owned);
+    if (message) for (const d of deletes.splice(0)) entries.push({ ...d.entry, action: "refused", conflict: true, message });
   }
 
   // Carried out in dependency order: deletes first (rules before their targets), then creations and updates.

@@ -10,14 +10,14 @@ import { can } from "../../trpc/principal.js";
 import { HANDLERS } from "./kinds.js";
 import {
   allowPruneOnce, createSource, createSourceInput, deleteSource, findSource, planSource, RESOURCE_STATUSES, rotateWebhookSecret, sourceOutput, sourceResources,
-  SYNC_STATUSES, syncSource, toSourceDto, TRIGGER_TYPES, updateSource, updateSourceInput, webhookPathOf,
+  pruneLimitBound, prunePercentBound, SYNC_STATUSES, syncSource, toSourceDto, TRIGGER_TYPES, updateSource, updateSourceInput, webhookPathOf,
 } from "./sources.js";
 import { pageOf, pageOutput, pagingInput } from "../../lib/paging.js";
 import { changedFields } from "../../trpc/audit.js";
 import { organizationOfPath } from "../members/organization-scope.js";
 import { DeploymentEvents, eventsOf } from "../deployments/events.js";
 import type { AuthedContext } from "../../trpc/procedures.js";
-import { ACTIONS, runPlan, type PlanResult } from "./plan.js";
+import { ACTIONS, runPlan, type PlanResult, type PruneGuard } from "./plan.js";
 import { documentJsonSchema, exportDocuments } from "./export.js";
 import type { KindContext } from "./kinds.js";
 import { counted } from "../../lib/plural.js";
@@ -35,7 +35,16 @@ const planInput = orgPath.extend({
   prune: bodyBoolean.default(false).describe("delete the resources this owner manages that no document declares any more"),
   adopt: bodyBoolean.default(false).describe("take over resources of the same kind and name that no one manages as code yet"),
   commit: z.string().regex(/^[0-9a-f]{7,64}$/, "a Git commit id (hex)").optional().describe("the commit the documents come from, recorded in the owner mark"),
+  pruneLimit: pruneLimitBound.nullable().default(null)
+    .describe("the prune guard (as a config source's): a prune that would delete more resources refuses every deletion (null: no limit; fleet apply sends 10)"),
+  prunePercent: prunePercentBound.default(null)
+    .describe("the prune guard's share: a prune that would delete more than this percent of the resources direct applies manage refuses every deletion (null: no share limit)"),
 });
+
+/** The guard an apply asked for (none unless pruneLimit or prunePercent is given): a config source's rule (plan.ts). */
+const pruneGuardOf = (input: { pruneLimit: number | null; prunePercent: number | null }): PruneGuard | null =>
+  input.pruneLimit === null && input.prunePercent === null ? null
+    : { limit: input.pruneLimit, percent: input.prunePercent, owned: "direct applies manage", past: "nothing is deleted unless pruneLimit and prunePercent allow it" };
 
 const planEntry = z.object({
   kind: z.string(),
@@ -77,10 +86,11 @@ type Ctx = AuthedContext & { audit: AuditNote | null; afterCommit: (effect: () =
 /** Plan or apply in the mutation's transaction; its audit entry names the files and what happened to how many resources. */
 async function run(ctx: Ctx, input: z.infer<typeof planInput>, mode: "plan" | "apply"): Promise<PlanResult> {
   const kctx = await kindContext(ctx, input.orgId, ctx.audit, mode === "apply" ? eventsOf(ctx) : new DeploymentEvents());
-  const options = { prune: input.prune, adopt: input.adopt, owner: await ownerOf(ctx), commit: input.commit ?? null };
+  const options = { prune: input.prune, adopt: input.adopt, owner: await ownerOf(ctx), commit: input.commit ?? null, pruneGuard: pruneGuardOf(input) };
   const result = await runPlan({ ...kctx, request: ctx.request, log: log(ctx) }, input.files, options, mode);
   ctx.audit!.changes = {
     files: input.files.map((f) => f.path), prune: input.prune, adopt: input.adopt, commit: options.commit,
+    ...(options.pruneGuard ? { pruneLimit: input.pruneLimit, prunePercent: input.prunePercent } : {}),
     ...Object.fromEntries(ACTIONS.map((a) => [a, result.entries.filter((e) => e.action === a).length])),
   };
   return result;

@@ -30,8 +30,11 @@ import { connectionChanges } from "../registries/rules.js";
 
 /** The connection fields are a Git registry's (same checks); prune and adopt as in an apply. */
 export const MIN_POLL_SECONDS = 30;
-const pruneLimit = z.number().int().min(0).max(10_000).describe("the prune guard: a sync that would delete more resources is refused until allowed once");
-const prunePercent = z.number().int().min(0).max(100).nullable()
+/** The prune guard's bounds, for a source and for a direct apply (router.ts). */
+export const pruneLimitBound = z.number().int().min(0).max(10_000);
+export const prunePercentBound = z.number().int().min(0).max(100).nullable();
+const pruneLimit = pruneLimitBound.describe("the prune guard: a sync that would delete more resources is refused until allowed once");
+const prunePercent = prunePercentBound
   .describe("the prune guard's share: a sync that would delete more than this percent of the resources the source owns is refused until allowed once (null: no share limit)");
 const pollIntervalSeconds = z.number().int().min(0).max(86_400)
   .refine((v) => v === 0 || v >= MIN_POLL_SECONDS, { message: `0 (no polling) or at least ${MIN_POLL_SECONDS} seconds` })
@@ -246,8 +249,8 @@ async function fetchDocuments(services: Services, source: ConfigSource): Promise
 /** The plan options of a source: its owner mark, prune and adopt, and the prune guard unless allowed once. */
 const planOptionsOf = (source: ConfigSource, commit: string): PlanOptions => ({
   prune: source.prune, adopt: source.adopt, owner: ownerOfSource(source.name), commit,
-  maxDeletes: source.pruneAllowedOnce ? null : source.pruneLimit,
-  maxDeletePercent: source.pruneAllowedOnce ? null : source.prunePercent,
+  pruneGuard: source.pruneAllowedOnce ? null
+    : { limit: source.pruneLimit, percent: source.prunePercent, owned: "this source owns", past: "nothing is deleted until it is allowed once" },
 });
 
 const logOf = (services: Services) => (err: unknown) => services.logger.error({ err: err instanceof Error ? err.message : String(err) }, "config source: internal error");
