@@ -49,7 +49,7 @@ export const deploymentReport = z.object({
   attempt: z.number().int().min(1).max(1000).optional().describe("the install attempt the report is about (the desired state's attempt); a report about an earlier attempt is ignored"),
   rolledBackTo: z.object({
     deploymentId: z.string().uuid().describe("the deployment that installed it (for an upgrade in place: this deployment's own id)"),
-    version: z.string().min(1).max(200),
+    version: z.string().min(1).max(256).describe("its version (SemVer: at most 256 characters)"),
   }).optional().describe("with failed: the release the device brought up again instead (device-side rollback); the service shows that version running on the device again"),
 });
 
