@@ -9,7 +9,7 @@
 import { accessSync, constants } from "node:fs";
 import path from "node:path";
 
-export type Peer = "docker-registry" | "htpasswd" | "chromium" | "podman" | "tmux" | "dockerd";
+export type Peer = "docker-registry" | "htpasswd" | "chromium" | "podman" | "tmux" | "dockerd" | "mmdebstrap" | "systemd-analyze";
 
 /** The Debian package that installs each peer. */
 export const PEER_PACKAGES: Record<Peer, string> = {
@@ -23,6 +23,9 @@ export const PEER_PACKAGES: Record<Peer, string> = {
   tmux: "tmux",
   // Docker's daemon and Compose v1 (Debian 12 has no compose plugin); the tests start their own daemon (test/support/docker.ts)
   dockerd: "docker.io docker-compose",
+  // Debian's minimal root file system for the container image test's local base image (test/deploy/base-image.ts)
+  mmdebstrap: "mmdebstrap",
+  "systemd-analyze": "systemd",
 };
 
 /** The tests that skip without each peer (what a newcomer's run leaves out). */
@@ -32,7 +35,9 @@ const PEER_USERS: Record<Peer, string> = {
   chromium: "the console's browser tests",
   podman: "the fleet agent's container tests",
   tmux: "the fleet CLI's terminal test (fleet rollout watch)",
-  dockerd: "the fleet agent's end-to-end test on Docker",
+  dockerd: "the fleet agent's end-to-end test on Docker, the compose file's check (test/deploy/compose.test.ts)",
+  mmdebstrap: "the container image test (test/deploy/container-image.test.ts)",
+  "systemd-analyze": "the systemd unit's check (test/deploy/systemd-unit.test.ts)",
 };
 
 function executable(file: string): boolean {
