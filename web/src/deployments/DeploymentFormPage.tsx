@@ -16,6 +16,7 @@ import { Donut, Legend, type Slice } from "../ui/charts";
 import { described, Field } from "../ui/Field";
 import { Empty, ErrorBox, ErrorState, Loading } from "../ui/states";
 import { FormFooter } from "../ui/FormFooter";
+import { formatDateTime } from "../ui/time";
 import { statusLabel } from "../ui/StatusBadge";
 import { useAction } from "../ui/useAction";
 import { isManaged, ManagedEditState } from "../ui/ManagedMark";
@@ -666,7 +667,7 @@ function ReviewStep({ draft, version, profile, declared, devices, fit, keptSecre
           {[
             draft.retry.enabled && `retry up to ${draft.retry.maxAttempts} attempts`,
             draft.budget.enabled && `at most ${draft.budget.amount}${draft.budget.unit === "percent" ? "%" : ""} unavailable${draft.budget.groupBy ? ` per ${draft.budget.groupBy}` : ""}`,
-            draft.startAt && `starts itself at ${new Date(draft.startAt).toLocaleString()}`,
+            draft.startAt && `starts itself at ${formatDateTime(draft.startAt)}`,
             draft.maintenanceWindows && `installs in ${describeWindows(draft.maintenanceWindows)}`,
           ].filter(Boolean).join("; ") || "none"}
         </dd>
