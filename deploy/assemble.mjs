@@ -33,10 +33,11 @@ if (fs.existsSync(out) && fs.readdirSync(out).length > 0) {
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8"));
 
 /**
- * Packages the bundles need only when the service builds the console itself (vite, through
- * require.resolve in src/lib/console-build.ts), which it never does without web/'s sources.
+ * Packages never loaded at run time: vite, which the bundle resolves only to build the console
+ * itself (src/lib/console-build.ts), never without web/'s sources; typescript, a peer
+ * dependency of @trpc/server for its types (23 MB).
  */
-const BUILD_ONLY = new Set(["vite"]);
+const BUILD_ONLY = new Set(["vite", "typescript"]);
 
 // The tools: the same bundling as the service's (scripts/build-service.mjs), npm packages left as imports.
 const { build } = await import("esbuild");
@@ -95,7 +96,7 @@ while (queue.length) {
   for (const dep of Object.keys(manifest.dependencies ?? {})) queue.push({ name: dep, from: dir, optional: false });
   for (const dep of Object.keys(manifest.optionalDependencies ?? {})) queue.push({ name: dep, from: dir, optional: true });
   for (const dep of Object.keys(manifest.peerDependencies ?? {})) {
-    if (!manifest.peerDependenciesMeta?.[dep]?.optional) queue.push({ name: dep, from: dir, optional: false });
+    if (!manifest.peerDependenciesMeta?.[dep]?.optional && !BUILD_ONLY.has(dep)) queue.push({ name: dep, from: dir, optional: false });
   }
 }
 const locations = [...found].map((dir) => path.relative(ROOT, dir)).sort();

@@ -148,13 +148,13 @@ describe.skipIf(!peersAvailable("podman", "mmdebstrap"))("the container image", 
     const listed = await api("GET", "/api/v1/enrollment-tokens", { token });
     expect(listed.status).toBe(200);
     expect(listed.body.items.map((t: { id: string; name: string }) => [t.id, t.name])).toContainEqual([created.body.id, "kept across restarts"]);
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    numbers["idle memory after a restart"] = (await podman(["stats", "--no-stream", "--format", "{{.MemUsage}}", name])).trim().split(" / ")[0];
     // the embedded database's backup while it runs (docs/install.md, "Backup"): the service writes the dump
     const backup = await podman(["exec", name, "node", "dist/tools/db-backup.js", "--out", "/var/lib/fleet/backup.tar.gz"]);
     expect(backup).toContain("written by the running service");
     expect(Number((await podman(["exec", name, "stat", "-c", "%s", "/var/lib/fleet/backup.tar.gz"])).trim())).toBeGreaterThan(100_000);
     await podman(["exec", name, "rm", "/var/lib/fleet/backup.tar.gz"]);
-    await new Promise((resolve) => setTimeout(resolve, 5000));
-    numbers["idle memory after a restart"] = (await podman(["stats", "--no-stream", "--format", "{{.MemUsage}}", name])).trim().split(" / ")[0];
 
     const second = await stop();
     expect(second.exitCode).toBe(0);
