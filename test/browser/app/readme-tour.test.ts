@@ -322,7 +322,7 @@ describe.skipIf(!peerAvailable("chromium"))("the README's Quick start on a fresh
     await ui.screenshot("readme-tour-9-deployment-strategy");
     await page.getByRole("button", { name: "Next: Review" }).click();
     const review = page.getByRole("region", { name: "Review" });
-    await waitForText(review, (t) => t.includes("forwarder tour") && t.includes(`site=tour-lab, tier=edge · ${fit.matched} devices match, ${fit.eligible} can run this profile`));
+    await waitForText(review, (t) => t.includes("forwarder tour") && t.includes(`site=tour-lab, tier=edge · ${fit.matched} devices match: ${fit.eligible} can run this profile`));
     await ui.audit();
     await page.getByRole("button", { name: "Create deployment" }).click();
     const landed = await waitForPath(page, (url) => /^\/deployments\/[0-9a-f-]{36}$/.test(url.pathname), "the new deployment's page");
