@@ -12,6 +12,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../support/oci-registry.js";
+import { newPostgresDatabase } from "../support/postgres-database.js";
 import { peersAvailable, requirePeer } from "../support/peers.js";
 import { restClient } from "../support/rest-client.js";
 import { ROOT } from "../support/server-process.js";
@@ -184,4 +185,36 @@ describe.skipIf(!peersAvailable("podman", "mmdebstrap"))("the container image", 
     expect(lines.filter((line) => /^\s+at /.test(line) || line.includes("    at "))).toEqual([]);
     // a first start on the embedded database creates it (a minute and more on a loaded 2-core machine)
   }, 10 * 60_000);
+
+  // With DATABASE_URL (a PostgreSQL server on this machine's loopback, hence the host's network):
+  // two workers in the container migrate an empty database together (under the advisory lock)
+  // and serve one port; the admin signs in; SIGTERM stops both. .ci/run's PostgreSQL phase does
+  // not run this file (one image build per run): run it by hand with DATABASE_URL set.
+  it.skipIf(!process.env.DATABASE_URL)("starts on PostgreSQL with two workers and stops cleanly", async () => {
+    const database = await newPostgresDatabase(process.env.DATABASE_URL!);
+    const pgName = `${name}-pg`;
+    const pgPort = await freePort();
+    try {
+      await podman([
+        "run", "--detach", "--name", pgName, "--read-only", "--read-only-tmpfs=false", "--network", "host",
+        "--env", `PORT=${pgPort}`, "--env", "HOST=127.0.0.1", "--env", "WORKERS=2",
+        "--env", `DATABASE_URL=${database.url}`,
+        "--env", `ENCRYPTION_KEY=${randomBytes(32).toString("hex")}`, "--env", `JWT_SECRET=${randomBytes(32).toString("hex")}`,
+        "--env", `BOOTSTRAP_ADMIN_PASSWORD=${ADMIN_PASSWORD}`,
+        IMAGE,
+      ]);
+      await expect.poll(async () => (await fetch(`http://127.0.0.1:${pgPort}/readyz`).catch(() => null))?.status, { timeout: 120_000, interval: 250 }).toBe(200);
+      const login = await restClient(`http://127.0.0.1:${pgPort}`, null)("POST", "/api/v1/auth/login", { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } });
+      expect(login.status).toBe(200);
+      // the primary and its two workers, none of them root
+      expect((await podman(["top", pgName, "user"])).trim().split("\n").slice(1)).toEqual(["fleet", "fleet", "fleet"]);
+      await podman(["stop", "--time", String(STOP_GRACE_SECONDS), pgName]);
+      expect((await podman(["inspect", "--format", "{{.State.ExitCode}}", pgName])).trim()).toBe("0");
+      const { stdout } = await run(requirePeer("podman"), ["logs", pgName], { env });
+      expect(stdout.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line).msg)).toContain("ready");
+    } finally {
+      await podman(["rm", "--force", "--volumes", "--ignore", pgName]).catch(() => undefined);
+      await database.drop();
+    }
+  }, 5 * 60_000);
 });
