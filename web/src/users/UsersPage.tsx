@@ -21,6 +21,7 @@ import { useAction } from "../ui/useAction";
 import { useDebounced } from "../ui/useDebounced";
 import { downloadExport } from "./export";
 import type { UsersSearch } from "./search";
+import { MailOutbox } from "./MailOutbox";
 import "./platform.css";
 import { counted } from "../../../src/lib/plural";
 
@@ -68,10 +69,10 @@ function UserList() {
       else return q.users.resetPassword.call({ id: user.id });
     },
   }, {
-    invalidates: [q.users.key()],
+    invalidates: [q.users.key(), q.mail.key()],
     success: (sent) => {
       const { kind, user } = action!;
-      return sent ? `Reset link mailed to ${user.email}, valid until ${formatDateTime(sent.expiresAt)}` : `${user.email} ${kind}d`;
+      return sent ? resetSentence(user.email, sent) : `${user.email} ${kind}d`;
     },
   });
 
@@ -126,35 +127,38 @@ function UserList() {
           </>
         }
       />
-      <Card flush>
-        <div className="toolbar">
-          <div className="field platform-search">
-            <label htmlFor="user-search">Search</label>
-            <input id="user-search" className="input" type="search" maxLength={100} value={text} onChange={(e) => setText(e.target.value)} placeholder="Name or e-mail" />
+      <div className="stack">
+        <Card flush>
+          <div className="toolbar">
+            <div className="field platform-search">
+              <label htmlFor="user-search">Search</label>
+              <input id="user-search" className="input" type="search" maxLength={100} value={text} onChange={(e) => setText(e.target.value)} placeholder="Name or e-mail" />
+            </div>
+            <div className="field">
+              <label htmlFor="user-status">Status</label>
+              <select id="user-status" className="select" value={search.status ?? ""} onChange={(e) => void setSearch({ status: (e.target.value || undefined) as UsersSearch["status"] })}>
+                <option value="">Any status</option>
+                <option value="active">active</option>
+                <option value="disabled">disabled</option>
+              </select>
+            </div>
           </div>
-          <div className="field">
-            <label htmlFor="user-status">Status</label>
-            <select id="user-status" className="select" value={search.status ?? ""} onChange={(e) => void setSearch({ status: (e.target.value || undefined) as UsersSearch["status"] })}>
-              <option value="">Any status</option>
-              <option value="active">active</option>
-              <option value="disabled">disabled</option>
-            </select>
-          </div>
-        </div>
-        <QueryTable
-          query={users}
-          what="the platform's users"
-          caption="Users"
-          columns={columns}
-          rowKey={(u) => u.id}
-          page={{ offset, limit: PAGE, onOffset: (o) => void setSearch({ offset: o }) }}
-          pageLabel="User pages"
-          filtered={filtered}
-          noMatch="No user matches these filters"
-          onClearFilters={() => { setText(""); void navigate({ search: {}, replace: true }); }}
-          empty={<Empty title="No users yet" action={<Button variant="primary" icon={<Plus />} onClick={() => setCreating(true)}>Create user</Button>} />}
-        />
-      </Card>
+          <QueryTable
+            query={users}
+            what="the platform's users"
+            caption="Users"
+            columns={columns}
+            rowKey={(u) => u.id}
+            page={{ offset, limit: PAGE, onOffset: (o) => void setSearch({ offset: o }) }}
+            pageLabel="User pages"
+            filtered={filtered}
+            noMatch="No user matches these filters"
+            onClearFilters={() => { setText(""); void navigate({ search: {}, replace: true }); }}
+            empty={<Empty title="No users yet" action={<Button variant="primary" icon={<Plus />} onClick={() => setCreating(true)}>Create user</Button>} />}
+          />
+        </Card>
+        <MailOutbox />
+      </div>
       {/* Mounted only while open: each opening starts from an empty form. */}
       {creating && <CreateUserDialog onClose={() => setCreating(false)} />}
       <ConfirmDialog
@@ -171,6 +175,15 @@ function UserList() {
       </ConfirmDialog>
     </>
   );
+}
+
+/** What became of a reset link: queued (the outbox sends it), sent, or not mailed at all (no SMTP_URL: the API's note says so). */
+function resetSentence(email: string, sent: RouterOutputs["users"]["resetPassword"]): string {
+  const valid = `valid until ${formatDateTime(sent.expiresAt)}`;
+  if (sent.mail?.note) return `Reset link for ${email} not mailed (${valid}). ${sent.mail.note}`;
+  if (sent.mail?.status === "sent") return `Reset link mailed to ${email}, ${valid}`;
+  if (sent.mail?.status === "failed") return `Reset link for ${email} could not be mailed: ${sent.mail.lastError ?? "the mail server refused it"}`;
+  return `Reset link for ${email} queued for mailing (see the mail outbox), ${valid}`;
 }
 
 function CreateUserDialog({ onClose }: { onClose: () => void }) {
