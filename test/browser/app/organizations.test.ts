@@ -82,7 +82,8 @@ describe.skipIf(!peerAvailable("chromium"))("console organizations", () => {
     expect(context).toMatchObject({ organization: { id: acme.id }, role: null, activeSwitch: { toOrgId: acme.id, reason: "Support ticket #4711" } });
     const endsAt = new Date(context.activeSwitch!.expiresAt);
     expect(endsAt.getTime() - Date.now()).toBeGreaterThan(28 * 60_000);
-    const endTime = endsAt.toLocaleTimeString("en-US", { hour: "2-digit", minute: "2-digit", timeZone: "UTC" });
+    // in the console's one date format (web/src/ui/time.tsx), as every page shows a date
+    const endTime = new Intl.DateTimeFormat("en-US", { year: "numeric", month: "short", day: "numeric", hour: "numeric", minute: "2-digit", second: "2-digit", timeZone: "UTC" }).format(endsAt);
     const text = await waitForText(banner, (t) => t.includes("Acme Robotics"));
     expect(text).toContain("Support ticket #4711");
     expect(text).toContain(endTime);
