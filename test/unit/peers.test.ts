@@ -24,6 +24,9 @@ beforeAll(() => {
 afterAll(() => rmSync(bin, { recursive: true, force: true }));
 afterEach(() => vi.unstubAllEnvs());
 
+/** Every peer this test's PATH lacks, in the order the run names them. */
+const ALL_MISSING = ["htpasswd", "chromium", "podman", "dockerd", "mmdebstrap", "systemd-analyze"] as const;
+
 function machineWithout(extra: Record<string, string | undefined> = {}) {
   vi.stubEnv("PATH", bin);
   vi.stubEnv("CHROMIUM_PATH", path.join(bin, "no-chromium"));
@@ -37,7 +40,7 @@ describe("peers", () => {
     machineWithout();
     expect(peerPath("docker-registry")).toBe(path.join(bin, "docker-registry"));
     expect(peerPath("htpasswd")).toBeNull();
-    expect(missingPeers()).toEqual(["htpasswd", "chromium", "podman", "dockerd"]);
+    expect(missingPeers()).toEqual([...ALL_MISSING]);
     expect(peersAvailable("docker-registry")).toBe(true);
     expect(peersAvailable("docker-registry", "htpasswd")).toBe(false);
     vi.stubEnv("CHROMIUM_PATH", program("my-chromium", 0o755));
@@ -47,18 +50,20 @@ describe("peers", () => {
   it("says one line per missing peer naming its Debian package and `bash .ci/run`, then the PostgreSQL line", () => {
     machineWithout();
     const lines = peerNotices();
-    expect(lines).toEqual([missingPeerLine("htpasswd"), missingPeerLine("chromium"), missingPeerLine("podman"), missingPeerLine("dockerd"), POSTGRES_ONLY_LINE]);
+    expect(lines).toEqual([...ALL_MISSING.map(missingPeerLine), POSTGRES_ONLY_LINE]);
     expect(lines[0]).toMatch(/^htpasswd not found: .*apt-get install apache2-utils.*`bash \.ci\/run`/);
     expect(lines[1]).toContain(`chromium not found at CHROMIUM_PATH=${path.join(bin, "no-chromium")}`);
     expect(lines[1]).toContain("apt-get install chromium");
     expect(POSTGRES_ONLY_LINE).toMatch(/DATABASE_URL not set.*postgresql.*`bash \.ci\/run`/);
     machineWithout({ DATABASE_URL: "postgresql://127.0.0.1/x" });
-    expect(peerNotices()).toEqual([missingPeerLine("htpasswd"), missingPeerLine("chromium"), missingPeerLine("podman"), missingPeerLine("dockerd")]);
+    expect(peerNotices()).toEqual(ALL_MISSING.map(missingPeerLine));
+    expect(missingPeerLine("mmdebstrap")).toContain("apt-get install mmdebstrap");
+    expect(missingPeerLine("systemd-analyze")).toContain("apt-get install systemd");
   });
 
   it("under CI_REQUIRE_PEERS=1 fails with the same lines when a peer is missing, and is quiet when none is", () => {
     machineWithout({ CI_REQUIRE_PEERS: "1" });
-    expect(() => peerNotices()).toThrow(`CI_REQUIRE_PEERS=1 and a test peer is missing:\n${missingPeerLine("htpasswd")}\n${missingPeerLine("chromium")}\n${missingPeerLine("podman")}\n${missingPeerLine("dockerd")}`);
+    expect(() => peerNotices()).toThrow(`CI_REQUIRE_PEERS=1 and a test peer is missing:\n${ALL_MISSING.map(missingPeerLine).join("\n")}`);
     program("htpasswd", 0o755);
     try {
       // podman counts only with its compose program and busybox (the test image) beside it.
@@ -73,6 +78,9 @@ describe("peers", () => {
       expect(peerPath("dockerd")).toBeNull();
       program("docker-compose", 0o755);
       expect(peerPath("dockerd")).toBe(path.join(bin, "dockerd"));
+      // the container image and systemd unit checks (test/deploy)
+      program("mmdebstrap", 0o755);
+      program("systemd-analyze", 0o755);
       vi.stubEnv("CHROMIUM_PATH", program("chromium", 0o755));
       vi.stubEnv("DATABASE_URL", "postgresql://127.0.0.1/x");
       expect(peerNotices()).toEqual([]);
