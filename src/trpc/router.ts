@@ -15,6 +15,8 @@ import { deviceCertificatesRouter } from "../modules/devices/certificates/router
 import { devicesRouter } from "../modules/devices/router.js";
 import { groupsRouter } from "../modules/groups/router.js";
 import { enrollmentTokensRouter } from "../modules/enrollment-tokens/router.js";
+import { enrollmentRequestsRouter } from "../modules/enrollment-requests/router.js";
+import { preauthorizedDevicesRouter } from "../modules/preauthorized-devices/router.js";
 import { agentRouter } from "../modules/agent/router.js";
 import { certificatesRouter } from "../modules/certificates/router.js";
 import { registriesRouter } from "../modules/registries/router.js";
@@ -55,6 +57,8 @@ export const appRouter = router({
   enrollmentTokens: enrollmentTokensRouter,
   agent: agentRouter,
   certificates: certificatesRouter,
+  enrollmentRequests: enrollmentRequestsRouter,
+  preauthorizedDevices: preauthorizedDevicesRouter,
   registries: registriesRouter,
   globalRegistries: globalRegistriesRouter,
   applications: applicationsRouter,

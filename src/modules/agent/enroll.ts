@@ -1,7 +1,9 @@
 // POST /agent/enroll: enrollment token -> device (provisioned) + certificate, in one
-// transaction. Refusals in order: bad token 401, organization not active 403, claimed
-// reportedDeviceId 409, no usable default CA 409, bad CSR 400. Any refusal rolls everything
-// back, the token use included.
+// transaction. Refusals in order: bad token 401, organization not active 403, bad CSR 400,
+// a pre-authorized id with another key 409 (recorded in the lobby as a conflict), an id not
+// on the pre-authorized list of a `preauthorized` token 403, claimed reportedDeviceId 409, no
+// usable default CA 409. Any refusal rolls everything back, the token use included.
+// The token's mode decides the admission (docs/admission.md, admission.ts).
 import type { Services } from "../../services.js";
 import type { RequestInfo } from "../../trpc/context.js";
 import { badRequest, conflict, forbidden, unauthorized } from "../../trpc/errors.js";
@@ -12,6 +14,8 @@ import { labelsOf, MAX_LABELS_PER_DEVICE, type Labels } from "../devices/labels.
 import { issueCertificateForDevice } from "../devices/certificate-bridge.js";
 import { consumeEnrollmentToken } from "../enrollment-tokens/service.js";
 import { splitFacts, type Facts } from "./schemas.js";
+import { csrKeyFingerprint } from "../enrollment-requests/key-fingerprint.js";
+import { admissionOf, recordConflict, type ConflictRecord } from "../enrollment-requests/admission.js";
 
 const TOKEN_REFUSALS = {
   invalid: "Invalid enrollment token",
@@ -30,7 +34,7 @@ export interface EnrollRequest {
 }
 
 class Refused extends Error {
-  constructor(readonly error: Error, readonly audit?: { organizationId: string; message: string }) {
+  constructor(readonly error: Error, readonly audit?: { organizationId: string; message: string }, readonly conflict?: ConflictRecord) {
     super(error.message);
   }
 }
@@ -59,6 +63,21 @@ export async function enrollDevice(services: Services, request: RequestInfo, inp
         });
       }
 
+      const keyFingerprint = csrKeyFingerprint(input.csr);
+      if (!keyFingerprint) throw new Refused(badRequest("csr: certificate request could not be parsed as PKCS#10"));
+      // the operator's token outranks what the device asks for
+      const requested = { ...(input.labels ?? {}), ...labelsOf(token.labels) };
+      const admission = await admissionOf(tx, token, input.reportedDeviceId, keyFingerprint);
+      if (admission.kind === "conflict" || admission.kind === "unlisted") {
+        throw new Refused(
+          admission.kind === "conflict" ? conflict(admission.message) : forbidden(admission.message),
+          { organizationId, message: `enrollment of "${input.reportedDeviceId}" refused: ${admission.message}` },
+          admission.kind === "conflict"
+            ? { organizationId, token, reportedDeviceId: input.reportedDeviceId, name: input.name ?? input.reportedDeviceId, facts: input.facts ?? {}, requestedLabels: requested, sourceAddress: request.sourceIp, keyFingerprint, reason: admission.message }
+            : undefined,
+        );
+      }
+
       const holder = await tx.device.findFirst({ where: { organizationId, activeClaim: input.reportedDeviceId }, select: { id: true } });
       if (holder) {
         throw new Refused(
@@ -66,11 +85,15 @@ export async function enrollDevice(services: Services, request: RequestInfo, inp
           { organizationId, message: `enrollment of "${input.reportedDeviceId}" refused: already claimed by ${holder.id}` },
         );
       }
-      // the operator's token outranks what the device asks for
-      const labels = { ...(input.labels ?? {}), ...labelsOf(token.labels) };
-      if (Object.keys(labels).length > MAX_LABELS_PER_DEVICE) {
+      // the factory's list outranks both
+      const admittedLabels = { ...requested, ...(admission.kind === "admitted" ? admission.labels : {}) };
+      if (Object.keys(admittedLabels).length > MAX_LABELS_PER_DEVICE) {
         throw new Refused(badRequest(`labels: the device's and the enrollment token's labels together are more than ${MAX_LABELS_PER_DEVICE}`));
       }
+      // A device in the lobby carries no labels until approved: no label selector (deployments,
+      // continuous ones included) matches it meanwhile; the request keeps what it asked for.
+      const pending = admission.kind === "pending";
+      const labels = pending ? {} : admittedLabels;
       // The unique index on (organizationId, activeClaim) settles a race between two
       // enrollments of the same id: the loser gets a unique violation, which is a 409.
       const device = await tx.device.create({
@@ -92,6 +115,7 @@ export async function enrollDevice(services: Services, request: RequestInfo, inp
           enrolledAt: now,
           createdAt: now,
           enrollmentTokenId: token.id,
+          admission: pending ? "pending" : "admitted",
         },
       });
       const issued = await issueCertificateForDevice(tx, services.secrets, {
@@ -105,8 +129,12 @@ export async function enrollDevice(services: Services, request: RequestInfo, inp
         organizationId,
         deviceId: device.id,
         type: "enrolled",
-        message: `Enrolled as "${device.name}" with enrollment token "${token.name}"`,
-        data: { reportedDeviceId: input.reportedDeviceId, enrollmentTokenId: token.id, labels },
+        message: `Enrolled as "${device.name}" with enrollment token "${token.name}"` + (pending ? ", awaiting approval" : admission.kind === "admitted" && admission.preauthorizedId ? ", pre-authorized" : ""),
+        data: { reportedDeviceId: input.reportedDeviceId, enrollmentTokenId: token.id, labels, admission: device.admission },
+      });
+      const requestId = await admission.record(tx, {
+        organizationId, token, deviceId: device.id, reportedDeviceId: input.reportedDeviceId, name: device.name, facts: input.facts ?? {},
+        requestedLabels: requested, sourceAddress: request.sourceIp, keyFingerprint,
       });
       await writeAudit(tx, request, null, {
         action: "agent.enroll",
@@ -114,13 +142,15 @@ export async function enrollDevice(services: Services, request: RequestInfo, inp
         organizationId,
         entityType: "device",
         entityId: device.id,
-        changes: { reportedDeviceId: input.reportedDeviceId, name: device.name, enrollmentTokenId: token.id, certificateId: issued.record.id },
+        changes: { reportedDeviceId: input.reportedDeviceId, name: device.name, enrollmentTokenId: token.id, certificateId: issued.record.id, admission: device.admission, keyFingerprint, enrollmentRequestId: requestId },
         actor,
       });
       return { device, issued };
     });
   } catch (err) {
     if (!(err instanceof Refused)) throw err;
+    // The conflict is shown in the lobby although the enrollment was rolled back.
+    if (err.conflict) await recordConflict(services.prisma, request, err.conflict).catch(() => undefined);
     if (err.audit?.organizationId) {
       await writeAudit(services.prisma, request, null, {
         action: "agent.enroll",
@@ -147,5 +177,6 @@ export async function enrollDevice(services: Services, request: RequestInfo, inp
     certificateId: issued.record.id,
     certificateNotAfter: issued.record.notAfter.toISOString(),
     heartbeatIntervalSeconds: services.config.HEARTBEAT_INTERVAL_SECONDS,
+    admission: device.admission as "admitted" | "pending",
   };
 }

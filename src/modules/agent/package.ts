@@ -13,6 +13,8 @@
 // `docker compose publish` writes it), or an https:// .tar.gz archive holding the compose file
 // (archive-package.ts; its sha256 checked against the component's `digest` when given).
 import { TRPCError } from "@trpc/server";
+import { Prisma } from "../../generated/prisma/client.js";
+import { admittedSql } from "./admission-gate.js";
 import type { Services } from "../../services.js";
 import type { DevicePrincipal } from "../../trpc/device-auth.js";
 import { badRequest, notFound, unavailable } from "../../trpc/errors.js";
@@ -22,6 +24,8 @@ import { describeRegistryFailure } from "../registries/oci/health.js";
 import { openSecrets, renderParameters } from "../deployments/parameters.js";
 import { ArchiveError, composeFromArchive, fetchArchive } from "./archive-package.js";
 import { composeImages, PULL_GRANT_SECONDS, PULL_GRANT_USER, pullGrantKey, signPullGrant, splitImageReference, type PullScope } from "./pull-grant.js";
+
+const ADMITTED_DD = Prisma.raw(admittedSql(`dd."deviceId"`));
 
 export const COMPOSE_LAYER_TYPES = new Set(["application/vnd.fleet.compose.v1+yaml", "application/vnd.docker.compose.file+yaml"]);
 /** the media type answered for the compose file of an https:// archive */
@@ -73,7 +77,7 @@ export async function componentPackage(services: Services, device: DevicePrincip
       JOIN "Deployment" d ON d."id" = dd."deploymentId"
       JOIN "ApplicationVersion" v ON v."id" = d."applicationVersionId"
      WHERE dd."deviceId" = ${device.deviceId}::uuid AND dd."deploymentId" = ${deploymentId}::uuid AND dd."desiredAction" = 'install'
-       AND d."organizationId" = ${device.organizationId}::uuid`;
+       AND d."organizationId" = ${device.organizationId}::uuid AND ${ADMITTED_DD}`;
   if (!row) throw notFound("Deployment");
   const profile = row.profiles.find((p) => p.id === row.profileId);
   const component = profile?.components.find((c) => c.name === componentName);

@@ -22,6 +22,8 @@ import { outboundPolicyOf } from "../../lib/outbound.js";
 import { createDistributionClient } from "../registries/oci/distribution.js";
 import { describeRegistryFailure } from "../registries/oci/health.js";
 import { MANIFEST_ACCEPT } from "../registries/oci/sync.js";
+import { Prisma } from "../../generated/prisma/client.js";
+import { admittedSql } from "./admission-gate.js";
 import { PULL_GRANT_USER, pullGrantKey, verifyPullGrant, type PullGrantClaims } from "./pull-grant.js";
 
 export const PULL_PROXY_PATH = "/v2";
@@ -49,7 +51,9 @@ function grantOf(req: Request): string | null {
   return colon > 0 && decoded.slice(0, colon) === PULL_GRANT_USER ? decoded.slice(colon + 1) : null;
 }
 
-/** The deployment still targets the grant's device for an install, with the certificate the grant was issued to. */
+const ADMITTED_DD = Prisma.raw(admittedSql(`dd."deviceId"`));
+
+/** The deployment still targets the grant's device for an install, with the certificate the grant was issued to, and the device is admitted. */
 async function stillGranted(services: Services, grant: PullGrantClaims): Promise<boolean> {
   const rows = await services.prisma.$queryRaw<unknown[]>`
     SELECT 1
@@ -58,6 +62,7 @@ async function stillGranted(services: Services, grant: PullGrantClaims): Promise
       JOIN "Organization" o ON o."id" = d."organizationId" AND o."status" = 'active'
      WHERE dd."deviceId" = ${grant.deviceId}::uuid AND dd."deploymentId" = ${grant.deploymentId}::uuid AND dd."desiredAction" = 'install'
        AND d."organizationId" = ${grant.organizationId}::uuid
+       AND ${ADMITTED_DD}
        AND EXISTS (SELECT 1 FROM "DeviceCertificate" c
                     WHERE c."fingerprint" = ${grant.fingerprint} AND c."deviceId" = dd."deviceId"
                       AND NOT c."revoked" AND c."notAfter" > (now() AT TIME ZONE 'UTC'))`;

@@ -9,7 +9,11 @@ import type { DbTx } from "../../db/client.js";
 import { architectureEligible, deviceOffline, UTC_NOW } from "../devices/sql.js";
 import { targetCondition } from "../groups/service.js";
 import type { DeploymentProfile } from "../applications/manifest/index.js";
+import { admittedSql, AWAITING_APPROVAL } from "../agent/admission-gate.js";
 import { planBatches, type PlannedBatch, type StagedStrategy } from "./strategy.js";
+
+// A device awaiting approval in the enrollment lobby is skipped (src/modules/agent/admission-gate.ts).
+const ADMITTED = Prisma.raw(admittedSql(`d."id"`));
 
 export interface FrozenTargets {
   eligible: number;
@@ -34,8 +38,9 @@ export async function freezeTargets(db: DbTx, deployment: TargetedDeployment, pr
     WITH inserted AS (
       INSERT INTO "DeploymentDevice" ("deploymentId", "deviceId", "organizationId", "state", "reason", "stateChangedAt")
       SELECT ${deployment.id}::uuid, d."id", d."organizationId",
-             CASE WHEN ${eligible} THEN 'pending' ELSE 'skipped' END,
-             CASE WHEN ${eligible} THEN NULL
+             CASE WHEN ${eligible} AND ${ADMITTED} THEN 'pending' ELSE 'skipped' END,
+             CASE WHEN NOT ${ADMITTED} THEN ${AWAITING_APPROVAL}
+                  WHEN ${eligible} THEN NULL
                   WHEN d."arch" IS NULL THEN 'the device has not reported its architecture; the profile needs ' || ${needs}
                   ELSE 'architecture ' || d."arch" || ' is not supported by the profile (' || ${needs} || ')' END,
              ${UTC_NOW}

@@ -30,6 +30,8 @@ export const deviceOutput = z.object({
   facts: z.record(z.string(), z.unknown()),
   lastSeenAt: isoOrNull,
   enrolledAt: isoOrNull,
+  /** pending: waits in the enrollment lobby (docs/admission.md); it heartbeats but gets nothing */
+  admission: z.enum(["admitted", "pending"]),
   createdAt: z.string().datetime(),
   updatedAt: z.string().datetime(),
 });
@@ -69,6 +71,7 @@ export const DEVICE_EVENT_TYPES = [
   "certificate_revoked",
   "deployment_joined",
   "deployment_left",
+  "approved",
 ] as const;
 export type DeviceEventType = (typeof DEVICE_EVENT_TYPES)[number];
 
@@ -103,6 +106,8 @@ export interface DeviceRow {
   facts: unknown;
   lastSeenAt: Date | string | null;
   enrolledAt: Date | string | null;
+  /** absent in rows read before admission existed: admitted */
+  admission?: string;
   createdAt: Date | string;
   updatedAt: Date | string;
 }
@@ -131,6 +136,7 @@ export function toDeviceDto(row: DeviceRow): DeviceDto {
     facts: asRecord(row.facts),
     lastSeenAt: isoNullable(row.lastSeenAt),
     enrolledAt: isoNullable(row.enrolledAt),
+    admission: row.admission === "pending" ? "pending" : "admitted",
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
   };

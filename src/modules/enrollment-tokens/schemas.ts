@@ -7,11 +7,18 @@ import { labelsOf, labelsSchema } from "../devices/labels.js";
 export const ENROLLMENT_TOKEN_PREFIX = "fme_";
 export const ENROLLMENT_TOKEN_STATUSES = ["active", "expired", "exhausted", "revoked"] as const;
 export type EnrollmentTokenStatus = (typeof ENROLLMENT_TOKEN_STATUSES)[number];
+/** How a device enrolling with the token is admitted (docs/admission.md). */
+export const ENROLLMENT_TOKEN_MODES = ["auto", "approval", "preauthorized"] as const;
+export type EnrollmentTokenMode = (typeof ENROLLMENT_TOKEN_MODES)[number];
+const modeSchema = z
+  .enum(ENROLLMENT_TOKEN_MODES)
+  .describe("auto: a device is admitted at once; approval: it waits in the lobby (GET /enrollment-requests) until approved; preauthorized: only devices of the pre-authorized list are admitted");
 
 export const createEnrollmentTokenInput = z.object({
   name: z.string().trim().min(1).max(100),
   description: z.string().max(500).optional(),
   labels: labelsSchema.default({}).describe("applied to every device that enrolls with this token"),
+  mode: modeSchema.default("auto"),
   expiresAt: z.iso
     .datetime({ offset: true })
     .refine((v) => Date.parse(v) > Date.now(), { message: "must be in the future" })
@@ -26,6 +33,7 @@ export const enrollmentTokenOutput = z.object({
   description: z.string().nullable(),
   tokenPrefix: z.string(),
   labels: z.record(z.string(), z.string()),
+  mode: z.enum(ENROLLMENT_TOKEN_MODES),
   expiresAt: z.string().datetime().nullable(),
   maxUses: z.number().int().nullable(),
   useCount: z.number().int(),
@@ -57,6 +65,7 @@ export function toEnrollmentTokenDto(row: EnrollmentToken): EnrollmentTokenDto {
     description: row.description,
     tokenPrefix: row.tokenPrefix,
     labels: labelsOf(row.labels),
+    mode: row.mode as EnrollmentTokenMode,
     expiresAt: row.expiresAt?.toISOString() ?? null,
     maxUses: row.maxUses,
     useCount: row.useCount,

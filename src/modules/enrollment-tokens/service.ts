@@ -6,13 +6,13 @@ import { randomToken, sha256Hex } from "../../lib/crypto.js";
 import { conflict, notFound } from "../../trpc/errors.js";
 import type { Principal } from "../../trpc/principal.js";
 import { UTC_NOW } from "../devices/sql.js";
-import { ENROLLMENT_TOKEN_PREFIX, statusOfToken, type EnrollmentTokenStatus } from "./schemas.js";
+import { ENROLLMENT_TOKEN_PREFIX, statusOfToken, type EnrollmentTokenMode, type EnrollmentTokenStatus } from "./schemas.js";
 import type { Labels } from "../devices/labels.js";
 
 export async function createEnrollmentToken(
   db: DbTx,
   principal: Principal,
-  input: { name: string; description?: string; labels: Labels; expiresAt?: string; maxUses?: number },
+  input: { name: string; description?: string; labels: Labels; mode: EnrollmentTokenMode; expiresAt?: string; maxUses?: number },
 ) {
   const token = randomToken(ENROLLMENT_TOKEN_PREFIX, 40);
   const row = await db.enrollmentToken.create({
@@ -23,6 +23,7 @@ export async function createEnrollmentToken(
       tokenPrefix: token.slice(0, 8),
       tokenHash: sha256Hex(token),
       labels: input.labels,
+      mode: input.mode,
       expiresAt: input.expiresAt ? new Date(input.expiresAt) : null,
       maxUses: input.maxUses ?? null,
       createdById: principal.userId,
