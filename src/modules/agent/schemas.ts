@@ -37,8 +37,8 @@ export const enrollOutput = z.object({
   certificateId: z.string().uuid(),
   certificateNotAfter: z.string().datetime(),
   heartbeatIntervalSeconds: z.number().int(),
-});
   admission: z.enum(["admitted", "pending"]).describe("pending: the device waits in the enrollment lobby; it heartbeats, but gets nothing until an operator approves it (docs/admission.md)"),
+});
 
 /** Device-side states of a deployment (domain.md). */
 export const DEPLOYMENT_DEVICE_STATES = ["pending", "downloading", "installing", "running", "failed", "removing", "removed"] as const;
