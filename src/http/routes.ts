@@ -23,6 +23,8 @@ import { oidcSignInOpenApiPaths, oidcSignInRoutes } from "../modules/auth/oidc-s
 import { mcpOpenApiPaths, mcpRoutes } from "../modules/mcp/mcp-route.js";
 import { fleetMetricsOpenApiPaths, fleetMetricsRoutes } from "../modules/fleet/metrics-route.js";
 import { configWebhookOpenApiPaths, configWebhookRoutes } from "../modules/config/webhook-route.js";
+import { actionBundleOpenApiPaths, actionBundleRoutes } from "../modules/agent/action-bundle-route.js";
+import { deviceActionBundleOpenApiPaths, deviceActionBundleRoutes } from "../modules/device-actions/bundle-route.js";
 
 interface PlainRoutes {
   routes: (services: Services) => Router;
@@ -43,6 +45,8 @@ const PLAIN_ROUTES: PlainRoutes[] = [
   { routes: mcpRoutes, openApiPaths: mcpOpenApiPaths }, // the MCP server: JSON-RPC over streamable HTTP
   { routes: fleetMetricsRoutes, openApiPaths: fleetMetricsOpenApiPaths }, // Prometheus text format
   { routes: configWebhookRoutes, openApiPaths: configWebhookOpenApiPaths }, // a Git host's signed push: the raw body's HMAC
+  { routes: actionBundleRoutes, openApiPaths: actionBundleOpenApiPaths }, // a device's diagnostics bundle upload: binary body
+  { routes: deviceActionBundleRoutes, openApiPaths: deviceActionBundleOpenApiPaths }, // the bundle's tar.gz download
 ];
 
 /** The plain routes' routers, to mount under /api/v1 before the REST facade (their paths are disjoint). */

@@ -12,6 +12,7 @@ import { configSourceJobs } from "../modules/config/jobs.js";
 import { purgeEndedJobs } from "./queue.js";
 import { mailJobs } from "../modules/mail/delivery.js";
 import { labelCountsCompaction } from "../modules/groups/label-counts.js";
+import { deviceActionJobs } from "../modules/device-actions/jobs.js";
 import type { JobDefinition, ScheduleDefinition } from "./types.js";
 
 /** Ended jobs are kept this long, for diagnosis. */
@@ -27,7 +28,7 @@ const housekeeping: ScheduleDefinition = {
 };
 
 export function jobCatalog(services: Services): { definitions: JobDefinition[]; schedules: ScheduleDefinition[] } {
-  const parts = [gitRegistryJobs(services.config), ociRegistryJobs(), marketplaceJobs(), deviceJobs(services.config), telemetryJobs(services.config), alertJobs(services.config), deploymentJobs(), configSourceJobs(services.config), mailJobs(services.config)];
+  const parts = [gitRegistryJobs(services.config), ociRegistryJobs(), marketplaceJobs(), deviceJobs(services.config), telemetryJobs(services.config), alertJobs(services.config), deploymentJobs(), configSourceJobs(services.config), mailJobs(services.config), deviceActionJobs()];
   return {
     definitions: parts.flatMap((part) => part.definitions),
     schedules: [housekeeping, labelCountsCompaction, ...parts.flatMap((part) => part.schedules)],

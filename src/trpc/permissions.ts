@@ -27,6 +27,9 @@ export const PERMISSION_CATALOGUE = {
   "applications:write": "Delete application packages",
   "deployments:read": "Read deployments and rollouts",
   "deployments:write": "Create, change and steer deployments and rollbacks",
+  "actions:read": "Read device actions and download their diagnostics bundles",
+  "actions:write": "Act on devices: check health, renew a certificate, collect diagnostics; cancel actions",
+  "actions:disruptive": "Act on devices in ways that change what runs: reboot, restart, stop or start an application, restart the agent",
   "telemetry:read": "Read telemetry, logs and fleet health",
   "alerts:read": "Read alert rules, notification targets and deliveries",
   "alerts:write": "Change alert rules and notification targets",
@@ -82,7 +85,7 @@ export const SYSTEM_ROLES: { name: string; description: string; permissions: str
     permissions: [
       ...read,
       "devices:write", "enrollment:write", "certificates:write", "registries:write",
-      "applications:write", "deployments:write", "alerts:write",
+      "applications:write", "deployments:write", "alerts:write", "actions:write", "actions:disruptive",
     ],
   },
   { name: "viewer", description: "Reads everything, changes nothing", permissions: read },

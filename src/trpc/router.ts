@@ -39,6 +39,7 @@ import { tenantRouter } from "../modules/tenant/router.js";
 import { profileRouter } from "../modules/profile/router.js";
 import { federationRouter } from "../modules/federation/router.js";
 import { mailRouter } from "../modules/mail/router.js";
+import { deviceActionsRouter } from "../modules/device-actions/router.js";
 
 export const appRouter = router({
   auth: authRouter,
@@ -56,9 +57,9 @@ export const appRouter = router({
   groups: groupsRouter,
   enrollmentTokens: enrollmentTokensRouter,
   agent: agentRouter,
-  certificates: certificatesRouter,
   enrollmentRequests: enrollmentRequestsRouter,
   preauthorizedDevices: preauthorizedDevicesRouter,
+  certificates: certificatesRouter,
   registries: registriesRouter,
   globalRegistries: globalRegistriesRouter,
   applications: applicationsRouter,
@@ -80,6 +81,7 @@ export const appRouter = router({
   profile: profileRouter,
   federation: federationRouter,
   mail: mailRouter,
+  deviceActions: deviceActionsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -19,6 +19,8 @@ import { desiredStateOf, type DeploymentProgress } from "./desired-state.js";
 import { splitFacts, type DesiredDeployment, type Facts } from "./schemas.js";
 import { perService } from "../../lib/per-service.js";
 import { GroupCommit, type GroupCommitOptions } from "../../lib/group-commit.js";
+import { actionsExchange } from "../device-actions/agent-exchange.js";
+import type { ActionReport, DeviceActionEntry } from "../device-actions/schemas.js";
 
 export interface HeartbeatWrite {
   status: "online" | "error";
@@ -41,6 +43,8 @@ export interface HeartbeatResult {
   current: DeviceStatus;
   /** the device has deployments to install or remove (its desired state is not empty) */
   hasDesired: boolean;
+  /** the device has device actions to be handed (docs/actions.md) */
+  hasActions: boolean;
 }
 
 interface Row {
@@ -119,7 +123,8 @@ export const HEARTBEAT_STATEMENT = `
   -- Whether the device is told to install or remove anything: most devices are not, and for
   -- them the heartbeat needs no desired-state query (DeploymentDevice(deviceId, desiredAction)).
   SELECT u."i", u."previous", u."current",
-         EXISTS (SELECT 1 FROM "DeploymentDevice" dd WHERE dd."deviceId" = u."id" AND dd."desiredAction" IS NOT NULL) AS "hasDesired"
+         EXISTS (SELECT 1 FROM "DeploymentDevice" dd WHERE dd."deviceId" = u."id" AND dd."desiredAction" IS NOT NULL) AS "hasDesired",
+         EXISTS (SELECT 1 FROM "DeviceAction" da WHERE da."deviceId" = u."id" AND da."state" IN ('pending', 'delivered', 'deferred')) AS "hasActions"
     FROM upd u`;
 
 function rowOf(i: number, device: DevicePrincipal, input: HeartbeatWrite, sourceIp: string | null): Row {
@@ -157,7 +162,7 @@ export async function recordHeartbeats(
   const rows = items.map((item, i) => rowOf(i, item.device, item.input, item.sourceIp));
   const results: (HeartbeatResult | null)[] = items.map(() => null);
   for (const r of await raw.query<HeartbeatResult & { i: number }>(HEARTBEAT_STATEMENT, [JSON.stringify(rows)], { prepared: "fleet_heartbeats" })) {
-    results[r.i] = { previous: r.previous, current: r.current, hasDesired: r.hasDesired === true };
+    results[r.i] = { previous: r.previous, current: r.current, hasDesired: r.hasDesired === true, hasActions: r.hasActions === true };
   }
   return results;
 }
@@ -198,11 +203,13 @@ export const heartbeatWriterOf = perService((services: Services) => observedWrit
 
 export interface HeartbeatInput extends HeartbeatWrite {
   deployments?: DeploymentProgress[];
+  actions?: ActionReport[];
 }
 
 export interface HeartbeatAnswer {
   heartbeatIntervalSeconds: number;
   deployments: DesiredDeployment[];
+  actions?: DeviceActionEntry[];
 }
 
 /**
@@ -221,9 +228,12 @@ export async function handleHeartbeat(services: Services, device: DevicePrincipa
   if (result.previous !== result.current) {
     eventBusOf(services).publish("device.status_changed", { organizationId, deviceId, from: result.previous, to: result.current, at: new Date().toISOString() });
   }
+  // device actions: only for a device that has some open or reports some (most have none)
+  const actions = result.hasActions || input.actions?.length ? await actionsExchange(services, deviceId, input.actions) : [];
   return {
     heartbeatIntervalSeconds: services.config.HEARTBEAT_INTERVAL_SECONDS,
     // Reports may change the desired state (a confirmed removal, a rollout move): then it is read again.
     deployments: result.hasDesired || input.deployments?.length ? await desiredStateOf(services, { id: deviceId, organizationId }, input.deployments) : [],
+    ...(actions.length ? { actions } : {}),
   };
 }

@@ -1,6 +1,7 @@
 // The device agent protocol's payloads (docs/devices.md): enroll, heartbeat, renew.
 import { z } from "zod";
 import { labelsSchema } from "../devices/labels.js";
+import { actionReport, deviceActionEntry } from "../device-actions/schemas.js";
 
 /** Facts the agent reports: the named ones become device columns, the rest are kept as given. */
 export const KNOWN_FACTS = ["os", "arch", "agentVersion", "hardwareModel", "ipAddress"] as const;
@@ -60,6 +61,7 @@ export const heartbeatInput = z.object({
     .describe("with status error: what is wrong, shown on the device's page and in its status-change activity (without it: the message of a deployment this heartbeat reports failed)"),
   facts: factsSchema.optional().describe("replaces the facts reported before (named facts are kept when omitted)"),
   deployments: z.array(deploymentReport).max(1000).optional().describe("progress of the deployments the device was given"),
+  actions: z.array(actionReport).max(100).optional().describe("what became of the device actions it was handed (docs/actions.md)"),
 });
 
 /** One entry of the desired state: what the device must install or remove. */
@@ -81,6 +83,7 @@ export type DesiredDeployment = z.infer<typeof desiredDeployment>;
 export const heartbeatOutput = z.object({
   heartbeatIntervalSeconds: z.number().int(),
   deployments: z.array(desiredDeployment).describe("the desired state: deployments this device must run or remove"),
+  actions: z.array(deviceActionEntry).optional().describe("the device actions open for it, oldest first (absent: none); each runs at most once (docs/actions.md)"),
 });
 
 export const renewInput = z.object({

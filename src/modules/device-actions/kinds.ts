@@ -1,0 +1,35 @@
+// The kinds of device action and what each needs: shared by the service, the agent (as a
+// type), the CLI and the console. Free of imports so the console's bundle can take it.
+
+export const ACTION_KINDS = [
+  "reboot", "restart-app", "stop-app", "start-app", "restart-agent",
+  "check-health", "renew-certificate", "diagnostics",
+] as const;
+export type ActionKind = (typeof ACTION_KINDS)[number];
+
+/** Kinds that act on one application (a deployment's compose project): they name the deployment. */
+export const APP_KINDS: readonly ActionKind[] = ["restart-app", "stop-app", "start-app"];
+
+/**
+ * Kinds that change what runs on the device: they need `actions:disruptive` beside
+ * `actions:write`, and a reboot asks for confirmation in the console and `--yes` off a terminal.
+ */
+export const DISRUPTIVE_KINDS: readonly ActionKind[] = ["reboot", "restart-app", "stop-app", "start-app", "restart-agent"];
+
+/** Kinds a "not now" lease on the device defers (starting an application interrupts nothing). */
+export const DEFERRABLE_KINDS: readonly ActionKind[] = ["reboot", "restart-app", "stop-app", "restart-agent"];
+
+export const ACTION_STATES = ["pending", "delivered", "running", "deferred", "succeeded", "failed", "expired", "cancelled"] as const;
+export type ActionState = (typeof ACTION_STATES)[number];
+/** States the service still hands to the device (with the heartbeat's answer). */
+export const OPEN_STATES: readonly ActionState[] = ["pending", "delivered", "deferred"];
+export const FINAL_STATES: readonly ActionState[] = ["succeeded", "failed", "expired", "cancelled"];
+
+/** What the device may report about an action. */
+export const REPORTED_STATES = ["running", "deferred", "succeeded", "failed", "expired"] as const;
+
+export const DEFAULT_EXPIRY_SECONDS = 3600;
+export const MAX_EXPIRY_SECONDS = 7 * 24 * 3600;
+/** a diagnostics bundle: at most this size (the agent cuts its parts to fit), downloadable this long */
+export const BUNDLE_MAX_BYTES = 8 * 1024 * 1024;
+export const BUNDLE_KEPT_SECONDS = 7 * 24 * 3600;
