@@ -59,7 +59,7 @@ export async function main(argv: string[], io: Io = { stdout: process.stdout, st
  */
 export function buildProgram(manifest: Manifest, io: Io, argv: string[] | null): Command {
   const program = new Command("fleet")
-    .description("The fleet management service from the command line. Every API operation is a command (fleet GROUP COMMAND); workflows: login, context, deploy, rollout, logs, get, devices label/unlabel/delete, completion.")
+    .description("The fleet management service from the command line. Every API operation is a command (fleet GROUP COMMAND); workflows: login, context, deploy, rollout, logs, get, ssh, exec, port-forward, cp, devices label/unlabel/delete, completion.")
     .version(manifest.version === "unknown" ? "0.1.0" : manifest.version, "-V, --version")
     .addOption(new Option("-o, --output <format>", "table | wide | json | yaml | name (default: table on a terminal, json otherwise)").choices(FORMATS))
     .option("--context <name>", "the context to use (default: the current one; FLEET_URL/FLEET_API_KEY override)")
@@ -138,6 +138,36 @@ export function buildProgram(manifest: Manifest, io: Io, argv: string[] | null):
     .option("--since <duration>", "lines newer than this, e.g. 10m, 2h, 1d")
     .option("--tail <n>", "with -f: this many lines before following", "100")
     .action(run(async () => (await import("./commands/logs.js")).logs));
+  // ---- remote access (docs/remote-access.md): a session each, opened through the service
+  program.command("ssh")
+    .summary("an interactive shell on a device (~. at the start of a line leaves)")
+    .description("Open a shell under a pty on DEVICE (its name or id) through the service: the local terminal in raw mode, its size sent at start and on every change, ~. after a newline leaves (~~ sends one ~). Exits with the shell's exit code; 255 when the session ended without one (the reason is printed).")
+    .argument("<device>", "device name or id")
+    .option("--reason <text>", "why (recorded with the session; required when the organization says so)")
+    .action(run(async () => (await import("./commands/remote.js")).ssh));
+  program.command("exec")
+    .summary("run one command on a device: its stdout, stderr and exit code")
+    .description("Run ARGV (a program and its arguments, no shell) on DEVICE: stdout and stderr apart, stdin forwarded, and exit with the command's own exit code; 255 when the session ended without one (the reason is printed).")
+    .argument("<device>", "device name or id")
+    .argument("<argv...>", "the command after --, e.g. fleet exec gw-01 -- uname -a")
+    .option("--timeout <seconds>", "the device stops the command after this many seconds")
+    .option("-t, --tty", "run it under a pty (the local terminal in raw mode)")
+    .option("--reason <text>", "why (recorded with the session)")
+    .action(run(async () => (await import("./commands/remote.js")).exec));
+  program.command("port-forward")
+    .summary("forward a local TCP port to a port on (or near) a device")
+    .description("Listen on 127.0.0.1:LOCAL and carry each connection to REMOTE on the device's loopback, or to HOST:REMOTE on its network when the device allows it; each connection is a stream of its own, as many at once as come. LOCAL 0 picks a free port (printed). Ctrl-C stops.")
+    .argument("<device>", "device name or id")
+    .argument("<forward>", "LOCAL:REMOTE or LOCAL:HOST:REMOTE, e.g. 8080:80 or 8080:10.0.0.5:80")
+    .option("--reason <text>", "why (recorded with the session)")
+    .action(run(async () => (await import("./commands/port-forward.js")).portForward));
+  program.command("cp")
+    .summary("copy a file from or to a device, its size, mode and SHA-256 checked")
+    .description("fleet cp DEVICE:/path LOCAL downloads (into a temporary file renamed over LOCAL only when size, mode and SHA-256 match); fleet cp LOCAL DEVICE:/dir/ uploads (a path ending in / takes the file's name). The device's configuration decides which roots may be read or written.")
+    .argument("<source>", "DEVICE:/path or a local file")
+    .argument("<destination>", "a local path, or DEVICE:/path")
+    .option("--reason <text>", "why (recorded with the session)")
+    .action(run(async () => (await import("./commands/cp.js")).cp));
   program.command("get")
     .summary("list a group's resources (fleet get devices --watch redraws on changes)")
     .argument("<group>", "a command group with a list command, e.g. devices, deployments")
