@@ -54,7 +54,8 @@ export async function ensureBaseImage(podman: (args: string[]) => Promise<string
   if (!fs.existsSync(debian)) {
     const partial = `${debian}.partial`;
     await run("mmdebstrap", [
-      "--variant=minbase", "--quiet",
+      // a tar whatever the file's name (auto, mmdebstrap's default, takes ".partial" for a folder)
+      "--variant=minbase", "--format=tar", "--quiet",
       // what a runtime image does without (the official slim images drop them too)
       "--dpkgopt=path-exclude=/usr/share/man/*", "--dpkgopt=path-exclude=/usr/share/doc/*", "--dpkgopt=path-exclude=/usr/share/locale/*",
       SUITE, partial, MIRROR,

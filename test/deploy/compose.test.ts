@@ -1,6 +1,6 @@
-// deploy/compose.yaml (with compose.metrics.yaml) as Compose reads it: `docker-compose config`
-// renders the files with a .env like compose.env.example's. Rendered only: no PostgreSQL image
-// can be pulled on the test machines, so the stack is not started here (docs/install.md).
+// deploy/compose.yaml (with compose.metrics.yaml) and compose.replicas.yaml as Docker Compose
+// reads them: `docker-compose config` renders the files with a .env like compose.env.example's.
+// They are brought up with podman-compose by test/deploy/compose-up.test.ts (docs/install.md).
 // Skips without docker-compose (test/support/peers.ts, "dockerd").
 import { execFile } from "node:child_process";
 import fs from "node:fs";
@@ -51,6 +51,25 @@ describe.skipIf(!peersAvailable("dockerd"))("the compose file", () => {
     const service = (await render(["compose.yaml", "compose.metrics.yaml"], secrets)).services["fleet-manager"];
     expect(service.environment).toMatchObject({ METRICS_PORT: "9464", METRICS_HOST: "0.0.0.0" });
     expect(service.ports).toContainEqual("127.0.0.1:9464:9464/tcp");
+  });
+
+  it("compose.replicas.yaml: two replicas with the same database and keys, behind nginx on the one published port", async () => {
+    const config = await render(["compose.replicas.yaml"], secrets);
+    const replicas = ["fleet-manager-1", "fleet-manager-2"].map((name) => config.services[name]);
+    for (const [i, replica] of replicas.entries()) {
+      expect(replica.environment).toMatchObject({
+        DATABASE_URL: "postgresql://fleet:a1b2c3@postgres:5432/fleet",
+        ENCRYPTION_KEY: secrets.ENCRYPTION_KEY,
+        JWT_SECRET: secrets.JWT_SECRET,
+        TRUST_PROXY_HOPS: "1",
+      });
+      expect(replica.read_only).toBe(true);
+      expect(replica.ports).toBeUndefined();
+      expect(replica.volumes).toEqual([`fleet-data-${i + 1}:/var/lib/fleet:rw`]);
+    }
+    expect(config.services.proxy.ports).toEqual([{ published: 3000, target: 80 }]);
+    expect(config.services.proxy.image).toBe("docker.io/library/nginx:1.27-bookworm");
+    expect(config.services.postgres.image).toBe("docker.io/library/postgres:16-bookworm");
   });
 
   it("refuses to start without the secrets", async () => {
