@@ -35,6 +35,13 @@ export const PERMISSION_CATALOGUE = {
   "alerts:write": "Change alert rules and notification targets",
   "audit:read": "Read and export the audit log and activity",
   "tenant:switch": "Switch into other organizations",
+  "remote:read": "Read remote-access sessions and their recordings",
+  "remote:shell": "Open an interactive shell on a device (only when named: no wildcard includes it)",
+  "remote:exec": "Run one command on a device (only when named: no wildcard includes it)",
+  "remote:port-forward": "Forward TCP connections to a device (only when named: no wildcard includes it)",
+  "remote:files-read": "Copy files from a device (only when named: no wildcard includes it)",
+  "remote:files-write": "Copy files to a device (only when named: no wildcard includes it)",
+  "remote:manage": "Close others' remote-access sessions and change the remote-access settings (only when named: no wildcard includes it)",
   "platform:admin": "Super Admin operations: only for Super Admins, only when named (no wildcard includes it)",
 } as const;
 
@@ -49,7 +56,17 @@ export const WILDCARD = "*";
  */
 export const PLATFORM_ADMIN = "platform:admin" satisfies Permission;
 
-/** What `*` grants: every permission an organization can give. */
+/**
+ * Reaching into a device is granted only by naming it, like platform:admin: neither `*` nor
+ * `remote:*` nor any read permission includes it (a peer's viewer role once opened consoles
+ * through a wildcard read; docs/remote-access.md). The system roles owner and admin name them.
+ */
+export const REMOTE_NAMED_PERMISSIONS = [
+  "remote:shell", "remote:exec", "remote:port-forward", "remote:files-read", "remote:files-write", "remote:manage",
+] as const satisfies readonly Permission[];
+const NAMED_ONLY: ReadonlySet<string> = new Set<string>([PLATFORM_ADMIN, ...REMOTE_NAMED_PERMISSIONS]);
+
+/** What the system roles may hold: every permission an organization can give (`*` grants those not named-only). */
 export const ORGANIZATION_PERMISSIONS = ALL_PERMISSIONS.filter((p) => p !== PLATFORM_ADMIN);
 
 /** A catalogue key, `*`, or `<resource>:*` for a resource with organization permissions (so never `platform:*`). */
@@ -58,9 +75,9 @@ export function isKnownPermission(value: string): boolean {
   return /^[a-z-]+:\*$/.test(value) && ORGANIZATION_PERMISSIONS.some((p) => p.startsWith(value.slice(0, -1)));
 }
 
-/** `*` grants every organization permission, `devices:*` every action on devices; `platform:admin` only itself. */
+/** `*` grants every organization permission, `devices:*` every action on devices; the named-only ones (platform:admin, remote access) only themselves. */
 export function grants(held: Iterable<string>, required: string): boolean {
-  const byWildcard = required !== PLATFORM_ADMIN;
+  const byWildcard = !NAMED_ONLY.has(required);
   const resource = required.split(":")[0];
   for (const p of held) {
     if (p === required || (byWildcard && (p === WILDCARD || p === `${resource}:*`))) return true;
@@ -72,7 +89,7 @@ const read = ALL_PERMISSIONS.filter((p) => p.endsWith(":read"));
 
 /** The system roles every organization has; they cannot be edited or deleted. */
 export const SYSTEM_ROLES: { name: string; description: string; permissions: string[] }[] = [
-  { name: "owner", description: "Full control of the organization", permissions: [WILDCARD] },
+  { name: "owner", description: "Full control of the organization", permissions: [WILDCARD, ...REMOTE_NAMED_PERMISSIONS] },
   {
     name: "admin",
     description: "Manages the organization, its members and everything in it",

@@ -39,6 +39,7 @@ import { tenantRouter } from "../modules/tenant/router.js";
 import { profileRouter } from "../modules/profile/router.js";
 import { federationRouter } from "../modules/federation/router.js";
 import { mailRouter } from "../modules/mail/router.js";
+import { remoteSessionsRouter } from "../modules/remote-sessions/router.js";
 import { deviceActionsRouter } from "../modules/device-actions/router.js";
 
 export const appRouter = router({
@@ -81,6 +82,7 @@ export const appRouter = router({
   profile: profileRouter,
   federation: federationRouter,
   mail: mailRouter,
+  remoteSessions: remoteSessionsRouter,
   deviceActions: deviceActionsRouter,
 });
 

@@ -7,6 +7,7 @@ import { enrollDevice } from "./enroll.js";
 import { componentPackage } from "./package.js";
 import { handleHeartbeat } from "./heartbeat.js";
 import { renewOwnCertificate } from "./renew.js";
+import { remoteAgentProcedures } from "./remote-wait.js";
 import { enrollInput, enrollOutput, heartbeatInput, heartbeatOutput, renewInput, renewOutput } from "./schemas.js";
 
 const TAG = "Device agent";
@@ -99,4 +100,5 @@ export const agentRouter = router({
       }).nullable().describe("how to pull the images of the organization's private registries the file names (docs/agent.md, \"Private registries\"); null when it names none"),
     }))
     .query(({ ctx, input }) => componentPackage(ctx.services, ctx.device, input.deploymentId, input.component)),
+  ...remoteAgentProcedures, // remote access: the long-poll and the refusal (remote-wait.ts)
 });

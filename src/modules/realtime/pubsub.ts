@@ -12,7 +12,8 @@ import type { EventEnvelope, EventTransport } from "../../lib/events.js";
 import { perService } from "../../lib/per-service.js";
 import { metricsOf } from "../metrics/registry.js";
 
-export const CHANNELS = { logs: "fleet_logs", events: "fleet_events" } as const;
+// remote: remote-access offers and session ends (src/modules/remote-sessions/signals.ts)
+export const CHANNELS = { logs: "fleet_logs", events: "fleet_events", remote: "fleet_remote" } as const;
 type Channel = (typeof CHANNELS)[keyof typeof CHANNELS];
 
 /** PostgreSQL refuses NOTIFY payloads of 8000 bytes or more. */
@@ -117,7 +118,7 @@ export class PubSub {
       await client.end().catch(() => undefined);
       return;
     }
-    await client.query(`LISTEN ${CHANNELS.logs}; LISTEN ${CHANNELS.events}`);
+    await client.query(Object.values(CHANNELS).map((c) => `LISTEN ${c}`).join("; "));
     const wasReconnect = this.reconnectDelay > RECONNECT_MIN_MS;
     this.client = client;
     this.reconnectDelay = RECONNECT_MIN_MS;

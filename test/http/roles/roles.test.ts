@@ -40,7 +40,8 @@ describe("system roles", () => {
     expect(res.status).toBe(200);
     expect(res.body.items.map((r: { name: string }) => r.name)).toEqual(["owner", "admin", "operator", "viewer"]);
     for (const role of res.body.items) expect(role).toMatchObject({ system: true, organizationId: null });
-    expect(res.body.items[0].permissions).toEqual(["*"]);
+    // remote access is granted only by naming it (docs/remote-access.md): the owner names it beside *
+    expect(res.body.items[0].permissions).toEqual(["*", "remote:shell", "remote:exec", "remote:port-forward", "remote:files-read", "remote:files-write", "remote:manage"]);
   });
 
   it("cannot be edited or deleted (409 saying why)", async () => {
