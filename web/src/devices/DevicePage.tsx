@@ -101,6 +101,8 @@ const TAB_LABELS: Record<DeviceTab, string> = {
   activity: "Activity",
   certificates: "Certificates",
   deployments: "Deployments",
+  terminal: "Terminal",
+  sessions: "Sessions",
 };
 
 function Fact({ label, children }: { label: string; children: ReactNode }) {

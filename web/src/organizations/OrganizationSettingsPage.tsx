@@ -16,6 +16,7 @@ import { ErrorState, Forbidden, Loading } from "../ui/states";
 import { formatDateTime } from "../ui/time";
 import { useAction } from "../ui/useAction";
 import { brandingOf, contrast, HEX_COLOR, LOGO_MAX_BYTES, LOGO_TYPES, paletteFor, withBranding, type Branding } from "./branding";
+import { RemoteAccessCard } from "../remote-sessions/RemoteAccessCard";
 import "./organizations.css";
 
 type Organization = RouterOutputs["organizations"]["get"];
@@ -41,6 +42,7 @@ export function OrganizationSettingsPage() {
                 that form afresh, and never throws away what is being typed into the other one. */}
             <DetailsCard key={JSON.stringify([org.data.name, org.data.description, org.data.primaryContact, org.data.billingEmail])} org={org.data} />
             <BrandingCard key={JSON.stringify(org.data.branding ?? null)} org={org.data} />
+            <RemoteAccessCard />
           </div>
         )}
     </>
