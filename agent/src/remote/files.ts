@@ -62,22 +62,19 @@ export function prepareFileRead(offer: Offer, ctx: SessionContext): Prepared {
 }
 
 async function readFile(leg: DeviceLeg, file: string): Promise<void> {
-  const handle = await fsp.open(file, "r");
-  try {
-    const stat = await handle.stat();
-    leg.status({ size: stat.size, mode: stat.mode & 0o7777 });
-    const hash = createHash("sha256");
-    const stream = handle.createReadStream({ autoClose: false, highWaterMark: 256 * 1024 });
-    stream.on("data", (chunk) => hash.update(chunk));
-    leg.once("close", () => stream.destroy());
-    await pipeToLeg(stream, leg, STDOUT);
-    if (leg.closed) return;
-    leg.status({ sha256: hash.digest("hex") });
-    leg.halfClose(STDOUT);
-    leg.close(1000, "completed");
-  } finally {
-    await handle.close();
-  }
+  // the header's size and mode are the open file's (fstat), the bytes sent that file's
+  const fd = fs.openSync(file, "r");
+  const stat = fs.fstatSync(fd);
+  const stream = fs.createReadStream(file, { fd, autoClose: true, highWaterMark: 256 * 1024 });
+  leg.status({ size: stat.size, mode: stat.mode & 0o7777 });
+  const hash = createHash("sha256");
+  stream.on("data", (chunk) => hash.update(chunk));
+  leg.once("close", () => stream.destroy());
+  await pipeToLeg(stream, leg, STDOUT);
+  if (leg.closed) return;
+  leg.status({ sha256: hash.digest("hex") });
+  leg.halfClose(STDOUT);
+  leg.close(1000, "completed");
 }
 
 export function prepareFileWrite(offer: Offer, ctx: SessionContext): Prepared {
@@ -130,8 +127,9 @@ interface WritePlan {
 
 async function writeFile(leg: DeviceLeg, target: string, plan: WritePlan): Promise<void> {
   const temporary = path.join(path.dirname(target), `.${path.basename(target)}.fleet-${randomBytes(6).toString("hex")}.part`);
-  const handle = await fsp.open(temporary, "wx", 0o600);
-  const stream = handle.createWriteStream({ autoClose: false });
+  const fd = fs.openSync(temporary, "wx", 0o600);
+  let open = true;
+  const stream = fs.createWriteStream(temporary, { fd, autoClose: false });
   stream.on("error", () => undefined);
   const hash = createHash("sha256");
   let received = 0;
@@ -150,7 +148,8 @@ async function writeFile(leg: DeviceLeg, target: string, plan: WritePlan): Promi
         writeFromLeg(leg, stream, payload);
       } else if (channel === CLOSE && payload[0] === STDIN) resolve("uploaded");
     });
-    leg.once("close", () => resolve("left"));
+    if (leg.closed) resolve("left");
+    else leg.once("close", () => resolve("left"));
   });
   let renamed = false;
   try {
@@ -165,9 +164,11 @@ async function writeFile(leg: DeviceLeg, target: string, plan: WritePlan): Promi
       leg.close(1000, "failed");
       return;
     }
-    await handle.chmod(plan.mode);
-    if (plan.owner) await handle.chown(plan.owner.uid, plan.owner.gid);
-    await handle.sync();
+    fs.fchmodSync(fd, plan.mode);
+    if (plan.owner) fs.fchownSync(fd, plan.owner.uid, plan.owner.gid);
+    fs.fsyncSync(fd);
+    fs.closeSync(fd);
+    open = false;
     await fsp.rename(temporary, target);
     renamed = true;
     await syncDirectory(path.dirname(target));
@@ -177,7 +178,7 @@ async function writeFile(leg: DeviceLeg, target: string, plan: WritePlan): Promi
     leg.status({ error: `${target} could not be written (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})` });
     leg.close(1000, "failed");
   } finally {
-    await handle.close().catch(() => undefined);
+    if (open) fs.closeSync(fd);
     if (!renamed) await fsp.rm(temporary, { force: true });
   }
 }

@@ -28,9 +28,21 @@ export class DeviceLeg extends EventEmitter<LegEvents> {
 
   private constructor(private readonly socket: WebSocket) {
     super();
+    // frames that arrive before the handler listens (it may still be opening a file) wait for it
+    let early: Frame[] | null = [];
     socket.on("message", (data: Buffer) => {
       const parsed = parseFrame(data);
-      if (parsed) this.emit("frame", parsed);
+      if (!parsed) return;
+      if (early) early.push(parsed);
+      else this.emit("frame", parsed);
+    });
+    (this as EventEmitter).on("newListener", (event: string | symbol) => {
+      if (event !== "frame" || !early) return;
+      queueMicrotask(() => {
+        const waiting = early ?? [];
+        early = null;
+        for (const frame of waiting) this.emit("frame", frame);
+      });
     });
     socket.on("close", (code, reason) => {
       this.closed = true;
@@ -110,6 +122,9 @@ export class DeviceLeg extends EventEmitter<LegEvents> {
   close(code = 1000, reason = "") {
     if (this.closed) return;
     this.closed = true;
+    // the closing handshake needs the peer's answer read
+    this.incomingPaused = 0;
+    this.socket.resume();
     try {
       this.socket.close(code, reason.slice(0, 120));
     } catch {
@@ -154,6 +169,14 @@ export function writeFromLeg(leg: DeviceLeg, destination: Writable, payload: Buf
   if (destination.destroyed || destination.writableEnded) return;
   if (!destination.write(payload)) {
     leg.pauseIncoming();
-    destination.once("drain", () => leg.resumeIncoming());
+    // a destination that is ending or gone emits no "drain": its end resumes the leg too
+    let resumed = false;
+    const resume = () => {
+      if (resumed) return;
+      resumed = true;
+      for (const event of ["drain", "finish", "close", "error"]) destination.off(event, resume);
+      leg.resumeIncoming();
+    };
+    for (const event of ["drain", "finish", "close", "error"]) destination.once(event, resume);
   }
 }

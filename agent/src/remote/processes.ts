@@ -82,7 +82,8 @@ export async function membersOf(ids: Iterable<number>, procRoot = "/proc"): Prom
   return found;
 }
 
-export async function signalMembers(ids: Iterable<number>, signal: NodeJS.Signals): Promise<number> {
+/** Signals every process of those sessions; answers the pids signalled. */
+export async function signalMembers(ids: Iterable<number>, signal: NodeJS.Signals): Promise<number[]> {
   const pids = await membersOf(ids);
   for (const pid of pids) {
     try {
@@ -91,7 +92,7 @@ export async function signalMembers(ids: Iterable<number>, signal: NodeJS.Signal
       /* gone meanwhile */
     }
   }
-  return pids.length;
+  return pids;
 }
 
 /** The processes of every remote session, with their watchdogs and the registry in the state directory. */
@@ -107,10 +108,11 @@ export class SessionProcesses {
       this.save();
       return 0;
     }
-    let killed = 0;
-    for (let pass = 0; pass < 2; pass++) killed += await signalMembers(saved.sessions, "SIGKILL");
+    // twice: a fork between the first look and its kill is caught by the second
+    const killed = new Set<number>();
+    for (let pass = 0; pass < 2; pass++) for (const pid of await signalMembers(saved.sessions, "SIGKILL")) killed.add(pid);
     this.save();
-    return killed;
+    return killed.size;
   }
 
   /** Spawns `command` in a session of its own, guarded by a watchdog. */
@@ -172,7 +174,7 @@ export class GuardedProcess {
   async end(signal: NodeJS.Signals = "SIGTERM", graceMs = GRACE_MS): Promise<void> {
     if (this.finished) return;
     this.finished = true;
-    if (signal !== "SIGKILL" && (await signalMembers(this.sessions, signal)) > 0) {
+    if (signal !== "SIGKILL" && (await signalMembers(this.sessions, signal)).length > 0) {
       const deadline = Date.now() + graceMs;
       while (Date.now() < deadline && (await membersOf(this.sessions)).length > 0) await sleep(50);
     }
@@ -181,7 +183,7 @@ export class GuardedProcess {
     await new Promise<void>((resolve) => (this.watchdog.exitCode !== null || this.watchdog.signalCode !== null ? resolve() : this.watchdog.once("exit", () => resolve())));
     // and once more from here, should the watchdog have been unable to (it never is, but the
     // registry must only forget what is gone)
-    for (let pass = 0; pass < 2 && (await signalMembers(this.sessions, "SIGKILL")) > 0; pass++) await sleep(20);
+    for (let pass = 0; pass < 2 && (await signalMembers(this.sessions, "SIGKILL")).length > 0; pass++) await sleep(20);
     this.registry.forget(this.sessions);
   }
 }
