@@ -19,6 +19,7 @@ import type { MaintenanceWindows, RetryOptions } from "./options.js";
 import { isTimeZone } from "./window-rules.js";
 import { timeZoneFor, windowPhase } from "./windows.js";
 import { nextRetryAt } from "./retry.js";
+import { ROLLED_BACK_TO } from "./upgrade.js";
 
 interface DesiredRow {
   deploymentId: string;
@@ -139,9 +140,6 @@ interface ChangedEntry {
   /** an entry the device reported (judged); false: one the report moved (a release rolled back to on the device, or left again) */
   reported: boolean;
 }
-
-/** The reason of an entry whose release a device brought up again after an upgrade failed there. */
-const ROLLED_BACK_TO = "rolled back to on the device: ";
 
 /** States that can change a rollout's verdict or finish a removal. */
 const DECISIVE_STATES = new Set(["running", "failed", "removed"]);

@@ -16,6 +16,12 @@ import type { UpdateDeploymentInput } from "./schemas.js";
 import type { DeploymentRow } from "./store.js";
 import type { Strategy } from "./strategy.js";
 
+/**
+ * The reason of an entry whose release a device brought up again after an upgrade failed there
+ * (agent-state.ts writes it; restorePredecessors finds such an entry by it).
+ */
+export const ROLLED_BACK_TO = "rolled back to on the device: ";
+
 /** Fields a running deployment cannot change: its devices and how they are reached stay as they were started. */
 const FIXED_WHILE_RUNNING = ["target", "strategy", "retry", "startAt", "maintenanceWindows", "disruptionBudget", "continuous", "onLeave"] as const;
 
@@ -140,6 +146,11 @@ export async function endPredecessors(db: DbTx, deployment: { id: string; organi
  * version history last recorded for it), and that predecessor runs again. When the abort is
  * part of a stop or delete (`removing`), those devices still run the old version: their
  * predecessor entry asks them to remove it, and the predecessor is stopping (deleting) too.
+ *
+ * The predecessor entry is the one the update superseded, or the one a device brought up again
+ * itself after the update failed there (`running` with no desired action, ROLLED_BACK_TO) while
+ * its retry of the update, which the abort now cancels, had not started: the device runs that
+ * version, and is told so again (the entry stays `running`), as a device the update never reached.
  */
 export async function restorePredecessors(
   db: DbTx, deployment: { id: string; organizationId: string }, events: DeploymentEvents, removing: "stopping" | "deleting" | null = null,
@@ -152,7 +163,8 @@ export async function restorePredecessors(
     WITH undone AS (
       SELECT DISTINCT ON (x."deviceId") x."deviceId", p."deploymentId"
         FROM "DeploymentDevice" x
-        JOIN "DeploymentDevice" p ON p."deviceId" = x."deviceId" AND p."state" = 'superseded'
+        JOIN "DeploymentDevice" p ON p."deviceId" = x."deviceId"
+                                 AND (p."state" = 'superseded' OR (p."state" = 'running' AND p."desiredAction" IS NULL AND p."reason" LIKE ${ROLLED_BACK_TO + "%"}))
         JOIN "Deployment" pd ON pd."id" = p."deploymentId" AND pd."upgradedToId" = ${deployment.id}::uuid
                             AND pd."status" IN (SELECT jsonb_array_elements_text(${JSON.stringify(statuses)}::jsonb))
        WHERE x."deploymentId" = ${deployment.id}::uuid AND x."state" = 'pending' AND x."desiredAction" = 'install'
@@ -160,8 +172,10 @@ export async function restorePredecessors(
     ), restored AS (
       UPDATE "DeploymentDevice" p
          SET "desiredAction" = ${removing ? "remove" : "install"}, "stateChangedAt" = ${UTC_NOW}, "reason" = ${reason},
-             "state" = COALESCE((SELECT h."outcome" FROM "DeviceVersionHistory" h
-                                  WHERE h."deviceId" = p."deviceId" AND h."deploymentId" = p."deploymentId" AND h."attempt" = p."attempt"), 'pending')
+             -- a release the device rolled back to runs: its entry says so already
+             "state" = CASE WHEN p."state" = 'running' THEN 'running' ELSE
+                       COALESCE((SELECT h."outcome" FROM "DeviceVersionHistory" h
+                                  WHERE h."deviceId" = p."deviceId" AND h."deploymentId" = p."deploymentId" AND h."attempt" = p."attempt"), 'pending') END
         FROM undone u
        WHERE p."deviceId" = u."deviceId" AND p."deploymentId" = u."deploymentId"
       RETURNING p."deploymentId"

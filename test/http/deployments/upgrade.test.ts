@@ -309,6 +309,41 @@ describe("a device that rolls a failed upgrade back itself (agent/src/workloads.
     expect(await entriesOf(rolledBack)).toEqual(expect.arrayContaining([[oldId, "1.0.0", "running", null]]));
   });
 
+  it("an abort while the rolled-back device's retry has not started: the device is told the version it runs again, and the predecessor runs", async () => {
+    const fleet = await enrollFleet(h, acme.key, 2);
+    const id = await createStarted("rollback-abort", fleet, { type: "staged", canary: { count: 1 }, batches: [{ percent: 100 }], successThreshold: 100, failureThreshold: 100, autoAdvance: false });
+    await runAll(fleet);
+    await api("POST", `/deployments/${id}/rollout/approve`);
+    await runAll(fleet);
+    expect((await api("PATCH", `/deployments/${id}`, { version: "1.1.0" })).status).toBe(200);
+    const [{ id: oldId }] = await predecessorsOf(id);
+    const canaryId = (await h.services.prisma.deploymentDevice.findFirstOrThrow({ where: { deploymentId: id, batchIndex: 0 } })).deviceId;
+    const canary = fleet.find((d) => d.deviceId === canaryId)!;
+    const other = fleet.find((d) => d.deviceId !== canaryId)!;
+    // the canary fails the update and brings 1.0.0 up again itself: the rollout pauses at its failure threshold
+    await agentHeartbeat(h, canary, [{ deploymentId: id, state: "failed", message: failure, attempt: 1, rolledBackTo: { deploymentId: id, version: "1.0.0" } }]);
+    expect((await api("GET", `/deployments/${id}/rollout`)).body.state).toBe("paused");
+    expect(await entriesOf(canary)).toEqual(expect.arrayContaining([[id, "1.1.0", "failed", "install"], [oldId, "1.0.0", "running", null]]));
+    // the operator retries it: attempt 2 is handed out, and the device has not started it yet
+    const retried = await api("POST", `/deployments/${id}/rollout/retry-failed`, {});
+    expect(retried.status, retried.text).toBe(200);
+    expect(await told(canary)).toEqual([[id, "install", "1.1.0"]]);
+
+    const aborted = await api("POST", `/deployments/${id}/rollout/abort`, { reason: "1.1.0 does not start" });
+    expect(aborted.status, aborted.text).toBe(200);
+    // the device runs 1.0.0 and is told so; the retry it never started is cancelled
+    expect(await told(canary)).toEqual([[oldId, "install", "1.0.0"]]);
+    expect(await entriesOf(canary)).toEqual(expect.arrayContaining([[id, "1.1.0", "cancelled", null], [oldId, "1.0.0", "running", "install"]]));
+    const kept = await h.services.prisma.deploymentDevice.findUniqueOrThrow({ where: { deploymentId_deviceId: { deploymentId: oldId, deviceId: canary.deviceId } } });
+    expect(kept.reason).toBe("the update rollout was aborted before this device started it: it keeps this version");
+    // the device the update never reached keeps being told 1.0.0; the predecessor runs
+    expect(await told(other)).toEqual([[oldId, "install", "1.0.0"]]);
+    expect((await h.services.prisma.deployment.findUniqueOrThrow({ where: { id: oldId } })).status).toBe("running");
+    // reports of 1.0.0 from the device are taken as its entry's
+    await agentHeartbeat(h, canary, [{ deploymentId: oldId, state: "running" }]);
+    expect(await entriesOf(canary)).toEqual(expect.arrayContaining([[oldId, "1.0.0", "running", "install"]]));
+  });
+
   it("an upgrade by a second deployment: the first one's entry runs again; a release the report does not name, or another organization's, is left alone", async () => {
     const [device] = await enrollFleet(h, acme.key, 1);
     const first = await createStarted("first-of-two", [device]);
