@@ -10,7 +10,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFi
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { build } from "esbuild";
+import { build, type Plugin } from "esbuild";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const AGENT = path.join(REPO, "agent");
@@ -21,6 +21,19 @@ export const BUNDLE_NAME = "fleet-agent.mjs";
  * The agent takes only types from the service; a value import would drag the service in.
  */
 const SERVER_ONLY = [/^src\//, /node_modules\/(@prisma|prisma|@electric-sql|pglite-prisma-adapter|react|react-dom|express|pg|pg-[^/]+|vite)\//];
+
+/**
+ * ws's optional native add-ons (bufferutil, utf-8-validate), which ws requires inside a try and
+ * does without: a device has neither, so the bundle holds a module that throws in their place
+ * (ws then uses its JavaScript) instead of a require() of a package that is not there.
+ */
+const WITHOUT_NATIVE_ADDONS: Plugin = {
+  name: "without-native-addons",
+  setup(builder) {
+    builder.onResolve({ filter: /^(bufferutil|utf-8-validate)$/ }, (args) => ({ path: args.path, namespace: "absent-addon" }));
+    builder.onLoad({ filter: /.*/, namespace: "absent-addon" }, (args) => ({ contents: `throw new Error(${JSON.stringify(`${args.path} is not in the agent's bundle`)});`, loader: "js" }));
+  },
+};
 
 export interface AgentBuild {
   bundlePath: string;
@@ -62,6 +75,7 @@ export async function buildAgent(options: BuildAgentOptions = {}): Promise<Agent
     minifySyntax: true,
     absWorkingDir: REPO,
     metafile: true,
+    plugins: [WITHOUT_NATIVE_ADDONS],
     logLevel: "warning",
   });
   const inputs = Object.keys(result.metafile.inputs);

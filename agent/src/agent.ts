@@ -30,6 +30,8 @@ import type { ComposeEngine, ProjectContainer } from "./runtime/engine.js";
 import type { StateDir } from "./state-dir.js";
 import { ComposeRuntime } from "./workloads.js";
 import { AGENT_VERSION } from "./version.js";
+import { defaultRemoteAccess, type RemoteAccessConfig } from "./remote/config.js";
+import { RemoteAccess } from "./remote/remote-access.js";
 
 export interface AgentOptions {
   state: StateDir;
@@ -46,6 +48,8 @@ export interface AgentOptions {
   logCapacity?: number;
   /** where the agent's own lines go besides the service (the journal, through stdout) */
   print?: (line: string) => void;
+  /** the device's word on remote access (agent/src/remote/config.ts); default: the defaults of docs/remote-access.md */
+  remoteAccess?: RemoteAccessConfig;
 }
 
 /** The agent stopped because the service refuses its certificate: no restart can help. */
@@ -80,6 +84,8 @@ export class FleetAgent {
   private session!: DeviceSession;
   private deployments!: DeploymentAgent;
   private runtime!: ComposeRuntime;
+  /** remote access (agent/src/remote): the long-poll and the sessions it serves */
+  private remote: RemoteAccess | null = null;
   private readonly metrics = new HostMetrics();
   private readonly telemetry: Outbox<TelemetrySnapshot>;
   private readonly logs: Outbox<LogEntry>;
@@ -133,6 +139,12 @@ export class FleetAgent {
     // before any step begins again: nothing of the previous run may still be working
     const orphans = await stopOrphanedCommands(state.path("releases"));
     if (orphans.length) this.log("warn", `stopped ${orphans.length} engine command(s) a previous run of the agent left running`);
+    // nothing of a previous run's remote sessions may still be running (kill -9 of the agent)
+    this.remote = new RemoteAccess({
+      serviceUrl: this.identity.serviceUrl, authorization: () => this.session.authorization(),
+      config: this.options.remoteAccess ?? defaultRemoteAccess(), state, log: (level, message) => this.log(level, message),
+    });
+    await this.remote.start();
     const saved = state.readJson<LocalDeployment[]>("deployments.json") ?? [];
     this.deployments.restore(saved);
     const inFlight = new Set(this.deployments.list().filter((d) => d.state !== "removed").map((d) => d.applicationId));
@@ -146,11 +158,12 @@ export class FleetAgent {
     this.every(this.options.logIntervalMs ?? 30_000, () => this.collectContainerLogs());
   }
 
-  /** Stops the loops; the workloads keep running. */
+  /** Stops the loops and ends the remote sessions; the workloads keep running. */
   async stop(code = 0): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     for (const timer of this.timers) clearInterval(timer);
+    await this.remote?.stop();
     this.wake();
     if (this.deployments) this.saveDeployments();
     this.session?.close();
@@ -163,6 +176,7 @@ export class FleetAgent {
       deviceId: this.identity?.deviceId,
       lastHeartbeatAt: this.lastHeartbeatAt?.toISOString() ?? null,
       deployments: this.deployments?.list().map((d) => ({ deploymentId: d.deploymentId, applicationId: d.applicationId, version: d.version, state: d.state })),
+      remoteSessions: this.remote?.active ?? 0,
       telemetryWaiting: this.telemetry.size,
       logLinesWaiting: this.logs.size,
       /** dropped since the agent started: past the buffer's bound (oldest first), or refused for good (400, 413) */
@@ -233,6 +247,7 @@ export class FleetAgent {
           }
           waitMs = this.identity.heartbeatIntervalSeconds * 1000;
           this.saveDeployments();
+          this.remote?.onHeartbeat(response.body.remoteAccess);
         } else if (response.status === 401 || response.status === 403) {
           const expiredAt = this.certificateExpiredAt();
           this.log("error", `the service refuses this device's certificate (${response.status}: ${message})` +

@@ -15,6 +15,7 @@ import { JsonClient } from "./core/json-client.js";
 import { DeviceSession, succeeded } from "./core/session.js";
 import { readFacts } from "./host/facts.js";
 import { loadIdentity, storeCredentials } from "./identity-store.js";
+import { loadRemoteAccess } from "./remote/config.js";
 import { detectEngine } from "./runtime/engine.js";
 import { StateDir } from "./state-dir.js";
 import { AGENT_VERSION } from "./version.js";
@@ -25,7 +26,7 @@ usage:
   fleet-agent enroll --url URL --token TOKEN [--name NAME] [--label key=value ...] [--device-id ID] [--state-dir DIR]
       enrolls this machine: makes its key (never sent anywhere), sends a certificate request with
       the enrollment token, and keeps key, certificate and CA chain in the state directory
-  fleet-agent run [--state-dir DIR] [--engine podman|docker]
+  fleet-agent run [--state-dir DIR] [--engine podman|docker] [--config FILE]
       heartbeats, reports facts, telemetry and logs, and runs the deployments it is given
       (what the systemd unit runs)
   fleet-agent status [--state-dir DIR]
@@ -35,6 +36,8 @@ options:
   --state-dir DIR   default $FLEET_AGENT_STATE_DIR or /var/lib/fleet-agent
   --device-id ID    the hardware identity reported at enrollment (default: /etc/machine-id, else the host name)
   --engine KIND     podman or docker (default: podman if usable, else docker)
+  --config FILE     the agent's configuration (remote access switches; default $FLEET_AGENT_CONFIG or
+                    /etc/fleet-agent/config.yaml, which may be absent: the defaults)
 
 exit codes: 0 done, 1 failed, 2 usage, ${EXIT_CREDENTIALS_REFUSED} the service refuses this device's credentials`;
 
@@ -118,13 +121,15 @@ async function enroll(args: string[]): Promise<number> {
 }
 
 async function run(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { "state-dir": { type: "string" }, engine: { type: "string" } } });
+  const { values } = parseArgs({ args, options: { "state-dir": { type: "string" }, engine: { type: "string" }, config: { type: "string" } } });
   if (values.engine && values.engine !== "podman" && values.engine !== "docker") throw new UsageError("--engine is podman or docker");
   const state = stateDirOf(values["state-dir"]);
   loadIdentity(state); // says "not enrolled" before anything else
+  // a configuration that says something wrong stops the agent naming the setting, before it runs
+  const remoteAccess = loadRemoteAccess(values.config ?? process.env.FLEET_AGENT_CONFIG);
   const engine = await detectEngine(values.engine as "podman" | "docker" | undefined);
   const agent = new FleetAgent({
-    state, engine,
+    state, engine, remoteAccess,
     ...(process.env.FLEET_AGENT_TELEMETRY_SECONDS ? { telemetryIntervalMs: Number(process.env.FLEET_AGENT_TELEMETRY_SECONDS) * 1000 } : {}),
     ...(process.env.FLEET_AGENT_LOG_SECONDS ? { logIntervalMs: Number(process.env.FLEET_AGENT_LOG_SECONDS) * 1000 } : {}),
   });

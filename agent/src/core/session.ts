@@ -16,6 +16,7 @@ import type { DeploymentAgent, DeploymentReport, DesiredDeploymentEntry } from "
 import { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKeyAlgorithm, type DeviceKeys } from "./identity.js";
 import type { JsonClient, JsonResponse } from "./json-client.js";
 import { ServiceClient, type ServiceInputs, type ServiceOutputs } from "./service-client.js";
+import type { RemoteAccessAnswer } from "../remote/remote-access.js";
 
 /** Whether the service took the call (2xx: tRPC answers 200, the REST routes 200 or 201). */
 export function succeeded(res: { status: number }): boolean {
@@ -27,6 +28,8 @@ export type EnrollAnswer = ServiceOutputs["agent"]["enroll"];
 export interface HeartbeatAnswer {
   heartbeatIntervalSeconds: number;
   deployments: DesiredDeploymentEntry[];
+  /** remote access: the organization's policy for this device and the sessions waiting for it (docs/remote-access.md) */
+  remoteAccess?: RemoteAccessAnswer;
 }
 export type RenewAnswer = ServiceOutputs["agent"]["renewCertificate"];
 export type ComponentPackage = ServiceOutputs["agent"]["componentPackage"];

@@ -25,8 +25,11 @@ export interface Offer {
   size?: number | null;
   mode?: number | string | null;
   sha256?: string | null;
-  user?: string | null;
+  /** who opened the session (the service's { id, email, name }) */
+  user?: unknown;
   reason?: string | null;
+  /** where the device's leg joins (the service's path; the agent builds the same from sessionId and token) */
+  streamUrl?: string | null;
 }
 
 export interface SessionContext {

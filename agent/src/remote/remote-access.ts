@@ -113,9 +113,9 @@ export class RemoteAccess {
       const leg = await DeviceLeg.open(this.streamUrl(offer), await this.options.authorization());
       entry.legs.add(leg);
       if (this.stopped) leg.close(1001, "agent stopping");
-      if (!offer.connectionId) this.options.log("info", `remote session ${offer.sessionId} (${offer.kind}) started${offer.reason ? `: ${offer.reason}` : ""}`);
+      if (offer.kind !== "port-forward") this.options.log("info", `remote session ${offer.sessionId} (${offer.kind}) started${offer.reason ? `: ${offer.reason}` : ""}`);
       await prepared.run(leg);
-      if (!offer.connectionId) this.options.log("info", `remote session ${offer.sessionId} (${offer.kind}) ended`);
+      if (offer.kind !== "port-forward") this.options.log("info", `remote session ${offer.sessionId} (${offer.kind}) ended`);
     } catch (error) {
       this.options.log("warn", `remote session ${offer.sessionId} (${offer.kind}): ${(error as Error).message}`);
     } finally {
@@ -152,7 +152,7 @@ export class RemoteAccess {
 
   private async refuse(sessionId: string, reason: string): Promise<void> {
     try {
-      const res = await this.client.request("POST", `/api/v1/agent/remote-sessions/${encodeURIComponent(sessionId)}/refuse`, { reason: reason.slice(0, 1000) }, { authorization: await this.options.authorization() });
+      const res = await this.client.request("POST", `/api/v1/agent/remote-sessions/${encodeURIComponent(sessionId)}/refuse`, { reason: reason.slice(0, 500) }, { authorization: await this.options.authorization() });
       if (res.status >= 300) this.options.log("warn", `remote session ${sessionId}: the refusal was answered ${res.status}`);
     } catch (error) {
       this.options.log("warn", `remote session ${sessionId}: the refusal could not be sent (${(error as Error).message})`);
@@ -169,9 +169,11 @@ export class RemoteAccess {
     while (this.shouldPoll) {
       let waitMs = 0;
       try {
-        const res = await this.client.request<{ offers?: Offer[] }>("GET", WAIT_PATH, undefined, { authorization: await this.options.authorization() });
+        const res = await this.client.request<{ enabled?: boolean; offers?: Offer[] }>("GET", WAIT_PATH, undefined, { authorization: await this.options.authorization() });
         if (res.status === 200) {
           failures = 0;
+          // the organization turned it off since the last heartbeat: wait for the heartbeat's word
+          if (res.body?.enabled === false) this.allowedByService = false;
           for (const offer of res.body?.offers ?? []) void this.handle(offer);
         } else if (res.status !== 204) {
           failures++;
