@@ -19,6 +19,7 @@ import { desiredStateOf, type DeploymentProgress } from "./desired-state.js";
 import { splitFacts, type DesiredDeployment, type Facts } from "./schemas.js";
 import { perService } from "../../lib/per-service.js";
 import { GroupCommit, type GroupCommitOptions } from "../../lib/group-commit.js";
+import { admittedSql } from "./admission-gate.js";
 import { actionsExchange } from "../device-actions/agent-exchange.js";
 import type { ActionReport, DeviceActionEntry } from "../device-actions/schemas.js";
 
@@ -43,6 +44,8 @@ export interface HeartbeatResult {
   current: DeviceStatus;
   /** the device has deployments to install or remove (its desired state is not empty) */
   hasDesired: boolean;
+  /** false while the device awaits approval in the enrollment lobby: it is then given nothing (admission-gate.ts) */
+  admitted: boolean;
   /** the device has device actions to be handed (docs/actions.md) */
   hasActions: boolean;
 }
@@ -65,7 +68,7 @@ interface Row {
 // One statement for any number of heartbeats: the rows travel as one JSON parameter (a text
 // cast to jsonb, so that node-postgres and PGlite pass it alike) and the statement text never
 // changes with the batch size.
-export const HEARTBEAT_STATEMENT = `
+export const HEARTBEAT_STATEMENT = /* sql */ `
   WITH async_commit AS (
     -- This statement's own transaction commits without waiting for the WAL flush: a crash
     -- may lose the last fraction of a second of heartbeats (the next ones redo them), never
@@ -122,7 +125,7 @@ export const HEARTBEAT_STATEMENT = `
   )
   -- Whether the device is told to install or remove anything: most devices are not, and for
   -- them the heartbeat needs no desired-state query (DeploymentDevice(deviceId, desiredAction)).
-  SELECT u."i", u."previous", u."current",
+  SELECT u."i", u."previous", u."current", ${admittedSql('u."id"')} AS "admitted",
          EXISTS (SELECT 1 FROM "DeploymentDevice" dd WHERE dd."deviceId" = u."id" AND dd."desiredAction" IS NOT NULL) AS "hasDesired",
          EXISTS (SELECT 1 FROM "DeviceAction" da WHERE da."deviceId" = u."id" AND da."state" IN ('pending', 'delivered', 'deferred')) AS "hasActions"
     FROM upd u`;
@@ -162,7 +165,7 @@ export async function recordHeartbeats(
   const rows = items.map((item, i) => rowOf(i, item.device, item.input, item.sourceIp));
   const results: (HeartbeatResult | null)[] = items.map(() => null);
   for (const r of await raw.query<HeartbeatResult & { i: number }>(HEARTBEAT_STATEMENT, [JSON.stringify(rows)], { prepared: "fleet_heartbeats" })) {
-    results[r.i] = { previous: r.previous, current: r.current, hasDesired: r.hasDesired === true, hasActions: r.hasActions === true };
+    results[r.i] = { previous: r.previous, current: r.current, admitted: r.admitted === true, hasDesired: r.hasDesired === true, hasActions: r.hasActions === true };
   }
   return results;
 }
@@ -228,6 +231,8 @@ export async function handleHeartbeat(services: Services, device: DevicePrincipa
   if (result.previous !== result.current) {
     eventBusOf(services).publish("device.status_changed", { organizationId, deviceId, from: result.previous, to: result.current, at: new Date().toISOString() });
   }
+  // awaiting approval: visible, given nothing (its reports are about nothing it was given)
+  if (!result.admitted) return { heartbeatIntervalSeconds: services.config.HEARTBEAT_INTERVAL_SECONDS, deployments: [] };
   // device actions: only for a device that has some open or reports some (most have none)
   const actions = result.hasActions || input.actions?.length ? await actionsExchange(services, deviceId, input.actions) : [];
   return {

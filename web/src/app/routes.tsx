@@ -121,6 +121,13 @@ const groupsRoute = createRoute({
   component: lazyRouteComponent(() => import("../groups/GroupsPage"), "GroupsPage"),
 });
 
+// The enrollment lobby (docs/admission.md): devices awaiting approval.
+const enrollmentRequestsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/enrollment-requests",
+  component: lazyRouteComponent(() => import("../enrollment-requests/LobbyPage"), "LobbyPage"),
+});
+
 const enrollmentRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/enrollment-tokens",
@@ -302,7 +309,7 @@ const routeTree = rootRoute.addChildren([
   signInRoute,
   acceptInvitationRoute,
   appRoute.addChildren([
-    overviewRoute, devicesRoute, deviceRoute, groupsRoute, enrollmentRoute,
+    overviewRoute, devicesRoute, deviceRoute, groupsRoute, enrollmentRequestsRoute, enrollmentRoute,
     applicationsRoute, applicationRoute, registriesRoute, marketplaceRoute,
     deploymentsRoute, newDeploymentRoute, editDeploymentRoute, deploymentRoute, profileRoute,
     certificatesRoute, configRoute, configSourceRoute,

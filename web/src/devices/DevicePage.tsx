@@ -65,7 +65,7 @@ export function DevicePage() {
     <>
       <PageHeader
         breadcrumb={<Link to="/devices">Devices</Link>}
-        title={<span className="row">{d.name} <StatusBadge status={d.status} /></span>}
+        title={<span className="row">{d.name} <StatusBadge status={d.status} />{d.admission === "pending" && <Link to="/enrollment-requests" className="badge badge--warning">awaiting approval</Link>}</span>}
         description={<>Last seen <RelativeTime value={d.lastSeenAt} /> · status since <RelativeTime value={d.statusChangedAt ?? d.createdAt} /></>}
         actions={<DeviceActions device={d} onDeleted={() => setDeleted(true)} />}
       />

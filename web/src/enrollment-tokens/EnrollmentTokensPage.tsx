@@ -25,6 +25,13 @@ import "./enrollment.css";
 type Token = RouterOutputs["enrollmentTokens"]["list"]["items"][number];
 type CreatedToken = RouterOutputs["enrollmentTokens"]["create"];
 
+/** How a token admits the devices it enrolls (docs/admission.md), in words. */
+export const MODE_WORDS: Record<Token["mode"], string> = {
+  auto: "admits at once",
+  approval: "lobby: awaits approval",
+  preauthorized: "pre-authorized devices only",
+};
+
 const STATUS_TONE: Record<Token["status"], string> = { active: "success", expired: "warning", exhausted: "warning", revoked: "danger" };
 
 /** The command that enrolls simulated devices against this very service with the token. */
@@ -63,6 +70,7 @@ export function EnrollmentTokensPage() {
     { id: "name", header: "Name", cell: (t) => <div className="stacked-cell"><strong>{t.name}</strong>{t.description && <span className="faint">{t.description}</span>}</div> },
     { id: "prefix", header: "Token", cell: (t) => <code>{t.tokenPrefix}…</code> },
     { id: "status", header: "Status", cell: (t) => <span className={`badge badge--${STATUS_TONE[t.status]}`}>{t.status}</span> },
+    { id: "mode", header: "Admission", cell: (t) => MODE_WORDS[t.mode] },
     { id: "labels", header: "Labels applied", cell: (t) => <LabelChips labels={t.labels} max={3} /> },
     { id: "uses", header: "Uses", cell: (t) => <span className="num">{t.useCount}{t.maxUses !== null ? ` / ${t.maxUses}` : ""}</span> },
     { id: "expires", header: "Expires", cell: (t) => <RelativeTime value={t.expiresAt} never="never" /> },
@@ -194,12 +202,14 @@ function CreateTokenDialog({ onClose, onCreated }: { onClose: () => void; onCrea
   const [labels, setLabels] = useState<LabelRow[]>([]);
   const [expiresInDays, setExpiresInDays] = useState("");
   const [maxUses, setMaxUses] = useState("");
+  const [mode, setMode] = useState<Token["mode"]>("auto");
   const create = useAction(q.enrollmentTokens.create.mutation(), { invalidates: [q.enrollmentTokens.key()], onSuccess: onCreated });
   const labelSet = labelsOfRows(labels);
   const body = () => ({
     name: name.trim(),
     description: description.trim() || undefined,
     labels: labelSet.ok ? labelSet.labels : {},
+    mode,
     expiresAt: expiresInDays ? new Date(Date.now() + Number(expiresInDays) * 86_400_000).toISOString() : undefined,
     maxUses: maxUses ? Number(maxUses) : undefined,
   });
@@ -214,6 +224,19 @@ function CreateTokenDialog({ onClose, onCreated }: { onClose: () => void; onCrea
         <div className="field">
           <label htmlFor="token-description">Description <span className="faint">(optional)</span></label>
           <input id="token-description" className="input" maxLength={500} value={description} onChange={(e) => setDescription(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor="token-mode">Admission</label>
+          <select id="token-mode" className="input" value={mode} onChange={(e) => setMode(e.target.value as Token["mode"])} aria-describedby="token-mode-hint">
+            <option value="auto">Admit at once</option>
+            <option value="approval">Lobby: each new device awaits approval</option>
+            <option value="preauthorized">Pre-authorized devices only</option>
+          </select>
+          <span id="token-mode-hint" className="field__hint">
+            {mode === "auto" ? "Anyone holding the token can enroll a device that gets its deployments at once."
+              : mode === "approval" ? "Devices wait in the Lobby, visible but given nothing, until someone approves them."
+              : "Only devices on the organization's pre-authorized list (the factory's list) are admitted; any other is refused."}
+          </span>
         </div>
         <LabelsEditor rows={labels} onChange={setLabels} legend="Labels applied to every device it enrolls" />
         <div className="grid grid--2">

@@ -1,7 +1,7 @@
 // The device's activity log as a timeline, newest first, filterable by event type (in the URL).
 import { useNavigate, useSearch } from "@tanstack/react-router";
 import { keepPreviousData, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Activity, BadgeCheck, Ban, KeyRound, LogIn, LogOut, Pencil, Power, Tags, Unlink } from "lucide-react";
+import { Activity, BadgeCheck, Ban, DoorOpen, KeyRound, LogIn, LogOut, Pencil, Power, Tags, Unlink } from "lucide-react";
 import type { RouterInputs, RouterOutputs } from "../../api/client";
 import { q } from "../../api/query";
 import { useRealtimeEvents } from "../../app/realtime";
@@ -26,6 +26,7 @@ const TYPES = {
   // A continuous deployment's selector started or stopped matching the device (docs/deployments.md).
   deployment_joined: { label: "Joined a deployment", icon: LogIn },
   deployment_left: { label: "Left a deployment", icon: LogOut },
+  approved: { label: "Approved in the lobby", icon: DoorOpen },
 } satisfies Record<EventType, unknown>;
 
 const PAGE = 50;
