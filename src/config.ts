@@ -178,6 +178,17 @@ const schema = z.object({
   METRICS_PORT: int(1, 65535).optional(),
   /** the address METRICS_PORT listens on: loopback unless set otherwise */
   METRICS_HOST: z.string().min(1).default("127.0.0.1"),
+  /**
+   * Remote access (docs/remote-access.md): each process also listens on this address for the
+   * internal hops of streams whose legs reached different processes (HMAC-authenticated with
+   * the installation's JWT key). Loopback suits processes on one machine; set an address the
+   * other processes reach when they run on several.
+   */
+  REMOTE_RELAY_HOST: z.string().min(1).default("127.0.0.1"),
+  /** its port; 0: any free port (each process its own) */
+  REMOTE_RELAY_PORT: int(0, 65535).default(0),
+  /** host:port the other processes use to reach this one's relay port, when not REMOTE_RELAY_HOST:<port> (behind NAT, 0.0.0.0) */
+  REMOTE_RELAY_ADVERTISE: z.string().regex(/^[^\s/:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, "host:port").optional(),
   /** label keys whose values GET /api/v1/fleet/metrics counts devices by (comma-separated, at most 10) */
   FLEET_METRICS_LABEL_KEYS: z.string().default("")
     .transform((s) => s.split(",").map((k) => k.trim()).filter(Boolean))

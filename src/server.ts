@@ -12,6 +12,7 @@ import { createApp } from "./app.js";
 import { bootstrap, type BootstrapResult } from "./bootstrap.js";
 import { createJobRunner } from "./jobs/index.js";
 import { attachUpgradeHandlers } from "./modules/realtime/upgrade.js";
+import { attachRemoteSessions } from "./modules/remote-sessions/upgrade.js";
 import { serveProcessMetrics } from "./modules/metrics/serve.js";
 import { flushTracing, instrumentDatabase, startTracing } from "./lib/tracing/index.js";
 
@@ -48,6 +49,14 @@ export async function startService(config: Config, logger: Logger = createLogger
     throw err;
   });
   const realtime = attachUpgradeHandlers(server, services); // WebSocket upgrade, cross-process pub/sub
+  // remote access's stream legs and this process's internal relay port (docs/remote-access.md)
+  const remote = await attachRemoteSessions(server, services).catch(async (err: Error) => {
+    await realtime.close();
+    server.close();
+    metricsServer?.close();
+    await database.close().catch(() => undefined);
+    throw err;
+  });
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.PORT;
   // Background jobs (scheduled registry syncs, ...): shared with other processes through the database.
@@ -65,6 +74,7 @@ export async function startService(config: Config, logger: Logger = createLogger
         // then close the database.
         const jobsStopped = jobs?.stop();
         metricsServer?.close();
+        await remote.close(); // remote sessions relayed here end service-stopped, their legs close
         await realtime.close(); // WebSockets and log streams never end by themselves
         await new Promise<void>((resolve) => {
           const force = setTimeout(() => {

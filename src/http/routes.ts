@@ -25,6 +25,7 @@ import { fleetMetricsOpenApiPaths, fleetMetricsRoutes } from "../modules/fleet/m
 import { configWebhookOpenApiPaths, configWebhookRoutes } from "../modules/config/webhook-route.js";
 import { actionBundleOpenApiPaths, actionBundleRoutes } from "../modules/agent/action-bundle-route.js";
 import { deviceActionBundleOpenApiPaths, deviceActionBundleRoutes } from "../modules/device-actions/bundle-route.js";
+import { remoteRecordingOpenApiPaths, remoteRecordingRoutes } from "../modules/remote-sessions/recording-route.js";
 
 interface PlainRoutes {
   routes: (services: Services) => Router;
@@ -47,6 +48,7 @@ const PLAIN_ROUTES: PlainRoutes[] = [
   { routes: configWebhookRoutes, openApiPaths: configWebhookOpenApiPaths }, // a Git host's signed push: the raw body's HMAC
   { routes: actionBundleRoutes, openApiPaths: actionBundleOpenApiPaths }, // a device's diagnostics bundle upload: binary body
   { routes: deviceActionBundleRoutes, openApiPaths: deviceActionBundleOpenApiPaths }, // the bundle's tar.gz download
+  { routes: remoteRecordingRoutes, openApiPaths: remoteRecordingOpenApiPaths }, // a shell session's asciicast
 ];
 
 /** The plain routes' routers, to mount under /api/v1 before the REST facade (their paths are disjoint). */

@@ -15,6 +15,7 @@ import { createServices, type Services } from "../../src/services.js";
 import { createApp } from "../../src/app.js";
 import { bootstrap } from "../../src/bootstrap.js";
 import { attachUpgradeHandlers } from "../../src/modules/realtime/upgrade.js";
+import { attachRemoteSessions } from "../../src/modules/remote-sessions/upgrade.js";
 import { hashPassword, randomToken, sha256Hex } from "../../src/lib/crypto.js";
 import { API_KEY_PREFIX } from "../../src/trpc/auth.js";
 import { SecretWatch } from "./secret-watch.js";
@@ -116,6 +117,7 @@ export async function createHarness(env: Record<string, string> = {}, options: H
     applyConnectionTimeouts(s); // as the service sets them (a client never reuses a socket the server is closing)
   });
   const realtime = attachUpgradeHandlers(server, services);
+  const remote = await attachRemoteSessions(server, services);
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const defaultOrg = await prisma.organization.findUniqueOrThrow({ where: { slug: "default" } });
 
@@ -170,6 +172,7 @@ export async function createHarness(env: Record<string, string> = {}, options: H
     createKey,
     login,
     close: async () => {
+      await remote.close();
       await realtime.close();
       server.closeAllConnections();
       await new Promise((r) => server.close(r));

@@ -15,6 +15,7 @@ import { RealtimeHub } from "./hub.js";
 import { consumeTicket } from "./tickets.js";
 import { refusalError, requestTargetRefusal } from "../../http/storable-input.js";
 import { restErrorAnswer } from "../../http/error-response.js";
+import { claimUpgradePaths, isClaimedUpgradePath } from "../../http/upgrade-paths.js";
 
 export const REALTIME_PATH = "/api/v1/realtime";
 
@@ -48,8 +49,8 @@ export function attachUpgradeHandlers(server: Server, services: Services): Upgra
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(req.url ?? "/", "http://localhost");
     if (url.pathname !== REALTIME_PATH) {
-      // Someone else's upgrade path; refuse only when nobody else listens.
-      if (server.listenerCount("upgrade") <= 1) refuse(socket, 404, "Not Found", "Not found");
+      // Someone else's upgrade path (src/http/upgrade-paths.ts); refuse only when nobody handles it.
+      if (!isClaimedUpgradePath(server, url.pathname)) refuse(socket, 404, "Not Found", "Not found");
       return;
     }
     socket.on("error", () => socket.destroy());
@@ -76,11 +77,13 @@ export function attachUpgradeHandlers(server: Server, services: Services): Upgra
     );
   };
   server.on("upgrade", onUpgrade);
+  const unclaim = claimUpgradePaths(server, (pathname) => pathname === REALTIME_PATH);
 
   return {
     hub,
     close: async () => {
       server.off("upgrade", onUpgrade);
+      unclaim();
       closeLogStreams(services);
       closeProgressStreams(services);
       hub.close();

@@ -10,6 +10,7 @@ import { createLogger } from "../../../src/lib/logger.js";
 import { createServices, type Services } from "../../../src/services.js";
 import { createApp } from "../../../src/app.js";
 import { attachUpgradeHandlers } from "../../../src/modules/realtime/upgrade.js";
+import { attachRemoteSessions } from "../../../src/modules/remote-sessions/upgrade.js";
 import { pubSubOf } from "../../../src/modules/realtime/pubsub.js";
 
 export const onPostgres = (h: Harness) => h.services.database.opened.raw.kind === "postgres";
@@ -34,12 +35,14 @@ export async function startSecondProcess(h: Harness): Promise<SecondProcess> {
     const s = createApp(services).listen(0, "127.0.0.1", () => resolve(s));
   });
   const realtime = attachUpgradeHandlers(server, services);
+  const remote = await attachRemoteSessions(server, services);
   await pubSubOf(services).start();
   await pubSubOf(h.services).start();
   return {
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
     services,
     close: async () => {
+      await remote.close();
       await realtime.close();
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
