@@ -74,20 +74,25 @@ export async function ensureBaseImage(podman: (args: string[]) => Promise<string
     fs.cpSync(npmDir(), path.join(stage, "usr/local/lib/node_modules/npm"), { recursive: true, verbatimSymlinks: true });
     fs.symlinkSync("../lib/node_modules/npm/bin/npm-cli.js", path.join(stage, "usr/local/bin/npm"));
     fs.symlinkSync("../lib/node_modules/npm/bin/npx-cli.js", path.join(stage, "usr/local/bin/npx"));
-    const tar = path.join(work, "rootfs.tar");
-    fs.copyFileSync(debian, tar);
-    // Entries named as mmdebstrap names them (./usr/...), and none for the folders the Debian tar
-    // already holds (usr/local/bin): the import refuses a path twice.
-    await run("tar", ["--append", "-f", tar, "-C", stage, "--owner=0", "--group=0",
-      "./usr/local/bin/node", "./usr/local/bin/npm", "./usr/local/bin/npx", "./usr/local/lib/node_modules"]);
-    await podman([
-      "import", "--quiet",
-      "--change", "ENV=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-      "--change", 'CMD=["node"]',
-      tar, ref,
-    ]);
+    await importRootfs(podman, debian, stage, ["./usr/local/bin/node", "./usr/local/bin/npm", "./usr/local/bin/npx", "./usr/local/lib/node_modules"], [
+      "ENV=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+      'CMD=["node"]',
+    ], ref);
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
   return { ref, made: true };
+}
+
+/**
+ * Imports a copy of the Debian tar `rootfs` with `entries` of the folder `stage` appended as image
+ * `ref`, with Dockerfile instructions (`changes`, e.g. `CMD=["node"]`). The entries are named as
+ * mmdebstrap names its own (./usr/...), and none may be a folder the Debian tar already holds
+ * (usr/local/bin): the import refuses a path twice.
+ */
+export async function importRootfs(podman: (args: string[]) => Promise<string>, rootfs: string, stage: string, entries: string[], changes: string[], ref: string): Promise<void> {
+  const tar = path.join(path.dirname(stage), "rootfs.tar");
+  fs.copyFileSync(rootfs, tar);
+  await run("tar", ["--append", "-f", tar, "-C", stage, "--owner=0", "--group=0", ...entries]);
+  await podman(["import", "--quiet", ...changes.flatMap((change) => ["--change", change]), tar, ref]);
 }

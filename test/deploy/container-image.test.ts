@@ -2,7 +2,8 @@
 // on Podman, with a read-only root file system and no writable /tmp, one named volume for
 // /var/lib/fleet, the port published on loopback. No image can be pulled here, so the base
 // (BASE_IMAGE) is made locally once per machine (test/deploy/base-image.ts); the image itself
-// is built once per run (Podman's layer cache keeps the npm install while the lock file stays).
+// is built once per run (test/deploy/service-image.ts; Podman's layer cache keeps the npm install
+// while the lock file stays).
 // Skips without Podman or mmdebstrap (test/support/peers.ts).
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -15,13 +16,11 @@ import { freePort } from "../support/oci-registry.js";
 import { newPostgresDatabase } from "../support/postgres-database.js";
 import { peersAvailable, requirePeer } from "../support/peers.js";
 import { restClient } from "../support/rest-client.js";
-import { ROOT } from "../support/server-process.js";
-import { ensureBaseImage } from "./base-image.js";
+import { buildServiceImage, SERVICE_IMAGE, writeContainersConf } from "./service-image.js";
 
 const run = promisify(execFile);
 
-/** The image under test: one tag, so that the next run's build reuses this one's layers. */
-const IMAGE = "localhost/fleet-manager:test";
+const IMAGE = SERVICE_IMAGE;
 const ADMIN_EMAIL = "admin@example.com";
 const ADMIN_PASSWORD = "container-admin-password";
 const API_KEY = `fm_${randomBytes(24).toString("hex")}`;
@@ -62,20 +61,9 @@ describe.skipIf(!peersAvailable("podman", "mmdebstrap"))("the container image", 
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-image-"));
-    // runc (crun refuses this kernel's hybrid cgroups) and ulimits within the sandbox's, as test/support/podman.ts
-    fs.writeFileSync(path.join(dir, "containers.conf"), '[containers]\ndefault_ulimits = ["nofile=20000:20000", "nproc=4096:4096"]\n[engine]\nruntime = "runc"\n');
-    env = { ...process.env, CONTAINERS_CONF: path.join(dir, "containers.conf") };
-    const base = await ensureBaseImage((args) => podman(args, 20 * 60_000));
-    const building = Date.now();
-    // A network whose egress re-signs TLS (this machine's: Node trusts its CA through
-    // NODE_EXTRA_CA_CERTS) reaches the npm registry with that CA as the build's secret.
-    const ca = process.env.NODE_EXTRA_CA_CERTS;
-    await podman([
-      "build", "--quiet", "--format", "docker", "--build-arg", `BASE_IMAGE=${base.ref}`,
-      ...(ca && fs.existsSync(ca) ? ["--secret", `id=ca_certificates,src=${ca}`] : []),
-      "--tag", IMAGE, "--file", path.join(ROOT, "Containerfile"), ROOT,
-    ], 20 * 60_000);
-    numbers.build = `${((Date.now() - building) / 1000).toFixed(0)} s${base.made ? " (after making the base image)" : ""}`;
+    env = writeContainersConf(dir);
+    const build = await buildServiceImage(podman);
+    numbers.build = `${build.seconds} s${build.baseMade ? " (after making the base image)" : ""}`;
     port = await freePort();
     api = restClient(`http://127.0.0.1:${port}`, null);
   }, 40 * 60_000);

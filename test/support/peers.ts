@@ -23,7 +23,7 @@ export const PEER_PACKAGES: Record<Peer, string> = {
   tmux: "tmux",
   // Docker's daemon and Compose v1 (Debian 12 has no compose plugin); the tests start their own daemon (test/support/docker.ts)
   dockerd: "docker.io docker-compose",
-  // Debian's minimal root file system for the container image test's local base image (test/deploy/base-image.ts)
+  // Debian's minimal root file system for the deploy tests' local images (test/deploy/base-image.ts, stand-in-images.ts)
   mmdebstrap: "mmdebstrap",
   "systemd-analyze": "systemd",
 };
@@ -36,7 +36,7 @@ const PEER_USERS: Record<Peer, string> = {
   podman: "the fleet agent's container tests",
   tmux: "the fleet CLI's terminal test (fleet rollout watch)",
   dockerd: "the fleet agent's end-to-end test on Docker, the compose file's check (test/deploy/compose.test.ts)",
-  mmdebstrap: "the container image test (test/deploy/container-image.test.ts)",
+  mmdebstrap: "the tests that build and run the container image (test/deploy/container-image.test.ts, compose-up.test.ts, the kube play of kubernetes.test.ts)",
   "systemd-analyze": "the systemd unit's check (test/deploy/systemd-unit.test.ts)",
 };
 

@@ -1,0 +1,34 @@
+// The service's image as the deploy tests run it: the repository's Containerfile built with
+// Podman on the local base (test/deploy/base-image.ts: no image can be pulled here), under one
+// tag. Every deploy test file that runs the image builds it through here: the first build of a
+// run does the work, the others find every layer in Podman's cache (the layers are keyed by
+// the build context's content), so a run builds the image once.
+import fs from "node:fs";
+import path from "node:path";
+import { ROOT } from "../support/server-process.js";
+import { ensureBaseImage } from "./base-image.js";
+
+/** The image under test: one tag, so that the next run's build reuses this one's layers. */
+export const SERVICE_IMAGE = "localhost/fleet-manager:test";
+
+/** Podman's settings for the deploy tests: runc (crun refuses this kernel's hybrid cgroups) and ulimits within the sandbox's, as test/support/podman.ts. */
+export function writeContainersConf(dir: string): NodeJS.ProcessEnv {
+  const file = path.join(dir, "containers.conf");
+  fs.writeFileSync(file, '[containers]\ndefault_ulimits = ["nofile=20000:20000", "nproc=4096:4096"]\n[engine]\nruntime = "runc"\n');
+  return { ...process.env, CONTAINERS_CONF: file };
+}
+
+/** Builds SERVICE_IMAGE (a no-op on Podman's cache when nothing changed); how long it took and whether the base was made first. */
+export async function buildServiceImage(podman: (args: string[], timeout?: number) => Promise<string>): Promise<{ seconds: number; baseMade: boolean }> {
+  const base = await ensureBaseImage((args) => podman(args, 20 * 60_000));
+  const started = Date.now();
+  // A network whose egress re-signs TLS (this machine's: Node trusts its CA through
+  // NODE_EXTRA_CA_CERTS) reaches the npm registry with that CA as the build's secret.
+  const ca = process.env.NODE_EXTRA_CA_CERTS;
+  await podman([
+    "build", "--quiet", "--format", "docker", "--build-arg", `BASE_IMAGE=${base.ref}`,
+    ...(ca && fs.existsSync(ca) ? ["--secret", `id=ca_certificates,src=${ca}`] : []),
+    "--tag", SERVICE_IMAGE, "--file", path.join(ROOT, "Containerfile"), ROOT,
+  ], 20 * 60_000);
+  return { seconds: Math.round((Date.now() - started) / 1000), baseMade: base.made };
+}
