@@ -15,8 +15,11 @@ import { conflict } from "../../trpc/errors.js";
 import { MOVES_ALLOWED_FROM, moveRefusal, type RolloutMove, type RolloutPosition, type RolloutState } from "./rollout-moves.js";
 import { ceilPercent } from "./batch-plan.js";
 import { counted } from "../../lib/plural.js";
+import { batchLabel, outcomeText, type BatchOutcome } from "./rollout-words.js";
 
-// The move table is shared with the console (rollout-moves.ts); re-exported for the service.
+// The move table and the outcome's words are shared with the console (rollout-moves.ts,
+// rollout-words.ts); re-exported for the service.
+export { batchLabel, outcomeText, type BatchOutcome } from "./rollout-words.js";
 export { MOVES_ALLOWED_FROM, ROLLOUT_STATES, TERMINAL_ROLLOUT_STATES, type RolloutMove, type RolloutPosition, type RolloutState } from "./rollout-moves.js";
 
 /** Throws a 409 naming the current state when `move` is not allowed from it. */
@@ -54,19 +57,18 @@ export function successTarget(size: number, successThreshold: number): number {
   return Math.max(1, ceilPercent(size, successThreshold));
 }
 
-/** How reasons name a batch: "canary", "batch 2". */
-export function batchLabel(index: number): string {
-  return index === 0 ? "canary" : `batch ${index}`;
-}
-
-/** Judges the batch in flight. The failure threshold is checked first: safety before progress. */
+/**
+ * Judges the batch in flight. The failure threshold is checked first: safety before progress.
+ * A verdict's reason is stored with the rollout and shown beside the batch's counts of now, so
+ * it names the rule that decided and no count of this moment (which later reports change).
+ */
 export function judgeBatch(batch: BatchProgress, thresholds: Thresholds): BatchVerdict {
   const name = batchLabel(batch.index);
   const failedPercent = batch.size === 0 ? 0 : (batch.failed * 100) / batch.size;
   if (!batch.failureAccepted && batch.failed > 0 && failedPercent >= thresholds.failureThreshold) {
     return {
       kind: "failure_threshold",
-      reason: `${name}: ${batch.failed} of ${batch.size} devices failed (${round(failedPercent)}%, failure threshold ${thresholds.failureThreshold}%)`,
+      reason: `${name} paused: its failed devices reached the failure threshold (${thresholds.failureThreshold}%)`,
     };
   }
   const target = successTarget(batch.size, thresholds.successThreshold);
@@ -74,30 +76,10 @@ export function judgeBatch(batch: BatchProgress, thresholds: Thresholds): BatchV
   if (batch.deadlinePassed) {
     return {
       kind: "timed_out",
-      reason: `${name} timed out: ${batch.running} of ${batch.size} devices running, ${target} needed (success threshold ${thresholds.successThreshold}%)`,
+      reason: `${name} timed out below its success target (${target} of ${batch.size} running needed, success threshold ${thresholds.successThreshold}%)`,
     };
   }
   return { kind: "wait" };
-}
-
-/**
- * What happened to a batch once it left in_progress, recorded with it (DeploymentBatch.outcome)
- * and shown in the rollout status: how it ended, who moved it when a person did, and its
- * counts at that moment. A batch is `succeeded` only when `running >= successTarget` then;
- * one an operator moved past below that line is `promoted`, naming them.
- */
-export interface BatchOutcome {
-  kind: "succeeded" | "promoted" | "failed" | "cancelled";
-  /** the operator's move that ended it (promote, approve, abort), null when the service judged it */
-  move: "promote" | "approve" | "abort" | null;
-  /** who made that move (an e-mail address), null when the service judged it */
-  by: string | null;
-  /** ISO time */
-  at: string;
-  running: number;
-  failed: number;
-  size: number;
-  successTarget: number;
 }
 
 /** The counts a batch's outcome records. */
@@ -127,30 +109,12 @@ function countsOf(batch: BatchCounts, thresholds: Pick<Thresholds, "successThres
   return { running: batch.running, failed: batch.failed, size: batch.size, successTarget: successTarget(batch.size, thresholds.successThreshold) };
 }
 
-/** "2 of 3 running (3 needed), 1 failed" */
-export function countsText(c: Pick<BatchOutcome, "running" | "failed" | "size" | "successTarget">): string {
-  return `${c.running} of ${c.size} running (${c.successTarget} needed), ${c.failed} failed`;
-}
-
-/** The outcome in words, as the status shows it: "promoted by alice@example.com with 2 of 3 running (3 needed), 1 failed". */
-export function outcomeText(o: BatchOutcome): string {
-  switch (o.kind) {
-    case "succeeded":
-      return `reached the success threshold: ${countsText(o)}${o.by ? `; ${o.move}d by ${o.by}` : ""}`;
-    case "promoted":
-      return `${o.move === "approve" ? "approved" : "promoted"} by ${o.by} with ${countsText(o)}`;
-    case "failed":
-      return `timed out below its success target: ${countsText(o)}`;
-    case "cancelled":
-      return `cancelled${o.by ? ` (rollout aborted by ${o.by})` : ""} with ${countsText(o)}`;
-  }
-}
-
 /**
  * The completed rollout's reason, from its batches' outcomes: "all 3 batches reached the
  * success threshold" only when each did; else it names what each of the others was
- * ("all 2 batches done: 1 reached the success threshold; the canary was promoted by
- * alice@example.com below its success target, with 2 of 3 running (3 needed), 1 failed").
+ * ("all 2 batches done: 1 reached the success threshold; the canary was promoted below its
+ * success target (3 running needed) by alice@example.com"), in the outcome's words: no count of
+ * devices, which go on reporting after the rollout completed.
  */
 export function completionReason(batches: ReadonlyArray<{ index: number; outcome: BatchOutcome | null }>): string {
   const n = batches.length;
@@ -162,16 +126,13 @@ export function completionReason(batches: ReadonlyArray<{ index: number; outcome
 
 /**
  * What a batch in flight waits for, said when the rollout moves on after a person's move
- * (resume, retry): "waiting for 3 of 3 running (2 running, 1 failed) until <deadline>", and
- * when its failed devices leave too few to reach the target, that it cannot succeed without them.
+ * (resume, retry): "waiting for 3 of 3 running until <deadline>". Its target and deadline only:
+ * the batch's counts change with every report, and the rollout status shows them as they are
+ * now (and the console, from them, when its failed devices leave too few to reach the target).
  */
-export function waitingText(batch: BatchCounts, thresholds: Pick<Thresholds, "successThreshold">, deadline: Date | null): string {
+export function waitingText(batch: Pick<BatchCounts, "size">, thresholds: Pick<Thresholds, "successThreshold">, deadline: Date | null): string {
   const target = successTarget(batch.size, thresholds.successThreshold);
-  const until = deadline ? ` until ${deadline.toISOString()}` : "";
-  const text = `waiting for ${target} of ${batch.size} running (${batch.running} running, ${batch.failed} failed)${until}`;
-  const reachable = batch.size - batch.failed;
-  if (reachable >= target) return text;
-  return `${text}; it cannot reach that while ${batch.failed} ${batch.failed === 1 ? "device stays" : "devices stay"} failed (at most ${reachable} can run): retry the failed devices, promote it as it is, or abort`;
+  return `waiting for ${target} of ${batch.size} running${deadline ? ` until ${deadline.toISOString()}` : ""}`;
 }
 
 /** Where the rollout goes once batch `index` succeeded. */
@@ -188,7 +149,3 @@ export function resumeTarget(pausedFrom: RolloutState | null): RolloutState {
 
 // ceilPercent lives with the batch plan (pure, shared with the console).
 export { ceilPercent };
-
-function round(value: number): number {
-  return Math.round(value * 10) / 10;
-}

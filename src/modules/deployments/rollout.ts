@@ -149,7 +149,8 @@ export async function resumeRollout(db: DbTx, row: DeploymentRow, events: Deploy
       data: { failureAccepted: true, deadlineAt: deadline },
     });
   }
-  // Says what the batch in flight waits for now (and when its failures make its target unreachable).
+  // Says what the batch in flight waits for from now on; its counts are the rollout status's to
+  // tell (a reason is stored, and counts said here would be untrue after the next report).
   const batch = await batchInFlight(db, row.organizationId, row.id);
   const reason = batch
     ? `${batchLabel(batch.index)} resumed by ${by}: ${batch.failed > 0 ? "failures accepted; " : ""}${waitingText(batch, strategy, deadline)}`
@@ -183,7 +184,8 @@ export async function retryFailedRollout(db: DbTx, row: DeploymentRow, events: D
   const deadline = batchDeadline(row, strategy, new Date());
   await db.deploymentBatch.updateMany({ where: { deploymentId: row.id, index: batch.index, state: "in_progress" }, data: { failureAccepted: false, deadlineAt: deadline } });
   const state = row.rolloutState === "paused" ? resumeTarget(row.pausedFrom as RolloutState | null) : (row.rolloutState as RolloutState);
-  const reason = `${label}: ${counted(due, "failed device")} retried by ${by}; ${waitingText({ ...batch, failed: 0 }, strategy, deadline)}`;
+  // how many this move retried is a fact of the move, true for good; the batch's counts are not
+  const reason = `${label}: ${counted(due, "failed device")} retried by ${by}; ${waitingText(batch, strategy, deadline)}`;
   const moved = await moveRollout(db, row, { rolloutState: state, pausedFrom: null, rolloutReason: reason }, events);
   // under a disruption budget the retries wait for a place like any (dispatch.ts)
   if (moved.disruptionBudget) await admitWithinBudget(db, moved);
@@ -308,17 +310,14 @@ async function openLateJoinerBatch(db: DbTx, row: DeploymentRow, strategy: Stage
 }
 
 async function evaluateAllAtOnce(db: DbTx, row: DeploymentRow, events: DeploymentEvents): Promise<DeploymentRow> {
-  // Asked on every decisive report: whether one device is still in flight stops at the first
-  // found; the counts are read once, when the rollout completes.
+  // Asked on every decisive report: whether one device is still in flight stops at the first found.
   const [{ inFlight }] = await db.$queryRaw<Array<{ inFlight: boolean }>>`
     SELECT EXISTS (SELECT 1 FROM "DeploymentDevice"
                     WHERE "deploymentId" = ${row.id}::uuid
                       AND (((("state" IN ('pending', 'downloading', 'installing') OR "retryAt" IS NOT NULL) AND "desiredAction" = 'install'))
                            OR ("heldForBudget" AND "state" = 'pending'))) AS "inFlight"`;
   if (inFlight) return row;
-  const [{ running, failed }] = await db.$queryRaw<Array<{ running: number; failed: number }>>`
-    SELECT count(*) FILTER (WHERE "state" = 'running')::int AS "running",
-           count(*) FILTER (WHERE "state" = 'failed' AND "retryAt" IS NULL)::int AS "failed"
-      FROM "DeploymentDevice" WHERE "deploymentId" = ${row.id}::uuid`;
-  return moveRollout(db, row, { rolloutState: "completed", completedAt: new Date(), rolloutReason: `${running} devices running, ${failed} failed` }, events);
+  // The reason names no count: devices go on reporting after the rollout completed (a running
+  // one fails later), and the deployment's progress counts them as they are.
+  return moveRollout(db, row, { rolloutState: "completed", completedAt: new Date(), rolloutReason: "every device reported running or failed (no attempt left)" }, events);
 }

@@ -20,6 +20,7 @@ const SHARED_WITH_THE_CONSOLE = [
   "src/modules/applications/manifest/parameter-rules.ts",
   "src/modules/deployments/batch-plan.ts",
   "src/modules/deployments/rollout-moves.ts",
+  "src/modules/deployments/rollout-words.ts",
   "src/modules/deployments/deployment-state.ts",
   "src/modules/deployments/window-rules.ts",
   "src/modules/groups/architectures.ts",

@@ -3,10 +3,11 @@
 // heartbeat interval here, checked every second) marks them offline after three missed intervals.
 // * The deployment form's preview says how many targeted devices are offline now.
 // * A staged rollout draws its canary from the three that answer; one of them fails, waits to
-//   retry, and the canary is promoted below its target meanwhile (the API records "0 failed"
-//   at that moment); the retry fails again. The page's canary then shows one set of numbers:
-//   its legend (failed 1) and the device table agree, and its outcome line repeats none of the
-//   counts of that moment. The failed device's attempt shows, under "Service note", not "Skip reason".
+//   retry, and the canary is promoted below its target meanwhile (the API's record of that
+//   moment holds "0 failed" in its fields); the retry fails again. The page's canary then shows
+//   one set of numbers: its legend (failed 1) and the device table agree, and neither its outcome
+//   line nor the rollout's "Latest:" box (the stored reason), nor the API's reason and summary,
+//   repeat a count of that moment. The failed device's attempt shows, under "Service note", not "Skip reason".
 // * The batch after it holds the two offline devices: the legend counts them as offline (not
 //   pending), a line says so, and the device table marks each. Aborted, they are cancelled, and
 //   the legend says "cancelled 2", never "skipped".
@@ -26,10 +27,13 @@ let gone: SimulatedFleet;
 let keepAlive: ReturnType<typeof setInterval> | undefined;
 
 interface Entry { deviceId: string; deviceName: string; deviceStatus: string; state: string; attempt: number; batchIndex: number | null }
-interface Batch { index: number; size: number; state: string; counts: Record<string, number>; outcome: { summary: string } | null }
+interface Batch { index: number; size: number; state: string; counts: Record<string, number>; outcome: { summary: string; by: string | null; running: number; failed: number; at: string } | null }
+
+/** A count of devices in words ("2 of 3 running", "0 failed"): what no stored text may say, since later reports change it. */
+const DEVICE_COUNT = /\d+ of \d+ running|\d+ failed|\d+ devices? running/;
 
 const entries = async (id: string, query = "") => (await service.call<{ items: Entry[] }>("GET", `/api/v1/deployments/${id}/devices?limit=100${query}`)).items;
-const rolloutOf = (id: string) => service.call<{ state: string; batches: Batch[] }>("GET", `/api/v1/deployments/${id}/rollout`);
+const rolloutOf = (id: string) => service.call<{ state: string; reason: string | null; batches: Batch[] }>("GET", `/api/v1/deployments/${id}/rollout`);
 
 /** A batch's legend on the page: its entries by key. */
 async function legend(page: Page, batch: number): Promise<Record<string, number>> {
@@ -101,16 +105,22 @@ describe.skipIf(!peerAvailable("chromium"))("console rollout counts and offline 
     await heartbeat(live, a, [{ deploymentId: id, state: "running" }]);
     await heartbeat(live, c, [{ deploymentId: id, state: "running" }]);
     await heartbeat(live, b, [{ deploymentId: id, state: "failed", message: "image pull failed" }]);
-    // Promoted below its target while b waits for its retry: the record of that moment says 0 failed.
+    // Promoted below its target while b waits for its retry: the record of that moment says 0 failed, in its fields.
     await service.call("POST", `/api/v1/deployments/${id}/rollout/promote`, { body: {} });
     const promoted = await rolloutOf(id);
-    expect(promoted.batches[0].outcome!.summary).toContain("with 2 of 3 running (3 needed), 0 failed");
+    expect(promoted.batches[0].outcome).toMatchObject({ running: 2, failed: 0, at: expect.any(String), by: expect.stringContaining(ADMIN.email) });
+    const by = promoted.batches[0].outcome!.by!;
+    expect(promoted.batches[0].outcome!.summary).toBe(`promoted below its success target (3 running needed) by ${by}`);
     // b's retry is handed out by its next heartbeat; the second attempt fails too (its last).
     await expect.poll(async () => (await entries(id, "&batch=0")).find((e) => e.deviceId === b.deviceId)?.attempt, { timeout: UI_TIMEOUT_MS }).toBe(2);
     await heartbeat(live, b, [{ deploymentId: id, state: "failed", message: "image pull failed again" }]);
     const after = await rolloutOf(id);
     expect(after.batches[0].counts).toMatchObject({ running: 2, failed: 1, waitingToRetry: 0 });
     expect(after.batches[1]).toMatchObject({ size: 2, state: "in_progress", counts: { offline: 2, pending: 0 } });
+    // No text the API keeps says a count that is untrue now (it said "0 failed" beside failed 1).
+    expect(after.reason).toBe(`canary promoted below its success target (3 running needed) by ${by}; batch 1 dispatched`);
+    const deployment = await service.call<{ rolloutReason: string | null }>("GET", `/api/v1/deployments/${id}`);
+    for (const text of [after.reason, deployment.rolloutReason, ...after.batches.map((x) => x.outcome?.summary ?? null)]) expect(text ?? "").not.toMatch(DEVICE_COUNT);
 
     const ui = await suite.open({ user: ADMIN });
     const page = ui.page;
@@ -122,7 +132,11 @@ describe.skipIf(!peerAvailable("chromium"))("console rollout counts and offline 
     expect(Object.values(canaryLegend).reduce((s, n) => s + n, 0)).toBe(3);
     const outcome = (await page.getByTestId("batch-outcome-0").textContent()) ?? "";
     expect(outcome).toContain("promoted below its success target (3 running needed) by");
-    expect(outcome).not.toMatch(/\d+ failed|\d+ of \d+ running/);
+    expect(outcome).not.toMatch(DEVICE_COUNT);
+    // The rollout's "Latest:" box says what happened, and no count of that moment beside the legend's.
+    const latest = page.getByRole("region", { name: "Rollout", exact: true }).locator(".alert-box p").first();
+    await waitForText(latest, `Latest: canary promoted below its success target (3 running needed) by ${by}; batch 1 dispatched`);
+    expect((await page.getByRole("region", { name: "Rollout", exact: true }).textContent()) ?? "").not.toMatch(/\d+ of \d+ running|0 failed/);
     // The device table agrees with the legend, and says what the failed device's note is about.
     await page.getByLabel("State", { exact: true }).selectOption("failed");
     const table = page.getByRole("table", { name: "Devices of this deployment" });

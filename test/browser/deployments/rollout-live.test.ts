@@ -202,7 +202,7 @@ describe.skipIf(!peerAvailable("chromium"))("console rollout page, live", () => 
     // The fourth failure crosses the failure threshold: the service pauses by itself.
     await reportAll(fleet, failing.slice(3), id, "failed", "download failed: digest mismatch of layer 3 (simulated)");
     rollout = await expectPageMatchesApi(ui, id, "paused");
-    expect(rollout.reason).toBe("batch 2: 4 of 11 devices failed (36.4%, failure threshold 30%)");
+    expect(rollout.reason).toBe("batch 2 paused: its failed devices reached the failure threshold (30%)");
     await waitForText(ui.page.locator(".alert-box").filter({ hasText: "Paused:" }).locator("p").first(), `Paused: ${rollout.reason}`);
     // The per-device table filtered by state (in the URL) shows the failed devices with the agent's message.
     await ui.page.getByLabel("State", { exact: true }).selectOption("failed");

@@ -194,7 +194,7 @@ describe("all-at-once lifecycle", () => {
     await agentHeartbeat(h, arm[0], [{ deploymentId: id, state: "running" }]);
     await agentHeartbeat(h, arm[1], [{ deploymentId: id, state: "running" }]);
     const got = await h.api("GET", `/api/v1/deployments/${id}`, { key: acme.key });
-    expect(got.body).toMatchObject({ status: "running", rolloutState: "completed", rolloutReason: "3 devices running, 1 failed" });
+    expect(got.body).toMatchObject({ status: "running", rolloutState: "completed", rolloutReason: "every device reported running or failed (no attempt left)", progress: { running: 3, failed: 1 } });
     const stats = await h.api("GET", "/api/v1/deployments/stats", { key: acme.key });
     expect(stats.status).toBe(200);
     expect(stats.body.byStatus.running).toBeGreaterThanOrEqual(1);

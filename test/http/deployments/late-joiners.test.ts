@@ -88,7 +88,7 @@ describe("late joiners of a staged continuous deployment", () => {
 
     // the failure threshold (50%) pauses it, as it would any batch
     await report(late[0], id, "failed", { message: "pull failed" });
-    expect(await rollout(id)).toMatchObject({ state: "paused", reason: expect.stringContaining("batch 2: 1 of 2 devices failed") });
+    expect(await rollout(id)).toMatchObject({ state: "paused", reason: expect.stringContaining("batch 2 paused: its failed devices reached the failure threshold") });
     // a joiner while paused joins the batch in flight, but is told only on resume
     const [whilePaused] = await enrollFleet(h, acme.key, 1, { labels: { line: "press" } });
     expect(await installOf(whilePaused, id)).toBeUndefined();
@@ -159,7 +159,7 @@ describe("a leaver's counts", () => {
     expect((await rollout(id)).batches[0]).toMatchObject({ size: 1, counts: { running: 0, failed: 1, skipped: 0 } });
     // judged the same way: the one device left in the canary failed, and that is all of it
     await judgeDeploymentsInFlight(h.services);
-    expect(await rollout(id)).toMatchObject({ state: "paused", reason: "canary: 1 of 1 devices failed (100%, failure threshold 100%)" });
+    expect(await rollout(id)).toMatchObject({ state: "paused", reason: "canary paused: its failed devices reached the failure threshold (100%)" });
   });
 });
 

@@ -103,7 +103,7 @@ describe("retries with back-off", () => {
     await agentHeartbeat(h, fleet[flaky], [{ deploymentId: id, state: "failed", message: "attempt 3: still broken", attempt: 3 }]);
     expect(await entry(id, fleet[flaky])).toMatchObject({ state: "failed", attempt: 3, retryAt: null });
     const d = await deployment(id);
-    expect(d).toMatchObject({ rolloutState: "completed", rolloutReason: "2 devices running, 1 failed", progress: { failed: 1, waiting_to_retry: 0 } });
+    expect(d).toMatchObject({ rolloutState: "completed", rolloutReason: "every device reported running or failed (no attempt left)", progress: { running: 2, failed: 1, waiting_to_retry: 0 } });
     // the last attempt failed: now the alert fires for it
     expect(await firingFor(ruleId)).toEqual([fleet[flaky].deviceId]);
     await h.api("DELETE", `/api/v1/alert-rules/${ruleId}`, { key: acme.key });

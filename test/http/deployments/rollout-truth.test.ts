@@ -2,7 +2,9 @@
 // canary (3 devices, one fails) pauses by itself; approve is refused saying which moves make
 // progress; resume says what it waits for and that the failed device keeps the target out of
 // reach; promote records the canary as promoted by that operator with its counts, and the
-// completion reason says so. Retry-failed gives the failed devices their next attempt (audited),
+// completion reason says so. No stored reason or outcome summary carries a count of devices
+// (the counts of a moment stay in the outcome's fields, with its time; the rollout's counts say
+// how it is now). Retry-failed gives the failed devices their next attempt (audited),
 // promote from a pause and abort record the batch in flight with its counts. Then, as a property
 // (fast-check, a few dozen runs): for any sequence of device reports and operator moves, every
 // batch's recorded outcome agrees with its counts at that moment and with the moves made.
@@ -82,7 +84,7 @@ describe("the demo's canary: one of three fails", () => {
     await report(canary[1], id, "running");
     await report(canary[2], id, "failed");
     const paused = await rollout(id);
-    expect(paused).toMatchObject({ state: "paused", reason: "canary: 1 of 3 devices failed (33.3%, failure threshold 20%)" });
+    expect(paused).toMatchObject({ state: "paused", reason: "canary paused: its failed devices reached the failure threshold (20%)" });
     expect(paused.batches[0]).toMatchObject({ state: "in_progress", outcome: null, successTarget: 3, counts: { running: 2, failed: 1 } });
     const approve = await move(id, "approve");
     expect(approve.status).toBe(409);
@@ -92,27 +94,27 @@ describe("the demo's canary: one of three fails", () => {
     );
   });
 
-  it("resume says what the canary now waits for, and that its failed device keeps it out of reach", async () => {
+  it("resume says what the canary now waits for (its counts are the batch's to say)", async () => {
     const res = await move(id, "resume");
     expect(res.status, res.text).toBe(200);
     const deadline = res.body.batches[0].deadlineAt as string;
     expect(res.body.state).toBe("canary");
     expect(res.body.reason).toBe(
-      `canary resumed by ${operator}: failures accepted; waiting for 3 of 3 running (2 running, 1 failed) until ${deadline}; `
-        + "it cannot reach that while 1 device stays failed (at most 2 can run): retry the failed devices, promote it as it is, or abort",
+      `canary resumed by ${operator}: failures accepted; waiting for 3 of 3 running until ${deadline}`,
     );
+    expect(res.body.batches[0].counts).toMatchObject({ running: 2, failed: 1 });
   });
 
   it("promote records the canary as promoted by the operator with its counts, not as succeeded", async () => {
     const res = await move(id, "promote");
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ state: "in_progress", currentBatch: 1 });
-    expect(res.body.reason).toBe(`canary promoted by ${operator} with 2 of 3 running (3 needed), 1 failed; batch 1 dispatched`);
+    expect(res.body.reason).toBe(`canary promoted below its success target (3 running needed) by ${operator}; batch 1 dispatched`);
     expect(res.body.batches[0]).toMatchObject({
       state: "promoted",
       outcome: {
         kind: "promoted", move: "promote", by: operator, running: 2, failed: 1, size: 3, successTarget: 3,
-        summary: `promoted by ${operator} with 2 of 3 running (3 needed), 1 failed`,
+        summary: `promoted below its success target (3 running needed) by ${operator}`,
       },
     });
     expect(Date.parse(res.body.batches[0].outcome.at)).not.toBeNaN();
@@ -123,7 +125,7 @@ describe("the demo's canary: one of three fails", () => {
     await report(last, id, "running");
     const done = await rollout(id);
     expect(done.state).toBe("completed");
-    expect(done.reason).toBe(`all 2 batches done: 1 reached the success threshold; the canary was promoted by ${operator} with 2 of 3 running (3 needed), 1 failed`);
+    expect(done.reason).toBe(`all 2 batches done: 1 reached the success threshold; the canary was promoted below its success target (3 running needed) by ${operator}`);
     expect(done.batches.map((b) => [b.state, b.outcome?.kind, b.outcome?.move ?? null])).toEqual([["promoted", "promoted", "promote"], ["succeeded", "succeeded", null]]);
     expect(done.batches[1].outcome).toMatchObject({ running: 1, failed: 0, size: 1, successTarget: 1, by: null });
   });
@@ -141,7 +143,7 @@ describe("moves that make progress after an automatic pause", () => {
     const res = await move(id, "retry-failed");
     expect(res.status, res.text).toBe(200);
     expect(res.body.state).toBe("canary");
-    expect(res.body.reason).toBe(`canary: 1 failed device retried by ${operator}; waiting for 3 of 3 running (2 running, 0 failed) until ${res.body.batches[0].deadlineAt}`);
+    expect(res.body.reason).toBe(`canary: 1 failed device retried by ${operator}; waiting for 3 of 3 running until ${res.body.batches[0].deadlineAt}`);
     expect(res.body.batches[0].counts).toMatchObject({ running: 2, failed: 0, pending: 1 });
     expect(await entry(id, canary[2])).toMatchObject({ state: "pending", attempt: 2, desiredAction: "install", reason: `retried by ${operator}: attempt 2` });
     expect(await installOf(canary[2], id)).toMatchObject({ attempt: 2 });
@@ -178,6 +180,38 @@ describe("moves that make progress after an automatic pause", () => {
     expect(aborted.status, aborted.text).toBe(200);
     expect(aborted.body).toMatchObject({ state: "aborted", reason: `aborted by ${operator}` });
     expect(aborted.body.batches[1]).toMatchObject({ state: "cancelled", outcome: { kind: "cancelled", move: "abort", by: operator, running: 1, failed: 0, size: 3, successTarget: 3 } });
+  });
+});
+
+/** A count of devices in words ("2 of 3 running", "0 failed"): what no stored text may carry, since later reports change it. */
+const DEVICE_COUNT = /\d+ of \d+ running|\d+ failed|\d+ devices? running/;
+
+describe("no text the rollout keeps says a count that later reports make untrue", () => {
+  it("after a canary promoted below its target and a later failure, the reasons and summaries name no count; the counts say 1 failed", async () => {
+    const id = await createAndStart(fleet.slice(0, 4), { canary: { count: 3 }, batches: [], successThreshold: 100, failureThreshold: 100 });
+    const canary = await batchDevices(id, 0);
+    await report(canary[0], id, "running");
+    await report(canary[1], id, "running");
+    // promoted while the third is still installing: at that moment 2 running, 0 failed
+    const promoted = await move(id, "promote");
+    expect(promoted.status, promoted.text).toBe(200);
+    expect(promoted.body.batches[0].outcome).toMatchObject({ kind: "promoted", running: 2, failed: 0, at: expect.any(String) });
+    // then it fails
+    await report(canary[2], id, "failed");
+
+    const now = await rollout(id);
+    expect(now.batches[0].counts).toMatchObject({ running: 2, failed: 1 });
+    const deployment = (await h.api("GET", `/api/v1/deployments/${id}`, { key: acme.key })).body as { rolloutReason: string | null };
+    const texts = [now.reason, deployment.rolloutReason, ...now.batches.map((b) => b.outcome?.summary ?? null)].filter((t): t is string => t !== null);
+    expect(texts).toContain(`canary promoted below its success target (3 running needed) by ${operator}; batch 1 dispatched`);
+    for (const text of texts) expect(text).not.toMatch(DEVICE_COUNT);
+
+    // the rollout completes on the last batch: its completion reason names no count either
+    const [last] = await batchDevices(id, 1);
+    await report(last, id, "running");
+    const done = await rollout(id);
+    expect(done.state).toBe("completed");
+    expect(done.reason).not.toMatch(DEVICE_COUNT);
   });
 });
 

@@ -133,7 +133,7 @@ describe("judgeBatch", () => {
     // 9 of 10 running reaches 90%, but 1 of 10 failed crosses a 10% failure threshold
     const verdict = judgeBatch(batch({ running: 9, failed: 1 }), { successThreshold: 90, failureThreshold: 10 });
     expect(verdict.kind).toBe("failure_threshold");
-    expect(verdict).toEqual({ kind: "failure_threshold", reason: "batch 1: 1 of 10 devices failed (10%, failure threshold 10%)" });
+    expect(verdict).toEqual({ kind: "failure_threshold", reason: "batch 1 paused: its failed devices reached the failure threshold (10%)" });
   });
 
   it("trips exactly at the failure threshold, not below", () => {
@@ -143,9 +143,9 @@ describe("judgeBatch", () => {
     expect(judgeBatch(batch({ size: 3, failed: 1 }), { successThreshold: 90, failureThreshold: 33.3 }).kind).toBe("failure_threshold");
   });
 
-  it("names the canary and rounds the percent in the reason", () => {
+  it("names the canary and the threshold in the reason, and no count (it is stored, and later reports change the counts)", () => {
     const verdict = judgeBatch(batch({ index: 0, size: 3, failed: 1 }), thresholds);
-    expect(verdict).toEqual({ kind: "failure_threshold", reason: "canary: 1 of 3 devices failed (33.3%, failure threshold 20%)" });
+    expect(verdict).toEqual({ kind: "failure_threshold", reason: "canary paused: its failed devices reached the failure threshold (20%)" });
   });
 
   it("ignores failures the operator accepted on resume", () => {
@@ -158,7 +158,7 @@ describe("judgeBatch", () => {
   it("times out below the success target once the deadline passed, saying how many were needed", () => {
     expect(judgeBatch(batch({ running: 8, deadlinePassed: true }), thresholds)).toEqual({
       kind: "timed_out",
-      reason: "batch 1 timed out: 8 of 10 devices running, 9 needed (success threshold 90%)",
+      reason: "batch 1 timed out below its success target (9 of 10 running needed, success threshold 90%)",
     });
     expect(judgeBatch(batch({ index: 0, size: 2, running: 0, deadlinePassed: true }), thresholds)).toMatchObject({
       kind: "timed_out",

@@ -2,13 +2,18 @@
 // (fast-check): whatever the counts, an outcome says "succeeded" only when the batch's running
 // devices reached its success target at that moment, one an operator moved past below it names
 // the move and the operator, and a completion reason says "reached the success threshold" of
-// every batch only when each did. The service records these (rollout.ts); the same properties
+// every batch only when each did. No text that is stored or shown as a batch's outcome carries a
+// count of its devices (they go on reporting; the counts of the moment stay in the record's fields). The service records these (rollout.ts); the same properties
 // over the service, with reports and moves in any order: test/http/deployments/rollout-truth.test.ts.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   abortedOutcome, acceptedOutcome, completionReason, judgedOutcome, outcomeText, successTarget, waitingText, type BatchOutcome,
 } from "../../../src/modules/deployments/rollout-machine.js";
+import { cannotReachText } from "../../../src/modules/deployments/rollout-words.js";
+
+/** A count of devices in words ("2 of 3 running", "1 failed"): what a stored text must not carry. */
+const DEVICE_COUNT = /\d+ of \d+ running|\d+ failed|\d+ running,/;
 
 const AT = new Date("2026-11-27T10:00:00.000Z");
 
@@ -23,7 +28,7 @@ describe("acceptedOutcome", () => {
   it("the demo's canary: 2 of 3 running, 1 failed, promoted by a person", () => {
     const o = acceptedOutcome("promote", "alice@example.com", { index: 0, size: 3, running: 2, failed: 1 }, { successThreshold: 90 }, AT);
     expect(o).toEqual({ kind: "promoted", move: "promote", by: "alice@example.com", at: AT.toISOString(), running: 2, failed: 1, size: 3, successTarget: 3 });
-    expect(outcomeText(o)).toBe("promoted by alice@example.com with 2 of 3 running (3 needed), 1 failed");
+    expect(outcomeText(o)).toBe("promoted below its success target (3 running needed) by alice@example.com");
   });
 
   it("is succeeded exactly when the running devices reached the target, else promoted naming the move and the operator", () => {
@@ -35,7 +40,8 @@ describe("acceptedOutcome", () => {
       expect(o.kind).toBe(batch.running >= target ? "succeeded" : "promoted");
       expect(o.move).toBe(move);
       expect(o.by).toBe("op@example.com");
-      if (o.kind === "promoted") expect(outcomeText(o)).toContain(`by op@example.com with ${batch.running} of ${batch.size} running (${target} needed)`);
+      if (o.kind === "promoted") expect(outcomeText(o)).toBe(`${move === "approve" ? "approved" : "promoted"} below its success target (${target} running needed) by op@example.com`);
+      expect(outcomeText(o)).not.toMatch(DEVICE_COUNT);
     }), { numRuns: 300 });
   });
 });
@@ -65,6 +71,7 @@ describe("completionReason", () => {
         if (o.kind === "succeeded") expect(reason).not.toContain(`${name} was`);
         else expect(reason).toContain(`${name} was ${outcomeText(o)}`);
       }
+      expect(reason).not.toMatch(DEVICE_COUNT);
     }), { numRuns: 300 });
   });
 
@@ -72,36 +79,40 @@ describe("completionReason", () => {
     const canary = acceptedOutcome("promote", "alice@example.com", { index: 0, size: 3, running: 2, failed: 1 }, { successThreshold: 90 }, AT);
     const batch = judgedOutcome("succeeded", { index: 1, size: 50, running: 45, failed: 0 }, { successThreshold: 90 }, AT);
     expect(completionReason([{ index: 0, outcome: canary }, { index: 1, outcome: batch }])).toBe(
-      "all 2 batches done: 1 reached the success threshold; the canary was promoted by alice@example.com with 2 of 3 running (3 needed), 1 failed",
+      "all 2 batches done: 1 reached the success threshold; the canary was promoted below its success target (3 running needed) by alice@example.com",
     );
   });
 
   it("names an aborted or timed-out batch as what it was", () => {
     const aborted = abortedOutcome("bob@example.com", { index: 1, size: 4, running: 1, failed: 0 }, { successThreshold: 100 }, AT);
-    expect(outcomeText(aborted)).toBe("cancelled (rollout aborted by bob@example.com) with 1 of 4 running (4 needed), 0 failed");
+    expect(outcomeText(aborted)).toBe("cancelled: the rollout was aborted by bob@example.com");
     const failed = judgedOutcome("failed", { index: 2, size: 4, running: 1, failed: 0 }, { successThreshold: 100 }, AT);
-    expect(outcomeText(failed)).toBe("timed out below its success target: 1 of 4 running (4 needed), 0 failed");
+    expect(outcomeText(failed)).toBe("timed out below its success target (4 running needed)");
+    // the counts of that moment stay in the record, beside its time
+    expect(failed).toMatchObject({ running: 1, failed: 0, size: 4, at: AT.toISOString() });
   });
 });
 
 describe("waitingText", () => {
   const deadline = new Date("2026-11-27T11:00:00.000Z");
 
-  it("names the target, the counts and the deadline", () => {
-    expect(waitingText({ index: 0, size: 3, running: 2, failed: 0 }, { successThreshold: 90 }, deadline)).toBe(
-      "waiting for 3 of 3 running (2 running, 0 failed) until 2026-11-27T11:00:00.000Z",
-    );
+  it("names the target and the deadline, and no count of now", () => {
+    expect(waitingText({ size: 3 }, { successThreshold: 90 }, deadline)).toBe("waiting for 3 of 3 running until 2026-11-27T11:00:00.000Z");
+    fc.assert(fc.property(counts, threshold, (batch, successThreshold) => {
+      expect(waitingText(batch, { successThreshold }, null)).toBe(`waiting for ${successTarget(batch.size, successThreshold)} of ${batch.size} running`);
+    }), { numRuns: 100 });
   });
+});
 
+describe("cannotReachText", () => {
   it("says when the failed devices make the target unreachable, and only then", () => {
-    expect(waitingText({ index: 0, size: 3, running: 2, failed: 1 }, { successThreshold: 90 }, deadline)).toBe(
-      "waiting for 3 of 3 running (2 running, 1 failed) until 2026-11-27T11:00:00.000Z; it cannot reach that while 1 device stays failed (at most 2 can run): "
-        + "retry the failed devices, promote it as it is, or abort",
+    expect(cannotReachText({ index: 0, size: 3, failed: 1, successTarget: 3 })).toBe(
+      "The canary cannot reach its success target (3 running) while 1 device stays failed (at most 2 can run): retry the failed devices, promote it as it is, or abort.",
     );
     fc.assert(fc.property(counts, threshold, (batch, successThreshold) => {
-      const text = waitingText(batch, { successThreshold }, null);
-      expect(text).toContain(`waiting for ${successTarget(batch.size, successThreshold)} of ${batch.size} running`);
-      expect(text.includes("cannot reach")).toBe(batch.size - batch.failed < successTarget(batch.size, successThreshold));
+      const target = successTarget(batch.size, successThreshold);
+      const text = cannotReachText({ ...batch, successTarget: target });
+      expect(text !== null).toBe(batch.size - batch.failed < target);
     }), { numRuns: 300 });
   });
 });

@@ -33,6 +33,7 @@ import { positionText, retryable, shortfall, STATE_TONE, stateLabel } from "./la
 import "./rollout.css";
 import { counted } from "../../../../src/lib/plural";
 import { TERMINAL_ROLLOUT_STATES } from "../../../../src/modules/deployments/rollout-moves";
+import { cannotReachText } from "../../../../src/modules/deployments/rollout-words";
 
 type Deployment = RouterOutputs["deployments"]["get"];
 type DeviceEntry = RouterOutputs["deployments"]["devices"]["items"][number];
@@ -241,6 +242,9 @@ function RolloutCard({ deployment, rollout }: { deployment: Deployment; rollout:
   // the rollout's own read may land a moment after the deployment's: words about its batch only once both agree
   const position = r && r.state === deployment.rolloutState ? positionText(r) : null;
   const paused = deployment.rolloutState === "paused" && r?.state === "paused" && r.batches.some((b) => b.index === r.currentBatch && b.state === "in_progress");
+  // From the batch's counts of now, as its legend shows them (a stored reason carries no count).
+  const inFlight = r && (r.state === "canary" || r.state === "in_progress") ? r.batches.find((b) => b.index === r.currentBatch && b.state === "in_progress") : undefined;
+  const unreachable = inFlight ? cannotReachText({ index: inFlight.index, size: inFlight.size, failed: inFlight.counts.failed, successTarget: inFlight.successTarget }) : null;
   return (
     <Card title="Rollout" id="rollout">
       <div className="stack">
@@ -273,6 +277,7 @@ function RolloutCard({ deployment, rollout }: { deployment: Deployment; rollout:
             </div>
           </div>
         )}
+        {unreachable && <div className="alert-box alert-box--warning" role="status" data-testid="rollout-unreachable"><p>{unreachable}</p></div>}
         {control.conflict != null && (
           <div className="stack stack--tight" data-testid="rollout-conflict">
             <ErrorBox error={control.conflict} />

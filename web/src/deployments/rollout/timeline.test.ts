@@ -60,7 +60,7 @@ describe("time left", () => {
 describe("a batch's outcome in words", () => {
   it("says how a batch ended without counts of its own: the page's numbers are the batch's counts", () => {
     const at = "2026-12-07T10:02:00.000Z";
-    const base = { at, running: 2, failed: 2, size: 3, successTarget: 3, summary: "promoted by alice@example.com with 2 of 3 running (3 needed), 2 failed" };
+    const base = { at, running: 2, failed: 2, size: 3, successTarget: 3, summary: "promoted below its success target (3 running needed) by alice@example.com" };
     const promoted = { ...base, kind: "promoted", move: "promote", by: "alice@example.com" } as NonNullable<Batch["outcome"]>;
     expect(outcomeText(promoted)).toBe("promoted below its success target (3 running needed) by alice@example.com");
     expect(outcomeText({ ...promoted, kind: "cancelled", move: "abort" })).toBe("cancelled: the rollout was aborted by alice@example.com");

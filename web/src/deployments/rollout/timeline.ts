@@ -81,22 +81,5 @@ export function clockRuns(rollout: Pick<Rollout, "state" | "currentBatch">, batc
   return batch.state === "in_progress" && batch.deadlineAt !== null && rollout.currentBatch === batch.index && (rollout.state === "canary" || rollout.state === "in_progress");
 }
 
-/**
- * How a batch ended, in the page's words: the kind, the move and who made it, the success target.
- * Its counts of that moment stay out (the API's `summary` keeps them): the devices of a batch go on
- * reporting after it ended (a promoted canary's device retries and fails), and the page shows one
- * set of numbers per batch, its counts now.
- */
-export function outcomeText(o: NonNullable<Batch["outcome"]>): string {
-  const by = o.by ? ` by ${o.by}` : "";
-  switch (o.kind) {
-    case "succeeded":
-      return `reached its success target (${o.successTarget} running)${o.move ? `; ${o.move}d${by}` : ""}`;
-    case "promoted":
-      return `${o.move === "approve" ? "approved" : "promoted"} below its success target (${o.successTarget} running needed)${by}`;
-    case "failed":
-      return `timed out below its success target (${o.successTarget} running needed)`;
-    case "cancelled":
-      return `cancelled: the rollout was aborted${by}`;
-  }
-}
+/** How a batch ended, in the words the API's `summary` uses too (no count of devices: rollout-words.ts). */
+export { outcomeText } from "../../../../src/modules/deployments/rollout-words";
