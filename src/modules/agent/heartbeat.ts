@@ -18,6 +18,8 @@ import { eventBusOf, type DeviceStatus } from "../../lib/events.js";
 import { desiredStateOf, type DeploymentProgress } from "./desired-state.js";
 import { splitFacts, type DesiredDeployment, type Facts } from "./schemas.js";
 import { perService } from "../../lib/per-service.js";
+import { REMOTE_ACCESS_SQL, remoteAccessAnswer, type RemoteAccessFlags } from "../remote-sessions/heartbeat.js";
+import type { Offer } from "../remote-sessions/schemas.js";
 import { GroupCommit, type GroupCommitOptions } from "../../lib/group-commit.js";
 import { admittedSql } from "./admission-gate.js";
 import { actionsExchange } from "../device-actions/agent-exchange.js";
@@ -48,6 +50,8 @@ export interface HeartbeatResult {
   admitted: boolean;
   /** the device has device actions to be handed (docs/actions.md) */
   hasActions: boolean;
+  /** remote access is on for the organization (null: off): its selector, the labels it needs, whether an offer waits */
+  remote: RemoteAccessFlags | null;
 }
 
 interface Row {
@@ -127,7 +131,8 @@ export const HEARTBEAT_STATEMENT = /* sql */ `
   -- them the heartbeat needs no desired-state query (DeploymentDevice(deviceId, desiredAction)).
   SELECT u."i", u."previous", u."current", ${admittedSql('u."id"')} AS "admitted",
          EXISTS (SELECT 1 FROM "DeploymentDevice" dd WHERE dd."deviceId" = u."id" AND dd."desiredAction" IS NOT NULL) AS "hasDesired",
-         EXISTS (SELECT 1 FROM "DeviceAction" da WHERE da."deviceId" = u."id" AND da."state" IN ('pending', 'delivered', 'deferred')) AS "hasActions"
+         EXISTS (SELECT 1 FROM "DeviceAction" da WHERE da."deviceId" = u."id" AND da."state" IN ('pending', 'delivered', 'deferred')) AS "hasActions",
+         ${REMOTE_ACCESS_SQL} AS "remote"
     FROM upd u`;
 
 function rowOf(i: number, device: DevicePrincipal, input: HeartbeatWrite, sourceIp: string | null): Row {
@@ -165,7 +170,7 @@ export async function recordHeartbeats(
   const rows = items.map((item, i) => rowOf(i, item.device, item.input, item.sourceIp));
   const results: (HeartbeatResult | null)[] = items.map(() => null);
   for (const r of await raw.query<HeartbeatResult & { i: number }>(HEARTBEAT_STATEMENT, [JSON.stringify(rows)], { prepared: "fleet_heartbeats" })) {
-    results[r.i] = { previous: r.previous, current: r.current, admitted: r.admitted === true, hasDesired: r.hasDesired === true, hasActions: r.hasActions === true };
+    results[r.i] = { previous: r.previous, current: r.current, admitted: r.admitted === true, hasDesired: r.hasDesired === true, hasActions: r.hasActions === true, remote: r.remote ?? null };
   }
   return results;
 }
@@ -213,6 +218,7 @@ export interface HeartbeatAnswer {
   heartbeatIntervalSeconds: number;
   deployments: DesiredDeployment[];
   actions?: DeviceActionEntry[];
+  remoteAccess?: { enabled: boolean; pending: Offer[] };
 }
 
 /**
@@ -240,5 +246,6 @@ export async function handleHeartbeat(services: Services, device: DevicePrincipa
     // Reports may change the desired state (a confirmed removal, a rollout move): then it is read again.
     deployments: result.hasDesired || input.deployments?.length ? await desiredStateOf(services, { id: deviceId, organizationId }, input.deployments) : [],
     ...(actions.length ? { actions } : {}),
+    ...(result.remote ? { remoteAccess: await remoteAccessAnswer(services, deviceId, result.remote) } : {}),
   };
 }

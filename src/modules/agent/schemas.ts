@@ -1,5 +1,6 @@
 // The device agent protocol's payloads (docs/devices.md): enroll, heartbeat, renew.
 import { z } from "zod";
+import { offerOutput } from "../remote-sessions/schemas.js";
 import { labelsSchema } from "../devices/labels.js";
 import { actionReport, deviceActionEntry } from "../device-actions/schemas.js";
 
@@ -84,6 +85,10 @@ export const heartbeatOutput = z.object({
   heartbeatIntervalSeconds: z.number().int(),
   deployments: z.array(desiredDeployment).describe("the desired state: deployments this device must run or remove"),
   actions: z.array(deviceActionEntry).optional().describe("the device actions open for it, oldest first (absent: none); each runs at most once (docs/actions.md)"),
+  remoteAccess: z.object({
+    enabled: z.boolean().describe("the organization's policy allows reaching this device: hold GET /agent/remote/wait (the agent's own configuration may still say no)"),
+    pending: z.array(offerOutput).describe("streams waiting for this device (the fallback of the long-poll)"),
+  }).optional().describe("remote access (docs/remote-access.md); absent: off for the organization"),
 });
 
 export const renewInput = z.object({

@@ -81,7 +81,7 @@ export function remoteAccessOf(settings: unknown): RemoteAccessSettings {
 }
 
 /** Whether a device's labels satisfy the policy's selector (every term must match). */
-export function matchesSelector(policy: RemoteAccessSettings, labels: unknown): boolean {
+export function matchesSelector(policy: Pick<RemoteAccessSettings, "deviceSelector">, labels: unknown): boolean {
   if (!policy.deviceSelector) return true;
   let selector: Labels;
   try {

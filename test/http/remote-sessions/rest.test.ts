@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "../../support/harness.js";
 import { openSession, remoteTenant, wait, type RemoteTenant } from "./support.js";
+import { heartbeat } from "../agent/fleet-support.js";
 
 let h: Harness;
 let acme: RemoteTenant;
@@ -53,6 +54,21 @@ describe("open, get, list", () => {
     expect(offer).toMatchObject({ kind: "shell", connectionId: opened.connectionId, streamUrl: `/api/v1/agent/remote-sessions/${opened.session.id}/stream`, tty: true, cols: 100, rows: 30 });
     expect(offer!.token).toMatch(new RegExp(`^${opened.connectionId}\\.rd_`));
     await h.api("POST", `/api/v1/remote-sessions/${opened.session.id}/close`, { key: acme.key });
+  });
+
+  it("the heartbeat carries remoteAccess: enabled, the waiting offers; absent while off", async () => {
+    const quiet = await heartbeat(h, acme.device, { status: "online" });
+    expect(quiet.body.remoteAccess).toEqual({ enabled: true, pending: [] });
+    const opened = await openSession(h, acme.key, { deviceId: acme.device.deviceId, kind: "exec", command: ["true"] });
+    const res = await heartbeat(h, acme.device, { status: "online" });
+    expect(res.status).toBe(200);
+    expect(res.body.remoteAccess.enabled).toBe(true);
+    expect(res.body.remoteAccess.pending.map((o: { sessionId: string }) => o.sessionId)).toContain(opened.session.id);
+    await h.api("POST", `/api/v1/remote-sessions/${opened.session.id}/close`, { key: acme.key });
+    const off = await remoteTenant(h, {});
+    expect((await heartbeat(h, off.device, { status: "online" })).body.remoteAccess).toBeUndefined();
+    const selected = await remoteTenant(h, { enabled: true, deviceSelector: "remote=yes" });
+    expect((await heartbeat(h, selected.device, { status: "online" })).body.remoteAccess).toEqual({ enabled: false, pending: [] });
   });
 
   it("another tenant's device and session are 404", async () => {
