@@ -25,7 +25,7 @@ import { DeviceSession, succeeded } from "./core/session.js";
 import { readFacts } from "./host/facts.js";
 import { HostMetrics } from "./host/metrics.js";
 import { stopOrphanedCommands } from "./host/orphans.js";
-import { loadIdentity, loadKey, storeCredentials, type StoredIdentity } from "./identity-store.js";
+import { loadIdentity, loadKey, storeCredentials, wipeIdentity, type StoredIdentity } from "./identity-store.js";
 import type { ComposeEngine, ProjectContainer } from "./runtime/engine.js";
 import type { StateDir } from "./state-dir.js";
 import { ComposeRuntime } from "./workloads.js";
@@ -248,6 +248,11 @@ export class FleetAgent {
           waitMs = this.identity.heartbeatIntervalSeconds * 1000;
           this.saveDeployments();
           this.remote?.onHeartbeat(response.body.remoteAccess);
+        } else if (response.status === 401 && response.headers["fleet-device-decommissioned"] === "true") {
+          wipeIdentity(this.options.state);
+          this.log("error", `the service says this device was decommissioned (${message}); its identity is wiped and the agent stops. Workloads keep running.`);
+          await this.stop(EXIT_CREDENTIALS_REFUSED);
+          return;
         } else if (response.status === 401 || response.status === 403) {
           const expiredAt = this.certificateExpiredAt();
           this.log("error", `the service refuses this device's certificate (${response.status}: ${message})` +

@@ -76,3 +76,14 @@ export async function storeCredentials(
   if (previous) for (const file of [previous.keyFile, previous.certificateFile, previous.chainFile]) if (file && !Object.values(identity).includes(file)) state.remove(file);
   return identity;
 }
+
+/**
+ * The service said this device was decommissioned (deleted or rejected; docs/admission.md): the
+ * key, the certificates and identity.json go, so that nothing on the machine can act as the
+ * device again. identity.json first: a crash midway leaves a machine that is simply not enrolled.
+ */
+export function wipeIdentity(state: StateDir): void {
+  const identity = state.readJson<Partial<StoredIdentity>>("identity.json");
+  state.remove("identity.json");
+  for (const file of [identity?.keyFile, identity?.certificateFile, identity?.chainFile]) if (file) state.remove(file);
+}

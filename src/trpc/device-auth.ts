@@ -28,6 +28,8 @@ import type { Response } from "express";
 import { perService } from "../lib/per-service.js";
 import { traceProcedure } from "./tracing.js";
 import { touchOrganization } from "./activity.js";
+import { TRPCError } from "@trpc/server";
+import { DELETED_DEVICE_REASON } from "../modules/devices/certificate-bridge.js";
 
 /** Longest lifetime a device token may have (exp - now, and exp - iat when iat is given). */
 export const MAX_DEVICE_TOKEN_LIFETIME_SECONDS = 300;
@@ -69,8 +71,36 @@ export class DeviceAuthFailure extends Error {
     readonly code: "UNAUTHORIZED" | "FORBIDDEN",
     message: string,
     readonly device?: { id: string; organizationId: string },
+    /** the device was deleted (decommissioned): its agent is told to wipe its identity (DECOMMISSIONED_HEADER) */
+    readonly decommissioned = false,
   ) {
     super(message);
+  }
+}
+
+/**
+ * Answered (with the 401) to the holder of a deleted device's certificate, once it proved it
+ * holds the key: the agent wipes its identity and stops (docs/admission.md, "Decommission").
+ */
+export const DECOMMISSIONED_HEADER = "Fleet-Device-Decommissioned";
+const DECOMMISSIONED_MESSAGE = "This device was decommissioned (deleted or rejected): its certificate is revoked; wipe the identity and stop";
+
+/**
+ * Whether the certificate belongs to a device that no longer exists and was revoked for it
+ * (Cessation of operation), and the token is signed with its key: only the device itself learns
+ * that it was decommissioned. Runs on the refusal path only.
+ */
+async function decommissionedHolder(prisma: Db, fingerprint: string, token: string | null): Promise<boolean> {
+  const cert = await prisma.deviceCertificate.findUnique({ where: { fingerprint }, select: { revoked: true, revokeReason: true, deviceId: true, certificatePem: true } });
+  if (!cert?.revoked || cert.revokeReason !== DELETED_DEVICE_REASON) return false;
+  if (await prisma.device.findUnique({ where: { id: cert.deviceId }, select: { id: true } })) return false;
+  if (token === null) return true; // the caller verified the token against this certificate already
+  try {
+    const { key, algorithm } = certificateVerifier(cert.certificatePem);
+    await jwtVerify(token, key, { algorithms: [algorithm], subject: cert.deviceId, clockTolerance: CLOCK_TOLERANCE_SECONDS });
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -245,6 +275,7 @@ export async function authenticateDevice(
     const loaded = await loadEntry(prisma, fingerprint);
     if (!loaded) {
       const known = await knownDeviceOf(prisma, fingerprint);
+      if (known?.revoked && (await decommissionedHolder(prisma, fingerprint, token))) throw new DeviceAuthFailure("UNAUTHORIZED", DECOMMISSIONED_MESSAGE, known, true);
       throw new DeviceAuthFailure(
         "UNAUTHORIZED",
         known?.revoked ? "Device certificate is revoked" : known ? "Device certificate is expired or not yet valid" : "Unknown device certificate",
@@ -310,7 +341,20 @@ export async function refusalAfterRecheck(services: Services, device: DevicePrin
   deviceAuthCacheOf(services).evictFingerprint(device.fingerprint);
   const org = await services.prisma.organization.findUnique({ where: { id: device.organizationId }, select: { status: true, name: true } });
   if (org && org.status !== "active") return forbidden(`Organization "${org.name}" is ${org.status}; its devices are refused until it is enabled again`);
+  // the token was verified against this certificate a moment ago
+  if (await decommissionedHolder(services.prisma, device.fingerprint, null)) return decommissionedError();
   return unauthorized("Device certificate is no longer valid, or the device was deleted");
+}
+
+class Decommissioned extends Error {}
+
+function decommissionedError() {
+  return new TRPCError({ code: "UNAUTHORIZED", message: DECOMMISSIONED_MESSAGE, cause: new Decommissioned(DECOMMISSIONED_MESSAGE) });
+}
+
+/** Sets the decommission header on the answer when `err` says the device was decommissioned. */
+export function markDecommissioned(res: { setHeader(name: string, value: string): unknown } | null, err: unknown) {
+  if (res && err instanceof TRPCError && err.cause instanceof Decommissioned) res.setHeader(DECOMMISSIONED_HEADER, "true");
 }
 
 /** Refusals of a known device are audited (actor device), like refused API keys. */
@@ -363,7 +407,9 @@ export async function authenticateDeviceRequest(
     if (!(err instanceof DeviceAuthFailure)) throw err;
     await auditDeviceRefusal(services, request, path, err);
     if (err.code === "UNAUTHORIZED") await chargeUnprovenCredential(services, headers, request.sourceIp, res);
-    throw deviceFailureToTrpc(err);
+    const refusal = err.decommissioned ? decommissionedError() : deviceFailureToTrpc(err);
+    markDecommissioned(res, refusal);
+    throw refusal;
   }
   await limitCaller(services, device, res);
   touchOrganization(services, device.organizationId);

@@ -24,7 +24,7 @@
 import type { Request, RequestHandler, Response } from "express";
 import { TRPCError } from "@trpc/server";
 import type { Services } from "../../services.js";
-import { authenticateDeviceRequest } from "../../trpc/device-auth.js";
+import { authenticateDeviceRequest, markDecommissioned } from "../../trpc/device-auth.js";
 import { requestInfoOf, type RequestInfo } from "../../trpc/context.js";
 import { handleHeartbeat } from "./heartbeat.js";
 import { heartbeatInput, heartbeatOutput } from "./schemas.js";
@@ -41,7 +41,10 @@ export function heartbeatAnswer(services: Services) {
     // the heartbeat statement re-checks the certificate
     const device = await authenticateDeviceRequest(services, request, req.headers, HEARTBEAT_PROCEDURE, res, { recheck: false });
     const input = heartbeatInput.parse(body ?? {});
-    const answer = await handleHeartbeat(services, device, input, request.sourceIp);
+    const answer = await handleHeartbeat(services, device, input, request.sourceIp).catch((err: unknown) => {
+      markDecommissioned(res, err);
+      throw err;
+    });
     try {
       return heartbeatOutput.parse(answer);
     } catch (err) {
