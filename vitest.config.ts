@@ -40,6 +40,8 @@ const DATABASE_TESTS = [
   "test/cli/cli.test.ts",
   // the fleet agent on Podman against a service process on this phase's database (test/support/agent-lab.ts)
   "test/agent/agent-e2e.test.ts",
+  // remote access's device side against the service in process (the harness, on this phase's database)
+  "test/agent/remote/with-service.test.ts",
   "test/unit/jobs.test.ts",
   "test/unit/platform-keys-migration.test.ts",
   "test/unit/raw-session.test.ts",

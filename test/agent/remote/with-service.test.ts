@@ -1,0 +1,93 @@
+// The agent's remote access (agent/src/remote/remote-access.ts: the long-poll, the handlers, the
+// refusal) against the real service in this process (test/support/harness.ts: PGlite, or
+// PostgreSQL with DATABASE_URL): a session opened through the API reaches the agent by the real
+// GET /agent/remote/wait, its device leg joins the real relay, and what the user reads and the
+// service stores is what the device did. The heartbeat's remoteAccess is given to the agent
+// here (onHeartbeat) rather than read from a heartbeat.
+import net from "node:net";
+import { once } from "node:events";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RemoteAccess } from "../../../agent/src/remote/remote-access.js";
+import { createHarness, type Harness } from "../../support/harness.js";
+import { CH, connect, openSession, remoteTenant, sessionWhen, wsUrl, type RemoteTenant } from "../../http/remote-sessions/support.js";
+import { testConfig } from "./harness.js";
+
+let h: Harness;
+let acme: RemoteTenant;
+let remote: RemoteAccess;
+
+beforeAll(async () => {
+  h = await createHarness();
+  acme = await remoteTenant(h, { enabled: true, maxSessionsPerDevice: 20, maxSessionsPerUser: 20 });
+  remote = new RemoteAccess({
+    serviceUrl: h.url, authorization: async () => `Bearer ${await acme.device.token()}`, state: null, log: () => undefined,
+    config: testConfig((c) => (c.files.write = false)),
+  });
+  remote.onHeartbeat({ enabled: true });
+});
+afterAll(async () => {
+  await remote?.stop();
+  await h?.close();
+});
+
+async function open(body: Record<string, unknown>) {
+  const opened = await openSession(h, acme.key, { deviceId: acme.device.deviceId, ...body });
+  const user = await connect(wsUrl(h.url, opened.streamUrl));
+  return { opened, user };
+}
+
+describe("the agent with the service", () => {
+  it("exec: the long-poll brings the session, the user reads stdout and stderr apart and the exit code; the service stores it", async () => {
+    const { opened, user } = await open({ kind: "exec", command: ["sh", "-c", "echo out; echo err >&2; exit 3"] });
+    await user.until(() => user.statuses().some((s) => "exitCode" in s), "the exit code");
+    expect(user.on(CH.stdout).toString()).toBe("out\n");
+    expect(user.on(CH.stderr).toString()).toBe("err\n");
+    expect(user.statuses()).toEqual([{ exitCode: 3 }]);
+    const stored = await sessionWhen(h, opened.session.id, (s) => s.state === "ended");
+    expect(stored).toMatchObject({ endReason: "completed", exitCode: 3 });
+  });
+
+  it("exec: 0 and 127", async () => {
+    for (const [command, code] of [[["true"], 0], [["no-such-command-47"], 127]] as const) {
+      const { opened, user } = await open({ kind: "exec", command });
+      await user.until(() => user.statuses().some((s) => "exitCode" in s), "the exit code");
+      expect(user.statuses()).toEqual([{ exitCode: code }]);
+      expect(await sessionWhen(h, opened.session.id, (s) => s.state === "ended")).toMatchObject({ exitCode: code });
+    }
+  });
+
+  it("shell: what is typed runs under the pty, a resize reaches it", async () => {
+    const { opened, user } = await open({ kind: "shell", cols: 100, rows: 30 });
+    user.send(CH.stdin, "echo hello-$((6*7)); stty size\n");
+    await user.until(() => /hello-42\r\n30 100\r\n/.test(user.on(CH.stdout).toString()), "the echo");
+    user.send(CH.resize, JSON.stringify({ cols: 120, rows: 40 }));
+    user.send(CH.stdin, `sh -c 'trap "echo SIZE-\\$(stty size); exit 0" WINCH; echo RE""ADY; while :; do sleep 1; done'\n`);
+    await user.until(() => user.on(CH.stdout).toString().includes("READY"), "ready");
+    user.send(CH.resize, JSON.stringify({ cols: 132, rows: 43 }));
+    await user.until(() => user.on(CH.stdout).toString().includes("SIZE-43 132"), "the resize");
+    user.send(CH.stdin, "exit 4\n");
+    await user.until(() => user.statuses().some((s) => "exitCode" in s), "the exit code");
+    expect(await sessionWhen(h, opened.session.id, (s) => s.state === "ended")).toMatchObject({ exitCode: 4 });
+  });
+
+  it("port-forward to a TCP server on the device's loopback: bytes both ways", async () => {
+    const server = net.createServer({ allowHalfOpen: true }, (socket) => {
+      const chunks: Buffer[] = [];
+      socket.on("data", (c) => chunks.push(c));
+      socket.on("end", () => socket.end(Buffer.concat([Buffer.from("echo:"), ...chunks])));
+    }).listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { user } = await open({ kind: "port-forward", target: { port: (server.address() as net.AddressInfo).port } });
+    user.send(CH.stdin, "ping");
+    user.send(CH.close, Buffer.from([CH.stdin]));
+    await user.until(() => user.on(CH.stdout).toString() === "echo:ping", "the answer");
+    server.close();
+  });
+
+  it("the device's word wins: a file write it switched off ends the session device-refused, the user reads why", async () => {
+    const { opened, user } = await open({ kind: "file-write", path: "/tmp/remote-47-refused", size: 1, sha256: "0".repeat(64) });
+    await user.until(() => user.statuses().some((s) => "error" in s), "the refusal");
+    expect(user.statuses().find((s) => "error" in s)).toMatchObject({ error: "the device's configuration switches file writing off (remoteAccess.files.write: false)" });
+    expect(await sessionWhen(h, opened.session.id, (s) => s.state === "ended")).toMatchObject({ endReason: "device-refused" });
+  });
+});
