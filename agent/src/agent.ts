@@ -30,6 +30,8 @@ import type { ComposeEngine, ProjectContainer } from "./runtime/engine.js";
 import type { StateDir } from "./state-dir.js";
 import { ComposeRuntime } from "./workloads.js";
 import { AGENT_VERSION } from "./version.js";
+import { ActionRunner } from "./actions/runner.js";
+import { actionSettingsFromEnv, type ActionSettings } from "./actions/settings.js";
 import { defaultRemoteAccess, type RemoteAccessConfig } from "./remote/config.js";
 import { RemoteAccess } from "./remote/remote-access.js";
 
@@ -50,10 +52,16 @@ export interface AgentOptions {
   print?: (line: string) => void;
   /** the device's word on remote access (agent/src/remote/config.ts); default: the defaults of docs/remote-access.md */
   remoteAccess?: RemoteAccessConfig;
+  /** device actions: reboot command, boot id, leases; default from the environment (agent/src/actions/settings.ts) */
+  actions?: ActionSettings;
 }
 
 /** The agent stopped because the service refuses its certificate: no restart can help. */
 export const EXIT_CREDENTIALS_REFUSED = 78;
+/** The agent stopped to be started again (a restart-agent action): the unit's Restart=always starts it. */
+export const EXIT_RESTART_ASKED = 75;
+/** the agent's last lines kept for a diagnostics bundle */
+const RECENT_LINES = 500;
 const SOURCE = "fleet-agent";
 const TELEMETRY_BATCH = 1000;
 const LOG_BATCH = 1000;
@@ -84,6 +92,8 @@ export class FleetAgent {
   private session!: DeviceSession;
   private deployments!: DeploymentAgent;
   private runtime!: ComposeRuntime;
+  private actions!: ActionRunner;
+  private readonly recentLines: string[] = [];
   /** remote access (agent/src/remote): the long-poll and the sessions it serves */
   private remote: RemoteAccess | null = null;
   private readonly metrics = new HostMetrics();
@@ -113,6 +123,8 @@ export class FleetAgent {
 
   log(level: LogLevel, message: string, source = SOURCE) {
     (this.options.print ?? console.log)(`${level}: ${message}`);
+    this.recentLines.push(`${new Date().toISOString()} ${level}: ${message}`);
+    if (this.recentLines.length > RECENT_LINES) this.recentLines.shift();
     if (level === "error") this.errorLines++;
     this.logs.add([{ timestamp: new Date().toISOString(), level, source, message: message.slice(0, 8000) }]);
   }
@@ -152,6 +164,15 @@ export class FleetAgent {
     this.log("info", `fleet-agent ${AGENT_VERSION} runs as device ${this.identity.deviceId} for ${this.identity.serviceUrl} on ${this.options.engine.kind}` +
       (saved.length ? `; carrying on with ${saved.length} deployment(s)` : ""));
 
+    this.actions = new ActionRunner({
+      state, settings: this.options.actions ?? actionSettingsFromEnv(), engine: this.options.engine,
+      installed: () => this.runtime.installed(), exclusive: (task) => this.runtime.exclusive(task),
+      renewCertificate: () => this.renewIfDue(true), uploadBundle: (id, data) => this.session.uploadActionBundle(id, data),
+      status: () => this.status(), recentLines: () => [...this.recentLines], collectTelemetry: () => this.collectTelemetry(),
+      log: (level, message) => this.log(level, message), wake: () => this.wake(), restartAgent: () => void this.stop(EXIT_RESTART_ASKED),
+    });
+    await this.actions.start();
+
     void this.heartbeatLoop();
     // a snapshot at once (its CPU figure: the average since boot, HostMetrics), then one per interval
     this.every(this.options.telemetryIntervalMs ?? 60_000, () => this.collectTelemetry(), { atOnce: true });
@@ -176,6 +197,7 @@ export class FleetAgent {
       deviceId: this.identity?.deviceId,
       lastHeartbeatAt: this.lastHeartbeatAt?.toISOString() ?? null,
       deployments: this.deployments?.list().map((d) => ({ deploymentId: d.deploymentId, applicationId: d.applicationId, version: d.version, state: d.state })),
+      actions: this.actions?.list(),
       remoteSessions: this.remote?.active ?? 0,
       telemetryWaiting: this.telemetry.size,
       logLinesWaiting: this.logs.size,
@@ -232,7 +254,7 @@ export class FleetAgent {
           this.facts = await readFacts({ agentVersion: AGENT_VERSION });
           this.factsReadAt = Date.now();
         }
-        const { response } = await this.session.exchangeHeartbeat(this.deployments, { status: "online", facts: this.facts });
+        const { response } = await this.session.exchangeHeartbeat(this.deployments, { status: "online", facts: this.facts }, this.actions);
         const message = (response.body as { message?: string } | undefined)?.message ?? `HTTP ${response.status}`;
         if (response.status === 200) {
           this.lastHeartbeatAt = new Date();
@@ -247,6 +269,7 @@ export class FleetAgent {
           }
           waitMs = this.identity.heartbeatIntervalSeconds * 1000;
           this.saveDeployments();
+          this.actions.tick();
           this.remote?.onHeartbeat(response.body.remoteAccess);
         } else if (response.status === 401 && response.headers["fleet-device-decommissioned"] === "true") {
           wipeIdentity(this.options.state);
@@ -274,7 +297,7 @@ export class FleetAgent {
         }
         waitMs = Math.min(waitMs, 15_000);
       }
-      if (this.deployments.busy() && !toldToWait) waitMs = Math.min(waitMs, this.options.busyHeartbeatMs ?? 1000);
+      if ((this.deployments.busy() || this.actions.busy()) && !toldToWait) waitMs = Math.min(waitMs, this.options.busyHeartbeatMs ?? 1000);
       if (!this.stopped) await this.sleep(waitMs, !toldToWait);
     }
   }
@@ -287,17 +310,19 @@ export class FleetAgent {
     return Date.now() >= notAfter ? new Date(notAfter).toISOString() : null;
   }
 
-  /** A new key and certificate once two thirds of the certificate's validity have passed. */
-  private async renewIfDue(): Promise<void> {
+  /** A new key and certificate once two thirds of the certificate's validity have passed (`now`: at once, a renew-certificate action). */
+  private async renewIfDue(now = false): Promise<string> {
     const pem = this.session.certificatePem;
     // an expired certificate cannot renew itself: the heartbeat then hears the service's refusal
-    if (!pem || Date.now() < renewalDueAt(pem) || this.certificateExpiredAt()) return;
+    if (!pem || (!now && Date.now() < renewalDueAt(pem)) || this.certificateExpiredAt()) return "no renewal due";
     const res = await this.session.renewCertificate(this.identity.reportedDeviceId);
     if (!succeeded(res)) {
       // refused (401/403): the heartbeat that follows hears it too, says so and stops
-      this.log("warn", `certificate renewal answered ${res.status}` +
-        (res.status === 401 || res.status === 403 ? "" : `; the certificate stays valid until ${new X509Certificate(pem).validTo}`));
-      return;
+      const refused = `certificate renewal answered ${res.status}` +
+        (res.status === 401 || res.status === 403 ? "" : `; the certificate stays valid until ${new X509Certificate(pem).validTo}`);
+      this.log("warn", refused);
+      if (now) throw new Error(refused);
+      return refused;
     }
     this.identity = await storeCredentials(
       this.options.state,
@@ -305,6 +330,7 @@ export class FleetAgent {
       this.session.keys, res.body.certificate, res.body.caChain,
     );
     this.log("info", `certificate renewed with a new key; valid until ${res.body.certificateNotAfter}`);
+    return `certificate renewed with a new key; valid until ${res.body.certificateNotAfter}`;
   }
 
   /**

@@ -128,6 +128,13 @@ export class ComposeRuntime implements DeploymentRuntime {
     return { dueAt: null, outcome: () => settled };
   }
 
+  /** Runs `task` between deployment steps (a device action on an application), never during one. */
+  exclusive<T>(task: () => Promise<T>): Promise<T> {
+    const work = this.queue.then(task);
+    this.queue = work.catch(() => undefined);
+    return work;
+  }
+
   /** Releases by application, as installed.json holds them. */
   installed(): Record<string, InstalledRelease> {
     return this.options.state.readJson<Record<string, InstalledRelease>>("installed.json") ?? {};

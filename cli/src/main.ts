@@ -129,6 +129,22 @@ export function buildProgram(manifest: Manifest, io: Io, argv: string[] | null):
     rollout.command(move).summary(`${move} the rollout`).argument("<deployment>", "deployment id or name")
       .action(run(async () => (await import("./commands/deploy.js")).move(move)));
   }
+  // device actions (docs/actions.md)
+  const actionOptions = (c: Command) => c
+    .option("--reason <text>", "why (shown with the action and audited)")
+    .option("--expires <duration>", "the device runs it only within this time (default 1h)")
+    .option("--timeout <duration>", "with --wait: give up after this long", "15m");
+  actionOptions(program.command("reboot").summary("reboot a device (asks on a terminal; --yes otherwise)").argument("<device>", "device id or name")
+    .option("-y, --yes", "do not ask").option("--wait", "follow it until the device is back (exit 1 unless it succeeded)"))
+    .action(run(async () => (await import("./commands/actions.js")).reboot));
+  for (const [verb, kind] of [["restart", "restart-app"], ["stop", "stop-app"], ["start", "start-app"]] as const) {
+    actionOptions(program.command(verb).summary(`${verb} one application on a device`).argument("<device>", "device id or name").argument("<app>", "the deployment (id or name) whose application it is")
+      .option("--wait", "follow it until it ended (exit 1 unless it succeeded)"))
+      .action(run(async () => (await import("./commands/actions.js")).onApplication(kind)));
+  }
+  actionOptions(program.command("diagnostics").summary("collect a device's diagnostics bundle and download it").argument("<device>", "device id or name")
+    .requiredOption("-f, --file <file.tgz>", "where the bundle goes"))
+    .action(run(async () => (await import("./commands/actions.js")).diagnostics));
   program.command("logs")
     .summary("a device's log lines; -f follows them")
     .argument("<device>", "device id or name")

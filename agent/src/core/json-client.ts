@@ -27,7 +27,11 @@ export class JsonClient {
 
   /** A request whose body is JSON text already (tRPC's link serializes its own); the answer parsed when it is JSON. */
   send<T = unknown>(method: string, path: string, json: string | undefined, headers: Record<string, string> = {}): Promise<JsonResponse<T>> {
-    const payload = json === undefined ? undefined : Buffer.from(json);
+    return this.upload<T>(method, path, json === undefined ? undefined : Buffer.from(json), "application/json", headers);
+  }
+
+  /** A request with a body of any type (a device action's tar.gz); the answer parsed when it is JSON. */
+  upload<T = unknown>(method: string, path: string, payload: Buffer | undefined, contentType: string, headers: Record<string, string> = {}): Promise<JsonResponse<T>> {
     const url = new URL(path, this.base);
     return new Promise((resolve, reject) => {
       const req = this.transport.request(
@@ -38,7 +42,7 @@ export class JsonClient {
           timeout: this.timeoutMs,
           headers: {
             accept: "application/json",
-            ...(payload ? { "content-type": "application/json", "content-length": String(payload.length) } : {}),
+            ...(payload ? { "content-type": contentType, "content-length": String(payload.length) } : {}),
             ...headers,
           },
         },

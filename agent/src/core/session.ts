@@ -30,6 +30,15 @@ export interface HeartbeatAnswer {
   deployments: DesiredDeploymentEntry[];
   /** remote access: the organization's policy for this device and the sessions waiting for it (docs/remote-access.md) */
   remoteAccess?: RemoteAccessAnswer;
+  /** device actions open for this device (absent: none; docs/actions.md) */
+  actions?: unknown[];
+}
+
+/** The device actions' side of a heartbeat (the real agent's agent/src/actions/runner.ts). */
+export interface ActionExchange {
+  pendingReports(): unknown[];
+  acknowledge(reports: never[]): void;
+  apply(entries: never[]): void;
 }
 export type RenewAnswer = ServiceOutputs["agent"]["renewCertificate"];
 export type ComponentPackage = ServiceOutputs["agent"]["componentPackage"];
@@ -131,14 +140,24 @@ export class DeviceSession {
    * acknowledged yet. On success those are acknowledged and the desired state answered is
    * obeyed; on failure they are sent again next time.
    */
-  async exchangeHeartbeat(deployments: DeploymentAgent, body: HeartbeatBody): Promise<{ response: JsonResponse<HeartbeatAnswer>; reported: DeploymentReport[] }> {
+  async exchangeHeartbeat(deployments: DeploymentAgent, body: HeartbeatBody, actions?: ActionExchange): Promise<{ response: JsonResponse<HeartbeatAnswer>; reported: DeploymentReport[] }> {
     const reports = deployments.pendingReports();
-    const response = await this.call<HeartbeatAnswer>("POST", "/api/v1/agent/heartbeat", { ...body, ...(reports.length ? { deployments: reports } : {}) });
+    const actionReports = actions?.pendingReports() ?? [];
+    const response = await this.call<HeartbeatAnswer>("POST", "/api/v1/agent/heartbeat", {
+      ...body, ...(reports.length ? { deployments: reports } : {}), ...(actionReports.length ? { actions: actionReports } : {}),
+    });
     if (response.status === 200) {
       deployments.acknowledge(reports);
       if (Array.isArray(response.body?.deployments)) deployments.apply(response.body.deployments);
+      actions?.acknowledge(actionReports as never[]);
+      actions?.apply((Array.isArray(response.body?.actions) ? response.body.actions : []) as never[]);
     }
     return { response, reported: reports };
+  }
+
+  /** A device action's diagnostics bundle (tar.gz), as the plain route takes it: 201 once stored. */
+  async uploadActionBundle(actionId: string, data: Uint8Array): Promise<JsonResponse> {
+    return this.client.upload("POST", `/api/v1/agent/actions/${actionId}/bundle`, Buffer.from(data), "application/gzip", { authorization: await this.authorization() });
   }
 
   /** Closes the kept-alive connections. */

@@ -235,7 +235,7 @@ const batchOutcome = z.object({
   failed: z.number().int().describe("devices failed at that moment"),
   size: z.number().int(),
   successTarget: z.number().int(),
-  summary: z.string().describe("the outcome in words, e.g. 'promoted by alice@example.com with 2 of 3 running (3 needed), 1 failed'"),
+  summary: z.string().describe("the outcome in words, the console's too, with no count of devices (they go on reporting; running and failed keep those of that moment), e.g. 'promoted below its success target (3 running needed) by alice@example.com'"),
 });
 
 export const rolloutOutput = z.object({
