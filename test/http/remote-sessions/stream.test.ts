@@ -15,10 +15,7 @@ beforeAll(async () => {
   h = await createHarness();
   acme = await remoteTenant(h, { enabled: true, recordShell: true, maxSessionsPerDevice: 20, maxSessionsPerUser: 20 });
 });
-afterAll(async () => {
-  if (process.env.REMOTE_DEBUG) console.log(h.logs.filter((l) => /remote/i.test(l)).join(""));
-  await h?.close();
-});
+afterAll(() => h?.close());
 
 /** Opens a session, the device's long-poll picks it up, both legs join. */
 async function joined(body: Record<string, unknown>, t: RemoteTenant = acme) {
