@@ -4,12 +4,15 @@
 // GET /agent/remote/wait, its device leg joins the real relay, and what the user reads and the
 // service stores is what the device did. The heartbeat's remoteAccess is given to the agent
 // here (onHeartbeat) rather than read from a heartbeat.
+import { spawn } from "node:child_process";
+import fs from "node:fs";
 import net from "node:net";
+import path from "node:path";
 import { once } from "node:events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RemoteAccess } from "../../../agent/src/remote/remote-access.js";
 import { createHarness, type Harness } from "../../support/harness.js";
-import { CH, connect, openSession, remoteTenant, sessionWhen, wsUrl, type RemoteTenant } from "../../http/remote-sessions/support.js";
+import { CH, connect, openSession, remoteTenant, sessionWhen, wait, wsUrl, type RemoteTenant } from "../../http/remote-sessions/support.js";
 import { testConfig } from "./harness.js";
 
 let h: Harness;
@@ -90,4 +93,35 @@ describe("the agent with the service", () => {
     expect(user.statuses().find((s) => "error" in s)).toMatchObject({ error: "the device's configuration switches file writing off (remoteAccess.files.write: false)" });
     expect(await sessionWhen(h, opened.session.id, (s) => s.state === "ended")).toMatchObject({ endReason: "device-refused" });
   });
+
+  it("kill -9 of the agent mid-session: the service ends the session, nothing of it keeps running on the device", async () => {
+    // a second device, so the in-process agent above does not take this offer
+    const other = await remoteTenant(h, { enabled: true });
+    const opened = await openSession(h, other.key, { deviceId: other.device.deviceId, kind: "exec", command: ["sh", "-c", "sleep 3000 & echo $!; wait"] });
+    const user = await connect(wsUrl(h.url, opened.streamUrl));
+    const offers = (await wait(h, other.device)).offers.filter((o) => o.sessionId === opened.session.id);
+    fs.mkdirSync("/dev/shm/fleet-tests", { recursive: true });
+    const stateDir = fs.mkdtempSync("/dev/shm/fleet-tests/remote-kill-service-");
+    const agent = spawn(process.execPath, ["--import", "tsx", path.join(import.meta.dirname, "fixtures/serve-offers.ts"), wsUrl(h.url, ""), stateDir], {
+      stdio: ["ignore", "ignore", "inherit"],
+      env: { ...process.env, FIXTURE_OFFERS: JSON.stringify(offers), FIXTURE_AUTHORIZATION: `Bearer ${await other.device.token()}` },
+    });
+    await user.until(() => /^\d+\n/.test(user.on(CH.stdout).toString()), "the background job's pid");
+    const background = Number(user.on(CH.stdout).toString().trim());
+    expect(alive(background)).toBe(true);
+    agent.kill("SIGKILL");
+    await user.waitClosed();
+    expect(await sessionWhen(h, opened.session.id, (s) => s.state === "ended")).toMatchObject({ endReason: "device-disconnected" });
+    await expect.poll(() => alive(background), { timeout: 20_000, interval: 100 }).toBe(false);
+    fs.rmSync(stateDir, { recursive: true, force: true });
+  });
 });
+
+function alive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
