@@ -4,7 +4,11 @@
 // are marked as platform keys in the key lists and in the audit log.
 import crypto from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ALL_PERMISSIONS, ORGANIZATION_PERMISSIONS } from "../../../src/trpc/permissions.js";
+import { ALL_PERMISSIONS, ORGANIZATION_PERMISSIONS, REMOTE_NAMED_PERMISSIONS } from "../../../src/trpc/permissions.js";
+
+/** What `*` grants: every organization permission but the named-only remote-access ones (docs/remote-access.md). */
+const NAMED_ONLY_REMOTE: readonly string[] = REMOTE_NAMED_PERMISSIONS;
+const STAR_PERMISSIONS = ORGANIZATION_PERMISSIONS.filter((p) => !NAMED_ONLY_REMOTE.includes(p));
 import { procedureMetas } from "../../../src/trpc/router.js";
 import { sha256Hex } from "../../../src/lib/crypto.js";
 import { ADMIN_EMAIL, ADMIN_KEY, ADMIN_PASSWORD, createHarness, type Harness, type Tenant } from "../../support/harness.js";
@@ -85,7 +89,7 @@ describe("a Super Admin's * key made in another organization", () => {
     const context = await h.api("GET", "/api/v1/tenant/context", { key: starKey.key });
     expect(context.status).toBe(200);
     expect(context.body).toMatchObject({ credential: "api_key", isSuperAdmin: false, organization: { id: ci.org.id } });
-    expect(context.body.permissions).toEqual(ORGANIZATION_PERMISSIONS);
+    expect(context.body.permissions).toEqual(STAR_PERMISSIONS);
     expect(context.body.permissions).not.toContain("platform:admin");
   });
 
@@ -196,7 +200,7 @@ describe("an explicit platform:admin key of a Super Admin", () => {
     expect((await h.services.prisma.organization.findUniqueOrThrow({ where: { id: spare.org.id } })).status).toBe("suspended");
     const context = await h.api("GET", "/api/v1/tenant/context", { key });
     expect(context.body).toMatchObject({ credential: "api_key", isSuperAdmin: true });
-    expect(context.body.permissions).toEqual(ALL_PERMISSIONS);
+    expect(context.body.permissions).toEqual(ALL_PERMISSIONS.filter((p) => !NAMED_ONLY_REMOTE.includes(p)));
   });
 
   it("marks the audit entries of updates that make or end a platform key", async () => {
@@ -234,7 +238,7 @@ describe("who may name platform:admin", () => {
   it("a tenant owner's * grants no platform power and the tenant context says so", async () => {
     const context = await h.api("GET", "/api/v1/tenant/context", { key: acme.key });
     expect(context.body.isSuperAdmin).toBe(false);
-    expect(context.body.permissions).toEqual(ORGANIZATION_PERMISSIONS);
+    expect(context.body.permissions).toEqual(STAR_PERMISSIONS);
     const token = await h.login(acme.user.email, acme.user.password);
     const session = await h.api("GET", "/api/v1/tenant/context", { key: null, token });
     expect(session.body).toMatchObject({ credential: "session", isSuperAdmin: false });
@@ -247,7 +251,8 @@ describe("Super Admin users and the bootstrap key", () => {
     const token = await h.login(ADMIN_EMAIL, ADMIN_PASSWORD);
     const context = await h.api("GET", "/api/v1/tenant/context", { key: null, token });
     expect(context.body).toMatchObject({ credential: "session", isSuperAdmin: true });
-    expect(context.body.permissions).toEqual(ALL_PERMISSIONS);
+    // Super Admin power is no wildcard into a device: remote access is granted only when named
+    expect(context.body.permissions).toEqual(ALL_PERMISSIONS.filter((p) => !NAMED_ONLY_REMOTE.includes(p)));
     expect((await h.api("GET", `/api/v1/organizations/${acme.org.id}`, { key: null, token })).status).toBe(200);
     expect((await h.api("GET", "/api/v1/organizations/stats", { key: null, token })).status).toBe(200);
     const spare = await h.createTenant("Spare For Session");
