@@ -1,6 +1,7 @@
 // Serving one offer straight through the agent's handlers (agent/src/remote/kinds.ts) against the
 // loopback stream server: what the agent does after the wake-up, without the service.
 import { randomUUID } from "node:crypto";
+import fs from "node:fs";
 import { defaultRemoteAccess, type RemoteAccessConfig } from "../../../agent/src/remote/config.js";
 import { prepareOffer } from "../../../agent/src/remote/kinds.js";
 import { DeviceLeg } from "../../../agent/src/remote/leg.js";
@@ -41,4 +42,14 @@ export async function refused(server: StreamServer, offer: Omit<Offer, "sessionI
   const served = await serve(server, offer, config);
   if (!("refused" in served)) throw new Error("the offer was served");
   return served.refused;
+}
+
+/** Whether a process runs (a zombie waiting for its parent does not count). */
+export function alive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
 }

@@ -7,6 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionProcesses } from "../../../agent/src/remote/processes.js";
 import { StateDir } from "../../../agent/src/state-dir.js";
+import { alive } from "./harness.js";
 import { StreamServer } from "./stream-server.js";
 
 let server: StreamServer;
@@ -19,15 +20,6 @@ afterAll(async () => {
   await server.close();
   fs.rmSync(work, { recursive: true, force: true });
 });
-
-function alive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
 
 describe("kill -9 of the agent", () => {
   it("ends a shell's processes (one ignoring SIGHUP too) and an exec's at once, and the streams close", async () => {

@@ -5,7 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STDIN } from "../../../agent/src/remote/frames.js";
-import { joined, refused, testConfig } from "./harness.js";
+import { alive, joined, refused, testConfig } from "./harness.js";
 import { StreamServer } from "./stream-server.js";
 
 let server: StreamServer;
@@ -134,11 +134,3 @@ describe("exec", () => {
   });
 });
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return !/^\S+ \S+ Z/.test(fs.readFileSync(`/proc/${pid}/stat`, "utf8").replace(/\(.*\)/, "x"));
-  } catch {
-    return false;
-  }
-}

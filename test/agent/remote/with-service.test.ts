@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RemoteAccess } from "../../../agent/src/remote/remote-access.js";
 import { createHarness, type Harness } from "../../support/harness.js";
 import { CH, connect, openSession, remoteTenant, sessionWhen, wait, wsUrl, type RemoteTenant } from "../../http/remote-sessions/support.js";
-import { testConfig } from "./harness.js";
+import { alive, testConfig } from "./harness.js";
 
 let h: Harness;
 let acme: RemoteTenant;
@@ -116,12 +116,3 @@ describe("the agent with the service", () => {
     fs.rmSync(stateDir, { recursive: true, force: true });
   });
 });
-
-function alive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
