@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { openPGlite } from "../src/db/adapters.js";
 import { applyMigrations, MIGRATIONS_DIR } from "../src/db/migrate.js";
+import { takeDirLock } from "./dir-lock.js";
 
 const arg = process.argv[2];
 if (!arg) {
@@ -43,43 +44,10 @@ function runPrismaUntil(args: string[], dataDir: string, isDone: (log: string) =
   });
 }
 
-// Several people (or agents) may generate migrations in one checkout: one at a time. The lock
-// names its holder's pid: a lock whose holder is gone (a killed run left it) is taken over, so
-// a kill -9 in one run does not make every later check wait out its time and fail.
-const LOCK = path.join(os.tmpdir(), "fleet-migration.lock");
-const HOLDER = path.join(LOCK, "pid");
-for (let waited = 0; ; waited += 500) {
-  try {
-    fs.mkdirSync(LOCK);
-    fs.writeFileSync(HOLDER, String(process.pid));
-    break;
-  } catch {
-    if (lockHolderGone()) {
-      fs.rmSync(LOCK, { recursive: true, force: true });
-      continue;
-    }
-    if (waited > 300_000) throw new Error(`could not take ${LOCK}; remove it if no migration is being generated`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-process.on("exit", () => fs.rmSync(LOCK, { recursive: true, force: true }));
-
-/** The lock's holder is no longer running (or never wrote its pid and the lock is over a minute old). */
-function lockHolderGone(): boolean {
-  let pid: number;
-  try {
-    pid = Number(fs.readFileSync(HOLDER, "utf8"));
-  } catch {
-    const made = fs.statSync(LOCK, { throwIfNoEntry: false });
-    return made !== undefined && Date.now() - made.mtimeMs > 60_000;
-  }
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "ESRCH";
-  }
-}
+// Several people (or agents) may generate migrations in one checkout: one at a time
+// (scripts/dir-lock.ts: a lock left by a killed run is taken over).
+const releaseLock = await takeDirLock(path.join(os.tmpdir(), "fleet-migration.lock"), 300_000);
+process.on("exit", releaseLock);
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-migration-"));
 try {

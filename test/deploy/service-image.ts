@@ -4,7 +4,9 @@
 // run does the work, the others find every layer in Podman's cache (the layers are keyed by
 // the build context's content), so a run builds the image once.
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
+import { withDirLock } from "../../scripts/dir-lock.js";
 import { ROOT } from "../support/server-process.js";
 import { ensureBaseImage } from "./base-image.js";
 
@@ -18,8 +20,20 @@ export function writeContainersConf(dir: string): NodeJS.ProcessEnv {
   return { ...process.env, CONTAINERS_CONF: file };
 }
 
+/**
+ * One image build at a time on this machine: the deploy test files are among the longest, so the
+ * sequencer starts them together, and two builds at once would each do the whole work (and two
+ * mmdebstrap runs would write the same cache file). The second waits and finds Podman's cache.
+ */
+const BUILD_LOCK = path.join(os.tmpdir(), "fleet-image-build.lock");
+export const oneBuildAtATime = <T>(work: () => Promise<T>): Promise<T> => withDirLock(BUILD_LOCK, 45 * 60_000, work);
+
 /** Builds SERVICE_IMAGE (a no-op on Podman's cache when nothing changed); how long it took and whether the base was made first. */
-export async function buildServiceImage(podman: (args: string[], timeout?: number) => Promise<string>): Promise<{ seconds: number; baseMade: boolean }> {
+export function buildServiceImage(podman: (args: string[], timeout?: number) => Promise<string>): Promise<{ seconds: number; baseMade: boolean }> {
+  return oneBuildAtATime(() => buildUnlocked(podman));
+}
+
+async function buildUnlocked(podman: (args: string[], timeout?: number) => Promise<string>): Promise<{ seconds: number; baseMade: boolean }> {
   const base = await ensureBaseImage((args) => podman(args, 20 * 60_000));
   const started = Date.now();
   // A network whose egress re-signs TLS (this machine's: Node trusts its CA through

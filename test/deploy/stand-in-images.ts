@@ -16,6 +16,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { importRootfs } from "./base-image.js";
+import { oneBuildAtATime } from "./service-image.js";
 
 const run = promisify(execFile);
 
@@ -51,7 +52,11 @@ export function standInKey(): string {
 }
 
 /** The stand-in image (made when this machine has none of this key yet); `podman` runs the engine. */
-export async function ensureStandInImage(podman: (args: string[]) => Promise<string>): Promise<{ ref: string; made: boolean }> {
+export function ensureStandInImage(podman: (args: string[]) => Promise<string>): Promise<{ ref: string; made: boolean }> {
+  return oneBuildAtATime(() => makeStandIn(podman));
+}
+
+async function makeStandIn(podman: (args: string[]) => Promise<string>): Promise<{ ref: string; made: boolean }> {
   const ref = `localhost/fleet-test-postgres:${standInKey()}`;
   if (await podman(["image", "exists", ref]).then(() => true, () => false)) return { ref, made: false };
 
