@@ -29,7 +29,13 @@ import { perService } from "../lib/per-service.js";
 import { traceProcedure } from "./tracing.js";
 import { touchOrganization } from "./activity.js";
 import { TRPCError } from "@trpc/server";
-import { DELETED_DEVICE_REASON } from "../modules/devices/certificate-bridge.js";
+
+/**
+ * Why certificates of deleted (decommissioned) devices are revoked: one of the spec's seven
+ * reasons. Here, not in the devices module, because device authentication tells a decommissioned
+ * device's agent so by it, and src/trpc imports no domain module.
+ */
+export const DELETED_DEVICE_REASON = "Cessation of operation";
 
 /** Longest lifetime a device token may have (exp - now, and exp - iat when iat is given). */
 export const MAX_DEVICE_TOKEN_LIFETIME_SECONDS = 300;

@@ -7,11 +7,10 @@ import { UTC_NOW } from "./sql.js";
 import { markRevocationListsStale } from "../ca-certificates/crl.js";
 import { lockOrganizationPki } from "../ca-certificates/signing.js";
 import { issueCertificateForDevice, renewDeviceCertificate } from "./certificates/service.js";
+import { DELETED_DEVICE_REASON } from "../../trpc/device-auth.js";
 
 export { issueCertificateForDevice, renewDeviceCertificate };
 
-/** Why certificates of deleted devices are revoked (one of the spec's seven reasons). */
-export const DELETED_DEVICE_REASON = "Cessation of operation";
 
 /**
  * Revokes every still-valid certificate of these devices in one statement. It keeps the PKI
