@@ -48,6 +48,18 @@ async function rolePermissions(services: Services, organizationId: string, userI
   return membership ? membership.role.permissions : null;
 }
 
+/**
+ * What a user may do in an organization: their role's permissions; a Super Admin holds `*`
+ * everywhere, plus what their own role there names. That matters for the permissions no
+ * wildcard grants (a shell on a device, its files and ports: docs/remote-access.md): a Super
+ * Admin reaches devices only where a role of theirs names it (their own organization, where
+ * they are owner), never a tenant's by platform power. Null: no member and no Super Admin.
+ */
+async function permissionsIn(services: Services, organizationId: string, user: { id: string; isSuperAdmin: boolean }): Promise<string[] | null> {
+  const role = await rolePermissions(services, organizationId, user.id);
+  return user.isSuperAdmin ? [WILDCARD, ...(role ?? [])] : role;
+}
+
 function assertOrganizationUsable(org: { status: string; name: string }, isSuperAdmin: boolean) {
   // Super Admins keep access to suspended or disabled organizations so that they can restore them.
   if (org.status !== "active" && !isSuperAdmin) {
@@ -104,7 +116,7 @@ async function verifyApiKey(services: Services, keyHash: string): Promise<{ valu
   // made for a tenant stays inside that tenant.
   const isSuperAdmin = creator.isSuperAdmin && grants(record.permissions, PLATFORM_ADMIN);
   assertOrganizationUsable(record.organization, isSuperAdmin);
-  const creatorPermissions = creator.isSuperAdmin ? [WILDCARD] : await rolePermissions(services, record.organizationId, creator.id);
+  const creatorPermissions = await permissionsIn(services, record.organizationId, creator);
   if (!creatorPermissions) {
     throw new AuthFailure("UNAUTHORIZED", "API key is no longer valid: its creator left the organization", actor);
   }
@@ -211,7 +223,7 @@ async function actingIn(
   });
   if (!org) throw new AuthFailure("FORBIDDEN", "Your organization no longer exists", actor);
   assertOrganizationUsable(org, user.isSuperAdmin);
-  const permissions = user.isSuperAdmin ? [WILDCARD] : await rolePermissions(services, org.id, user.id);
+  const permissions = await permissionsIn(services, org.id, user);
   if (!permissions) throw new AuthFailure("FORBIDDEN", "You are no longer a member of this organization", actor);
   return { org, permissions };
 }

@@ -251,8 +251,15 @@ describe("Super Admin users and the bootstrap key", () => {
     const token = await h.login(ADMIN_EMAIL, ADMIN_PASSWORD);
     const context = await h.api("GET", "/api/v1/tenant/context", { key: null, token });
     expect(context.body).toMatchObject({ credential: "session", isSuperAdmin: true });
-    // Super Admin power is no wildcard into a device: remote access is granted only when named
-    expect(context.body.permissions).toEqual(ALL_PERMISSIONS.filter((p) => !NAMED_ONLY_REMOTE.includes(p)));
+    // In their own organization the Super Admin is owner, and the owner role names remote access.
+    expect(context.body.permissions).toEqual(ALL_PERMISSIONS);
+    // Super Admin power is no wildcard into a tenant's devices: switched into one where they hold no role, no remote access.
+    const sw = await h.api("POST", "/api/v1/tenant/switch", { key: null, token, body: { organizationId: acme.org.id, reason: "platform key test" } });
+    expect(sw.status).toBe(200);
+    const switched = await h.api("GET", "/api/v1/tenant/context", { key: null, token });
+    expect(switched.body).toMatchObject({ organization: { id: acme.org.id }, isSuperAdmin: true });
+    expect(switched.body.permissions).toEqual(ALL_PERMISSIONS.filter((p) => !NAMED_ONLY_REMOTE.includes(p)));
+    expect((await h.api("POST", "/api/v1/tenant/return", { key: null, token })).status).toBe(200);
     expect((await h.api("GET", `/api/v1/organizations/${acme.org.id}`, { key: null, token })).status).toBe(200);
     expect((await h.api("GET", "/api/v1/organizations/stats", { key: null, token })).status).toBe(200);
     const spare = await h.createTenant("Spare For Session");
