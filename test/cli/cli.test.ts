@@ -264,7 +264,8 @@ describe("fleet against a service", () => {
     expect(await run.exited, run.err()).toBe(EXIT.ok);
     const lines = run.err().split("\n").filter((l) => / - \d+ running, \d+ failed, \d+ in flight, \d+ waiting/.test(l));
     expect(lines.at(-1)).toMatch(/^completed, canary and 1 batch done - 3 running, 0 failed, 0 in flight, 0 waiting/);
-    for (const line of lines) expect(line).toMatch(/^(rolling out, (canary|batch 1 of 1) in flight|completed, canary and 1 batch done) - /);
+    // "rolling out" alone between two batches (the canary done, batch 1 not dispatched yet: seen on a loaded machine)
+    for (const line of lines) expect(line).toMatch(/^(rolling out(, (canary|batch 1 of 1) in flight)?|completed, canary and 1 batch done) - /);
     const { deployment } = JSON.parse(run.out());
     // the same deployment through rollout watch (no terminal: the view once; the rollout has ended, so it exits 0)
     const watch = await fleet(admin, ["rollout", "watch", deployment.id]);

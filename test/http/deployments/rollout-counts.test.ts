@@ -116,7 +116,8 @@ describe("the counts agree with themselves", () => {
     const r = await rollout(id);
     expect(r.batches[0].counts).toMatchObject({ failed: 1, waitingToRetry: 0 });
     expect(r.batches[0].outcome).toMatchObject({ failed: 1, running: 0 });
-    expect(r.batches[0].outcome!.summary).toContain("1 failed");
+    // the words name no count (they would go stale: issue 46); the counts of that moment are the outcome's fields above
+    expect(r.batches[0].outcome!.summary).toContain("aborted");
     expect(r.batches[1]).toMatchObject({ state: "cancelled", counts: { cancelled: 1, skipped: 0, pending: 0 } });
   });
 
