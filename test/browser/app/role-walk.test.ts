@@ -39,6 +39,7 @@ function pages(deviceId: string): { path: string; write: Permission | Permission
     { path: "/devices", write: "devices:write" },
     { path: `/devices/${deviceId}`, write: "devices:write" },
     { path: "/enrollment-tokens", write: "enrollment:write" },
+    { path: "/enrollment-requests", write: "enrollment:write", mayBeEmpty: true },
     { path: "/groups?key=site", write: "deployments:write" },
     { path: "/applications", write: "applications:write", mayBeEmpty: true },
     { path: "/deployments", write: "deployments:write" },
