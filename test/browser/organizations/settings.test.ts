@@ -138,6 +138,12 @@ describe.skipIf(!peerAvailable("chromium"))("organization settings and branding"
     await asAdmin.page.getByText("Organization details saved").waitFor();
     expect(await service.call("GET", `/api/v1/organizations/${service.defaultOrg.id}`)).toMatchObject({ name: "Default Logistics", branding: { primaryColor: BRAND } });
     await asAdmin.page.getByRole("complementary").getByRole("img", { name: "Default Logistics logo" }).waitFor();
+    // remote access: off until an administrator turns it on (remote:manage)
+    const remote = asAdmin.page.getByRole("form", { name: "Remote-access settings" });
+    await remote.getByRole("checkbox", { name: "Allow remote access" }).check();
+    await remote.getByLabel("Only devices matching").fill("site=berlin");
+    await remote.getByRole("button", { name: "Save remote-access settings" }).click();
+    await asAdmin.page.getByText("Remote-access settings saved").waitFor();
     await asAdmin.audit();
 
     const asViewer = await suite.open({ user: viewer });
@@ -147,6 +153,11 @@ describe.skipIf(!peerAvailable("chromium"))("organization settings and branding"
       expect(await asViewer.page.getByRole("button", { name }).count(), String(name)).toBe(0);
     }
     expect(await asViewer.page.getByRole("textbox").count()).toBe(0);
+    expect(await asViewer.page.getByRole("checkbox").count()).toBe(0);
+    // the remote-access policy the administrator saved, as facts
+    const remoteFacts = asViewer.page.getByRole("region", { name: "Remote access" });
+    await remoteFacts.getByText("site=berlin").waitFor();
+    expect(await remoteFacts.getByRole("definition").first().textContent()).toBe("yes");
     await expectAccent(asViewer, paletteFor(BRAND, "light").accent);
     await asViewer.screenshot("organization-settings-viewer");
   });

@@ -71,6 +71,8 @@ const sockets = new Set<Socket>();
 /** every request the front answered (passed or answered itself), in the order answered */
 const exchanges: Exchange[] = [];
 let inFlight = 0;
+/** requests passed on whose answer never came back (connection reset by the service) */
+let upstreamErrors = 0;
 let answer: Answer = () => null;
 /** while the service goes away: a request that comes now gets its connection cut, unanswered and unforwarded */
 let closing = false;
@@ -109,6 +111,7 @@ beforeAll(async () => {
         });
       });
       upstream.on("error", () => {
+        upstreamErrors++;
         inFlight--;
         res.destroy();
       });
@@ -203,10 +206,13 @@ async function stored(deviceId: string) {
 async function stopAndSettle(agent: FleetAgent, deviceId: string) {
   await agent.stop();
   expect(await agent.done).toBe(0);
+  // compared whole, so that a timeout names the counts it last saw
   await eventually(async () => {
     const db = await stored(deviceId);
     const t = taken();
-    return inFlight === 0 && db.telemetry.length === t.telemetry.length && db.logs.length === t.logs.length;
+    expect({ inFlight, upstreamErrors, telemetry: db.telemetry.length, logs: db.logs.length })
+      .toEqual({ inFlight: 0, upstreamErrors, telemetry: t.telemetry.length, logs: t.logs.length });
+    return true;
   }, 30_000, "every batch taken stored, none in flight");
 }
 

@@ -2,7 +2,7 @@
 // /remote-sessions/settings): off until an administrator turns it on; a reason per session,
 // a label selector of the devices that may be reached, shell recording with its size cap,
 // timeouts and per-user/per-device limits. Read with remote:read, changed with remote:manage.
-import { useState } from "react";
+import { Fragment, useState } from "react";
 import { useQuery } from "@tanstack/react-query";
 import type { RouterOutputs } from "../api/client";
 import { q } from "../api/query";
@@ -16,13 +16,15 @@ type Settings = RouterOutputs["remoteSessions"]["settings"];
 
 export function RemoteAccessCard() {
   const canRead = useCan("remote:read");
+  const canManage = useCan("remote:manage");
   const settings = useQuery({ ...q.remoteSessions.settings.options(), enabled: canRead });
   if (!canRead) return null;
   return (
     <Card title="Remote access">
       {settings.isError ? <ErrorState error={settings.error} what="the remote-access settings" retry={() => settings.refetch()} />
         : !settings.data ? <Loading />
-        : <RemoteAccessForm key={JSON.stringify(settings.data)} settings={settings.data} />}
+        : canManage ? <RemoteAccessForm key={JSON.stringify(settings.data)} settings={settings.data} />
+        : <RemoteAccessFacts settings={settings.data} />}
     </Card>
   );
 }
@@ -35,8 +37,32 @@ const NUMBERS = [
   ["joinTimeoutSeconds", "Time for the device to join (seconds)", 5, 300],
 ] as const;
 
+const INTRO = (
+  <p className="muted">
+    Lets people whose role names the remote permissions open a shell, run a command, forward a port or copy a file on a device, through the service.
+    Each device's own agent configuration can still refuse any kind.
+  </p>
+);
+
+/** A reader (remote:read without remote:manage) sees the policy as facts, not as disabled inputs. */
+function RemoteAccessFacts({ settings }: { settings: Settings }) {
+  const yesNo = (value: boolean) => (value ? "yes" : "no");
+  return (
+    <div className="stack">
+      {INTRO}
+      <dl className="facts">
+        <dt>Allowed</dt><dd>{yesNo(settings.enabled)}</dd>
+        <dt>Reason required</dt><dd>{yesNo(settings.requireReason)}</dd>
+        <dt>Shell recorded</dt><dd>{settings.recordShell ? `yes, up to ${settings.recordingMaxBytes / 1024 / 1024} MiB` : "no"}</dd>
+        <dt>Only devices matching</dt><dd>{settings.deviceSelector ? <code>{settings.deviceSelector}</code> : <span className="faint">every device</span>}</dd>
+        {NUMBERS.map(([key, label]) => <Fragment key={key}><dt>{label}</dt><dd>{settings[key]}</dd></Fragment>)}
+      </dl>
+      <p className="field__hint">Changing them needs <code>remote:manage</code> (owners and administrators).</p>
+    </div>
+  );
+}
+
 function RemoteAccessForm({ settings }: { settings: Settings }) {
-  const canManage = useCan("remote:manage");
   const [form, setForm] = useState({ ...settings, deviceSelector: settings.deviceSelector ?? "", recordingMaxMiB: settings.recordingMaxBytes / 1024 / 1024 });
   const set = <K extends keyof typeof form>(key: K, value: (typeof form)[K]) => setForm((f) => ({ ...f, [key]: value }));
   const save = useAction(q.remoteSessions.updateSettings.mutation(), { invalidates: [q.remoteSessions.key()], success: "Remote-access settings saved" });
@@ -48,15 +74,11 @@ function RemoteAccessForm({ settings }: { settings: Settings }) {
     recordingMaxBytes: Math.round(form.recordingMaxMiB * 1024 * 1024),
     ...Object.fromEntries(NUMBERS.map(([key]) => [key, form[key]])),
   });
-  const disabled = !canManage;
 
   return (
     <form className="stack" onSubmit={save.submit(body)} aria-label="Remote-access settings">
-      <p className="muted">
-        Lets people whose role names the remote permissions open a shell, run a command, forward a port or copy a file on a device, through the service.
-        Each device's own agent configuration can still refuse any kind.
-      </p>
-      <fieldset className="stack" disabled={disabled}>
+      {INTRO}
+      <fieldset className="stack">
         <label className="row"><input type="checkbox" checked={form.enabled} onChange={(e) => set("enabled", e.target.checked)} /> Allow remote access</label>
         <label className="row"><input type="checkbox" checked={form.requireReason} onChange={(e) => set("requireReason", e.target.checked)} /> Require a reason for each session</label>
         <label className="row"><input type="checkbox" checked={form.recordShell} onChange={(e) => set("recordShell", e.target.checked)} /> Record shell sessions</label>
@@ -79,9 +101,7 @@ function RemoteAccessForm({ settings }: { settings: Settings }) {
           ))}
         </div>
       </fieldset>
-      {canManage
-        ? <FormFooter action={save} inline={false} submitLabel="Save remote-access settings" />
-        : <p className="field__hint">Changing them needs <code>remote:manage</code> (owners and administrators).</p>}
+      <FormFooter action={save} inline={false} submitLabel="Save remote-access settings" />
     </form>
   );
 }
