@@ -259,6 +259,18 @@ describe("fleet cp", () => {
     expect(usage.code).toBe(2);
   });
 
+  it("says the device's reason when it refused before this side connected (not the spent ticket)", async () => {
+    const refusing = await startContractDouble({ apiKey: KEY, devices: [DEVICE], refuseBeforeJoin: "exec is switched off on this device (remote.exec: false)" });
+    try {
+      const run = await fleet(["exec", DEVICE.name, "--", "uname", "-a"], "", refusing.url);
+      expect(run.code).toBe(6); // conflict, as for an organization that has remote access off
+      expect(run.stderr).toContain("the device refused: exec is switched off on this device (remote.exec: false)");
+      expect(run.stderr).not.toMatch(/ticket/i);
+    } finally {
+      await refusing.close();
+    }
+  });
+
   it("refuses a copy whose SHA-256 does not match, keeping the old file and no partial one", async () => {
     const tampered = await startContractDouble({ apiKey: KEY, devices: [DEVICE], tamperReads: true });
     try {

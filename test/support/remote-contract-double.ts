@@ -28,6 +28,7 @@ export interface DoubleSession {
   sha256?: string;
   state: "pending" | "active" | "ended";
   endReason: string | null;
+  endMessage?: string;
   exitCode: number | null;
   resizes: Array<{ cols: number; rows: number }>;
   tickets: Set<string>;
@@ -40,6 +41,8 @@ export interface DoubleOptions {
   /** an API key that is signed in but lacks every remote permission */
   keyWithoutPermission?: string;
   remoteAccess?: boolean;
+  /** the device refuses every session before the user's leg connects (its configuration says no), with this reason */
+  refuseBeforeJoin?: string;
   /** paths the device refuses to read or write (its allowed roots, inverted) */
   refusedPrefix?: string;
   /** file-read announces a SHA-256 the bytes do not have (a copy damaged on the way) */
@@ -104,6 +107,7 @@ export async function startContractDouble(options: DoubleOptions): Promise<Contr
         state: "pending", endReason: null, exitCode: null, resizes: body.cols ? [{ cols: body.cols, rows: body.rows }] : [], tickets: new Set(), streams: 0,
       };
       sessions.set(session.id, session);
+      if (options.refuseBeforeJoin) end(session, "device-refused", null, options.refuseBeforeJoin);
       return json(res, 201, { session: view(session), ...newTicket(session) });
     }
     const session = parts[2] === "remote-sessions" ? sessions.get(parts[3]) : undefined;
@@ -158,13 +162,14 @@ export async function startContractDouble(options: DoubleOptions): Promise<Contr
 }
 
 function view(s: DoubleSession) {
-  return { id: s.id, deviceId: s.deviceId, kind: s.kind, reason: s.reason, state: s.state, endReason: s.endReason, exitCode: s.exitCode };
+  return { id: s.id, deviceId: s.deviceId, kind: s.kind, reason: s.reason, state: s.state, endReason: s.endReason, endMessage: s.endMessage ?? null, exitCode: s.exitCode };
 }
 
-function end(session: DoubleSession, reason: string, exitCode: number | null = null) {
+function end(session: DoubleSession, reason: string, exitCode: number | null = null, message?: string) {
   if (session.state === "ended") return;
   session.state = "ended";
   session.endReason = reason;
+  session.endMessage = message;
   if (exitCode !== null) session.exitCode = exitCode;
 }
 

@@ -9,7 +9,7 @@ import type { Command } from "commander";
 import { CliError, EXIT } from "../errors.js";
 import type { Io } from "../main.js";
 import { CHANNEL } from "../remote/framing.js";
-import { endedSession, endReasonText, openSession, openStream, readStatus, type Opened } from "../remote/session.js";
+import { endedSession, endReasonText, openSession, openSessionStream, readStatus, type Opened } from "../remote/session.js";
 import { connect, idByName, type Globals } from "../runtime.js";
 import type { ApiClient } from "../client.js";
 
@@ -71,7 +71,7 @@ async function download(client: ApiClient, deviceId: string, remotePath: string,
   let refusal: string | undefined;
   let received = 0;
   try {
-    const stream = await openStream(client, opened.streamUrl, (frame) => {
+    const stream = await openSessionStream(client, opened, (frame) => {
       if (frame.channel === CHANNEL.stdout) {
         received += frame.payload.length;
         hash.update(frame.payload);
@@ -132,7 +132,7 @@ async function upload(client: ApiClient, deviceId: string, localPath: string, re
   const opened = await openSession(client, { deviceId, kind: "file-write", path: destination, size: stat.size, mode, sha256, reason });
   let answer: { size?: number; sha256?: string } | undefined;
   let refusal: string | undefined;
-  const stream = await openStream(client, opened.streamUrl, (frame) => {
+  const stream = await openSessionStream(client, opened, (frame) => {
     const status = readStatus(frame);
     if (!status) return;
     if (status.error !== undefined) refusal = status.error;

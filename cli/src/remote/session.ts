@@ -31,6 +31,7 @@ export interface RemoteSession {
   kind: RemoteKind;
   state: "pending" | "active" | "ended";
   endReason?: string | null;
+  endMessage?: string | null;
   exitCode?: number | null;
 }
 
@@ -226,6 +227,22 @@ export async function openStream(client: ApiClient, streamUrl: string, onFrame: 
     ws.once("error", (err) => reject(new CliError(EXIT.server, `cannot open the session's stream at ${client.server}: ${(err as Error).message}`)));
   });
   return stream;
+}
+
+/**
+ * Connects the session's first stream. A device can refuse before this side connects (its
+ * configuration says no, the remote user is missing): the service then refuses the stream of an
+ * ended session, and what the user needs is the device's reason, which the session keeps.
+ */
+export async function openSessionStream(client: ApiClient, opened: Opened, onFrame: (frame: Frame) => void): Promise<RemoteStream> {
+  try {
+    return await openStream(client, opened.streamUrl, onFrame);
+  } catch (err) {
+    if (!(err instanceof CliError) || (err.details as { status?: number } | undefined)?.status !== 401) throw err;
+    const session = await client.request<RemoteSession>("GET", `/remote-sessions/${opened.session.id}`).catch(() => null);
+    if (session?.state !== "ended") throw err;
+    throw new CliError(EXIT.conflict, endReasonText(session.endReason, session.endMessage ?? undefined));
+  }
 }
 
 /** A status message's meaning for the commands: the exit code, the device's refusal, or something else. */

@@ -7,7 +7,7 @@ import type { ApiClient } from "../client.js";
 import type { Io } from "../main.js";
 import { CHANNEL } from "./framing.js";
 import { EscapeFilter } from "./escape.js";
-import { endedSession, endReasonText, EXIT_SESSION_LOST, openStream, readStatus, type Opened, type RemoteStream } from "./session.js";
+import { endedSession, endReasonText, EXIT_SESSION_LOST, openSessionStream, readStatus, type Opened, type RemoteStream } from "./session.js";
 
 export interface StdioOptions {
   /** `~.` at a line start leaves (ssh) */
@@ -29,7 +29,7 @@ export async function pipeStdio(client: ApiClient, opened: Opened, io: Io, optio
   const stdout = io.stdout as Tty;
   const eol = options.raw ? "\r\n" : "\n";
 
-  const stream: RemoteStream = await openStream(client, opened.streamUrl, (frame) => {
+  const stream: RemoteStream = await openSessionStream(client, opened, (frame) => {
     if (frame.channel === CHANNEL.stdout || frame.channel === CHANNEL.stderr) {
       const target = frame.channel === CHANNEL.stdout ? io.stdout : io.stderr;
       if (!target.write(frame.payload)) {

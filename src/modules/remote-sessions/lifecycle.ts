@@ -63,7 +63,7 @@ export async function endSessionsWhere(
 ): Promise<string[]> {
   const rows = await db.$queryRaw<EndedRow[]>`
     UPDATE "RemoteSession" s SET
-      "state" = 'ended', "endReason" = ${reason}, "endedAt" = now(),
+      "state" = 'ended', "endReason" = ${reason}, "endedAt" = now(), "endMessage" = ${details.message?.slice(0, 1000) ?? null},
       "exitCode" = COALESCE(${details.exitCode ?? null}::int, s."exitCode"),
       "bytesToDevice" = s."bytesToDevice" + ${details.bytesToDevice ?? 0}::bigint,
       "bytesFromDevice" = s."bytesFromDevice" + ${details.bytesFromDevice ?? 0}::bigint

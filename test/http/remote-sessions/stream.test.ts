@@ -94,6 +94,19 @@ describe("a session end to end", () => {
     expect(stored.endReason).toBe("device-refused");
     expect(await h.services.prisma.auditEntry.count({ where: { entityId: opened.session.id, action: "remote-session.refused", actorType: "device" } })).toBe(1);
   });
+
+  it("a refusal before the user's leg connects is kept in words: the session says why, and its stream is refused", async () => {
+    const opened = await openSession(h, acme.key, { deviceId: acme.device.deviceId, kind: "exec", command: ["uname"] });
+    const res = await h.api("POST", `/api/v1/agent/remote-sessions/${opened.session.id}/refuse`, {
+      key: null, token: await acme.device.token(), body: { reason: "exec is switched off on this device (remote.exec: false)" },
+    });
+    expect(res.status, res.text).toBe(200);
+    const stored = await sessionWhen(h, opened.session.id, (s) => s.state === "ended");
+    expect(stored).toMatchObject({ endReason: "device-refused", endMessage: "exec is switched off on this device (remote.exec: false)" });
+    const shown = await h.api("GET", `/api/v1/remote-sessions/${opened.session.id}`, { key: acme.key });
+    expect(shown.body).toMatchObject({ state: "ended", endReason: "device-refused", endMessage: "exec is switched off on this device (remote.exec: false)" });
+    await expect(connect(wsUrl(h.url, opened.streamUrl))).rejects.toMatchObject({ status: 401 });
+  });
 });
 
 async function waitForRecording(id: string) {

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "RemoteSession" ADD COLUMN     "endMessage" TEXT;
