@@ -17,6 +17,7 @@ import { groupsRouter } from "../modules/groups/router.js";
 import { enrollmentTokensRouter } from "../modules/enrollment-tokens/router.js";
 import { enrollmentRequestsRouter } from "../modules/enrollment-requests/router.js";
 import { preauthorizedDevicesRouter } from "../modules/preauthorized-devices/router.js";
+import { tpmEkCasRouter } from "../modules/tpm-ek-cas/router.js";
 import { agentRouter } from "../modules/agent/router.js";
 import { certificatesRouter } from "../modules/certificates/router.js";
 import { registriesRouter } from "../modules/registries/router.js";
@@ -41,6 +42,7 @@ import { federationRouter } from "../modules/federation/router.js";
 import { mailRouter } from "../modules/mail/router.js";
 import { remoteSessionsRouter } from "../modules/remote-sessions/router.js";
 import { deviceActionsRouter } from "../modules/device-actions/router.js";
+import { jobsRouter } from "../modules/jobs/router.js";
 
 export const appRouter = router({
   auth: authRouter,
@@ -60,6 +62,7 @@ export const appRouter = router({
   agent: agentRouter,
   enrollmentRequests: enrollmentRequestsRouter,
   preauthorizedDevices: preauthorizedDevicesRouter,
+  tpmEkCas: tpmEkCasRouter,
   certificates: certificatesRouter,
   registries: registriesRouter,
   globalRegistries: globalRegistriesRouter,
@@ -84,6 +87,7 @@ export const appRouter = router({
   mail: mailRouter,
   remoteSessions: remoteSessionsRouter,
   deviceActions: deviceActionsRouter,
+  jobs: jobsRouter,
 });
 
 export type AppRouter = typeof appRouter;

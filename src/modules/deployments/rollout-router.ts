@@ -18,7 +18,7 @@ const reasonInput = z.object({ id: z.uuid(), reason: z.string().trim().min(1).ma
 type Move = (db: DbTx, row: DeploymentRow, events: DeploymentEvents, input: { reason?: string }, by: string) => Promise<DeploymentRow>;
 
 /** Who made a move, as the rollout records it: the person's e-mail address (and the API key they used). */
-async function operatorOf(db: DbTx, principal: Principal): Promise<string> {
+export async function operatorOf(db: DbTx, principal: Principal): Promise<string> {
   const [user, key] = await Promise.all([
     db.user.findUnique({ where: { id: principal.userId }, select: { email: true } }),
     principal.apiKeyId ? db.apiKey.findUnique({ where: { id: principal.apiKeyId }, select: { name: true } }) : null,

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { pagingInput, pageOutput } from "../../lib/paging.js";
 import { ownerMarkOutput } from "../../lib/owner-mark.js";
-import { labelSelectorSchema } from "../devices/labels.js";
+import { exactlyOneTarget, targetInput, targetShape } from "../rollout-engine/target.js";
 import { deviceStatus } from "../devices/schemas.js";
 import { ROLLOUT_STATES } from "./rollout-machine.js";
 import { DEPLOYMENT_STATES } from "./deployment-state.js";
@@ -19,23 +19,11 @@ export const DEVICE_DEPLOYMENT_STATES = [
 ] as const;
 export type DeviceDeploymentState = (typeof DEVICE_DEPLOYMENT_STATES)[number];
 
-const MAX_TARGET_IDS = 10_000;
 const idInput = z.object({ id: z.uuid() });
 export { idInput };
 
-const targetShape = {
-  labelSelector: labelSelectorSchema.optional().describe("every device whose labels match all pairs (resolved when the deployment starts or its rollout is initialized)"),
-  deviceIds: z.array(z.uuid()).min(1).max(MAX_TARGET_IDS).optional().describe("an explicit device list of the organization"),
-};
-
-function exactlyOneTarget(v: { labelSelector?: Record<string, string>; deviceIds?: string[] }, ctx: z.RefinementCtx) {
-  if ((v.labelSelector === undefined) === (v.deviceIds === undefined)) ctx.addIssue({ code: "custom", message: "give exactly one of labelSelector or deviceIds", path: [] });
-  if (v.labelSelector && Object.keys(v.labelSelector).length === 0) {
-    ctx.addIssue({ code: "custom", message: "an empty selector would match every device; name at least one label", path: ["labelSelector"] });
-  }
-}
-
-export const targetInput = z.object(targetShape).strict().superRefine(exactlyOneTarget);
+// The target (a label selector or a device list) is the rollout engine's, shared with jobs.
+export { targetInput };
 
 export const groupRollbackInput = z
   .object({

@@ -6,7 +6,8 @@
 // whatever the fleet size.
 import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
-import { architectureEligible, deviceOffline, UTC_NOW } from "../devices/sql.js";
+import { architectureEligible, UTC_NOW } from "../devices/sql.js";
+import { batchIndexOfRank, rolloutOrder } from "../rollout-engine/ranking.js";
 import { targetCondition } from "../groups/service.js";
 import type { DeploymentProfile } from "../applications/manifest/index.js";
 import { admittedSql, AWAITING_APPROVAL } from "../agent/admission-gate.js";
@@ -57,23 +58,20 @@ export async function freezeTargets(db: DbTx, deployment: TargetedDeployment, pr
  * Plans the batches of a staged rollout over the frozen eligible devices and assigns each device
  * its batch. Devices that are offline now come last: the canary (and each batch after it) is
  * drawn from devices seen recently while there are enough of them, so it never waits on a device
- * that is not there.
+ * that is not there (the order is the rollout engine's, shared with jobs: rollout-engine/ranking.ts).
  */
 export async function planRollout(db: DbTx, deploymentId: string, strategy: StagedStrategy, eligible: number): Promise<PlannedBatch[]> {
   await db.deploymentBatch.deleteMany({ where: { deploymentId } });
   const plan = planBatches(strategy, eligible);
   if (!plan.length) return plan;
-  // Batch i holds the devices ranked after the first i boundaries.
-  const boundaries: number[] = [];
-  plan.reduce((sum, batch) => (boundaries.push(sum + batch.size), sum + batch.size), 0);
   await db.$executeRaw`
     WITH ranked AS (
-      SELECT dd.ctid AS "row", row_number() OVER (ORDER BY ${deviceOffline("dev")}, md5(dd."deviceId"::text || ${deploymentId}::text)) AS "rank"
+      SELECT dd.ctid AS "row", row_number() OVER (ORDER BY ${rolloutOrder("dev", Prisma.sql`dd."deviceId"`, deploymentId)}) AS "rank"
         FROM "DeploymentDevice" dd JOIN "Device" dev ON dev."id" = dd."deviceId"
        WHERE dd."deploymentId" = ${deploymentId}::uuid AND dd."state" = 'pending'
     )
     UPDATE "DeploymentDevice" dd
-       SET "batchIndex" = (SELECT count(*) FROM jsonb_array_elements_text(${JSON.stringify(boundaries)}::jsonb) b WHERE b::int < r."rank")::int
+       SET "batchIndex" = ${batchIndexOfRank(plan, Prisma.sql`r."rank"`)}
       FROM ranked r
      WHERE dd.ctid = r."row"`;
   await db.deploymentBatch.createMany({ data: plan.map((b) => ({ deploymentId, index: b.index, kind: b.kind, size: b.size })) });

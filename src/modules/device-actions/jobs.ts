@@ -2,6 +2,7 @@
 // and diagnostics bundles past their time are deleted. One run per period across processes.
 import type { JobDefinition, ScheduleDefinition } from "../../jobs/types.js";
 import { expireActions } from "./service.js";
+import { actionJobSchedules } from "../jobs/tick.js";
 
 export function deviceActionJobs(): { definitions: JobDefinition[]; schedules: ScheduleDefinition[] } {
   const sweep: ScheduleDefinition = {
@@ -14,5 +15,6 @@ export function deviceActionJobs(): { definitions: JobDefinition[]; schedules: S
       if (expired || bundles) logger.info({ expired, bundles }, "device actions expired, bundles dropped");
     },
   };
-  return { definitions: [], schedules: [sweep] };
+  // and the clock of jobs over many devices (src/modules/jobs/tick.ts)
+  return { definitions: [], schedules: [sweep, ...actionJobSchedules()] };
 }

@@ -19,11 +19,12 @@ export const DISRUPTIVE_KINDS: readonly ActionKind[] = ["reboot", "restart-app",
 /** Kinds a "not now" lease on the device defers (starting an application interrupts nothing). */
 export const DEFERRABLE_KINDS: readonly ActionKind[] = ["reboot", "restart-app", "stop-app", "restart-agent"];
 
-export const ACTION_STATES = ["pending", "delivered", "running", "deferred", "succeeded", "failed", "expired", "cancelled"] as const;
+/** queued and skipped: a job's device whose batch is not dispatched yet, or that cannot run it (message says why). */
+export const ACTION_STATES = ["pending", "delivered", "running", "deferred", "succeeded", "failed", "expired", "cancelled", "queued", "skipped"] as const;
 export type ActionState = (typeof ACTION_STATES)[number];
 /** States the service still hands to the device (with the heartbeat's answer). */
 export const OPEN_STATES: readonly ActionState[] = ["pending", "delivered", "deferred"];
-export const FINAL_STATES: readonly ActionState[] = ["succeeded", "failed", "expired", "cancelled"];
+export const FINAL_STATES: readonly ActionState[] = ["succeeded", "failed", "expired", "cancelled", "skipped"];
 
 /** What the device may report about an action. */
 export const REPORTED_STATES = ["running", "deferred", "succeeded", "failed", "expired"] as const;

@@ -4,10 +4,9 @@
 // actions:disruptive as well, which no read permission implies. The bundle's download is a
 // plain route (bundle-route.ts).
 import { z } from "zod";
-import { denyAccess, protectedProcedure, router } from "../../trpc/procedures.js";
-import { can } from "../../trpc/principal.js";
+import { protectedProcedure, router } from "../../trpc/procedures.js";
 import { pageOf, pageOutput, pagingInput } from "../../lib/paging.js";
-import { DISRUPTIVE_KINDS } from "./kinds.js";
+import { requireDisruptive } from "./disruptive.js";
 import { actionOutput, createActionInput, listActionsInput } from "./schemas.js";
 import { cancelAction, createAction, getAction, listActions } from "./service.js";
 
@@ -33,9 +32,7 @@ export const deviceActionsRouter = router({
     .input(createActionInput)
     .output(actionOutput)
     .mutation(async ({ ctx, input, path }) => {
-      if (DISRUPTIVE_KINDS.includes(input.kind) && !can(ctx.principal, "actions:disruptive")) {
-        await denyAccess(ctx, ctx.principal, path, `Missing permission actions:disruptive (${input.kind} changes what runs on the device)`);
-      }
+      await requireDisruptive(ctx, input.kind, path);
       const action = await createAction(ctx.db, ctx.principal, input);
       if (ctx.audit) {
         ctx.audit.entityId = action.id;

@@ -17,6 +17,7 @@ export const createActionInput = z.object({
 
 export const listActionsInput = z.object({
   deviceId: z.string().uuid().optional(),
+  jobId: z.string().uuid().optional().describe("the actions of one job (/jobs): each device's result"),
   state: z.array(actionState).max(ACTION_STATES.length).optional(),
   kind: z.array(actionKind).max(ACTION_KINDS.length).optional(),
 });
@@ -39,6 +40,8 @@ export const actionOutput = z.object({
   deferredUntil: z.string().nullable().describe("deferred by a lease on the device until this time"),
   deferredBy: z.string().nullable().describe("the application that holds the lease"),
   createdById: z.string().nullable(),
+  jobId: z.string().uuid().nullable().describe("the job it belongs to (/jobs), null for an action on one device"),
+  batchIndex: z.number().int().nullable().describe("its batch in the job (0: the canary)"),
   createdAt: z.string(),
   bundle: z.object({ sizeBytes: z.number().int(), sha256: z.string(), expiresAt: z.string() }).nullable()
     .describe("diagnostics: the bundle (GET /device-actions/{id}/bundle) and until when it can be downloaded"),

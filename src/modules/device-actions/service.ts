@@ -10,7 +10,7 @@ import { TRPCError } from "@trpc/server";
 import type { DbTx } from "../../db/client.js";
 import type { RawDatabase } from "../../db/adapters.js";
 import type { Principal } from "../../trpc/principal.js";
-import { APP_KINDS, type ActionKind, type ActionState } from "./kinds.js";
+import { APP_KINDS, FINAL_STATES, type ActionKind, type ActionState } from "./kinds.js";
 import type { ActionDto, ActionReport, DeviceActionEntry } from "./schemas.js";
 
 const UTC_NOW = `(now() AT TIME ZONE 'UTC')`;
@@ -56,6 +56,8 @@ export function toActionDto(row: ActionRow): ActionDto {
     deferredUntil: iso(row.deferredUntil),
     deferredBy: row.deferredBy,
     createdById: row.createdById,
+    jobId: row.jobId,
+    batchIndex: row.batchIndex,
     createdAt: row.createdAt.toISOString(),
     // an expired bundle is no longer offered (the sweep deletes it)
     bundle: row.bundle && row.bundle.expiresAt > new Date()
@@ -107,11 +109,12 @@ export async function getAction(db: DbTx, organizationId: string, id: string): P
 export async function listActions(
   db: DbTx,
   organizationId: string,
-  filter: { deviceId?: string; state?: ActionState[]; kind?: ActionKind[]; limit: number; offset: number },
+  filter: { deviceId?: string; jobId?: string; state?: ActionState[]; kind?: ActionKind[]; limit: number; offset: number },
 ): Promise<{ rows: ActionDto[]; total: number }> {
   const where = {
     organizationId,
     ...(filter.deviceId ? { deviceId: filter.deviceId } : {}),
+    ...(filter.jobId ? { jobId: filter.jobId } : {}),
     ...(filter.state?.length ? { state: { in: filter.state } } : {}),
     ...(filter.kind?.length ? { kind: { in: filter.kind } } : {}),
   };
@@ -185,15 +188,18 @@ export const ACTION_REPORTS_STATEMENT = `
   WHERE a."id" = r."id" AND a."deviceId" = $1::uuid
     AND a."state" IN ('pending', 'delivered', 'deferred', 'running')
     AND NOT (a."state" = 'running' AND r."state" = 'deferred')
-  RETURNING a."id"`;
+  RETURNING a."id", a."jobId", a."organizationId", a."state"`;
 
-export async function recordActionReports(raw: RawDatabase, deviceId: string, reports: ActionReport[]): Promise<number> {
-  if (!reports.length) return 0;
+/** Stores the reports; returns the jobs whose devices' actions ended with them (to be judged now). */
+export async function recordActionReports(raw: RawDatabase, deviceId: string, reports: ActionReport[]): Promise<Array<{ jobId: string; organizationId: string }>> {
+  if (!reports.length) return [];
   const rows = reports.map((r) => ({
     id: r.id, state: r.state, message: r.message ?? null, result: r.result ?? null,
     deferredUntil: r.deferredUntil ?? null, deferredBy: r.deferredBy ?? null,
   }));
-  return (await raw.query(ACTION_REPORTS_STATEMENT, [deviceId, JSON.stringify(rows)])).length;
+  const stored = await raw.query<{ jobId: string | null; organizationId: string; state: string }>(ACTION_REPORTS_STATEMENT, [deviceId, JSON.stringify(rows)]);
+  const ended = stored.filter((r) => r.jobId && FINAL_STATES.includes(r.state as ActionState));
+  return [...new Map(ended.map((r) => [r.jobId!, { jobId: r.jobId!, organizationId: r.organizationId }])).values()];
 }
 
 /** Closes open actions past their expiry (devices that never came back) and drops bundles past theirs; the job's sweep. */
