@@ -34,3 +34,14 @@ export function forgetFirstStart(dataDir: string, userId: string): boolean {
     return false; // no file: nothing to forget
   }
 }
+
+/**
+ * The first-start block with its generated password and API key left out: what is printed where
+ * no terminal is (journald, a container's log, a file), when the kept file holds them.
+ */
+export function withoutGeneratedSecrets(block: string[]): string[] {
+  return block.map((line) => {
+    const generated = /^( {2}(?:password|API key): +)\S+ +\(generated; (.*)\)$/.exec(line);
+    return generated ? `${generated[1]}(generated; in the file below, not printed without a terminal; ${generated[2]})` : line;
+  });
+}

@@ -7,7 +7,7 @@ import { createLogger } from "./lib/logger.js";
 import { buildConsoleInChildProcess, consoleBuildState } from "./lib/console-build.js";
 import { startService } from "./server.js";
 import { onStopSignals } from "./lib/stop-signals.js";
-import { keepFirstStart } from "./first-start.js";
+import { keepFirstStart, withoutGeneratedSecrets } from "./first-start.js";
 import { holdDataDir } from "./db/backup.js";
 import { hasDatabase } from "./db/embedded.js";
 import { migrateInChildProcess } from "./db/first-start-migration.js";
@@ -89,15 +89,20 @@ async function main() {
       `  API docs:      ${where}/api/v1/docs`,
     ];
     let kept = "";
+    let keptInFile = false;
     if (b.generatedPassword || b.generatedApiKey) {
       try {
         const file = keepFirstStart(config.DATA_DIR, block.join("\n"), b.adminUserId!);
         kept = `  kept in:       ${file}   (mode 0600; deleted when the admin changes the password)`;
+        keptInFile = true;
       } catch (err) {
         kept = `  not kept:      ${(err as Error).message}; copy the password and the key now`;
       }
     }
-    process.stdout.write(["", ...block, ...(kept ? [kept] : []), "", ""].join("\n"));
+    // Generated secrets go to a terminal only: without one, stdout is a log that outlives them
+    // (journald under systemd, the engine's container log, a file), and the kept file holds them.
+    const printed = keptInFile && !process.stdout.isTTY ? withoutGeneratedSecrets(block) : block;
+    process.stdout.write(["", ...printed, ...(kept ? [kept] : []), "", ""].join("\n"));
   }
 }
 

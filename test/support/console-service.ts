@@ -10,6 +10,7 @@
 // fleet, so the numbers a test compares cannot move underneath it. HEARTBEAT_INTERVAL_SECONDS
 // is an hour, so that a device stays online between a test's heartbeats.
 import crypto from "node:crypto";
+import fs from "node:fs";
 import { FleetSimulator, type SimulatorOptions } from "../../src/simulator/engine.js";
 import type { VirtualDevice } from "../../src/simulator/virtual-device.js";
 import { restClient, type ApiResponse, type CallOptions } from "./rest-client.js";
@@ -130,7 +131,11 @@ export async function startConsoleService(env: Record<string, string> = {}, opti
       const end = proc.output.findIndex((l, i) => i > start && /^ {2}(kept in|not kept):/.test(l));
       return start >= 0 && end > start && proc.output.slice(start, end + 1);
     }, 30_000, "the first-start block");
-    firstStart = { block, email: firstStartField(block, "admin e-mail"), password: firstStartField(block, "password"), apiKey: firstStartField(block, "API key"), keptIn: firstStartField(block, "kept in") };
+    // the generated password and key are printed to a terminal only: here (a pipe) they are read
+    // from the kept file, as an operator under systemd or in a container does
+    const keptIn = firstStartField(block, "kept in");
+    const kept = fs.readFileSync(keptIn, "utf8").split("\n");
+    firstStart = { block, email: firstStartField(block, "admin e-mail"), password: firstStartField(kept, "password"), apiKey: firstStartField(kept, "API key"), keptIn };
     watch.add(firstStart.password);
     watch.add(firstStart.apiKey);
     api = restClient(proc.url, firstStart.apiKey, watch);

@@ -4,7 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { firstStartPath, forgetFirstStart, keepFirstStart } from "../../src/first-start.js";
+import { firstStartPath, forgetFirstStart, keepFirstStart, withoutGeneratedSecrets } from "../../src/first-start.js";
 import { requestLogLevel } from "../../src/http/request-log.js";
 
 describe("the kept first-start block", () => {
@@ -23,6 +23,28 @@ describe("the kept first-start block", () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("the printed first-start block without a terminal", () => {
+  it("leaves out the generated password and API key, keeps everything else and a chosen secret's line", () => {
+    const block = [
+      "First start: created organization 'default' and its Super Admin.",
+      "  admin e-mail:  admin@example.com",
+      "  password:      Xy7-generated-Pw   (generated; set BOOTSTRAP_ADMIN_PASSWORD to choose it)",
+      "  API key:       fm_0123456789abcdefABCDEF0123456789abcdef   (generated; set BOOTSTRAP_API_KEY to choose it)",
+      "  API docs:      http://localhost:3000/api/v1/docs",
+    ];
+    const printed = withoutGeneratedSecrets(block).join("\n");
+    expect(printed).not.toContain("Xy7-generated-Pw");
+    expect(printed).not.toContain("fm_0123456789abcdef");
+    expect(withoutGeneratedSecrets(block)).toEqual([
+      block[0], block[1],
+      "  password:      (generated; in the file below, not printed without a terminal; set BOOTSTRAP_ADMIN_PASSWORD to choose it)",
+      "  API key:       (generated; in the file below, not printed without a terminal; set BOOTSTRAP_API_KEY to choose it)",
+      block[4],
+    ]);
+    expect(withoutGeneratedSecrets(["  password:      from BOOTSTRAP_ADMIN_PASSWORD"])).toEqual(["  password:      from BOOTSTRAP_ADMIN_PASSWORD"]);
   });
 });
 

@@ -92,6 +92,9 @@ describe.skipIf(!peerAvailable("chromium"))("the README's Quick start on a fresh
     expect(first.email).toBe("admin@example.com");
     expect(first.password.length).toBeGreaterThanOrEqual(12);
     expect(first.apiKey).toMatch(/^fm_/);
+    // a pipe is no terminal: the block names the file and prints neither generated secret
+    expect(first.block.join("\n")).not.toContain(first.password);
+    expect(first.block.join("\n")).not.toContain(first.apiKey);
     expect(first.block).toContain(`  API docs:      ${service.url}/api/v1/docs`);
     const stat = fs.statSync(first.keptIn);
     expect(stat.mode & 0o777).toBe(0o600);
