@@ -25,7 +25,8 @@ import { DeviceSession, succeeded } from "./core/session.js";
 import { readFacts } from "./host/facts.js";
 import { HostMetrics } from "./host/metrics.js";
 import { stopOrphanedCommands } from "./host/orphans.js";
-import { loadIdentity, loadKey, storeCredentials, wipeIdentity, type StoredIdentity } from "./identity-store.js";
+import { loadIdentity, loadKey, loadTpmKeyBlob, storeCredentials, wipeIdentity, type StoredIdentity } from "./identity-store.js";
+import { Tpm } from "./tpm.js";
 import type { ComposeEngine, ProjectContainer } from "./runtime/engine.js";
 import type { StateDir } from "./state-dir.js";
 import { ComposeRuntime } from "./workloads.js";
@@ -134,7 +135,14 @@ export class FleetAgent {
     state.ensure();
     this.identity = loadIdentity(state);
     this.session = new DeviceSession(new JsonClient(this.identity.serviceUrl, 4, 60_000));
-    this.session.keys = await loadKey(state, this.identity.keyFile);
+    if (this.identity.keyKind === "tpm") {
+      // the key stays in the TPM: every token is signed there, renewals are re-attested
+      const tpm = new Tpm();
+      this.session.tpm = tpm;
+      this.session.heldKey = tpm.keyOf(loadTpmKeyBlob(state, this.identity.keyFile));
+    } else {
+      this.session.keys = await loadKey(state, this.identity.keyFile);
+    }
     const certificate = state.readText(this.identity.certificateFile);
     if (!certificate) throw new Error(`${state.path(this.identity.certificateFile)} is missing; enroll again`);
     this.session.adoptCertificate(this.identity.deviceId, certificate, this.identity.certificateNotAfter);
@@ -327,7 +335,7 @@ export class FleetAgent {
     this.identity = await storeCredentials(
       this.options.state,
       { ...this.identity, certificateId: res.body.certificateId, certificateNotAfter: res.body.certificateNotAfter },
-      this.session.keys, res.body.certificate, res.body.caChain,
+      this.session.currentKey, res.body.certificate, res.body.caChain,
     );
     this.log("info", `certificate renewed with a new key; valid until ${res.body.certificateNotAfter}`);
     return `certificate renewed with a new key; valid until ${res.body.certificateNotAfter}`;

@@ -1,6 +1,6 @@
 // fleet-agent: the device side of the fleet management service (docs/agent.md).
 //
-//   fleet-agent enroll --url URL --token fme_... [--name NAME] [--label k=v ...] [--device-id ID] [--state-dir DIR]
+//   fleet-agent enroll --url URL --token fme_... [--name NAME] [--label k=v ...] [--device-id ID] [--state-dir DIR] [--tpm]
 //   fleet-agent run [--state-dir DIR] [--engine podman|docker]
 //   fleet-agent status [--state-dir DIR]
 //
@@ -12,20 +12,24 @@ import os from "node:os";
 import { parseArgs } from "node:util";
 import { EXIT_CREDENTIALS_REFUSED, FleetAgent } from "./agent.js";
 import { JsonClient } from "./core/json-client.js";
-import { DeviceSession, succeeded } from "./core/session.js";
+import { DeviceSession, succeeded, TpmChallengeRefused } from "./core/session.js";
 import { readFacts } from "./host/facts.js";
 import { loadIdentity, storeCredentials } from "./identity-store.js";
 import { loadRemoteAccess } from "./remote/config.js";
 import { detectEngine } from "./runtime/engine.js";
 import { StateDir } from "./state-dir.js";
+import { Tpm, TpmError } from "./tpm.js";
 import { AGENT_VERSION } from "./version.js";
 
 const USAGE = `fleet-agent ${AGENT_VERSION}: runs what the fleet management service deploys to this machine
 
 usage:
-  fleet-agent enroll --url URL --token TOKEN [--name NAME] [--label key=value ...] [--device-id ID] [--state-dir DIR]
+  fleet-agent enroll --url URL --token TOKEN [--name NAME] [--label key=value ...] [--device-id ID] [--state-dir DIR] [--tpm]
       enrolls this machine: makes its key (never sent anywhere), sends a certificate request with
-      the enrollment token, and keeps key, certificate and CA chain in the state directory
+      the enrollment token, and keeps key, certificate and CA chain in the state directory;
+      --tpm makes the key inside the machine's TPM 2.0 (it never exists in a file), sends the
+      TPM's evidence for it, and signs with the TPM from then on (tpm2-tools; TPM2TOOLS_TCTI
+      names another TPM than the kernel's /dev/tpmrm0)
   fleet-agent run [--state-dir DIR] [--engine podman|docker] [--config FILE]
       heartbeats, reports facts, telemetry and logs, and runs the deployments it is given
       (what the systemd unit runs)
@@ -72,7 +76,7 @@ async function enroll(args: string[]): Promise<number> {
     args,
     options: {
       url: { type: "string" }, token: { type: "string" }, name: { type: "string" }, label: { type: "string", multiple: true },
-      "device-id": { type: "string" }, "state-dir": { type: "string" }, force: { type: "boolean" },
+      "device-id": { type: "string" }, "state-dir": { type: "string" }, force: { type: "boolean" }, tpm: { type: "boolean" },
     },
   });
   if (!values.url || !values.token) throw new UsageError("enroll needs --url and --token");
@@ -89,6 +93,7 @@ async function enroll(args: string[]): Promise<number> {
   state.ensure();
   const reportedDeviceId = values["device-id"] ?? defaultDeviceId();
   const session = new DeviceSession(new JsonClient(url.origin, 2, 60_000));
+  if (values.tpm) session.tpm = new Tpm();
   const facts = await readFacts({ agentVersion: AGENT_VERSION });
   const res = await session.enrollWith({
     enrollmentToken: values.token,
@@ -97,6 +102,8 @@ async function enroll(args: string[]): Promise<number> {
     ...(values.label?.length ? { labels: labelsOf(values.label) } : {}),
     facts,
   }).catch((error: Error) => {
+    if (error instanceof TpmError) throw new Error(`the TPM could not make or attest the device key: ${error.message}; nothing was enrolled or stored`);
+    if (error instanceof TpmChallengeRefused) throw new Error(`${error.message}; nothing was enrolled or stored`);
     throw new Error(`the service at ${url.origin} cannot be reached (${error.message}); nothing was enrolled or stored`);
   });
   if (!succeeded(res)) {
@@ -113,8 +120,9 @@ async function enroll(args: string[]): Promise<number> {
     certificateNotAfter: res.body.certificateNotAfter,
     heartbeatIntervalSeconds: res.body.heartbeatIntervalSeconds,
     enrolledAt: new Date().toISOString(),
-  }, session.keys, res.body.certificate, res.body.caChain);
+  }, session.currentKey, res.body.certificate, res.body.caChain);
   for (const stale of ["deployments.json", "installed.json", "log-cursors.json", "outbox"]) if (values.force) state.remove(stale);
+  if (res.body.attestation === "tpm") console.log("the device key is held by the TPM, attested by the service");
   console.log(`enrolled as device ${res.body.deviceId}; certificate valid until ${res.body.certificateNotAfter}; state in ${state.dir}`);
   console.log("next: fleet-agent run" + (values["state-dir"] ? ` --state-dir ${values["state-dir"]}` : "") + " (or systemctl enable --now fleet-agent)");
   return 0;

@@ -1,9 +1,11 @@
-// The enrolled identity, kept in the state directory: the device key (PKCS#8 PEM, 0600), the
-// certificate and CA chain, and identity.json. A renewal writes the new key and certificate
+// The enrolled identity, kept in the state directory: the device key (PKCS#8 PEM, 0600; for a
+// TPM-held key only its TPM-wrapped blob, agent/src/tpm.ts), the certificate and CA chain, and
+// identity.json. A renewal writes the new key and certificate
 // under new names first and then switches identity.json to them, so a crash in between leaves
 // the old, still valid, pair in use.
 import { createPublicKey } from "node:crypto";
-import type { DeviceKeys } from "./core/identity.js";
+import type { DeviceKeys, HeldKey } from "./core/identity.js";
+import type { TpmKeyBlob } from "./tpm.js";
 import { subtle } from "./core/pki.js";
 import { StateError, type StateDir } from "./state-dir.js";
 
@@ -17,6 +19,8 @@ export interface StoredIdentity {
   heartbeatIntervalSeconds: number;
   /** file names in the state directory (they change at every renewal) */
   keyFile: string;
+  /** "tpm": keyFile holds the TPM-wrapped blob of a key that never leaves the TPM (fleet-agent enroll --tpm) */
+  keyKind?: "tpm";
   certificateFile: string;
   chainFile: string;
   enrolledAt: string;
@@ -29,8 +33,9 @@ function pem(label: string, der: ArrayBuffer): string {
   return `-----BEGIN ${label}-----\n${body}-----END ${label}-----\n`;
 }
 
-/** Writes a key pair's private key (PKCS#8 PEM, 0600) under `name`. */
-export async function saveKey(state: StateDir, name: string, device: DeviceKeys): Promise<void> {
+/** Writes a key pair's private key (PKCS#8 PEM, 0600) under `name`; of a TPM-held key, its TPM-wrapped blob. */
+export async function saveKey(state: StateDir, name: string, device: DeviceKeys | HeldKey): Promise<void> {
+  if ("stored" in device) return state.writeJson(name, device.stored);
   if (device.algorithm !== "ES256") throw new Error("the agent keeps ECDSA P-256 keys only");
   state.writeText(name, pem("PRIVATE KEY", await subtle.exportKey("pkcs8", device.keys.privateKey)), 0o600);
 }
@@ -49,6 +54,14 @@ export async function loadKey(state: StateDir, name: string): Promise<DeviceKeys
   }
 }
 
+/** The TPM-wrapped blob of a TPM-held key (usable only by the TPM that made it). */
+export function loadTpmKeyBlob(state: StateDir, name: string): TpmKeyBlob {
+  const blob = state.readJson<TpmKeyBlob>(name);
+  if (!blob) throw new StateError(`${state.path(name)} is missing: the TPM-held key's blob is gone; enroll again (fleet-agent enroll --tpm)`);
+  if (blob.kind !== "tpm" || typeof blob.public !== "string" || typeof blob.private !== "string") throw new StateError(`${state.path(name)} is not a TPM key blob; enroll again`);
+  return blob;
+}
+
 export function loadIdentity(state: StateDir): StoredIdentity {
   const identity = state.readJson<StoredIdentity>("identity.json");
   if (!identity) throw new StateError(`this device is not enrolled (no ${state.path("identity.json")}): run fleet-agent enroll --url URL --token TOKEN`);
@@ -62,12 +75,16 @@ export function loadIdentity(state: StateDir): StoredIdentity {
 export async function storeCredentials(
   state: StateDir,
   base: Omit<StoredIdentity, "keyFile" | "certificateFile" | "chainFile">,
-  keys: DeviceKeys,
+  keys: DeviceKeys | HeldKey,
   certificatePem: string,
   caChain: string[],
 ): Promise<StoredIdentity> {
   const stamp = Date.now().toString(36);
-  const identity: StoredIdentity = { ...base, keyFile: `device-${stamp}.key`, certificateFile: `device-${stamp}.crt`, chainFile: `ca-chain-${stamp}.pem` };
+  const held = "stored" in keys;
+  const identity: StoredIdentity = {
+    ...base, keyFile: held ? `device-${stamp}.tpm.json` : `device-${stamp}.key`, ...(held ? { keyKind: "tpm" as const } : {}),
+    certificateFile: `device-${stamp}.crt`, chainFile: `ca-chain-${stamp}.pem`,
+  };
   await saveKey(state, identity.keyFile, keys);
   state.writeText(identity.certificateFile, certificatePem, 0o644);
   state.writeText(identity.chainFile, caChain.join(""), 0o644);

@@ -9,7 +9,7 @@
 import { accessSync, constants } from "node:fs";
 import path from "node:path";
 
-export type Peer = "docker-registry" | "htpasswd" | "chromium" | "podman" | "tmux" | "dockerd" | "mmdebstrap" | "systemd-analyze";
+export type Peer = "docker-registry" | "htpasswd" | "chromium" | "podman" | "tmux" | "dockerd" | "mmdebstrap" | "systemd-analyze" | "swtpm";
 
 /** The Debian package that installs each peer. */
 export const PEER_PACKAGES: Record<Peer, string> = {
@@ -26,6 +26,8 @@ export const PEER_PACKAGES: Record<Peer, string> = {
   // Debian's minimal root file system for the deploy tests' local images (test/deploy/base-image.ts, stand-in-images.ts)
   mmdebstrap: "mmdebstrap",
   "systemd-analyze": "systemd",
+  // a software TPM 2.0 (swtpm_setup manufactures it with an EK certificate from a test CA) and the TCG's command line tools
+  swtpm: "swtpm swtpm-tools tpm2-tools",
 };
 
 /** The tests that skip without each peer (what a newcomer's run leaves out). */
@@ -38,6 +40,7 @@ const PEER_USERS: Record<Peer, string> = {
   dockerd: "the fleet agent's end-to-end test on Docker, the compose file's check (test/deploy/compose.test.ts)",
   mmdebstrap: "the tests that build and run the container image (test/deploy/container-image.test.ts, compose-up.test.ts, the kube play of kubernetes.test.ts)",
   "systemd-analyze": "the systemd unit's check (test/deploy/systemd-unit.test.ts)",
+  swtpm: "the TPM-held device key tests (test/http/admission/tpm.test.ts)",
 };
 
 function executable(file: string): boolean {
@@ -75,6 +78,8 @@ export function peerPath(peer: Peer): string | null {
   if (peer === "podman") return onPath("podman-compose") && onPath("busybox") ? onPath("podman") : null;
   // Docker: the daemon, the client and a compose program (docker-compose; a compose plugin is not looked for here)
   if (peer === "dockerd") return onPath("docker") && onPath("docker-compose") ? onPath("dockerd") : null;
+  // the TPM tests need the TPM, its manufacturing tool and tpm2-tools (what the agent runs)
+  if (peer === "swtpm") return onPath("swtpm_setup") && onPath("tpm2_createprimary") ? onPath("swtpm") : null;
   return onPath(peer);
 }
 

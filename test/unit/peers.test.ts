@@ -25,7 +25,7 @@ afterAll(() => rmSync(bin, { recursive: true, force: true }));
 afterEach(() => vi.unstubAllEnvs());
 
 /** Every peer this test's PATH lacks, in the order the run names them. */
-const ALL_MISSING = ["htpasswd", "chromium", "podman", "dockerd", "mmdebstrap", "systemd-analyze"] as const;
+const ALL_MISSING = ["htpasswd", "chromium", "podman", "dockerd", "mmdebstrap", "systemd-analyze", "swtpm"] as const;
 
 function machineWithout(extra: Record<string, string | undefined> = {}) {
   vi.stubEnv("PATH", bin);
@@ -59,6 +59,7 @@ describe("peers", () => {
     expect(peerNotices()).toEqual(ALL_MISSING.map(missingPeerLine));
     expect(missingPeerLine("mmdebstrap")).toContain("apt-get install mmdebstrap");
     expect(missingPeerLine("systemd-analyze")).toContain("apt-get install systemd");
+    expect(missingPeerLine("swtpm")).toContain("apt-get install swtpm swtpm-tools tpm2-tools");
   });
 
   it("under CI_REQUIRE_PEERS=1 fails with the same lines when a peer is missing, and is quiet when none is", () => {
@@ -81,6 +82,12 @@ describe("peers", () => {
       // the container image and systemd unit checks (test/deploy)
       program("mmdebstrap", 0o755);
       program("systemd-analyze", 0o755);
+      // the TPM tests: swtpm counts only with swtpm_setup and tpm2-tools beside it
+      program("swtpm", 0o755);
+      expect(peerPath("swtpm")).toBeNull();
+      program("swtpm_setup", 0o755);
+      program("tpm2_createprimary", 0o755);
+      expect(peerPath("swtpm")).toBe(path.join(bin, "swtpm"));
       vi.stubEnv("CHROMIUM_PATH", program("chromium", 0o755));
       vi.stubEnv("DATABASE_URL", "postgresql://127.0.0.1/x");
       expect(peerNotices()).toEqual([]);

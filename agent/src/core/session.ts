@@ -13,7 +13,10 @@
 // the one the service is sized by. Every device call carries a per-request device token, on
 // either path.
 import type { DeploymentAgent, DeploymentReport, DesiredDeploymentEntry } from "./deployments.js";
-import { createCsr, generateDeviceKeys, signDeviceToken, x5tS256, type DeviceKeyAlgorithm, type DeviceKeys } from "./identity.js";
+import {
+  createCsr, createCsrWithHeldKey, generateDeviceKeys, signDeviceToken, signDeviceTokenWithHeldKey, x5tS256,
+  type DeviceKeyAlgorithm, type DeviceKeys, type HeldKey, type TpmAttester, type TpmEvidence,
+} from "./identity.js";
 import type { JsonClient, JsonResponse } from "./json-client.js";
 import { ServiceClient, type ServiceInputs, type ServiceOutputs } from "./service-client.js";
 import type { RemoteAccessAnswer } from "../remote/remote-access.js";
@@ -62,8 +65,21 @@ const TOKEN_LIFETIME_SECONDS = 300;
 /** a token is reused until this close to its expiry (signing per request would be wasteful) */
 const TOKEN_REFRESH_MARGIN_SECONDS = 60;
 
+/** The service refused the TPM's keys at the challenge (agent.tpmChallenge): the status and its reason. */
+export class TpmChallengeRefused extends Error {
+  constructor(readonly status: number, reason: string) {
+    super(`the service refused the TPM's keys (${status}): ${reason}`);
+  }
+}
+
 export class DeviceSession {
   keys!: DeviceKeys;
+  /**
+   * The TPM, when the device's key is held by one (fleet-agent enroll --tpm): enrollment and
+   * renewal make the new key there and send its evidence, and `heldKey` signs every token.
+   */
+  tpm: TpmAttester | null = null;
+  heldKey: HeldKey | null = null;
   deviceId: string | null = null;
   certificatePem: string | null = null;
   certificateNotAfter: Date | null = null;
@@ -83,6 +99,16 @@ export class DeviceSession {
 
   /** Enrolls with a key made here (agent.enroll); once taken, the session holds the device's identity. */
   async enrollWith(request: EnrollRequest): Promise<JsonResponse<EnrollAnswer>> {
+    if (this.tpm) {
+      const { key, evidence, csr } = await this.attestedKey(request.reportedDeviceId);
+      const res = await this.service.answer(() => this.service.trpc.agent.enroll.mutate({ ...request, csr, tpm: evidence }));
+      if (succeeded(res)) {
+        this.heldKey = key;
+        this.caChain = res.body.caChain ?? [];
+        this.adoptCertificate(res.body.deviceId, res.body.certificate, res.body.certificateNotAfter);
+      }
+      return res;
+    }
     this.keys = await generateDeviceKeys(this.algorithm);
     const csr = await createCsr(this.keys, request.reportedDeviceId);
     const res = await this.service.answer(() => this.service.trpc.agent.enroll.mutate({ ...request, csr }));
@@ -91,6 +117,21 @@ export class DeviceSession {
       this.adoptCertificate(res.body.deviceId, res.body.certificate, res.body.certificateNotAfter);
     }
     return res;
+  }
+
+  /** A new key made in the TPM, its evidence (answering the service's challenge) and a CSR it signed. */
+  private async attestedKey(commonName: string): Promise<{ key: HeldKey; evidence: TpmEvidence; csr: string }> {
+    const { key, evidence } = await this.tpm!.attestNewKey(async (input) => {
+      const res = await this.service.answer(() => this.service.trpc.agent.tpmChallenge.mutate(input));
+      if (!succeeded(res)) throw new TpmChallengeRefused(res.status, (res.body as { message?: string })?.message ?? `HTTP ${res.status}`);
+      return res.body;
+    });
+    return { key, evidence, csr: await createCsrWithHeldKey(key, commonName) };
+  }
+
+  /** The key tokens are signed with: the TPM's, or the software key. */
+  get currentKey(): DeviceKeys | HeldKey {
+    return this.heldKey ?? this.keys;
   }
 
   /** Picks up an identity held elsewhere (the agent's state directory, a benchmark's other process). */
@@ -106,7 +147,8 @@ export class DeviceSession {
     const now = Math.floor(Date.now() / 1000);
     if (!this.token || this.token.expiresAt - now < TOKEN_REFRESH_MARGIN_SECONDS) {
       if (!this.deviceId) throw new Error("device is not enrolled");
-      const value = await signDeviceToken(this.keys, { deviceId: this.deviceId, x5t: this.x5t, lifetimeSeconds: TOKEN_LIFETIME_SECONDS });
+      const claims = { deviceId: this.deviceId, x5t: this.x5t, lifetimeSeconds: TOKEN_LIFETIME_SECONDS };
+      const value = this.heldKey ? await signDeviceTokenWithHeldKey(this.heldKey, claims) : await signDeviceToken(this.keys, claims);
       this.token = { value, expiresAt: now + TOKEN_LIFETIME_SECONDS };
     }
     return `Bearer ${this.token.value}`;
@@ -168,6 +210,17 @@ export class DeviceSession {
   /** A new key and certificate, authenticated with the current one (agent.renewCertificate); the session moves to them once taken. */
   async renewCertificate(commonName: string): Promise<JsonResponse<RenewAnswer>> {
     const call = ServiceClient.as(await this.authorization());
+    if (this.tpm) {
+      // re-attested: a new key in the same TPM, with fresh evidence
+      const { key, evidence, csr } = await this.attestedKey(commonName);
+      const res = await this.service.answer(() => this.service.trpc.agent.renewCertificate.mutate({ csr, tpm: evidence }, call));
+      if (succeeded(res) && this.deviceId) {
+        this.heldKey = key;
+        this.caChain = res.body.caChain ?? this.caChain;
+        this.adoptCertificate(this.deviceId, res.body.certificate, res.body.certificateNotAfter);
+      }
+      return res;
+    }
     const next = await generateDeviceKeys(this.algorithm);
     const csr = await createCsr(next, commonName);
     const res = await this.service.answer(() => this.service.trpc.agent.renewCertificate.mutate({ csr }, call));

@@ -2,8 +2,10 @@
 // transaction. Refusals in order: bad token 401, organization not active 403, bad CSR 400,
 // a pre-authorized id with another key 409 (recorded in the lobby as a conflict), an id not
 // on the pre-authorized list of a `preauthorized` token 403, claimed reportedDeviceId 409, no
-// usable default CA 409. Any refusal rolls everything back, the token use included.
+// usable default CA 409. With TPM evidence (fleet-agent enroll --tpm) it is verified right after
+// the CSR (../tpm-ek-cas/attestation.ts): 403 naming what it fails to prove. Any refusal rolls everything back, the token use included.
 // The token's mode decides the admission (docs/admission.md, admission.ts).
+import { TRPCError } from "@trpc/server";
 import type { Services } from "../../services.js";
 import type { RequestInfo } from "../../trpc/context.js";
 import { badRequest, conflict, forbidden, unauthorized } from "../../trpc/errors.js";
@@ -16,6 +18,7 @@ import { consumeEnrollmentToken } from "../enrollment-tokens/service.js";
 import { splitFacts, type Facts } from "./schemas.js";
 import { csrKeyFingerprint } from "../enrollment-requests/key-fingerprint.js";
 import { admissionOf, recordConflict, type ConflictRecord } from "../enrollment-requests/admission.js";
+import { verifyTpmEvidence, type TpmEvidence, type VerifiedTpm } from "../tpm-ek-cas/attestation.js";
 
 const TOKEN_REFUSALS = {
   invalid: "Invalid enrollment token",
@@ -31,6 +34,7 @@ export interface EnrollRequest {
   csr: string;
   facts?: Facts;
   labels?: Labels;
+  tpm?: TpmEvidence;
 }
 
 class Refused extends Error {
@@ -65,15 +69,25 @@ export async function enrollDevice(services: Services, request: RequestInfo, inp
 
       const keyFingerprint = csrKeyFingerprint(input.csr);
       if (!keyFingerprint) throw new Refused(badRequest("csr: certificate request could not be parsed as PKCS#10"));
+      let tpm: VerifiedTpm | null = null;
+      if (input.tpm) {
+        try {
+          tpm = await verifyTpmEvidence(tx, services.jwtKey, organizationId, input.tpm, keyFingerprint);
+        } catch (err) {
+          if (!(err instanceof TRPCError)) throw err;
+          throw new Refused(err, { organizationId, message: `enrollment of "${input.reportedDeviceId}" with a TPM refused: ${(err as Error).message}` });
+        }
+      }
+      const attestation = tpm && { ekHash: tpm.ekHash, ekIssuer: tpm.ekIssuer, manufacturer: tpm.manufacturer, trustedCaId: tpm.trustedCaId, trustedCaName: tpm.trustedCaName };
       // the operator's token outranks what the device asks for
       const requested = { ...(input.labels ?? {}), ...labelsOf(token.labels) };
-      const admission = await admissionOf(tx, token, input.reportedDeviceId, keyFingerprint);
+      const admission = await admissionOf(tx, token, input.reportedDeviceId, keyFingerprint, tpm?.ekHash ?? null);
       if (admission.kind === "conflict" || admission.kind === "unlisted") {
         throw new Refused(
           admission.kind === "conflict" ? conflict(admission.message) : forbidden(admission.message),
           { organizationId, message: `enrollment of "${input.reportedDeviceId}" refused: ${admission.message}` },
           admission.kind === "conflict"
-            ? { organizationId, token, reportedDeviceId: input.reportedDeviceId, name: input.name ?? input.reportedDeviceId, facts: input.facts ?? {}, requestedLabels: requested, sourceAddress: request.sourceIp, keyFingerprint, reason: admission.message }
+            ? { organizationId, token, reportedDeviceId: input.reportedDeviceId, name: input.name ?? input.reportedDeviceId, facts: input.facts ?? {}, requestedLabels: requested, sourceAddress: request.sourceIp, keyFingerprint, attestation, reason: admission.message }
             : undefined,
         );
       }
@@ -116,6 +130,8 @@ export async function enrollDevice(services: Services, request: RequestInfo, inp
           createdAt: now,
           enrollmentTokenId: token.id,
           admission: pending ? "pending" : "admitted",
+          attestation: tpm ? "tpm" : null,
+          tpmEkHash: tpm?.ekHash ?? null,
         },
       });
       const issued = await issueCertificateForDevice(tx, services.secrets, {
@@ -129,12 +145,12 @@ export async function enrollDevice(services: Services, request: RequestInfo, inp
         organizationId,
         deviceId: device.id,
         type: "enrolled",
-        message: `Enrolled as "${device.name}" with enrollment token "${token.name}"` + (pending ? ", awaiting approval" : admission.kind === "admitted" && admission.preauthorizedId ? ", pre-authorized" : ""),
+        message: `Enrolled as "${device.name}" with enrollment token "${token.name}"` + (pending ? ", awaiting approval" : admission.kind === "admitted" && admission.preauthorizedId ? ", pre-authorized" : "") + (tpm ? `; key held by a TPM (EK sha256:${tpm.ekHash.slice(0, 16)}..., trusted CA "${tpm.trustedCaName}")` : ""),
         data: { reportedDeviceId: input.reportedDeviceId, enrollmentTokenId: token.id, labels, admission: device.admission },
       });
       const requestId = await admission.record(tx, {
         organizationId, token, deviceId: device.id, reportedDeviceId: input.reportedDeviceId, name: device.name, facts: input.facts ?? {},
-        requestedLabels: requested, sourceAddress: request.sourceIp, keyFingerprint,
+        requestedLabels: requested, sourceAddress: request.sourceIp, keyFingerprint, attestation,
       });
       await writeAudit(tx, request, null, {
         action: "agent.enroll",
@@ -142,7 +158,7 @@ export async function enrollDevice(services: Services, request: RequestInfo, inp
         organizationId,
         entityType: "device",
         entityId: device.id,
-        changes: { reportedDeviceId: input.reportedDeviceId, name: device.name, enrollmentTokenId: token.id, certificateId: issued.record.id, admission: device.admission, keyFingerprint, enrollmentRequestId: requestId },
+        changes: { reportedDeviceId: input.reportedDeviceId, name: device.name, enrollmentTokenId: token.id, certificateId: issued.record.id, admission: device.admission, keyFingerprint, enrollmentRequestId: requestId, ...(tpm ? { attestation: "tpm", ekHash: tpm.ekHash, trustedEkCaId: tpm.trustedCaId } : {}) },
         actor,
       });
       return { device, issued };
@@ -178,5 +194,6 @@ export async function enrollDevice(services: Services, request: RequestInfo, inp
     certificateNotAfter: issued.record.notAfter.toISOString(),
     heartbeatIntervalSeconds: services.config.HEARTBEAT_INTERVAL_SECONDS,
     admission: device.admission as "admitted" | "pending",
+    attestation: device.attestation === "tpm" ? ("tpm" as const) : null,
   };
 }

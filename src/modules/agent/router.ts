@@ -8,6 +8,7 @@ import { componentPackage } from "./package.js";
 import { handleHeartbeat } from "./heartbeat.js";
 import { renewOwnCertificate } from "./renew.js";
 import { remoteAgentProcedures } from "./remote-wait.js";
+import { tpmChallenge, tpmChallengeInput, tpmChallengeOutput } from "../tpm-ek-cas/attestation.js";
 import { enrollInput, enrollOutput, heartbeatInput, heartbeatOutput, renewInput, renewOutput } from "./schemas.js";
 
 const TAG = "Device agent";
@@ -30,6 +31,23 @@ export const agentRouter = router({
     .input(enrollInput)
     .output(enrollOutput)
     .mutation(({ ctx, input }) => enrollDevice(ctx.services, ctx.request, input)),
+
+  tpmChallenge: publicProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/agent/tpm/challenge",
+        tags: [TAG],
+        summary: "A credential-activation challenge for a TPM's endorsement and attestation keys (fleet-agent enroll --tpm)",
+        description:
+          "No credential: the answer is encrypted to the endorsement key, and only the TPM holding it, with the attestation key loaded, can " +
+          "activate it (TPM2_ActivateCredential). The recovered secret goes into the `tpm` evidence of /agent/enroll or /agent/certificate/renew " +
+          "within 5 minutes. 400 for an EK certificate that is not an RSA certificate or an attestation key that is not a restricted signing key.",
+      },
+    })
+    .input(tpmChallengeInput)
+    .output(tpmChallengeOutput)
+    .mutation(({ ctx, input }) => tpmChallenge(ctx.services.jwtKey, input)),
 
   heartbeat: deviceProcedureCheckedByHandler
     .meta({
@@ -63,7 +81,7 @@ export const agentRouter = router({
     })
     .input(renewInput)
     .output(renewOutput)
-    .mutation(({ ctx, input }) => renewOwnCertificate(ctx.services, ctx.request, ctx.device, input.csr)),
+    .mutation(({ ctx, input }) => renewOwnCertificate(ctx.services, ctx.request, ctx.device, input)),
 
   componentPackage: deviceProcedure
     .meta({

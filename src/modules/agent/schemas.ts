@@ -3,6 +3,7 @@ import { z } from "zod";
 import { offerOutput } from "../remote-sessions/schemas.js";
 import { labelsSchema } from "../devices/labels.js";
 import { actionReport, deviceActionEntry } from "../device-actions/schemas.js";
+import { tpmEvidenceInput } from "../tpm-ek-cas/attestation.js";
 
 /** Facts the agent reports: the named ones become device columns, the rest are kept as given. */
 export const KNOWN_FACTS = ["os", "arch", "agentVersion", "hardwareModel", "ipAddress"] as const;
@@ -30,6 +31,7 @@ export const enrollInput = z.object({
   csr: z.string().min(1).max(64 * 1024).describe("PKCS#10 certificate request (PEM) for the device's key: ECDSA P-256/P-384, Ed25519 or RSA >= 2048"),
   facts: factsSchema.optional(),
   labels: labelsSchema.optional().describe("labels the device asks for (fleet-agent enroll --label k=v); where the enrollment token's labels name the same key, the token's value wins"),
+  tpm: tpmEvidenceInput.optional(),
 });
 
 export const enrollOutput = z.object({
@@ -40,6 +42,7 @@ export const enrollOutput = z.object({
   certificateNotAfter: z.string().datetime(),
   heartbeatIntervalSeconds: z.number().int(),
   admission: z.enum(["admitted", "pending"]).describe("pending: the device waits in the enrollment lobby; it heartbeats, but gets nothing until an operator approves it (docs/admission.md)"),
+  attestation: z.enum(["tpm"]).nullable().describe("tpm: the service verified that the device's key is held by a TPM whose EK chains to a trusted EK CA"),
 });
 
 /** Device-side states of a deployment (domain.md). */
@@ -93,6 +96,7 @@ export const heartbeatOutput = z.object({
 
 export const renewInput = z.object({
   csr: z.string().min(1).max(64 * 1024).describe("PKCS#10 request (PEM) for the key the new certificate certifies (a new key is recommended)"),
+  tpm: tpmEvidenceInput.optional().describe("required for a device enrolled with a TPM-held key: the new key's attestation, from the same TPM"),
 });
 
 export const renewOutput = z.object({

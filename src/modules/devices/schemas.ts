@@ -32,6 +32,8 @@ export const deviceOutput = z.object({
   enrolledAt: isoOrNull,
   /** pending: waits in the enrollment lobby (docs/admission.md); it heartbeats but gets nothing */
   admission: z.enum(["admitted", "pending"]),
+  /** tpm: its key is held by a TPM the service attested at enrollment (docs/admission.md); null: a software key */
+  attestation: z.enum(["tpm"]).nullable(),
   createdAt: z.string().datetime(),
   updatedAt: z.string().datetime(),
 });
@@ -108,6 +110,7 @@ export interface DeviceRow {
   enrolledAt: Date | string | null;
   /** absent in rows read before admission existed: admitted */
   admission?: string;
+  attestation?: string | null;
   createdAt: Date | string;
   updatedAt: Date | string;
 }
@@ -137,6 +140,7 @@ export function toDeviceDto(row: DeviceRow): DeviceDto {
     lastSeenAt: isoNullable(row.lastSeenAt),
     enrolledAt: isoNullable(row.enrolledAt),
     admission: row.admission === "pending" ? "pending" : "admitted",
+    attestation: row.attestation === "tpm" ? "tpm" : null,
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
   };

@@ -27,7 +27,7 @@ export function and(conditions: Prisma.Sql[]): Prisma.Sql {
 export const DEVICE_COLUMNS = Prisma.raw(
   [
     `d."id", d."organizationId", d."name", d."reportedDeviceId", d."claimActive", d."status", d."statusReason"`,
-    `d."labels", d."os", d."arch", d."agentVersion", d."hardwareModel", d."ipAddress", d."facts", d."admission"`,
+    `d."labels", d."os", d."arch", d."agentVersion", d."hardwareModel", d."ipAddress", d."facts", d."admission", d."attestation"`,
     ...["statusChangedAt", "lastSeenAt", "enrolledAt", "createdAt", "updatedAt"].map((c) => utcTimestamp("d", c)),
   ].join(", "),
 );

@@ -6,7 +6,10 @@
 // * `preauthorized` admits listed ids only (the key must match when the entry names one);
 // * `approval` puts the device in the lobby, unless a listed entry's key matches: a key the
 //   device proved it holds (its CSR is signed with it) is something the service verified,
-//   whereas an id alone is only what the device says of itself and never approves by itself.
+//   whereas an id alone is only what the device says of itself and never approves by itself;
+// * a device with a verified TPM (its EK hash, ../tpm-ek-cas/attestation.ts) is matched by its id
+//   or, failing that, by its EK hash; an entry naming an EK hash admits only that TPM (another
+//   TPM, or none, is a conflict), and a verified EK hash approves like a verified key.
 import type { DbTx } from "../../db/client.js";
 import type { EnrollmentToken, PreauthorizedDevice } from "../../generated/prisma/client.js";
 import type { RequestInfo } from "../../trpc/context.js";
@@ -24,6 +27,8 @@ export interface RequestRecord {
   requestedLabels: Labels;
   sourceAddress: string | null;
   keyFingerprint: string;
+  /** the verified TPM evidence (fleet-agent enroll --tpm), null for a software key */
+  attestation: object | null;
 }
 
 export type ConflictRecord = Omit<RequestRecord, "deviceId"> & { reason: string };
@@ -36,18 +41,30 @@ export type Admission =
   | { kind: "admitted"; labels: Labels; preauthorizedId: string | null; record: Recorder }
   | { kind: "pending"; record: Recorder };
 
-export async function admissionOf(db: DbTx, token: EnrollmentToken, reportedDeviceId: string, keyFingerprint: string): Promise<Admission> {
-  const entry = await db.preauthorizedDevice.findUnique({ where: { organizationId_reportedDeviceId: { organizationId: token.organizationId, reportedDeviceId } } });
+const short = (hash: string) => `sha256:${hash.slice(0, 16)}...`;
+
+export async function admissionOf(db: DbTx, token: EnrollmentToken, reportedDeviceId: string, keyFingerprint: string, ekHash: string | null = null): Promise<Admission> {
+  const byId = await db.preauthorizedDevice.findUnique({ where: { organizationId_reportedDeviceId: { organizationId: token.organizationId, reportedDeviceId } } });
+  const entry = byId ?? (ekHash ? await db.preauthorizedDevice.findFirst({ where: { organizationId: token.organizationId, ekHash }, orderBy: { createdAt: "asc" } }) : null);
   if (entry?.keyFingerprint && entry.keyFingerprint !== keyFingerprint) {
     return {
       kind: "conflict",
       message: `Device id "${reportedDeviceId}" is pre-authorized with another key (sha256:${entry.keyFingerprint.slice(0, 16)}..., this device's is sha256:${keyFingerprint.slice(0, 16)}...); it is not admitted`,
     };
   }
-  const verified = entry && (entry.keyFingerprint !== null || token.mode !== "approval");
+  if (entry?.ekHash && entry.ekHash !== ekHash) {
+    return {
+      kind: "conflict",
+      message: ekHash
+        ? `Device id "${reportedDeviceId}" is pre-authorized with another TPM (endorsement key ${short(entry.ekHash)}, this device's is ${short(ekHash)}); it is not admitted`
+        : `Device id "${reportedDeviceId}" is pre-authorized with a TPM (endorsement key ${short(entry.ekHash)}), and this device enrolled without TPM evidence (fleet-agent enroll --tpm); it is not admitted`,
+    };
+  }
+  const verified = entry && (entry.keyFingerprint !== null || entry.ekHash !== null || token.mode !== "approval");
   if (entry && verified) return { kind: "admitted", labels: labelsOf(entry.labels), preauthorizedId: entry.id, record: preauthorizedRecorder(token, entry) };
   if (token.mode === "preauthorized") {
-    return { kind: "unlisted", message: `Device id "${reportedDeviceId}" is not on the organization's pre-authorized list, and enrollment token "${token.name}" admits only pre-authorized devices` };
+    const what = ekHash ? `Device id "${reportedDeviceId}" and its TPM's endorsement key ${short(ekHash)} are` : `Device id "${reportedDeviceId}" is`;
+    return { kind: "unlisted", message: `${what} not on the organization's pre-authorized list, and enrollment token "${token.name}" admits only pre-authorized devices` };
   }
   if (token.mode === "approval") return { kind: "pending", record: (tx, r) => createRequest(tx, r, "pending") };
   return { kind: "admitted", labels: {}, preauthorizedId: null, record: async () => null };
@@ -75,6 +92,7 @@ async function createRequest(db: DbTx, record: RequestRecord | ConflictRecord, s
       requestedLabels: record.requestedLabels,
       sourceAddress: record.sourceAddress,
       keyFingerprint: record.keyFingerprint,
+      attestation: record.attestation ?? undefined,
       state,
       reason: reason ?? ("reason" in record ? record.reason : null),
       decidedByType: decided ? "system" : null,
