@@ -245,15 +245,21 @@ export async function openSessionStream(client: ApiClient, opened: Opened, onFra
   }
 }
 
-/** A status message's meaning for the commands: the exit code, the device's refusal, or something else. */
+/**
+ * A status message's meaning for the commands: the exit code, the device's refusal, or something
+ * else. The service's own end of a session (`{ error, endReason }`: revoked certificate, force-close,
+ * timeout) is no refusal of the device: `error` is left out, and the command says why the session
+ * ended from its endReason.
+ */
 export function readStatus(frame: Frame): { exitCode?: number; error?: string; value: Record<string, unknown> } | null {
   if (frame.channel !== CHANNEL.status) return null;
   const value = statusOf(frame.payload);
   if (!value) return null;
+  const endedByService = typeof value.endReason === "string" && value.endReason !== "device-refused";
   return {
     value,
     exitCode: typeof value.exitCode === "number" ? value.exitCode : undefined,
-    error: typeof value.error === "string" ? value.error : undefined,
+    error: typeof value.error === "string" && !endedByService ? value.error : undefined,
   };
 }
 
