@@ -5,7 +5,7 @@
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { q } from "../api/query";
-import { CHANNEL, decode, endReasonText, statusOf, streamAddress } from "./framing";
+import { CHANNEL, decode, deviceRefusalOf, endReasonText, statusOf, streamAddress } from "./framing";
 
 export interface Downloaded {
   name: string;
@@ -34,7 +34,8 @@ export async function downloadFromDevice(deviceId: string, path: string, reason:
       onProgress(received, header?.size ?? null);
     } else if (frame.channel === CHANNEL.status) {
       const status = statusOf(frame.payload);
-      if (typeof status?.error === "string") refusal = status.error;
+      const refused = deviceRefusalOf(status);
+      if (refused !== undefined) refusal = refused;
       else if (!header && typeof status?.size === "number") header = { size: status.size };
       else if (typeof status?.sha256 === "string") {
         trailer = status.sha256;

@@ -36,6 +36,15 @@ export function statusOf(payload: Uint8Array): Record<string, unknown> | null {
   }
 }
 
+/**
+ * The device's refusal in a status message, or undefined. The service's own end of a session
+ * (`{ error, endReason }`: a revoked certificate, a force-close, a timeout) is not the device's word.
+ */
+export function deviceRefusalOf(status: Record<string, unknown> | null): string | undefined {
+  if (typeof status?.error !== "string") return undefined;
+  return typeof status.endReason === "string" && status.endReason !== "device-refused" ? undefined : status.error;
+}
+
 /** The WebSocket address of a stream: streamUrl is a path on the console's own origin. */
 export function streamAddress(streamUrl: string, location: { protocol: string; host: string }): string {
   return `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${streamUrl}`;

@@ -6,7 +6,7 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { messageOf, statusOf } from "../api/client";
 import { q } from "../api/query";
-import { CHANNEL, decode, encode, encodeJson, endReasonText, statusOf as statusJson, streamAddress } from "./framing";
+import { CHANNEL, decode, deviceRefusalOf, encode, encodeJson, endReasonText, statusOf as statusJson, streamAddress } from "./framing";
 import { OutputFeed, type TerminalWriter } from "./feed";
 
 export type ShellState =
@@ -67,7 +67,7 @@ export function useShellSession(terminal: () => TerminalWriter | null): ShellHan
       else if (frame.channel === CHANNEL.status) {
         const status = statusJson(frame.payload);
         if (typeof status?.exitCode === "number") exitCode = status.exitCode;
-        if (typeof status?.error === "string") refusal = status.error;
+        refusal = deviceRefusalOf(status) ?? refusal;
       }
     };
     ws.onclose = async (event) => {
