@@ -49,19 +49,7 @@ export async function ensureBaseImage(podman: (args: string[]) => Promise<string
   const exists = await podman(["image", "exists", ref]).then(() => true, () => false);
   if (exists) return { ref, made: false };
 
-  fs.mkdirSync(CACHE_DIR, { recursive: true });
-  const debian = path.join(CACHE_DIR, `debian-${SUITE}-minbase-${key}.tar`);
-  if (!fs.existsSync(debian)) {
-    const partial = `${debian}.partial`;
-    await run("mmdebstrap", [
-      // a tar whatever the file's name (auto, mmdebstrap's default, takes ".partial" for a folder)
-      "--variant=minbase", "--format=tar", "--quiet",
-      // what a runtime image does without (the official slim images drop them too)
-      "--dpkgopt=path-exclude=/usr/share/man/*", "--dpkgopt=path-exclude=/usr/share/doc/*", "--dpkgopt=path-exclude=/usr/share/locale/*",
-      SUITE, partial, MIRROR,
-    ], { timeout: 15 * 60_000, maxBuffer: 16 * 1024 * 1024 });
-    fs.renameSync(partial, debian);
-  }
+  const debian = await debianRootfs(`minbase-${key}`);
 
   // Node and npm added to a copy of the Debian tar, as the official image lays them out.
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-base-"));
@@ -82,6 +70,33 @@ export async function ensureBaseImage(podman: (args: string[]) => Promise<string
     fs.rmSync(work, { recursive: true, force: true });
   }
   return { ref, made: true };
+}
+
+/**
+ * Debian bookworm's minimal root file system as a tar (mmdebstrap, variant minbase, from Debian's
+ * mirror), with `packages`, kept under /var/tmp as `debian-bookworm-NAME.tar` (NAME carries the
+ * caller's key of what goes in): made once per machine, the slow part (minutes of downloads).
+ */
+export async function debianRootfs(name: string, packages: string[] = [], hooks: string[] = []): Promise<string> {
+  fs.mkdirSync(CACHE_DIR, { recursive: true });
+  const debian = path.join(CACHE_DIR, `debian-${SUITE}-${name}.tar`);
+  if (fs.existsSync(debian)) return debian;
+  const partial = `${debian}.partial`;
+  await run("mmdebstrap", [
+    // a tar whatever the file's name (auto, mmdebstrap's default, takes ".partial" for a folder)
+    "--variant=minbase", "--format=tar", "--quiet", ...(packages.length ? [`--include=${packages.join(",")}`] : []),
+    // what a runtime image does without (the official slim images drop them too)
+    "--dpkgopt=path-exclude=/usr/share/man/*", "--dpkgopt=path-exclude=/usr/share/doc/*", "--dpkgopt=path-exclude=/usr/share/locale/*",
+    ...hooks.map((hook) => `--customize-hook=${hook}`),
+    SUITE, partial, MIRROR,
+  ], {
+    timeout: 20 * 60_000, maxBuffer: 16 * 1024 * 1024,
+    // its work folder on disk: the tests' TMPDIR may be /dev/shm, where mmdebstrap's chroot
+    // finds no dpkg (seen here: "chroot: failed to run command 'dpkg'")
+    env: { ...process.env, TMPDIR: "/var/tmp" },
+  });
+  fs.renameSync(partial, debian);
+  return debian;
 }
 
 /**

@@ -6,7 +6,6 @@
 // the compose files' defaults stay the official images. Published ports on loopback only
 // (FLEET_PORT=127.0.0.1:PORT). Skips without Podman (and podman-compose) or mmdebstrap.
 import { execFile } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -16,14 +15,11 @@ import { JsonClient, VirtualDevice } from "../../src/simulator/index.js";
 import { freePort } from "../support/oci-registry.js";
 import { onPath, peersAvailable, requirePeer } from "../support/peers.js";
 import { restClient } from "../support/rest-client.js";
-import { ROOT } from "../support/server-process.js";
-import { buildServiceImage, SERVICE_IMAGE, writeContainersConf } from "./service-image.js";
+import { composeSettings, DEPLOY, enrollThrough, expectRecordsKept, signIn, waitReady } from "./compose-support.js";
+import { buildServiceImage, writeContainersConf } from "./service-image.js";
 import { ensureStandInImage } from "./stand-in-images.js";
 
 const run = promisify(execFile);
-const DEPLOY = path.join(ROOT, "deploy");
-const ADMIN_EMAIL = "admin@example.com";
-const ADMIN_PASSWORD = "compose-admin-password";
 /** podman-compose's stop grace (`down -t`): the compose files' stop_grace_period, which podman-compose 1.0 does not read */
 const STOP_GRACE_SECONDS = "30";
 
@@ -42,18 +38,8 @@ describe.skipIf(!peersAvailable("podman", "mmdebstrap"))("the compose files on p
     env = engine;
     const [build, standIn] = await Promise.all([buildServiceImage(podman), ensureStandInImage((args) => podman(args, 25 * 60_000))]);
     numbers.build = `${build.seconds} s`;
-    env = {
-      ...engine,
-      FLEET_IMAGE: SERVICE_IMAGE,
-      POSTGRES_IMAGE: standIn.ref,
-      PROXY_IMAGE: standIn.ref,
-      // the .env an operator writes from compose.env.example
-      FLEET_DB_PASSWORD: randomBytes(24).toString("hex"),
-      ENCRYPTION_KEY: randomBytes(32).toString("hex"),
-      JWT_SECRET: randomBytes(32).toString("hex"),
-      BOOTSTRAP_ADMIN_EMAIL: ADMIN_EMAIL,
-      BOOTSTRAP_ADMIN_PASSWORD: ADMIN_PASSWORD,
-    };
+    // the .env an operator writes from compose.env.example
+    env = { ...engine, ...composeSettings(standIn.ref) };
   }, 40 * 60_000);
 
   afterAll(async () => {
@@ -81,12 +67,6 @@ describe.skipIf(!peersAvailable("podman", "mmdebstrap"))("the compose files on p
     return { name, compose, container: (service: string) => `${name}_${service}_1` };
   }
 
-  async function waitReady(port: number): Promise<number> {
-    const started = Date.now();
-    await expect.poll(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.status, { timeout: 240_000, interval: 250 }).toBe(200);
-    return Date.now() - started;
-  }
-
   async function memory(container: string): Promise<string> {
     return (await podman(["stats", "--no-stream", "--format", "{{.MemUsage}}", container])).trim().split(" / ")[0];
   }
@@ -97,12 +77,6 @@ describe.skipIf(!peersAvailable("podman", "mmdebstrap"))("the compose files on p
       .then(async (r) => console.log(JSON.stringify({ status: r.status, body: await r.json() })))`;
     const out = await podman(["exec", container, "node", "-e", script, urlPath, method, token, body === undefined ? "" : JSON.stringify(body)]);
     return JSON.parse(out);
-  }
-
-  async function signIn(api: ReturnType<typeof restClient>): Promise<string> {
-    const login = await api("POST", "/api/v1/auth/login", { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } });
-    expect(login.status).toBe(200);
-    return login.body.accessToken as string;
   }
 
   it("compose.yaml: the service on PostgreSQL comes up, signs the admin in, enrolls a device, keeps everything across down and up, and pg_dump backs it up", async () => {
@@ -120,15 +94,7 @@ describe.skipIf(!peersAvailable("podman", "mmdebstrap"))("the compose files on p
     expect(await podman(["healthcheck", "run", container("postgres")]).then(() => "healthy", (err: Error) => err.message)).toBe("healthy");
 
     const token = await signIn(api);
-    // the organization's CA (its key sealed with ENCRYPTION_KEY from .env) signs the devices' certificates
-    expect((await api("POST", "/api/v1/ca-certificates/generate", { token, body: { name: "compose CA", commonName: "Compose Fleet CA" } })).status).toBe(201);
-    const enrollment = await api("POST", "/api/v1/enrollment-tokens", { token, body: { name: "compose device" } });
-    expect(enrollment.status).toBe(201);
-    // a simulated device enrolls and heartbeats through the published port
-    const device = new VirtualDevice("compose-device-1", new JsonClient(`http://127.0.0.1:${port}`));
-    const enrolled = await device.enroll(enrollment.body.token);
-    expect(enrolled.status, JSON.stringify(enrolled.body)).toBe(200);
-    expect((await device.heartbeat(true)).status).toBe(200);
+    const device = await enrollThrough(api, token, port, "compose device", "compose-device-1");
 
     await new Promise((resolve) => setTimeout(resolve, 5000));
     numbers["idle memory: service"] = await memory(container("fleet-manager"));
@@ -141,13 +107,7 @@ describe.skipIf(!peersAvailable("podman", "mmdebstrap"))("the compose files on p
     await compose(["up", "--detach", "--no-build"]);
     await waitReady(port);
     numbers["up again to ready"] = `${((Date.now() - started) / 1000).toFixed(0)} s`;
-    // the admin's session survived (the same JWT_SECRET from .env, the session in PostgreSQL)
-    const devices = await api("GET", "/api/v1/devices", { token });
-    expect(devices.status).toBe(200);
-    expect(devices.body.items.map((d: { name: string }) => d.name)).toContain("compose-device-1");
-    expect((await device.heartbeat()).status).toBe(200);
-    // the token made before the restart, once (the second start made nothing again)
-    expect((await api("GET", "/api/v1/enrollment-tokens", { token })).body.items.map((t: { name: string }) => t.name)).toEqual(["compose device"]);
+    await expectRecordsKept(api, token, device, "compose device");
 
     // Backup (docs/install.md): pg_dump's custom format from the container (`podman exec`:
     // podman-compose 1.0's `exec` writes its own command lines into the same output), then

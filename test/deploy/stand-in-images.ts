@@ -9,23 +9,17 @@
 // Made once per machine, like the base: tagged by a key of what it is made from; the Debian
 // root file system (the slow part, minutes of downloads) is kept under /var/tmp by its own key,
 // so a change of the entrypoint only re-imports it.
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
-import { importRootfs } from "./base-image.js";
+import { debianRootfs, importRootfs } from "./base-image.js";
 import { oneBuildAtATime } from "./service-image.js";
-
-const run = promisify(execFile);
 
 /** Change RECIPE when the way the root file system is made changes. */
 const RECIPE = "1";
 const SUITE = "bookworm";
-const MIRROR = "http://deb.debian.org/debian";
 const PACKAGES = ["postgresql-15", "nginx-light"];
-const CACHE_DIR = "/var/tmp/fleet-container-base";
 const ENTRYPOINT = path.join(import.meta.dirname, "stand-ins", "entrypoint.sh");
 /** The image's settings, as the official postgres image has them. */
 const CHANGES = [
@@ -60,19 +54,10 @@ async function makeStandIn(podman: (args: string[]) => Promise<string>): Promise
   const ref = `localhost/fleet-test-postgres:${standInKey()}`;
   if (await podman(["image", "exists", ref]).then(() => true, () => false)) return { ref, made: false };
 
-  fs.mkdirSync(CACHE_DIR, { recursive: true });
-  const debian = path.join(CACHE_DIR, `debian-${SUITE}-postgresql-nginx-${rootfsKey()}.tar`);
-  if (!fs.existsSync(debian)) {
-    const partial = `${debian}.partial`;
-    await run("mmdebstrap", [
-      "--variant=minbase", "--format=tar", "--quiet", `--include=${PACKAGES.join(",")}`,
-      "--dpkgopt=path-exclude=/usr/share/man/*", "--dpkgopt=path-exclude=/usr/share/doc/*", "--dpkgopt=path-exclude=/usr/share/locale/*",
-      // the package's own cluster and nginx's default site: the entrypoint makes PGDATA, the compose file gives nginx its site
-      '--customize-hook=rm -rf "$1"/var/lib/postgresql/15 "$1"/etc/postgresql/15 "$1"/etc/nginx/sites-enabled/default',
-      SUITE, partial, MIRROR,
-    ], { timeout: 20 * 60_000, maxBuffer: 16 * 1024 * 1024 });
-    fs.renameSync(partial, debian);
-  }
+  // the package's own cluster and nginx's default site: the entrypoint makes PGDATA, the compose file gives nginx its site
+  const debian = await debianRootfs(`postgresql-nginx-${rootfsKey()}`, PACKAGES, [
+    'rm -rf "$1"/var/lib/postgresql/15 "$1"/etc/postgresql/15 "$1"/etc/nginx/sites-enabled/default',
+  ]);
 
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-stand-in-"));
   try {
