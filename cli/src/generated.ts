@@ -12,6 +12,7 @@ import type { Globals } from "./runtime.js";
 export const COVERED_BY_WORKFLOWS: Record<string, string> = {
   "devices-delete": "fleet devices delete ID (and --selector: groups-bulkDelete)",
   "config-export": "fleet config export [-d DIR] (the organization by --org or the context)",
+  "jobs-create": "fleet jobs create KIND --selector k=v [--canary] [--batches] [--wait]",
 };
 
 /**

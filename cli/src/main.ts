@@ -145,6 +145,19 @@ export function buildProgram(manifest: Manifest, io: Io, argv: string[] | null):
   actionOptions(program.command("diagnostics").summary("collect a device's diagnostics bundle and download it").argument("<device>", "device id or name")
     .requiredOption("-f, --file <file.tgz>", "where the bundle goes"))
     .action(run(async () => (await import("./commands/actions.js")).diagnostics));
+  // jobs: one action over the devices of a selector (the rest of `fleet jobs` is generated)
+  const jobs = program.command("jobs").summary("device actions over many devices, in batches: create (and the generated list, get, pause, resume, cancel, preview)");
+  actionOptions(jobs.command("create").summary("run an action over the devices of a label selector, a canary first, then in batches")
+    .argument("<kind>", "reboot, restart-app, stop-app, start-app, restart-agent, check-health, renew-certificate or diagnostics")
+    .requiredOption("-l, --selector <key=value>", "label selector (repeatable, or comma-separated)", collect)
+    .option("--app <deployment>", "the *-app kinds: the deployment (id or name) whose application it acts on")
+    .option("--canary <n|p%>", "the canary: a count or a percent (default 1)")
+    .option("--batches <n|p%,...>", "the batches after the canary; the last takes the rest", collect)
+    .option("--failure-threshold <percent>", "failed or expired devices of a batch that pause the job (default 20)")
+    .option("--success-threshold <percent>", "succeeded devices of a batch before the next (default 90)")
+    .option("-y, --yes", "do not ask (disruptive kinds)")
+    .option("--wait", "follow the job: exit 0 when it completed, 8 when it paused, expired or was cancelled"))
+    .action(run(async () => (await import("./commands/jobs.js")).create));
   program.command("logs")
     .summary("a device's log lines; -f follows them")
     .argument("<device>", "device id or name")

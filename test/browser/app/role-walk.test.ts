@@ -41,6 +41,7 @@ function pages(deviceId: string): { path: string; write: Permission | Permission
     { path: "/enrollment-tokens", write: "enrollment:write" },
     { path: "/enrollment-requests", write: "enrollment:write", mayBeEmpty: true },
     { path: "/groups?key=site", write: "deployments:write" },
+    { path: "/jobs", write: "actions:write" },
     { path: "/applications", write: "applications:write", mayBeEmpty: true },
     { path: "/deployments", write: "deployments:write" },
     // a config source applies every kind it holds: managing one takes the write permission of each

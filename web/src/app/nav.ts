@@ -1,13 +1,13 @@
 // Every area of the service, in the order the sidebar shows them. `needs` is the
 // permission the area's main list requires, the same key the API checks: without it the
 // entry is not shown.
-import { ArrowLeftRight, Bell, Building, Building2, Cpu, DoorOpen, FileCode, Gauge, GitBranch, Key, KeyRound, Package, Rocket, ScrollText, ShieldCheck, Store, Tags, UserCog, Users, type LucideIcon } from "lucide-react";
+import { ArrowLeftRight, Bell, ListChecks, Building, Building2, Cpu, DoorOpen, FileCode, Gauge, GitBranch, Key, KeyRound, Package, Rocket, ScrollText, ShieldCheck, Store, Tags, UserCog, Users, type LucideIcon } from "lucide-react";
 import type { Permission } from "./session";
 
 export interface NavArea {
   label: string;
   /** the console path */
-  to: "/" | "/devices" | "/enrollment-requests" | "/groups" | "/enrollment-tokens" | "/applications" | "/registries" | "/marketplace" | "/deployments" | "/config"
+  to: "/" | "/devices" | "/enrollment-requests" | "/groups" | "/jobs" | "/enrollment-tokens" | "/applications" | "/registries" | "/marketplace" | "/deployments" | "/config"
     | "/certificates" | "/alerts" | "/audit" | "/members" | "/api-keys"
     | "/organization" | "/platform/users" | "/platform/organizations" | "/platform/tenant-switches";
   needs?: Permission;
@@ -27,6 +27,7 @@ export const NAV: NavSection[] = [
       { label: "Devices", to: "/devices", needs: "devices:read", icon: Cpu },
       { label: "Lobby", to: "/enrollment-requests", needs: "devices:read", icon: DoorOpen },
       { label: "Groups", to: "/groups", needs: "devices:read", icon: Tags },
+      { label: "Jobs", to: "/jobs", needs: "actions:read", icon: ListChecks },
       { label: "Enrollment", to: "/enrollment-tokens", needs: "devices:read", icon: KeyRound },
     ],
   },

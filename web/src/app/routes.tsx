@@ -159,6 +159,13 @@ const marketplaceRoute = createRoute({
   component: lazyRouteComponent(() => import("../marketplace/MarketplacePage"), "MarketplacePage"),
 });
 
+// Jobs (jobs/): one device action over the devices of a label selector, in batches.
+const jobsRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/jobs",
+  component: lazyRouteComponent(() => import("../jobs/JobsPage"), "JobsPage"),
+});
+
 const deploymentsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/deployments",
@@ -311,7 +318,7 @@ const routeTree = rootRoute.addChildren([
   appRoute.addChildren([
     overviewRoute, devicesRoute, deviceRoute, groupsRoute, enrollmentRequestsRoute, enrollmentRoute,
     applicationsRoute, applicationRoute, registriesRoute, marketplaceRoute,
-    deploymentsRoute, newDeploymentRoute, editDeploymentRoute, deploymentRoute, profileRoute,
+    jobsRoute, deploymentsRoute, newDeploymentRoute, editDeploymentRoute, deploymentRoute, profileRoute,
     certificatesRoute, configRoute, configSourceRoute,
     alertsRoute, alertRulesRoute, newAlertRuleRoute, editAlertRuleRoute, notificationTargetsRoute,
     auditRoute, activityRoute,

@@ -17,6 +17,7 @@ import { ErrorState, Loading } from "../ui/states";
 import { StatusBadge } from "../ui/StatusBadge";
 import { formatDateTime, RelativeTime } from "../ui/time";
 import { useAction } from "../ui/useAction";
+import { DeviceActionsMenu } from "./DeviceActionsMenu";
 import { LabelChips } from "./LabelChips";
 import { LabelsEditor, labelsOfRows, rowsOfLabels, type LabelRow } from "./LabelsEditor";
 import { DEVICE_TABS, type DeviceTab } from "./search";
@@ -67,7 +68,7 @@ export function DevicePage() {
         breadcrumb={<Link to="/devices">Devices</Link>}
         title={<span className="row">{d.name} <StatusBadge status={d.status} />{d.admission === "pending" && <Link to="/enrollment-requests" className="badge badge--warning">awaiting approval</Link>}</span>}
         description={<>Last seen <RelativeTime value={d.lastSeenAt} /> · status since <RelativeTime value={d.statusChangedAt ?? d.createdAt} /></>}
-        actions={<DeviceActions device={d} onDeleted={() => setDeleted(true)} />}
+        actions={<><DeviceActionsMenu device={d} /><DeviceActions device={d} onDeleted={() => setDeleted(true)} /></>}
       />
       {d.status === "error" && (
         <p className="alert-box alert-box--error" role="status" aria-label="Why the device is in error">

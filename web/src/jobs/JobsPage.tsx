@@ -1,0 +1,242 @@
+// Jobs (docs/actions.md): one device action over the devices of a label selector, rolled out
+// in batches like a staged deployment. The list shows each job's state, why, and its progress
+// per state (live while one is in flight); a new job is previewed (how many devices match,
+// run it, are skipped or offline, and its batches) before it starts; pause, resume and cancel
+// are the API's moves, offered where the job's state allows them.
+import { useState } from "react";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { Pause, Play, Plus, X } from "lucide-react";
+import { q } from "../api/query";
+import type { RouterInputs, RouterOutputs } from "../api/client";
+import { useCan } from "../app/session";
+import { Button } from "../ui/Button";
+import { Card, PageHeader } from "../ui/Card";
+import { Progress } from "../ui/charts";
+import type { Column } from "../ui/DataTable";
+import { Dialog } from "../ui/Dialog";
+import { FormFooter } from "../ui/FormFooter";
+import { QueryTable } from "../ui/QueryTable";
+import { Empty, Forbidden } from "../ui/states";
+import { RelativeTime } from "../ui/time";
+import { useAction } from "../ui/useAction";
+import { useDebounced } from "../ui/useDebounced";
+import { useLocalPage } from "../ui/useLocalPage";
+import { SelectorInput, selectorProblem } from "../devices/SelectorInput";
+import { ACTION_LABELS } from "../devices/DeviceActionsMenu";
+import { SEGMENT_COLORS } from "../deployments/DeploymentsPage";
+import { parseSelector } from "../../../src/modules/devices/selector";
+import { APP_KINDS, DISRUPTIVE_KINDS, type ActionKind } from "../../../src/modules/device-actions/kinds";
+import { counted } from "../../../src/lib/plural";
+// .cell-stack (a cell of stacked lines) and the progress cell are the device and deployment lists'
+import "../devices/devices.css";
+import "../deployments/deployments.css";
+
+type Job = RouterOutputs["jobs"]["get"];
+type CreateJob = RouterInputs["jobs"]["create"];
+
+const STATE_TEXT: Record<Job["state"], string> = { in_progress: "in progress", paused: "paused", completed: "completed", cancelled: "cancelled", expired: "expired" };
+const STATE_BADGE: Record<Job["state"], string> = { in_progress: "provisioned", paused: "pending", completed: "online", cancelled: "offline", expired: "error" };
+
+export function JobsPage() {
+  const canRead = useCan("actions:read");
+  if (!canRead) {
+    return (
+      <>
+        <PageHeader title="Jobs" description="Device actions over many devices" />
+        <Card><Forbidden what="jobs" /></Card>
+      </>
+    );
+  }
+  return <JobList />;
+}
+
+function targetText(target: Job["target"]): string {
+  if (target.labelSelector) return Object.entries(target.labelSelector).map(([k, v]) => `${k}=${v}`).join(", ");
+  return counted(target.deviceIds?.length ?? 0, "picked device");
+}
+
+export function JobProgress({ job }: { job: Job }) {
+  const c = job.counts;
+  const inFlight = c.pending + c.delivered + c.running + c.deferred;
+  const summary = `${c.succeeded} of ${job.eligible} succeeded, ${c.failed + c.expired} failed or expired, ${inFlight} in flight, ${c.queued} queued`;
+  return (
+    <div className="deployment-progress">
+      <Progress
+        value={c.succeeded}
+        max={job.eligible}
+        label={`Progress of the ${ACTION_LABELS[job.kind].toLowerCase()} job: ${summary}`}
+        segments={[
+          { key: "running", label: "succeeded", value: c.succeeded, color: SEGMENT_COLORS.running },
+          { key: "failed", label: "failed or expired", value: c.failed + c.expired, color: SEGMENT_COLORS.failed },
+          { key: "active", label: "in flight", value: inFlight, color: SEGMENT_COLORS.active },
+        ]}
+      />
+      <span className="faint num">{summary}{job.currentBatch !== null && job.state === "in_progress" ? ` · ${job.currentBatch === 0 ? "canary" : `batch ${job.currentBatch} of ${job.batches.length - 1}`}` : ""}{c.cancelled ? ` · ${c.cancelled} cancelled` : ""}{c.skipped ? ` · ${c.skipped} skipped` : ""}</span>
+    </div>
+  );
+}
+
+function JobList() {
+  const canWrite = useCan("actions:write");
+  const page = useLocalPage(25);
+  const [creating, setCreating] = useState(false);
+  const jobs = useQuery({
+    ...q.jobs.list.options(page.input),
+    placeholderData: keepPreviousData,
+    // live progress while a job is in flight
+    refetchInterval: (query) => (query.state.data?.items.some((j) => j.state === "in_progress") ? 3000 : false),
+  });
+  const move = useAction({ mutationFn: ({ id, to }: { id: string; to: "pause" | "resume" | "cancel" }) => q.jobs[to].call({ id }) }, {
+    invalidates: [q.jobs.key()],
+    success: (job, { to }) => `Job ${to === "pause" ? "paused" : to === "resume" ? "resumed" : "cancelled"}: ${job.stateReason ?? ""}`,
+    failure: ({ to }) => `Could not ${to} the job`,
+  });
+
+  const columns: Column<Job>[] = [
+    {
+      id: "action", header: "Action",
+      cell: (j) => (
+        <div className="cell-stack">
+          <strong>{ACTION_LABELS[j.kind]}</strong>
+          {j.reason && <span className="faint">{j.reason}</span>}
+        </div>
+      ),
+    },
+    { id: "target", header: "Target", cell: (j) => <span className={j.target.labelSelector ? "mono" : undefined}>{targetText(j.target)}</span> },
+    {
+      id: "state", header: "State",
+      cell: (j) => (
+        <div className="cell-stack">
+          <span className={`badge badge--${STATE_BADGE[j.state]}`}><span className="badge__dot" aria-hidden="true" />{STATE_TEXT[j.state]}</span>
+          {j.stateReason && <span className="faint">{j.stateReason}</span>}
+        </div>
+      ),
+    },
+    { id: "progress", header: "Progress", className: "col-progress", cell: (j) => <JobProgress job={j} /> },
+    { id: "created", header: "Created", className: "nowrap", cell: (j) => <RelativeTime value={j.createdAt} /> },
+    ...(canWrite ? [{
+      id: "moves", header: "Moves", className: "nowrap",
+      cell: (j: Job) => {
+        const busy = move.pendingInput?.id === j.id;
+        const what = `the ${ACTION_LABELS[j.kind].toLowerCase()} job`;
+        return (
+          <div className="row row--nowrap">
+            {j.state === "in_progress" && <Button size="small" icon={<Pause />} busy={busy} aria-label={`Pause ${what}`} onClick={() => void move.run({ id: j.id, to: "pause" })}>Pause</Button>}
+            {j.state === "paused" && <Button size="small" icon={<Play />} busy={busy} aria-label={`Resume ${what}`} onClick={() => void move.run({ id: j.id, to: "resume" })}>Resume</Button>}
+            {(j.state === "in_progress" || j.state === "paused") && <Button size="small" variant="danger" icon={<X />} disabled={busy} aria-label={`Cancel ${what}`} onClick={() => void move.run({ id: j.id, to: "cancel" })}>Cancel</Button>}
+          </div>
+        );
+      },
+    } satisfies Column<Job>] : []),
+  ];
+
+  return (
+    <>
+      <PageHeader
+        title="Jobs"
+        description={jobs.data ? `${jobs.data.total.toLocaleString()} in this organization` : "Device actions over many devices"}
+        actions={canWrite && <Button variant="primary" icon={<Plus />} onClick={() => setCreating(true)}>New job</Button>}
+      />
+      <Card flush>
+        <QueryTable
+          query={jobs}
+          what="jobs"
+          caption="Jobs"
+          columns={columns}
+          rowKey={(j) => j.id}
+          page={page}
+          empty={
+            <Empty title="No jobs yet" action={canWrite && <Button variant="primary" onClick={() => setCreating(true)}>New job</Button>}>
+              A job runs one action (reboot, restart an application, collect diagnostics…) on the devices a label selector matches, a canary first, then in batches.
+            </Empty>
+          }
+        />
+      </Card>
+      {creating && <NewJobDialog onClose={() => setCreating(false)} />}
+    </>
+  );
+}
+
+const KINDS: ActionKind[] = ["check-health", "diagnostics", "renew-certificate", "reboot", "restart-agent", "restart-app", "stop-app", "start-app"];
+
+function NewJobDialog({ onClose }: { onClose: () => void }) {
+  const canDisrupt = useCan("actions:disruptive");
+  const [kind, setKind] = useState<ActionKind>("check-health");
+  const [selector, setSelector] = useState("");
+  const [deploymentId, setDeploymentId] = useState("");
+  const [canary, setCanary] = useState(1);
+  const [batchPercent, setBatchPercent] = useState(50);
+  const [failureThreshold, setFailureThreshold] = useState(20);
+  const [reason, setReason] = useState("");
+  const needsApp = APP_KINDS.includes(kind);
+  const selectorOk = selector.trim() !== "" && !selectorProblem(selector);
+  const input: CreateJob | null = selectorOk && (!needsApp || deploymentId)
+    ? {
+      kind, target: { labelSelector: parseSelector(selector) }, ...(needsApp ? { deploymentId } : {}), ...(reason.trim() ? { reason: reason.trim() } : {}),
+      strategy: { canary: { count: canary }, batches: [{ percent: batchPercent }, { percent: 100 }], successThreshold: 90, failureThreshold },
+    }
+    : null;
+  const settled = useDebounced(input, 300);
+  const preview = useQuery({
+    queryKey: [...q.jobs.key(), "preview", settled],
+    queryFn: () => q.jobs.preview.call({ kind: settled!.kind, target: settled!.target, deploymentId: settled!.deploymentId, strategy: settled!.strategy }),
+    enabled: settled !== null,
+    retry: false,
+  });
+  const deployments = useQuery({ ...q.deployments.list.options({ limit: 100, offset: 0 }), enabled: needsApp });
+  const create = useAction(q.jobs.create.mutation(), {
+    invalidates: [q.jobs.key()],
+    success: (job) => `Job started over ${counted(job.eligible, "device")}`,
+    onSuccess: onClose,
+  });
+  const p = preview.data;
+  const disruptive = DISRUPTIVE_KINDS.includes(kind);
+  return (
+    <Dialog open onClose={onClose} title="New job" wide>
+      <form className="stack" onSubmit={create.submit(() => input!, { valid: input !== null })} noValidate>
+        <div className="field">
+          <label htmlFor="job-kind">Action</label>
+          <select id="job-kind" className="select" value={kind} onChange={(e) => setKind(e.target.value as ActionKind)}>
+            {KINDS.filter((k) => canDisrupt || !DISRUPTIVE_KINDS.includes(k)).map((k) => <option key={k} value={k}>{ACTION_LABELS[k]}</option>)}
+          </select>
+        </div>
+        {needsApp && (
+          <div className="field">
+            <label htmlFor="job-deployment">Application (its deployment)</label>
+            <select id="job-deployment" className="select" value={deploymentId} onChange={(e) => setDeploymentId(e.target.value)}>
+              <option value="">Choose a deployment</option>
+              {deployments.data?.items.map((d) => <option key={d.id} value={d.id}>{d.name} ({d.applicationName})</option>)}
+            </select>
+          </div>
+        )}
+        <SelectorInput id="job-selector" label="Devices (label selector)" value={selector} onChange={setSelector} />
+        <div className="row">
+          <div className="field">
+            <label htmlFor="job-canary">Canary devices</label>
+            <input id="job-canary" className="input" type="number" min={1} value={canary} onChange={(e) => setCanary(Math.max(1, Number(e.target.value) || 1))} />
+          </div>
+          <div className="field">
+            <label htmlFor="job-batch">First batch after it (% of the rest)</label>
+            <input id="job-batch" className="input" type="number" min={1} max={100} value={batchPercent} onChange={(e) => setBatchPercent(Math.min(100, Math.max(1, Number(e.target.value) || 1)))} />
+          </div>
+          <div className="field">
+            <label htmlFor="job-failure">Pause when failed reach (% of a batch)</label>
+            <input id="job-failure" className="input" type="number" min={1} max={100} value={failureThreshold} onChange={(e) => setFailureThreshold(Math.min(100, Math.max(1, Number(e.target.value) || 1)))} />
+          </div>
+        </div>
+        <div className="field">
+          <label htmlFor="job-reason">Reason</label>
+          <input id="job-reason" className="input" maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} placeholder="recorded with the job and in the audit log" />
+        </div>
+        <p role="status" aria-label="Job preview" className="faint">
+          {!input ? "Name the devices to see how many the job takes."
+            : preview.isPending ? "Counting the devices…"
+            : preview.isError ? "The preview failed; the job would be refused as well."
+            : p && `${counted(p.matched, "device")} match: ${p.eligible} would run it, ${p.skipped} skipped, ${p.offline} offline (drawn last). Batches: ${p.batches.map((b) => b.size).join(" + ") || "none"}.`}
+        </p>
+        {disruptive && <p className="alert-box alert-box--warning">{ACTION_LABELS[kind]} changes what runs on each device; a failure threshold pauses the job.</p>}
+        <FormFooter action={create} onCancel={onClose} disabled={!input || (p !== undefined && p.eligible === 0)} submitLabel={`Start job over ${p ? counted(p.eligible, "device") : "the devices"}`} />
+      </form>
+    </Dialog>
+  );
+}
