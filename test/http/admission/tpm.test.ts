@@ -11,12 +11,17 @@ import crypto, { X509Certificate } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import { AGENT_BIN } from "../../support/agent-lab.js";
 import { peersAvailable } from "../../support/peers.js";
 import { makeTestCa, startSoftwareTpm, type SoftwareTpm, type TestCa } from "../../support/swtpm.js";
 import { ensureCa } from "../agent/fleet-support.js";
+import { fakeEngine } from "../agent/fake-engine.js";
+import { FleetAgent, renewalDueAt } from "../../../agent/src/agent.js";
+import { loadIdentity } from "../../../agent/src/identity-store.js";
+import { StateDir } from "../../../agent/src/state-dir.js";
+import { eventually } from "../../support/server-process.js";
 import { Tpm, type TpmKeyBlob } from "../../../agent/src/tpm.js";
 import { DeviceSession } from "../../../agent/src/core/session.js";
 import { JsonClient } from "../../../agent/src/core/json-client.js";
@@ -177,6 +182,35 @@ describe.skipIf(!peersAvailable("swtpm"))("TPM-held device keys (swtpm on loopba
       session.close();
     }, 120_000);
 
+    it("the agent's loop (fleet-agent run) loads the TPM key from the state directory, renews re-attested when due, and heartbeats with TPM-signed tokens", async () => {
+      const fresh = await enrollCli(await token());
+      expect(fresh.code, fresh.stderr).toBe(0);
+      const state = new StateDir(fresh.stateDir);
+      const before = loadIdentity(state);
+      const certificate = fs.readFileSync(path.join(fresh.stateDir, before.certificateFile), "utf8");
+      vi.useFakeTimers({ toFake: ["Date"] });
+      vi.setSystemTime(renewalDueAt(certificate) + 3_600_000);
+      const lines: string[] = [];
+      const agent = new FleetAgent({ state, engine: fakeEngine(), print: (line) => lines.push(line), telemetryIntervalMs: 60_000, logIntervalMs: 60_000 });
+      try {
+        await agent.start();
+        await eventually(async () => agent.lastHeartbeatAt ?? undefined, 60_000, "a heartbeat after the re-attested renewal");
+      } finally {
+        await agent.stop();
+        vi.useRealTimers();
+      }
+      expect(lines.filter((l) => l.startsWith("error: "))).toEqual([]);
+      const after = loadIdentity(state);
+      expect(after.keyKind).toBe("tpm");
+      expect(after.keyFile).not.toBe(before.keyFile);
+      expect(after.certificateId).not.toBe(before.certificateId);
+      expect(fs.existsSync(path.join(fresh.stateDir, before.keyFile))).toBe(false);
+      const device = await h.api("GET", `/api/v1/devices/${after.deviceId}`, { key: acme.key });
+      expect(device.body).toMatchObject({ status: "online", attestation: "tpm" });
+      const audit = await h.api("GET", "/api/v1/audit?action=agent.certificate.renew", { key: acme.key });
+      expect(audit.body.items.find((e: { entityId: string }) => e.entityId === after.certificateId).changes).toMatchObject({ attestation: "tpm", ekHash });
+    }, 180_000);
+
     it("an approval token puts the attested device in the lobby showing its verified TPM; a pre-authorized EK hash admits it at once", async () => {
       const pending = await enrollCli(await token("approval"));
       expect(pending.code, pending.stderr).toBe(0);
@@ -215,6 +249,41 @@ describe.skipIf(!peersAvailable("swtpm"))("TPM-held device keys (swtpm on loopba
       expect(devices.body.items).toEqual([]);
       const audit = await h.api("GET", "/api/v1/audit?action=agent.enroll&outcome=denied", { key: acme.key });
       expect(audit.body.items[0].message).toContain("software key cannot claim to be held by a TPM");
+    }, 120_000);
+
+    it("a software key loaded into the TPM and certified there (tpm2_loadexternal): 403, the key was not made inside the TPM", async () => {
+      const dir = fs.mkdtempSync(path.join(WORK, "tpm-external-"));
+      stateDirs.push(dir);
+      const soft = await generateDeviceKeys("ES256");
+      const pkcs8 = Buffer.from(await crypto.webcrypto.subtle.exportKey("pkcs8", soft.keys.privateKey));
+      fs.writeFileSync(path.join(dir, "soft.pem"), `-----BEGIN PRIVATE KEY-----\n${pkcs8.toString("base64")}\n-----END PRIVATE KEY-----\n`);
+      // the tools flush the TPM's few object slots after each step (no resource manager on swtpm's socket)
+      const tools = (script: string) => runFile("bash", ["-ec", `fl() { tpm2_flushcontext -t; tpm2_flushcontext -l; tpm2_flushcontext -s; }; fl; ${script}; fl`], { cwd: dir, env: { ...process.env, TPM2TOOLS_TCTI: swtpm.tcti }, timeout: 60_000 });
+      await tools("tpm2_createek -Q -G rsa -c ek.ctx; fl; tpm2_createak -Q -C ek.ctx -c ak.ctx -G ecc -g sha256 -s ecdsa -u ak.pub");
+      const challenge = await h.api("POST", "/api/v1/agent/tpm/challenge", { key: null, body: { ekCertificate: swtpm.ekCertificatePem, akPublic: fs.readFileSync(path.join(dir, "ak.pub")).toString("base64") } });
+      expect(challenge.status, challenge.text).toBe(200);
+      fs.writeFileSync(path.join(dir, "credential"), Buffer.from(challenge.body.credential, "base64"));
+      await tools([
+        "tpm2_startauthsession --policy-session -S session.ctx", "tpm2_policysecret -Q -S session.ctx -c e",
+        "tpm2_activatecredential -Q -c ak.ctx -C ek.ctx -i credential -o secret -P session:session.ctx", "fl",
+        "tpm2_loadexternal -Q -C n -G ecc -r soft.pem -c ext.ctx -a 'userwithauth|sign'", "fl", "tpm2_readpublic -Q -c ext.ctx -o ext.pub", "fl",
+        "tpm2_certify -Q -c ext.ctx -C ak.ctx -g sha256 -o ext.attest -s ext.sig",
+      ].join("; "));
+      const read = (name: string) => fs.readFileSync(path.join(dir, name)).toString("base64");
+      const reportedDeviceId = `external-${crypto.randomBytes(3).toString("hex")}`;
+      const res = await h.api("POST", "/api/v1/agent/enroll", {
+        key: null,
+        body: {
+          enrollmentToken: await token(), reportedDeviceId, csr: await createCsr(soft, reportedDeviceId),
+          tpm: {
+            ekCertificate: swtpm.ekCertificatePem, akPublic: read("ak.pub"), challengeExpiresAt: challenge.body.expiresAt, activatedSecret: read("secret"),
+            keyPublic: read("ext.pub"), certifyInfo: read("ext.attest"), certifySignature: read("ext.sig"),
+          },
+        },
+      });
+      expect(res.status).toBe(403);
+      expect(res.body.message).toContain("The certified key was not created inside the TPM");
+      expect((await h.api("GET", `/api/v1/devices?search=${reportedDeviceId}`, { key: acme.key })).body.items).toEqual([]);
     }, 120_000);
 
     it("an EK outside the pre-authorized list (token admits pre-authorized devices only): 403 naming the EK; listed with another EK: 409", async () => {
