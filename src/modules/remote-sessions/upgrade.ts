@@ -102,6 +102,9 @@ export async function attachRemoteSessions(server: Server, services: Services): 
   function join(req: IncomingMessage, socket: Duplex, head: Buffer, side: Side, claimed: Claimed) {
     wss.handleUpgrade(req, socket, head, (ws) => {
       ws.on("error", () => undefined);
+      // Paused at once: the client may send as soon as it is open (a forwarded connection's
+      // request), and a message read while streamOf awaits the database has no listener yet.
+      ws.pause();
       if (claimed.relayNode === relayNode) {
         void relay.streamOf(claimed.connectionId, claimed.sessionId).then((stream) => {
           if (!stream) return closeLeg(ws, 4000, "the session has ended");
@@ -215,6 +218,7 @@ export async function attachRemoteSessions(server: Server, services: Services): 
         if (row.relayNode !== relayNode) return refuse(socket, 508, "This process is not the stream's relay");
         wss.handleUpgrade(req, socket, head, (ws) => {
           ws.on("error", () => undefined);
+          ws.pause(); // as in join(): nothing is read before the stream listens
           void relay.streamOf(match[1], sessionId).then((stream) => (stream ? stream.attach(side, ws) : closeLeg(ws, 4000, "the session has ended")));
         });
       }, () => refuse(socket, 503, "The database is unavailable"));
