@@ -33,6 +33,7 @@ import { ComposeRuntime } from "./workloads.js";
 import { AGENT_VERSION } from "./version.js";
 import { ActionRunner } from "./actions/runner.js";
 import { actionSettingsFromEnv, type ActionSettings } from "./actions/settings.js";
+import { leaseHold } from "./actions/leases.js";
 import { defaultRemoteAccess, type RemoteAccessConfig } from "./remote/config.js";
 import { RemoteAccess } from "./remote/remote-access.js";
 
@@ -94,6 +95,7 @@ export class FleetAgent {
   private deployments!: DeploymentAgent;
   private runtime!: ComposeRuntime;
   private actions!: ActionRunner;
+  private actionSettings!: ActionSettings;
   private readonly recentLines: string[] = [];
   /** remote access (agent/src/remote): the long-poll and the sessions it serves */
   private remote: RemoteAccess | null = null;
@@ -172,8 +174,9 @@ export class FleetAgent {
     this.log("info", `fleet-agent ${AGENT_VERSION} runs as device ${this.identity.deviceId} for ${this.identity.serviceUrl} on ${this.options.engine.kind}` +
       (saved.length ? `; carrying on with ${saved.length} deployment(s)` : ""));
 
+    this.actionSettings = this.options.actions ?? actionSettingsFromEnv();
     this.actions = new ActionRunner({
-      state, settings: this.options.actions ?? actionSettingsFromEnv(), engine: this.options.engine,
+      state, settings: this.actionSettings, engine: this.options.engine,
       installed: () => this.runtime.installed(), exclusive: (task) => this.runtime.exclusive(task),
       renewCertificate: () => this.renewIfDue(true), uploadBundle: (id, data) => this.session.uploadActionBundle(id, data),
       status: () => this.status(), recentLines: () => [...this.recentLines], collectTelemetry: () => this.collectTelemetry(),
@@ -262,6 +265,8 @@ export class FleetAgent {
           this.facts = await readFacts({ agentVersion: AGENT_VERSION });
           this.factsReadAt = Date.now();
         }
+        // "not now": a lease an application holds defers installs too, as it does disruptive actions
+        this.deployments.holdInstalls(await leaseHold(this.actionSettings));
         const { response } = await this.session.exchangeHeartbeat(this.deployments, { status: "online", facts: this.facts }, this.actions);
         const message = (response.body as { message?: string } | undefined)?.message ?? `HTTP ${response.status}`;
         if (response.status === 200) {

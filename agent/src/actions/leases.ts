@@ -41,3 +41,17 @@ export async function activeLeases(dir: string, maxSeconds: number, now = Date.n
   }
   return leases.sort((a, b) => b.until.getTime() - a.until.getTime());
 }
+
+/**
+ * Who holds the device now and until when (the latest end), and why, or null: what deferrable
+ * actions (runner.ts) and installs (core/deployments.ts holdInstalls) wait for.
+ */
+export async function leaseHold(settings: { leaseDir: string; leaseMaxSeconds: number }): Promise<{ by: string; until: string; reason: string } | null> {
+  const leases = await activeLeases(settings.leaseDir, settings.leaseMaxSeconds);
+  if (!leases.length) return null;
+  return {
+    by: leases.map((l) => l.name).join(", ").slice(0, 200),
+    until: leases[0].until.toISOString(),
+    reason: leases.map((l) => l.reason).filter(Boolean).join("; "),
+  };
+}

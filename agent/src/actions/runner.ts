@@ -17,7 +17,7 @@ import { promisify } from "node:util";
 import type { StateDir } from "../state-dir.js";
 import type { ComposeEngine, ProjectContainer } from "../runtime/engine.js";
 import type { ActionSettings } from "./settings.js";
-import { activeLeases } from "./leases.js";
+import { leaseHold } from "./leases.js";
 import { collectDiagnostics } from "./diagnostics.js";
 
 const run = promisify(execFile);
@@ -189,11 +189,9 @@ export class ActionRunner {
   private async takeNow(a: LocalAction): Promise<void> {
     if (Date.now() >= Date.parse(a.expiresAt)) return this.finish(a, "expired", `expired at ${a.expiresAt} before the device ran it`);
     if (DEFERRABLE.has(a.kind)) {
-      const leases = await activeLeases(this.host.settings.leaseDir, this.host.settings.leaseMaxSeconds);
-      if (leases.length) {
-        const until = leases[0].until.toISOString();
-        const by = leases.map((l) => l.name).join(", ").slice(0, 200);
-        const reason = leases.map((l) => l.reason).filter(Boolean).join("; ");
+      const hold = await leaseHold(this.host.settings);
+      if (hold) {
+        const { until, by, reason } = hold;
         if (a.state !== "deferred" || a.deferredUntil !== until || a.deferredBy !== by) {
           this.change(a, { state: "deferred", deferredUntil: until, deferredBy: by, message: `deferred by a lease of ${by} until ${until}${reason ? `: ${reason}` : ""}` });
           this.host.log("info", `${a.kind} (action ${a.id}) deferred by a lease of ${by} until ${until}`);

@@ -146,6 +146,23 @@ export class DeploymentAgent {
     return this.entries.get(deploymentId);
   }
 
+  /**
+   * "Not now" (agent/src/actions/leases.ts): while an application on the device holds a lease,
+   * installs (new versions, upgrades, rollbacks) download but do not install; the device says
+   * so in its report's message (downloading, "install deferred by a lease of forklift until
+   * ..."), which the service shows. The next heartbeat after the lease ended installs. Removals
+   * are not held (an operator's stop). `null`: nothing holds.
+   */
+  holdInstalls(held: { by: string; until: string } | null): void {
+    this.held = held;
+  }
+
+  private held: { by: string; until: string } | null = null;
+
+  private heldMessage(): string | undefined {
+    return this.held ? `install deferred by a lease of ${this.held.by} until ${this.held.until}` : undefined;
+  }
+
   /** Obeys a heartbeat's desired state. Call `advance` first so that due steps are taken. */
   apply(desired: readonly DesiredDeploymentEntry[]): void {
     const now = this.now();
@@ -164,8 +181,9 @@ export class DeploymentAgent {
         const attempt = entry.attempt ?? 1;
         const window = entry.window ?? "open";
         if (local && local.action === "install" && attempt <= local.attempt && sameRevision(local, entry)) {
-          // already on its way (or done): only the window may have opened
-          local.mayInstall = window === "open";
+          // already on its way (or done): only the window may have opened (or a lease ended)
+          local.mayInstall = window === "open" && !this.held;
+          if (local.downloaded && !local.mayInstall && window === "open") local.message = this.heldMessage();
           if (local.downloaded && local.mayInstall) {
             local.downloaded = false;
             this.enter(local, "installing", now);
@@ -184,7 +202,7 @@ export class DeploymentAgent {
           action: "install",
           state: "pending",
           attempt,
-          mayInstall: window === "open",
+          mayInstall: window === "open" && !this.held,
           downloaded: false,
           dueAt: null,
           reportedState: null,
@@ -229,7 +247,10 @@ export class DeploymentAgent {
         switch (entry.state) {
           case "downloading":
             if (entry.mayInstall) this.enter(entry, "installing", at);
-            else entry.downloaded = true; // the install waits for the maintenance window
+            else {
+              entry.downloaded = true; // the install waits for the maintenance window, or for a lease to end
+              if (this.held && (entry.desired?.window ?? "open") === "open") entry.message = this.heldMessage();
+            }
             break;
           case "installing":
             this.settle(entry, "running");

@@ -366,3 +366,41 @@ describe("deliberate and seeded failures", () => {
     expect(simulator.devices.map((d) => d.failing)).toEqual([false, true, false]);
   });
 });
+
+describe("a lease on the device holds installs (docs/actions.md, \"not now\")", () => {
+  it("downloads, then waits saying who holds it until when; the first heartbeat after the lease installs", () => {
+    const { agent, heartbeat, advance } = fixture({ failureRate: 0 });
+    const held = { by: "forklift", until: "2026-12-07T12:00:00.000Z" };
+    agent.holdInstalls(held);
+    heartbeat([install(D1)]);
+    advance(60_000);
+    agent.advance();
+    expect(agent.get(D1)).toMatchObject({ state: "downloading", downloaded: true });
+    expect(heartbeat([install(D1)])).toEqual([{ deploymentId: D1, state: "downloading", attempt: 1, message: "install deferred by a lease of forklift until 2026-12-07T12:00:00.000Z" }]);
+    // still held: nothing new to say
+    expect(heartbeat([install(D1)])).toEqual([]);
+    expect(agent.get(D1)).toMatchObject({ state: "downloading" });
+    agent.holdInstalls(null);
+    heartbeat([install(D1)]);
+    expect(agent.get(D1)).toMatchObject({ state: "installing" });
+    advance(60_000);
+    expect(heartbeat([install(D1)])).toEqual([{ deploymentId: D1, state: "running", attempt: 1 }]);
+  });
+
+  it("an upgrade waits too, and a removal is not held", () => {
+    const { agent, heartbeat, advance } = fixture({ failureRate: 0 });
+    heartbeat([install(D1)]);
+    advance(60_000);
+    heartbeat([install(D1)]);
+    advance(60_000);
+    agent.advance();
+    expect(agent.get(D1)).toMatchObject({ state: "running" });
+    agent.holdInstalls({ by: "robot-arm", until: "2026-12-07T12:30:00.000Z" });
+    heartbeat([install(D2, "2.0.0")]);
+    advance(60_000);
+    agent.advance();
+    expect(agent.get(D2)).toMatchObject({ state: "downloading", downloaded: true, message: "install deferred by a lease of robot-arm until 2026-12-07T12:30:00.000Z" });
+    heartbeat([remove(D2, "2.0.0")]);
+    expect(agent.get(D2)).toMatchObject({ state: "removing" });
+  });
+});
