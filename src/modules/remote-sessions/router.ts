@@ -2,7 +2,7 @@
 // the shell recording, and the organization's remote-access settings (docs/remote-access.md).
 // The streams themselves are WebSockets (./upgrade.ts).
 import { z } from "zod";
-import { authedProcedure, denyAccess, protectedProcedure, router } from "../../trpc/procedures.js";
+import { authedProcedure, denyAccess, protectedProcedure, router, type AuthedContext } from "../../trpc/procedures.js";
 import { can } from "../../trpc/principal.js";
 import { writeAudit } from "../../trpc/audit.js";
 import { pageOutput } from "../../lib/paging.js";
@@ -16,8 +16,39 @@ import { remoteSignalsOf } from "./signals.js";
 import { remoteAccessInput, remoteAccessOutput } from "./settings.js";
 import { Prisma } from "../../generated/prisma/client.js";
 import { joinTimers } from "./timers.js";
+import { runInput, runOutput, runToEnd } from "./run.js";
 
 const TAG = "Remote access";
+
+/**
+ * Opens a session for the caller: the kind's own permission, the organization's policy (a
+ * refusal by it audited too, outside the rolled-back transaction), the device told at once, its
+ * join deadline watched.
+ */
+async function openAudited(ctx: AuthedContext, input: z.infer<typeof openInput>, path: string) {
+  const permission = KIND_PERMISSION[input.kind];
+  if (!can(ctx.principal, permission)) await denyAccess(ctx, ctx.principal, path, `Missing permission ${permission}`);
+  let opened;
+  try {
+    opened = await ctx.services.prisma.$transaction(async (tx) => {
+      const result = await openSession(tx, ctx.principal, input);
+      await writeAudit(tx, ctx.request, ctx.principal, {
+        action: AUDIT.requested, outcome: "success", entityType: AUDIT_ENTITY, entityId: result.session.id, changes: input,
+      });
+      return result;
+    });
+  } catch (err) {
+    if (err instanceof TRPCError && err.code === "CONFLICT") {
+      await writeAudit(ctx.services.prisma, ctx.request, ctx.principal, {
+        action: AUDIT.refused, outcome: "denied", entityType: AUDIT_ENTITY, entityId: null, changes: input, message: err.message,
+      }).catch(() => undefined);
+    }
+    throw err;
+  }
+  remoteSignalsOf(ctx.services).publish({ type: "offer", deviceId: opened.session.deviceId });
+  joinTimers(ctx.services).watch(opened.session.id, opened.session.joinDeadline);
+  return opened;
+}
 
 export const remoteSessionsRouter = router({
   open: authedProcedure
@@ -39,31 +70,35 @@ export const remoteSessionsRouter = router({
     .input(openInput)
     .output(openOutput)
     .mutation(async ({ ctx, input, path }) => {
-      const permission = KIND_PERMISSION[input.kind];
-      if (!can(ctx.principal, permission)) await denyAccess(ctx, ctx.principal, path, `Missing permission ${permission}`);
-      let opened;
-      try {
-        opened = await ctx.services.prisma.$transaction(async (tx) => {
-          const result = await openSession(tx, ctx.principal, input);
-          await writeAudit(tx, ctx.request, ctx.principal, {
-            action: AUDIT.requested, outcome: "success", entityType: AUDIT_ENTITY, entityId: result.session.id, changes: input,
-          });
-          return result;
-        });
-      } catch (err) {
-        if (err instanceof TRPCError && err.code === "CONFLICT") {
-          await writeAudit(ctx.services.prisma, ctx.request, ctx.principal, {
-            action: AUDIT.refused, outcome: "denied", entityType: AUDIT_ENTITY, entityId: null, changes: input, message: err.message,
-          }).catch(() => undefined);
-        }
-        throw err;
-      }
-      const { session, connectionId, ticket, ticketExpiresAt } = opened;
-      remoteSignalsOf(ctx.services).publish({ type: "offer", deviceId: session.deviceId });
-      joinTimers(ctx.services).watch(session.id, session.joinDeadline);
+      const { session, connectionId, ticket, ticketExpiresAt } = await openAudited(ctx, input, path);
       return {
         session: toRemoteSessionDto(session), connectionId, ticket, ticketExpiresAt: ticketExpiresAt.toISOString(), streamUrl: streamUrlOf(session.id, ticket),
       };
+    }),
+
+  run: authedProcedure
+    .meta({
+      openapi: {
+        method: "POST", path: "/remote-sessions/run", tags: [TAG],
+        summary: "Run one command on a device and answer its exit code, stdout and stderr",
+        description:
+          "For clients without a WebSocket (MCP, scripts): an exec session like POST /remote-sessions opens (remote:exec, the organization's " +
+          "settings and limits, the device's own switches, audit), whose stream the service reads itself. stdin, when given, is sent and then " +
+          "closed. The answer comes when the command ends: the device stops it at timeoutSeconds (exit code 124, timedOut). stdout and stderr " +
+          "are answered up to 1 MiB each (UTF-8; truncated says more was written, stdoutBytes and stderrBytes count it all). 404 for an unknown " +
+          "device; 409 when remote access is off, the device is offline or a limit is reached; 400 naming the field.",
+      },
+      audit: false, // the session's own entries (requested, started, ended) say it all
+    })
+    .input(runInput)
+    .output(runOutput.extend({ session: remoteSessionOutput }))
+    .mutation(async ({ ctx, input, path }) => {
+      const opened = await openAudited(ctx, { deviceId: input.deviceId, kind: "exec", command: input.command, tty: false, timeoutSeconds: input.timeoutSeconds, reason: input.reason }, path);
+      const { session } = opened;
+      // the device must join first, then has timeoutSeconds; a little more for its last words
+      const limitMs = Math.max(0, session.joinDeadline.getTime() - Date.now()) + input.timeoutSeconds * 1000 + 15_000;
+      const result = await runToEnd(ctx.services, session.id, streamUrlOf(session.id, opened.ticket), input.stdin, limitMs);
+      return { ...result, session: toRemoteSessionDto(await getSession(ctx.services.prisma, ctx.principal.organizationId, session.id)) };
     }),
 
   list: protectedProcedure("remote:read")

@@ -24,6 +24,7 @@ import { remoteWaitsOf } from "../agent/remote-wait.js";
 import { joinTimers } from "./timers.js";
 import { remoteSignalsOf } from "./signals.js";
 import { subscribeToEndings } from "./endings.js";
+import { rememberPublicServer } from "./run.js";
 
 const USER_PATH = /^\/api\/v1\/remote-sessions\/([0-9a-f-]{36})\/stream$/;
 const DEVICE_PATH = /^\/api\/v1\/agent\/remote-sessions\/([0-9a-f-]{36})\/stream$/;
@@ -79,6 +80,7 @@ export interface RemoteSessionsAttachment {
 export async function attachRemoteSessions(server: Server, services: Services): Promise<RemoteSessionsAttachment> {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   const relay = remoteRelayOf(services);
+  rememberPublicServer(services, server); // POST /remote-sessions/run joins its sessions here
   const { config, logger } = services;
   remoteSignalsOf(services); // listening for offers and ends from the other processes
 

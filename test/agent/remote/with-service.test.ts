@@ -59,6 +59,38 @@ describe("the agent with the service", () => {
     }
   });
 
+  it("run (POST /remote-sessions/run, for clients without a WebSocket): stdin in, the exit code, stdout and stderr apart in the answer; the session stored and audited", async () => {
+    const res = await h.api("POST", "/api/v1/remote-sessions/run", {
+      key: acme.key, body: { deviceId: acme.device.deviceId, command: ["sh", "-c", "cat; echo err >&2; exit 3"], stdin: "hello device", reason: "check the sensor" },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({
+      exitCode: 3, stdout: "hello device", stderr: "err\n", stdoutBytes: 12, stderrBytes: 4, truncated: false, timedOut: false, error: null,
+      session: { kind: "exec", state: "ended", endReason: "completed", exitCode: 3, reason: "check the sensor", command: ["sh", "-c", "cat; echo err >&2; exit 3"] },
+    });
+    const stored = await h.services.prisma.remoteSession.findUniqueOrThrow({ where: { id: res.body.session.id } });
+    expect({ exitCode: stored.exitCode, toDevice: Number(stored.bytesToDevice), fromDevice: Number(stored.bytesFromDevice) }).toEqual({ exitCode: 3, toDevice: 12, fromDevice: 16 });
+    const audit = await h.services.prisma.auditEntry.findMany({ where: { entityId: res.body.session.id }, select: { action: true } });
+    expect(audit.map((a) => a.action).sort()).toEqual(["remote-session.ended", "remote-session.requested", "remote-session.started"]);
+  });
+
+  it("run: output past 1 MiB is counted and cut; a command still running at timeoutSeconds is stopped by the device (124, timedOut)", async () => {
+    const long = await h.api("POST", "/api/v1/remote-sessions/run", { key: acme.key, body: { deviceId: acme.device.deviceId, command: ["head", "-c", "3000000", "/dev/zero"] } });
+    expect(long.status, long.text).toBe(200);
+    expect(long.body).toMatchObject({ exitCode: 0, stdoutBytes: 3_000_000, truncated: true });
+    expect(long.body.stdout.length).toBe(1024 * 1024);
+    const slow = await h.api("POST", "/api/v1/remote-sessions/run", { key: acme.key, body: { deviceId: acme.device.deviceId, command: ["sleep", "30"], timeoutSeconds: 1 } });
+    expect(slow.status, slow.text).toBe(200);
+    expect(slow.body).toMatchObject({ exitCode: 124, timedOut: true, session: { state: "ended", exitCode: 124 } });
+    // bad input: the field named, nothing opened
+    const before = await h.services.prisma.remoteSession.count();
+    const bad = await h.api("POST", "/api/v1/remote-sessions/run", { key: acme.key, body: { deviceId: acme.device.deviceId, command: [], timeoutSeconds: 301 } });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain("command");
+    expect(bad.text).toContain("timeoutSeconds");
+    expect(await h.services.prisma.remoteSession.count()).toBe(before);
+  });
+
   it("shell: what is typed runs under the pty, a resize reaches it", async () => {
     const { opened, user } = await open({ kind: "shell", cols: 100, rows: 30 });
     user.send(CH.stdin, "echo hello-$((6*7)); stty size\n");

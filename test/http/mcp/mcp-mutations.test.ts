@@ -41,6 +41,8 @@ describe("tools/list with mutations enabled", () => {
     expect(toolNamed(tools, "groups_bulkDelete").annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
     expect(toolNamed(tools, "deviceCertificates_revoke").annotations?.destructiveHint).toBe(true);
     expect(toolNamed(tools, "groups_bulkLabels").annotations?.destructiveHint).toBe(false);
+    // a command on a device, answered whole: the way an MCP client reaches one (no WebSocket)
+    expect(toolNamed(tools, "remoteSessions_run").annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
   });
 });
 

@@ -37,7 +37,7 @@ describe("tools/list", () => {
     expect(tools.map((t) => t.name).sort()).toEqual([...expected].sort());
     expect(tools.length).toBeGreaterThan(80);
     for (const name of ["devices_list", "devices_get", "deployments_list", "audit_search"]) toolNamed(tools, name);
-    for (const name of ["devices_update", "devices_delete", "groups_bulkDelete", "apiKeys_create"]) expect(tools.map((t) => t.name)).not.toContain(name);
+    for (const name of ["devices_update", "devices_delete", "groups_bulkDelete", "apiKeys_create", "remoteSessions_run", "remoteSessions_open"]) expect(tools.map((t) => t.name)).not.toContain(name);
     // neither the public operations nor the device's own
     for (const name of ["auth_login", "invitations_publicGet", "agent_heartbeat", "agent_componentPackage"]) expect(tools.map((t) => t.name)).not.toContain(name);
   });
