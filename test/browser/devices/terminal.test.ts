@@ -3,12 +3,15 @@
 // shells as the unprivileged `nobody`). As an owner: Devices → the device → Terminal, a shell
 // opened, a typed command's output on the page, the window made smaller and the device's pty
 // told the new size (a WINCH trap on the device prints it), the session closed; the recording
-// played back on the Sessions tab. A viewer sees no terminal control, only why. A stream's
+// played back on the Sessions tab; a file downloaded by its path, its SHA-256 checked. A viewer sees no terminal control, only why. A stream's
 // WebSocket opened from another Origin is refused, from node (403) and from a page of another
 // site in Chromium. Last, revoking the device's certificate ends an open terminal and the page
 // says so.
+import { createHash, randomBytes } from "node:crypto";
+import fs from "node:fs";
 import http from "node:http";
 import type net from "node:net";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connect, wsUrl } from "../../http/remote-sessions/support.js";
 import { consoleSuite, waitForText } from "../../support/browser.js";
@@ -87,6 +90,23 @@ describe.skipIf(!peerAvailable("chromium"))("a device's terminal in the console"
     await waitForText(dialog.getByRole("region", { name: "Recording" }), /typed-42 as nobody/);
     await ui.screenshot("device-terminal-recording");
     await ui.audit();
+  });
+
+  it("Download a file: a file on the device saved by its path, its size and SHA-256 checked", async () => {
+    const file = `/tmp/fleet-terminal-${randomBytes(4).toString("hex")}.bin`;
+    const data = randomBytes(700_000);
+    fs.writeFileSync(file, data, { mode: 0o644 });
+    try {
+      const ui = await suite.open({ user: owner });
+      await ui.goto(`/devices/${agent!.deviceId}?tab=terminal`);
+      const form = ui.page.getByRole("form", { name: "Download a file from the device" });
+      await form.getByRole("textbox", { name: "Path on the device" }).fill(file);
+      const [download] = await Promise.all([ui.page.waitForEvent("download"), form.getByRole("button", { name: "Download" }).click()]);
+      expect(download.suggestedFilename()).toBe(path.basename(file));
+      expect(createHash("sha256").update(fs.readFileSync(await download.path())).digest("hex")).toBe(createHash("sha256").update(data).digest("hex"));
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
   });
 
   it("a viewer sees no terminal control, only why", async () => {
