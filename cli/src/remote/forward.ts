@@ -3,8 +3,8 @@
 // TCP socket pauses while the WebSocket holds more than the high watermark, and the WebSocket
 // stops being read while the socket's write buffer is full (write() answered false).
 import type net from "node:net";
-import { CHANNEL, statusOf } from "./framing.js";
-import type { RemoteStream } from "./session.js";
+import { CHANNEL } from "./framing.js";
+import { readStatus, type RemoteStream } from "./session.js";
 
 export interface Carried {
   /** the device's word when it refused this connection */
@@ -28,9 +28,10 @@ export async function carry(socket: net.Socket, open: (onFrame: (f: { channel: n
         }
       } else if (frame.channel === CHANNEL.close && frame.payload[0] === CHANNEL.stdout) {
         socket.end(); // the device's side ended its half
-      } else if (frame.channel === CHANNEL.status) {
-        const status = statusOf(frame.payload);
-        if (typeof status?.error === "string") result.error = status.error;
+      } else {
+        // the device's word only: the service's own end of the session is said by the caller
+        const status = readStatus(frame);
+        if (status?.error !== undefined) result.error = status.error;
       }
     });
   } catch (err) {
