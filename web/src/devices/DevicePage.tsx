@@ -66,7 +66,7 @@ export function DevicePage() {
     <>
       <PageHeader
         breadcrumb={<Link to="/devices">Devices</Link>}
-        title={<span className="row">{d.name} <StatusBadge status={d.status} />{d.admission === "pending" && <Link to="/enrollment-requests" className="badge badge--warning">awaiting approval</Link>}</span>}
+        title={<span className="row">{d.name} <StatusBadge status={d.status} />{d.admission === "pending" && <Link to="/enrollment-requests" className="badge badge--warning">awaiting approval</Link>}{d.attestation === "tpm" && <span className="badge badge--success" title="Its key is held by a TPM the service attested at enrollment">TPM attested</span>}</span>}
         description={<>Last seen <RelativeTime value={d.lastSeenAt} /> · status since <RelativeTime value={d.statusChangedAt ?? d.createdAt} /></>}
         actions={<><DeviceActionsMenu device={d} /><DeviceActions device={d} onDeleted={() => setDeleted(true)} /></>}
       />

@@ -112,7 +112,7 @@ function DeviceTable() {
         </div>
       ),
     },
-    { id: "status", header: "Status", sortKey: "status", className: "nowrap", cell: (d) => <>{<StatusBadge status={d.status} />}{d.admission === "pending" && <> <Link to="/enrollment-requests" className="badge badge--warning">awaiting approval</Link></>}</> },
+    { id: "status", header: "Status", sortKey: "status", className: "nowrap", cell: (d) => <>{<StatusBadge status={d.status} />}{d.admission === "pending" && <> <Link to="/enrollment-requests" className="badge badge--warning">awaiting approval</Link></>}{d.attestation === "tpm" && <> <span className="badge badge--success" title="Its key is held by a TPM the service attested at enrollment">TPM attested</span></>}</> },
     { id: "labels", header: "Labels", className: "col-labels", cell: (d) => <LabelChips labels={d.labels} max={3} /> },
     { id: "lastSeen", header: "Last seen", sortKey: "lastSeenAt", className: "nowrap", cell: (d) => <RelativeTime value={d.lastSeenAt} /> },
     // The architecture decides which deployments fit a device; the OS and agent are on its page.

@@ -66,7 +66,21 @@ export function LobbyPage() {
         </div>
       ),
     },
-    { id: "key", header: "Key fingerprint", cell: (r) => <code title={`sha256:${r.keyFingerprint}`}>{r.keyFingerprint.slice(0, 16)}…</code> },
+    {
+      id: "key",
+      header: "Key fingerprint",
+      cell: (r) => (
+        <div className="stacked-cell">
+          <code title={`sha256:${r.keyFingerprint}`}>{r.keyFingerprint.slice(0, 16)}…</code>
+          {/* verified by the service (docs/admission.md, "TPM-held keys"), not said by the device */}
+          {r.attestation && (
+            <span className="badge badge--success" title={`Endorsement key sha256:${r.attestation.ekHash}, issued by ${r.attestation.ekIssuer}, trusted as “${r.attestation.trustedCaName}”`}>
+              TPM attested{r.attestation.manufacturer ? ` (${r.attestation.manufacturer})` : ""}
+            </span>
+          )}
+        </div>
+      ),
+    },
     {
       id: "state",
       header: "State",

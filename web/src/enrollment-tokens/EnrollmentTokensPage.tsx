@@ -20,6 +20,7 @@ import { useAction } from "../ui/useAction";
 import { useLocalPage } from "../ui/useLocalPage";
 import { LabelChips } from "../devices/LabelChips";
 import { LabelsEditor, type LabelRow, labelsOfRows } from "../devices/LabelsEditor";
+import { TrustedEkCasCard } from "../tpm-ek-cas/TrustedEkCasCard";
 import "./enrollment.css";
 
 type Token = RouterOutputs["enrollmentTokens"]["list"]["items"][number];
@@ -93,22 +94,25 @@ export function EnrollmentTokensPage() {
       />
       <SigningCaNotice />
       {created && <NewTokenCard token={created} onDismiss={() => setCreated(null)} />}
-      <Card title="Tokens" flush>
-        <QueryTable
-          query={tokens}
-          what="enrollment tokens"
-          caption="Enrollment tokens"
-          columns={columns}
-          rowKey={(t) => t.id}
-          page={page}
-          pageLabel="Token pages"
-          empty={
-            <Empty title="No enrollment tokens yet" action={canWrite && <Button variant="primary" icon={<Plus />} onClick={() => setCreating(true)}>Create token</Button>}>
-              A token lets devices join this organization. Create one, then run the simulator command it shows to see devices appear on the overview.
-            </Empty>
-          }
-        />
-      </Card>
+      <div className="stack">
+        <Card title="Tokens" flush>
+          <QueryTable
+            query={tokens}
+            what="enrollment tokens"
+            caption="Enrollment tokens"
+            columns={columns}
+            rowKey={(t) => t.id}
+            page={page}
+            pageLabel="Token pages"
+            empty={
+              <Empty title="No enrollment tokens yet" action={canWrite && <Button variant="primary" icon={<Plus />} onClick={() => setCreating(true)}>Create token</Button>}>
+                A token lets devices join this organization. Create one, then run the simulator command it shows to see devices appear on the overview.
+              </Empty>
+            }
+          />
+        </Card>
+        <TrustedEkCasCard />
+      </div>
       {/* Mounted only while open: each opening starts from an empty form. */}
       {creating && <CreateTokenDialog onClose={() => setCreating(false)} onCreated={(token) => { setCreated(token); setCreating(false); }} />}
       <ConfirmDialog
