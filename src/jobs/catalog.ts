@@ -13,6 +13,7 @@ import { purgeEndedJobs } from "./queue.js";
 import { mailJobs } from "../modules/mail/delivery.js";
 import { labelCountsCompaction } from "../modules/groups/label-counts.js";
 import { deviceActionJobs } from "../modules/device-actions/jobs.js";
+import { remoteSessionJobs } from "../modules/remote-sessions/jobs.js";
 import type { JobDefinition, ScheduleDefinition } from "./types.js";
 
 /** Ended jobs are kept this long, for diagnosis. */
@@ -28,7 +29,7 @@ const housekeeping: ScheduleDefinition = {
 };
 
 export function jobCatalog(services: Services): { definitions: JobDefinition[]; schedules: ScheduleDefinition[] } {
-  const parts = [gitRegistryJobs(services.config), ociRegistryJobs(), marketplaceJobs(), deviceJobs(services.config), telemetryJobs(services.config), alertJobs(services.config), deploymentJobs(), configSourceJobs(services.config), mailJobs(services.config), deviceActionJobs()];
+  const parts = [gitRegistryJobs(services.config), ociRegistryJobs(), marketplaceJobs(), deviceJobs(services.config), telemetryJobs(services.config), alertJobs(services.config), deploymentJobs(), configSourceJobs(services.config), mailJobs(services.config), deviceActionJobs(), remoteSessionJobs()];
   return {
     definitions: parts.flatMap((part) => part.definitions),
     schedules: [housekeeping, labelCountsCompaction, ...parts.flatMap((part) => part.schedules)],

@@ -18,12 +18,10 @@ export function remoteRecordingRoutes(services: Services): Router {
     const { id } = params.parse(req.params);
     const session = await services.prisma.remoteSession.findFirst({
       where: { id, organizationId: principal.organizationId },
-      select: { recorded: true, recording: { select: { truncated: true } } },
+      select: { recorded: true, endedAt: true, recording: { select: { truncated: true } } },
     });
     if (!session) throw new TRPCError({ code: "NOT_FOUND", message: "Remote session not found" });
-    if (!session.recording) {
-      throw new TRPCError({ code: "NOT_FOUND", message: session.recorded ? "The recording is stored when the session's stream ends" : "This session was not recorded (settings.remoteAccess.recordShell, shell sessions only)" });
-    }
+    if (!session.recording) throw new TRPCError({ code: "NOT_FOUND", message: missingRecording(session) });
     res.setHeader("Content-Type", `${ASCIICAST_TYPE}; charset=utf-8`);
     res.setHeader("Content-Disposition", `inline; filename="remote-session-${id}.cast"`);
     res.setHeader("Cache-Control", "no-store");
@@ -33,6 +31,14 @@ export function remoteRecordingRoutes(services: Services): Router {
     res.send(Buffer.from(row?.data ?? "", "base64"));
   }));
   return r;
+}
+
+/** Why a session has no recording to play: never recorded, not stored yet, or past its retention. */
+function missingRecording(session: { recorded: boolean; endedAt: Date | null }): string {
+  if (!session.recorded) return "This session was not recorded (settings.remoteAccess.recordShell, shell sessions only)";
+  // the recording is written as the stream's legs close, a moment after the session's end
+  if (!session.endedAt || Date.now() - session.endedAt.getTime() < 60_000) return "The recording is stored when the session's stream ends";
+  return "The recording was removed: recordings are kept settings.remoteAccess.recordingRetentionDays days";
 }
 
 export const remoteRecordingOpenApiPaths: ExtraPaths = {

@@ -11,6 +11,7 @@ export const REMOTE_ACCESS_DEFAULTS = {
   deviceSelector: null as string | null,
   recordShell: false,
   recordingMaxBytes: 8 * 1024 * 1024,
+  recordingRetentionDays: 90,
   idleTimeoutSeconds: 900,
   maxDurationSeconds: 14_400,
   maxSessionsPerUser: 5,
@@ -18,6 +19,9 @@ export const REMOTE_ACCESS_DEFAULTS = {
   joinTimeoutSeconds: 30,
 };
 export type RemoteAccessSettings = typeof REMOTE_ACCESS_DEFAULTS;
+
+/** Recordings are kept at most this long (ten years): a longer policy is an archive's, not ours. */
+export const RECORDING_RETENTION_MAX_DAYS = 3650;
 
 /** At most this many terms in the selector (the devices' own label limit is larger; a policy stays readable). */
 export const MAX_SELECTOR_TERMS = 16;
@@ -45,6 +49,7 @@ export const remoteAccessInput = z
     deviceSelector: selectorText.nullable().describe("label selector key=value,key2=value2: only matching devices may be reached; null: every device"),
     recordShell: z.boolean().describe("record shell sessions' output (asciicast v2)"),
     recordingMaxBytes: z.number().int().min(64 * 1024).max(64 * 1024 * 1024).describe("past this size a recording stops; the session does not"),
+    recordingRetentionDays: z.number().int().min(1).max(RECORDING_RETENTION_MAX_DAYS).describe("recordings older than this are removed (the session rows stay, like the audit trail)"),
     idleTimeoutSeconds: z.number().int().min(30).max(86_400),
     maxDurationSeconds: z.number().int().min(60).max(7 * 86_400),
     maxSessionsPerUser: z.number().int().min(1).max(100),
@@ -60,6 +65,7 @@ export const remoteAccessOutput = z.object({
   deviceSelector: z.string().nullable(),
   recordShell: z.boolean(),
   recordingMaxBytes: z.number().int(),
+  recordingRetentionDays: z.number().int(),
   idleTimeoutSeconds: z.number().int(),
   maxDurationSeconds: z.number().int(),
   maxSessionsPerUser: z.number().int(),

@@ -184,7 +184,7 @@ describe("settings", () => {
     const t = await remoteTenant(h, {});
     const res = await h.api("GET", "/api/v1/remote-sessions/settings", { key: t.key });
     expect(res.body).toEqual({
-      enabled: false, requireReason: false, deviceSelector: null, recordShell: false, recordingMaxBytes: 8388608,
+      enabled: false, requireReason: false, deviceSelector: null, recordShell: false, recordingMaxBytes: 8388608, recordingRetentionDays: 90,
       idleTimeoutSeconds: 900, maxDurationSeconds: 14400, maxSessionsPerUser: 5, maxSessionsPerDevice: 5, joinTimeoutSeconds: 30,
     });
     const bad = await h.api("PUT", "/api/v1/remote-sessions/settings", { key: t.key, body: { enabled: true, deviceSelector: "no equals sign" } });

@@ -35,6 +35,7 @@ const NUMBERS = [
   ["maxSessionsPerUser", "Sessions at once per person", 1, 100],
   ["maxSessionsPerDevice", "Sessions at once per device", 1, 100],
   ["joinTimeoutSeconds", "Time for the device to join (seconds)", 5, 300],
+  ["recordingRetentionDays", "Keep recordings (days)", 1, 3650],
 ] as const;
 
 const INTRO = (
