@@ -159,6 +159,7 @@ function status(args: string[]): number {
   const waiting = (name: string) => (state.readJson<unknown[]>(`outbox/${name}.json`) ?? []).length;
   console.log(JSON.stringify({
     service: identity.serviceUrl, deviceId: identity.deviceId, name: identity.name, certificateNotAfter: identity.certificateNotAfter,
+    key: identity.keyKind === "tpm" ? "held by the TPM (fleet-agent enroll --tpm)" : "file in the state directory",
     heartbeatIntervalSeconds: identity.heartbeatIntervalSeconds,
     deployments: deployments.map((d) => ({ deploymentId: d.deploymentId, application: d.applicationId, version: d.version, state: d.state, ...(d.message ? { message: d.message } : {}) })),
     waiting: { telemetrySnapshots: waiting("telemetry"), logLines: waiting("logs") },

@@ -132,6 +132,8 @@ describe.skipIf(!peersAvailable("swtpm"))("TPM-held device keys (swtpm on loopba
 
       const identity = JSON.parse(fs.readFileSync(path.join(enrolled.stateDir, "identity.json"), "utf8"));
       expect(identity.keyKind).toBe("tpm");
+      const status = await runFile(process.execPath, [AGENT_BIN, "status", "--state-dir", enrolled.stateDir], { timeout: 60_000 });
+      expect(JSON.parse(status.stdout)).toMatchObject({ deviceId: identity.deviceId, key: "held by the TPM (fleet-agent enroll --tpm)" });
       const device = await h.api("GET", `/api/v1/devices/${identity.deviceId}`, { key: acme.key });
       expect(device.status).toBe(200);
       expect(device.body.attestation).toBe("tpm");
