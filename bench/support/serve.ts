@@ -66,7 +66,8 @@ if (process.env.BENCH_PROFILE) {
 // `path facade` serves POST /api/v1/agent/heartbeat through the REST facade (trpc-to-openapi)
 // with one statement per heartbeat, as before the front door, the lean route and the group
 // commit existed; `path lean` restores the three; `stats` reports the writer's rows
-// and statements, and the process's CPU time so far (`cpu`: process.cpuUsage(), µs), so that a
+// and statements, the process's memory (`memory`: process.memoryUsage(); `gc` runs a full collection
+// first) and its CPU time so far (`cpu`: process.cpuUsage(), µs), so that a
 // benchmark can report the service's CPU per request, which other load on a shared machine
 // disturbs far less than throughput.
 const writer = heartbeatWriterOf(service.services);
@@ -85,6 +86,8 @@ process.stdin.on("data", (chunk: string) => {
   for (let nl = pendingInput.indexOf("\n"); nl >= 0; nl = pendingInput.indexOf("\n")) {
     const line = pendingInput.slice(0, nl).trim();
     pendingInput = pendingInput.slice(nl + 1);
+    // `gc`: a full collection first (the service started with --expose-gc), so that a benchmark reads the resident memory live objects hold, not garbage
+    if (line === "gc") (globalThis as { gc?: () => void }).gc?.();
     const lean = () => stack[leanIndex] === leanLayer;
     if (leanIndex >= 0 && line === "path facade" && lean()) {
       stack.splice(leanIndex, 1);
@@ -95,7 +98,7 @@ process.stdin.on("data", (chunk: string) => {
       app.handle = frontHandle;
       writer.options = { ...defaults };
     }
-    process.stdout.write(`DONE ${JSON.stringify({ ...writer.stats, lean: lean(), cpu: process.cpuUsage() })}\n`);
+    process.stdout.write(`DONE ${JSON.stringify({ ...writer.stats, lean: lean(), cpu: process.cpuUsage(), memory: process.memoryUsage() })}\n`);
   }
 });
 process.stdin.on("end", () => undefined);
