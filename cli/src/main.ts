@@ -275,6 +275,10 @@ export function buildProgram(manifest: Manifest, io: Io, argv: string[] | null):
       .option("-l, --selector <key=value>", "label selector", collect)
       .option("-y, --yes", "do not ask")
       .action(run(async () => (await import("./commands/devices.js")).remove));
+    devices.command("preauthorize").summary("import the factory's list of pre-authorized devices (CSV or JSON); listed ids are added or replaced")
+      .description("POST /preauthorized-devices/import with the file: CSV with a header row (deviceId, keyFingerprint, publicKey, ekHash, labels) or JSON ([{ deviceId, ... }]). A device enrolling with a listed id is admitted with the entry's labels; a bad entry is named and nothing is imported.")
+      .requiredOption("-f, --file <list.csv|list.json>", "the list (- for stdin)")
+      .action(run(async () => (await import("./commands/devices.js")).preauthorize));
   }
   return program;
 }

@@ -206,6 +206,24 @@ describe("fleet against a service", () => {
     expect((await service.call("GET", "/api/v1/devices?labels=site=munich")).total).toBe(0);
   });
 
+  it("imports the factory's list with devices preauthorize -f (CSV or JSON); a bad entry is named and nothing imported", async () => {
+    const csv = path.join(admin, "factory.csv");
+    fs.writeFileSync(csv, 'deviceId,labels\ncli-factory-1,"site=plant-9,line=1"\ncli-factory-2,site=plant-9\n');
+    const imported = await fleet(admin, ["devices", "preauthorize", "-f", csv, "-o", "table"]);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stdout.trim()).toBe("2 pre-authorized devices added, 0 replaced");
+    const listJson = path.join(admin, "factory.json");
+    fs.writeFileSync(listJson, JSON.stringify([{ deviceId: "cli-factory-2", labels: { site: "plant-10" } }]));
+    expect(await json(admin, ["devices", "preauthorize", "-f", listJson])).toEqual({ created: 0, updated: 1 });
+    const listed = await service.call<{ items: Array<{ deviceId: string; labels: Record<string, string> }> }>("GET", "/api/v1/preauthorized-devices?search=cli-factory");
+    expect(Object.fromEntries(listed.items.map((e) => [e.deviceId, e.labels]))).toEqual({ "cli-factory-1": { site: "plant-9", line: "1" }, "cli-factory-2": { site: "plant-10" } });
+    fs.writeFileSync(csv, "deviceId,labels\ncli-factory-3,site\n");
+    const bad = await fleet(admin, ["devices", "preauthorize", "-f", csv]);
+    expect(bad.code).toBe(EXIT.usage);
+    expect(bad.stderr).toContain("labels");
+    expect((await service.call<{ total: number }>("GET", "/api/v1/preauthorized-devices?search=cli-factory-3")).total).toBe(0);
+  });
+
   it("prints a device's logs and follows new lines with -f", async () => {
     const device = berlin.devices[1];
     const line = (message: string, level: "info" | "error" = "error") => ({ timestamp: new Date().toISOString(), level, source: "cli-app", message });

@@ -1,7 +1,8 @@
 // fleet devices label|unlabel|delete --selector: bulk operations over the devices a label
 // selector matches, each one API call over the whole set (POST /groups/labels/bulk, POST
 // /groups/devices/bulk-delete). A delete shows the count first (POST /groups/query) and asks on a
-// terminal; elsewhere it needs --yes.
+// terminal; elsewhere it needs --yes. fleet devices preauthorize -f: the factory's list.
+import fs from "node:fs";
 import type { Command } from "commander";
 import { CliError, EXIT } from "../errors.js";
 import { connect, consent, formatOf, pairs, print, type Globals } from "../runtime.js";
@@ -55,4 +56,30 @@ export async function remove(args: unknown[], globals: Globals, io: Io, cmd: Com
   }
   const result = await client.request<{ deleted: number; revokedCertificates: number }>("POST", "/groups/devices/bulk-delete", { body: { labelSelector } });
   report(io, globals, result, `${result.deleted} devices deleted, ${result.revokedCertificates} certificates revoked`);
+}
+
+/** The factory's list, CSV or JSON (told apart by its first character, as the console does), in one import. */
+export async function preauthorize(_args: unknown[], globals: Globals, io: Io, cmd: Command): Promise<void> {
+  const file = cmd.opts<{ file: string }>().file;
+  let text: string;
+  try {
+    text = fs.readFileSync(file === "-" ? 0 : file, "utf8");
+  } catch (err) {
+    throw new CliError(EXIT.usage, `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  let body: { devices: unknown[] } | { csv: string };
+  if (/^\s*[[{]/.test(text)) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (err) {
+      throw new CliError(EXIT.usage, `${file} is not valid JSON: ${(err as Error).message}`);
+    }
+    body = { devices: Array.isArray(parsed) ? parsed : ((parsed as { devices?: unknown[] }).devices ?? []) };
+  } else {
+    body = { csv: text };
+  }
+  const { client } = await connect(globals, io);
+  const result = await client.request<{ created: number; updated: number }>("POST", "/preauthorized-devices/import", { body });
+  report(io, globals, result, `${result.created} pre-authorized devices added, ${result.updated} replaced`);
 }

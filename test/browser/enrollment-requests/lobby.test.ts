@@ -1,7 +1,8 @@
 // The enrollment lobby in Chromium (issue 50): a token made in the form with the lobby mode,
 // devices enrolled with it wait under Fleet > Lobby with what they said and what the service
 // saw; one is approved with a label, the others approved by selector or rejected, and the
-// device list says which device still awaits approval.
+// device list says which device still awaits approval. The factory's list of pre-authorized
+// devices is imported on the same page.
 import crypto from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { peerAvailable } from "../../support/peers.js";
@@ -100,5 +101,52 @@ describe.skipIf(!peerAvailable("chromium"))("console enrollment lobby", () => {
     await ui.settled();
     await ui.audit();
     await ui.screenshot("enrollment-lobby-decided");
+  });
+
+  it("the factory's list is imported on the Lobby page; a listed device is admitted with its labels, an entry removed", async () => {
+    const ui = await suite.open({ user: ADMIN });
+    await ui.goto("/enrollment-requests");
+    const card = ui.page.getByRole("region", { name: "Pre-authorized devices" });
+    await card.getByText("No device is pre-authorized").waitFor();
+    await card.getByRole("button", { name: "Import list…" }).click();
+    const dialog = ui.page.getByRole("dialog", { name: "Import pre-authorized devices" });
+    // the file the factory sent, chosen as a person does
+    const csv = 'deviceId,labels\nfactory-001,"site=plant-7,line=3"\nfactory-002,site=plant-7\n';
+    await dialog.getByLabel("File").setInputFiles({ name: "factory.csv", mimeType: "text/csv", buffer: Buffer.from(csv) });
+    await expect.poll(() => dialog.getByLabel("List").inputValue()).toBe(csv);
+    await ui.audit();
+    await dialog.getByRole("button", { name: "Import" }).click();
+    await ui.page.getByText("Imported: 2 added, 0 replaced").waitFor();
+    const table = ui.page.getByRole("table", { name: "Pre-authorized devices" });
+    await table.getByRole("row").filter({ hasText: "factory-001" }).getByText("not yet").waitFor();
+
+    // a listed device enrolls with an ordinary token: admitted at once, with the entry's labels
+    const { token } = await service.call<{ token: string }>("POST", "/api/v1/enrollment-tokens", { body: { name: "factory line" } });
+    service.rememberSecret(token);
+    const keys = await generateDeviceKeys("ES256");
+    const enrolled = await service.api("POST", "/api/v1/agent/enroll", {
+      key: null, body: { enrollmentToken: token, reportedDeviceId: "factory-001", name: "press-7-3", csr: await createCsr(keys, "factory-001") },
+    });
+    expect(enrolled.status, enrolled.text).toBe(201);
+    expect(await service.call("GET", `/api/v1/devices/${enrolled.body.deviceId}`)).toMatchObject({ admission: "admitted", labels: { site: "plant-7", line: "3" } });
+    await ui.page.reload();
+    await table.getByRole("row").filter({ hasText: "factory-001" }).getByRole("link", { name: "the device" }).waitFor();
+
+    // a bad list is named and changes nothing
+    ui.expectStatus(400, "preauthorizedDevices.import");
+    await card.getByRole("button", { name: "Import list…" }).click();
+    await dialog.getByLabel("List").fill("deviceId,labels\nfactory-003,site\n");
+    await dialog.getByRole("button", { name: "Import" }).click();
+    await dialog.getByText(/labels/).first().waitFor();
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    expect(await table.getByRole("row").filter({ hasText: "factory-003" }).count()).toBe(0);
+
+    await table.getByRole("button", { name: "Remove factory-002" }).click();
+    await ui.page.getByRole("dialog", { name: "Remove factory-002?" }).getByRole("button", { name: "Remove entry" }).click();
+    await ui.page.getByText("factory-002 is no longer pre-authorized").waitFor();
+    await table.getByRole("row").filter({ hasText: "factory-002" }).waitFor({ state: "detached" });
+    expect((await service.call<{ items: Array<{ deviceId: string }> }>("GET", "/api/v1/preauthorized-devices")).items.map((e) => e.deviceId)).toEqual(["factory-001"]);
+    await ui.settled();
+    await ui.screenshot("enrollment-preauthorized");
   });
 });

@@ -22,6 +22,7 @@ import { LabelsEditor, type LabelRow, labelsOfRows } from "../devices/LabelsEdit
 import { SelectorInput, selectorProblem } from "../devices/SelectorInput";
 import { parseSelector } from "../../../src/modules/devices/selector";
 import { counted } from "../../../src/lib/plural";
+import { PreauthorizedCard } from "../preauthorized-devices/PreauthorizedCard";
 
 type Request = RouterOutputs["enrollmentRequests"]["list"]["items"][number];
 type State = Request["state"];
@@ -110,36 +111,39 @@ export function LobbyPage() {
         description="Devices enrolled with a token that asks for approval wait here. They heartbeat and are listed under Devices, but get no deployment, configuration, secret or image until approved."
         actions={canWrite && <Button icon={<CheckCheck />} onClick={() => setApproving("matching")}>Approve matching…</Button>}
       />
-      <Card
-        title="Enrollment requests"
-        flush
-        actions={
-          <label className="row row--tight">
-            <span>Show</span>
-            <select className="input" value={shown} onChange={(e) => { setShown(e.target.value as keyof typeof SHOWN); page.onOffset(0); }} aria-label="Show requests">
-              <option value="pending">awaiting approval</option>
-              <option value="conflict">conflicts</option>
-              <option value="decided">decided</option>
-              <option value="all">all</option>
-            </select>
-          </label>
-        }
-      >
-        <QueryTable
-          query={requests}
-          what="enrollment requests"
-          caption="Enrollment requests"
-          columns={columns}
-          rowKey={(r) => r.id}
-          page={page}
-          pageLabel="Request pages"
-          empty={
-            <Empty title={shown === "pending" ? "No device awaits approval" : "No requests"}>
-              A device enrolled with a token in mode “approval” appears here until someone approves or rejects it.
-            </Empty>
+      <div className="stack">
+        <Card
+          title="Enrollment requests"
+          flush
+          actions={
+            <label className="row row--tight">
+              <span>Show</span>
+              <select className="input" value={shown} onChange={(e) => { setShown(e.target.value as keyof typeof SHOWN); page.onOffset(0); }} aria-label="Show requests">
+                <option value="pending">awaiting approval</option>
+                <option value="conflict">conflicts</option>
+                <option value="decided">decided</option>
+                <option value="all">all</option>
+              </select>
+            </label>
           }
-        />
-      </Card>
+        >
+          <QueryTable
+            query={requests}
+            what="enrollment requests"
+            caption="Enrollment requests"
+            columns={columns}
+            rowKey={(r) => r.id}
+            page={page}
+            pageLabel="Request pages"
+            empty={
+              <Empty title={shown === "pending" ? "No device awaits approval" : "No requests"}>
+                A device enrolled with a token in mode “approval” appears here until someone approves or rejects it.
+              </Empty>
+            }
+          />
+        </Card>
+        <PreauthorizedCard />
+      </div>
       {approving && <ApproveDialog request={approving === "matching" ? null : approving} onClose={() => setApproving(null)} />}
       {rejecting && <RejectDialog request={rejecting} onClose={() => setRejecting(null)} />}
     </>
