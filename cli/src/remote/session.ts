@@ -207,9 +207,25 @@ export function streamAddress(client: ApiClient, streamUrl: string): string {
   return new URL(streamUrl, `${client.server}/`).toString().replace(/^http/, "ws");
 }
 
+/**
+ * The masking key of what the CLI sends over TLS or to this machine: zeros, which ws on both ends
+ * skips instead of XOR-ing each byte in JavaScript (as the agent's leg, agent/src/remote/leg.ts,
+ * where bench/remote-access.ts measured it: the service's CPU per GiB fell 4 to 7 times). Masking
+ * keeps a browser's script from choosing bytes that a proxy on the way misreads; the CLI is no
+ * browser, and TLS hides the frames from proxies. Over plain HTTP to another machine the key
+ * stays random: what the CLI uploads (a file) may be someone else's bytes.
+ */
+function maskOf(address: string): ((mask: Buffer) => void) | undefined {
+  const { protocol, hostname } = new URL(address);
+  const loopback = hostname === "localhost" || hostname === "[::1]" || /^127\./.test(hostname);
+  return protocol === "wss:" || loopback ? (mask: Buffer) => void mask.fill(0) : undefined;
+}
+
 /** Connects a stream; a refused upgrade becomes the service's message. */
 export async function openStream(client: ApiClient, streamUrl: string, onFrame: (frame: Frame) => void): Promise<RemoteStream> {
-  const ws = new WebSocket(streamAddress(client, streamUrl), { perMessageDeflate: false, maxPayload: 64 * 1024 * 1024 });
+  const address = streamAddress(client, streamUrl);
+  const generateMask = maskOf(address);
+  const ws = new WebSocket(address, { perMessageDeflate: false, maxPayload: 64 * 1024 * 1024, ...(generateMask ? { generateMask } : {}) });
   const stream = new RemoteStream(ws, onFrame);
   await new Promise<void>((resolve, reject) => {
     ws.once("open", () => resolve());

@@ -80,7 +80,8 @@ export async function runToEnd(services: Services, sessionId: string, streamUrl:
   let guardFired = false;
   try {
     await new Promise<void>((resolve) => {
-      const ws = new WebSocket(ownBaseUrl(services) + streamUrl, { maxPayload: MAX_MESSAGE_BYTES, perMessageDeflate: false });
+      // zeros as the masking key: this process to itself, no browser and no proxy between (see agent/src/remote/leg.ts)
+      const ws = new WebSocket(ownBaseUrl(services) + streamUrl, { maxPayload: MAX_MESSAGE_BYTES, perMessageDeflate: false, generateMask: (mask) => void mask.fill(0) });
       // the device stops the command at its timeout; past this the service gives up on the device
       const guard = setTimeout(() => {
         guardFired = true;
