@@ -5,19 +5,20 @@
 // revoking the session, bulk label/unlabel/delete by selector, logs -f, get --watch, deploy
 // --wait (0 on a completed rollout, 8 on one its failure threshold paused), the rollout moves,
 // completion, and `fleet rollout watch` in a real terminal (tmux).
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { ADMIN, startConsoleService, type ConsoleService, type SimulatedFleet } from "../support/console-service.js";
-import { eventually, ROOT } from "../support/server-process.js";
+import { eventually } from "../support/server-process.js";
 import { missingPeerLine, peerAvailable } from "../support/peers.js";
+import { FLEET_BIN, fleetEnv, runFleet, startFleet, type RunningFleet } from "../support/fleet-cli.js";
 import { importApplication } from "../browser/deployments/support.js";
 import type { GitServer } from "../support/git-server/index.js";
 
-const BIN = path.join(ROOT, "cli", "bin", "fleet.js");
+const BIN = FLEET_BIN;
 const EXIT = { ok: 0, usage: 2, auth: 3, permission: 4, notFound: 5, conflict: 6, rolloutFailed: 8 };
 
 interface Run {
@@ -26,38 +27,22 @@ interface Run {
   stderr: string;
 }
 
-interface Running {
-  child: ChildProcess;
-  out: () => string;
-  err: () => string;
-  exited: Promise<number | null>;
-}
-
 /** A home directory of its own: a user on their machine (config in $XDG_CONFIG_HOME/fleet). */
 function home(name: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `fleet-cli-${name}-`));
 }
 
 function envOf(dir: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env.PATH ?? "", HOME: dir, XDG_CONFIG_HOME: path.join(dir, ".config"), ...extra };
+  return fleetEnv(dir, extra);
 }
 
 /** `input`: what stdin gets before it ends; null keeps it open (for a conversation over stdio). */
-function start(dir: string, args: string[], extra: Record<string, string> = {}, input?: string | null): Running {
-  const child = spawn(process.execPath, [BIN, ...args], { env: envOf(dir, extra), stdio: ["pipe", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout!.on("data", (c: Buffer) => (stdout += c.toString()));
-  child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
-  if (input !== null) child.stdin!.end(input ?? "");
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  return { child, out: () => stdout, err: () => stderr, exited };
+function start(dir: string, args: string[], extra: Record<string, string> = {}, input?: string | null): RunningFleet {
+  return startFleet(envOf(dir, extra), args, input);
 }
 
-async function fleet(dir: string, args: string[], extra: Record<string, string> = {}, input?: string): Promise<Run> {
-  const run = start(dir, args, extra, input);
-  const code = await run.exited;
-  return { code, stdout: run.out(), stderr: run.err() };
+function fleet(dir: string, args: string[], extra: Record<string, string> = {}, input?: string): Promise<Run> {
+  return runFleet(envOf(dir, extra), args, input);
 }
 
 /** `fleet ... -o json`, parsed; fails the test with stderr on a non-zero exit. */

@@ -4,7 +4,7 @@
 // port forwarding with many connections at once and large transfers both ways checked by
 // hash, a file round trip by hash and mode, the refusals each said clearly, `~.` over a pipe,
 // and `fleet ssh` in a real terminal (tmux): raw mode, resize, `~.`, the terminal restored.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
@@ -13,44 +13,26 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startContractDouble, type ContractDouble } from "../support/remote-contract-double.js";
-import { eventually, ROOT } from "../support/server-process.js";
+import { eventually } from "../support/server-process.js";
 import { missingPeerLine, peerAvailable } from "../support/peers.js";
+import { FLEET_BIN, fleetEnv, runFleet, startFleet, type RunningFleet } from "../support/fleet-cli.js";
 
-const BIN = path.join(ROOT, "cli", "bin", "fleet.js");
+const BIN = FLEET_BIN;
 const KEY = "fm_remote_double_key";
 const NO_PERMISSION_KEY = "fm_remote_double_viewer";
 const DEVICE = { id: "6f1c2a52-8a4e-4b8e-9a39-1d2f6a1b7c01", name: "gw-remote-01", status: "online" as const };
 const OFFLINE = { id: "6f1c2a52-8a4e-4b8e-9a39-1d2f6a1b7c02", name: "gw-remote-02", status: "offline" as const };
 
-interface Running {
-  child: ChildProcess;
-  out: () => string;
-  err: () => string;
-  exited: Promise<number | null>;
-}
-
 let double: ContractDouble;
 let off: ContractDouble;
 let work: string;
 
-function start(url: string, args: string[], input?: Buffer | string | null, key = KEY): Running {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { PATH: process.env.PATH ?? "", HOME: work, XDG_CONFIG_HOME: path.join(work, ".config"), FLEET_URL: url, FLEET_API_KEY: key },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout!.on("data", (c: Buffer) => (stdout += c.toString()));
-  child.stderr!.on("data", (c: Buffer) => (stderr += c.toString()));
-  if (input !== null) child.stdin!.end(input ?? "");
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  return { child, out: () => stdout, err: () => stderr, exited };
+function start(url: string, args: string[], input?: Buffer | string | null, key = KEY): RunningFleet {
+  return startFleet(fleetEnv(work, { FLEET_URL: url, FLEET_API_KEY: key }), args, input);
 }
 
-async function fleet(args: string[], input?: Buffer | string, url = double.url, key = KEY) {
-  const run = start(url, args, input, key);
-  const code = await run.exited;
-  return { code, stdout: run.out(), stderr: run.err() };
+function fleet(args: string[], input?: Buffer | string, url = double.url, key = KEY) {
+  return runFleet(fleetEnv(work, { FLEET_URL: url, FLEET_API_KEY: key }), args, input);
 }
 
 const sha256 = (data: Buffer) => createHash("sha256").update(data).digest("hex");
