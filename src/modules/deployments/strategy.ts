@@ -6,6 +6,14 @@ const count = z.object({ count: z.number().int().min(1).max(1_000_000) }).strict
 const percent = z.object({ percent: z.number().min(0.1).max(100) }).strict();
 const share = z.union([count, percent]).describe("{ count } devices or { percent } of the devices");
 
+/**
+ * A batch threshold in percent, a new schema at every call: trpc-to-openapi turns the number
+ * fields of a REST input's objects into coercing ones in place (docs: stack notes, "Coercion
+ * mutates shared zod schemas"), so a schema shared with another operation's input (jobs take
+ * these thresholds) would make this one take "90" too.
+ */
+export const batchThreshold = (fallback: number, text: string) => z.number().min(1).max(100).default(fallback).describe(text);
+
 export const stagedStrategy = z
   .object({
     type: z.literal("staged"),
@@ -15,8 +23,8 @@ export const stagedStrategy = z
       .max(100)
       .default([])
       .describe("the batches after the canary; a percent is a share (rounded up) of the devices left after the canary; the last batch takes whatever remains"),
-    successThreshold: z.number().min(1).max(100).default(90).describe("percent of a batch that must be running for it to succeed"),
-    failureThreshold: z.number().min(1).max(100).default(20).describe("percent of a batch that failed which pauses the rollout"),
+    successThreshold: batchThreshold(90, "percent of a batch that must be running for it to succeed"),
+    failureThreshold: batchThreshold(20, "percent of a batch that failed which pauses the rollout"),
     autoAdvance: z.boolean().pipe(z.boolean()).default(false).describe("start the next batch as soon as one succeeds, without approval"),
     batchTimeoutSeconds: z.number().int().min(60).max(30 * 86_400).default(3600).describe("a batch below its success threshold after this long fails the rollout"),
   })

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { pagingInput } from "../../lib/paging.js";
 import { ACTION_KINDS, DEFAULT_EXPIRY_SECONDS, MAX_EXPIRY_SECONDS } from "../device-actions/kinds.js";
 import { actionKind } from "../device-actions/schemas.js";
-import { stagedStrategy } from "../deployments/strategy.js";
+import { batchThreshold, stagedStrategy } from "../deployments/strategy.js";
 import { exactlyOneTarget, targetShape } from "../rollout-engine/target.js";
 
 export const JOB_STATES = ["in_progress", "paused", "completed", "cancelled", "expired"] as const;
@@ -18,8 +18,9 @@ export const jobStrategy = stagedStrategy
   .pick({ canary: true, batches: true, successThreshold: true, failureThreshold: true })
   .extend({
     canary: stagedStrategy.shape.canary.default({ count: 1 }),
-    successThreshold: stagedStrategy.shape.successThreshold.describe("percent of a batch that must succeed before the next batch is dispatched"),
-    failureThreshold: stagedStrategy.shape.failureThreshold.describe("percent of a batch that failed or expired which pauses the job"),
+    // schemas of their own, not the deployment's (batchThreshold says why)
+    successThreshold: batchThreshold(90, "percent of a batch that must succeed before the next batch is dispatched"),
+    failureThreshold: batchThreshold(20, "percent of a batch that failed or expired which pauses the job"),
   })
   .strict();
 export type JobStrategy = z.infer<typeof jobStrategy>;

@@ -14,6 +14,7 @@ import { heartbeat, insertDevices, type EnrolledDevice } from "../agent/fleet-su
 import { enrollFleet, importVersion } from "../deployments/support.js";
 import { recordActionReports } from "../../../src/modules/device-actions/service.js";
 import { judgeLiveJobs } from "../../../src/modules/jobs/tick.js";
+import { strategySchema } from "../../../src/modules/deployments/strategy.js";
 
 let h: Harness;
 let acme: Tenant;
@@ -245,6 +246,9 @@ describe("refusals", () => {
     expect(none.status).toBe(409);
     expect(none.body.message).toBe("The target matches no device that can run it (0 skipped); nothing to do");
     expect([await h.services.prisma.actionJob.count(), await h.services.prisma.deviceAction.count()]).toEqual(before);
+    // The REST layer made the job input's numbers coercing in place (trpc-to-openapi): the
+    // deployment's strategy, whose thresholds jobs take after, still refuses a text threshold.
+    expect(strategySchema.safeParse({ type: "staged", canary: { count: 1 }, successThreshold: "90" }).success).toBe(false);
   });
 
   it("another tenant's job is a 404, and its devices are not the caller's", async () => {

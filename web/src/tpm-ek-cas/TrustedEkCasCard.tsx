@@ -92,7 +92,7 @@ function TrustCaDialog({ onClose }: { onClose: () => void }) {
         </div>
         <div className="field">
           <label htmlFor="ekca-certificate">CA certificate (PEM)</label>
-          <textarea id="ekca-certificate" className="input mono pem-input" spellCheck={false} required rows={8} value={certificate} onChange={(e) => setCertificate(e.target.value)} placeholder="-----BEGIN CERTIFICATE-----" aria-describedby="ekca-hint" />
+          <textarea id="ekca-certificate" className="input mono pem-input" spellCheck={false} required rows={8} value={certificate} onChange={(e) => setCertificate(e.target.value)} placeholder="-----BEGIN ...-----" aria-describedby="ekca-hint" />
           <span id="ekca-hint" className="field__hint">The CA that issues the endorsement key certificates of your TPMs (its vendor publishes it), or an intermediate of it.</span>
         </div>
         <FormFooter action={create} onCancel={onClose} disabled={!name.trim() || !certificate.trim()} submitLabel="Trust CA" />
