@@ -13,15 +13,18 @@ const EVERY_MS = 60 * 60_000;
 export async function pruneRecordings(db: DbTx): Promise<number> {
   // The stored setting is read as remoteAccessOf reads it: a whole number in range, else the default.
   return db.$executeRaw`
+    WITH retention AS (
+      -- CASE tries its branches in order: text is never cast to a number
+      SELECT o."id", CASE WHEN jsonb_typeof(v) IS DISTINCT FROM 'number' THEN ${REMOTE_ACCESS_DEFAULTS.recordingRetentionDays}::int
+                          WHEN (v::text)::numeric = trunc((v::text)::numeric) AND (v::text)::numeric BETWEEN 1 AND ${RECORDING_RETENTION_MAX_DAYS}
+                          THEN (v::text)::int ELSE ${REMOTE_ACCESS_DEFAULTS.recordingRetentionDays}::int END AS "days"
+      FROM "Organization" o, LATERAL (SELECT o."settings" -> 'remoteAccess' -> 'recordingRetentionDays' AS v) setting
+    )
     DELETE FROM "RemoteSessionRecording" r
     USING "RemoteSession" s
-    LEFT JOIN "Organization" o ON o."id" = s."organizationId"
+    LEFT JOIN retention k ON k."id" = s."organizationId"
     WHERE r."sessionId" = s."id"
-      AND (o."id" IS NULL OR r."createdAt" < now() - make_interval(days => (
-        SELECT CASE WHEN jsonb_typeof(v) = 'number' AND (v::text)::numeric = trunc((v::text)::numeric)
-                     AND (v::text)::numeric BETWEEN 1 AND ${RECORDING_RETENTION_MAX_DAYS}
-                    THEN (v::text)::int ELSE ${REMOTE_ACCESS_DEFAULTS.recordingRetentionDays}::int END
-        FROM (SELECT o."settings" -> 'remoteAccess' -> 'recordingRetentionDays' AS v) setting)))`;
+      AND (k."id" IS NULL OR r."createdAt" < now() - make_interval(days => k."days"))`;
 }
 
 export function remoteSessionJobs(): { definitions: JobDefinition[]; schedules: ScheduleDefinition[] } {

@@ -74,6 +74,8 @@ export async function runToEnd(services: Services, sessionId: string, streamUrl:
     stop = signals.onEnded((signal) => signal.sessionId === sessionId && resolve());
   });
   const out = { stdout: [] as Buffer[], stderr: [] as Buffer[], stdoutBytes: 0, stderrBytes: 0 };
+  /** what the answer holds of each stream so far (at most RUN_OUTPUT_MAX_BYTES) */
+  const kept = { stdout: 0, stderr: 0 };
   let exitCode: number | null = null;
   let error: string | null = null;
   let timedOut = false;
@@ -97,8 +99,11 @@ export async function runToEnd(services: Services, sessionId: string, streamUrl:
         const payload = data.subarray(1);
         if (channel === CHANNEL.stdout || channel === CHANNEL.stderr) {
           const stream = channel === CHANNEL.stdout ? "stdout" : "stderr";
-          const kept = out[stream].reduce((sum, b) => sum + b.length, 0);
-          if (kept < RUN_OUTPUT_MAX_BYTES) out[stream].push(payload.subarray(0, RUN_OUTPUT_MAX_BYTES - kept));
+          if (kept[stream] < RUN_OUTPUT_MAX_BYTES) {
+            const part = payload.subarray(0, RUN_OUTPUT_MAX_BYTES - kept[stream]);
+            out[stream].push(part);
+            kept[stream] += part.length;
+          }
           out[`${stream}Bytes`] += payload.length;
         } else if (channel === CHANNEL.status) {
           try {
