@@ -35,13 +35,30 @@ export function forgetFirstStart(dataDir: string, userId: string): boolean {
   }
 }
 
+export interface FirstStartFacts {
+  /** the console's address */
+  where: string;
+  adminEmail: string | undefined;
+  generatedPassword?: string | null;
+  generatedApiKey?: string | null;
+}
+
 /**
- * The first-start block with its generated password and API key left out: what is printed where
- * no terminal is (journald, a container's log, a file), when the kept file holds them.
+ * The first-start block. `showGenerated` false leaves the generated password and API key out:
+ * what is printed where no terminal is (journald, a container's log, a file), when the kept
+ * file holds them.
  */
-export function withoutGeneratedSecrets(block: string[]): string[] {
-  return block.map((line) => {
-    const generated = /^( {2}(?:password|API key): +)\S+ +\(generated; (.*)\)$/.exec(line);
-    return generated ? `${generated[1]}(generated; in the file below, not printed without a terminal; ${generated[2]})` : line;
-  });
+export function firstStartBlock(facts: FirstStartFacts, showGenerated: boolean): string[] {
+  const secret = (label: string, value: string | null | undefined, setting: string) =>
+    !value ? `${label}from ${setting}`
+      : showGenerated ? `${label}${value}   (generated; set ${setting} to choose it)`
+      : `${label}(generated; in the file below, not printed without a terminal; set ${setting} to choose it)`;
+  return [
+    "First start: created organization 'default' and its Super Admin.",
+    `  web console:   ${facts.where}/   (sign in with the e-mail and password below)`,
+    `  admin e-mail:  ${facts.adminEmail}`,
+    secret("  password:      ", facts.generatedPassword, "BOOTSTRAP_ADMIN_PASSWORD"),
+    secret("  API key:       ", facts.generatedApiKey, "BOOTSTRAP_API_KEY"),
+    `  API docs:      ${facts.where}/api/v1/docs`,
+  ];
 }

@@ -7,7 +7,7 @@ import { createLogger } from "./lib/logger.js";
 import { buildConsoleInChildProcess, consoleBuildState } from "./lib/console-build.js";
 import { startService } from "./server.js";
 import { onStopSignals } from "./lib/stop-signals.js";
-import { keepFirstStart, withoutGeneratedSecrets } from "./first-start.js";
+import { firstStartBlock, keepFirstStart } from "./first-start.js";
 import { holdDataDir } from "./db/backup.js";
 import { hasDatabase } from "./db/embedded.js";
 import { migrateInChildProcess } from "./db/first-start-migration.js";
@@ -80,14 +80,8 @@ async function main() {
   if (b.created) {
     // Printed to the terminal (not through the structured log) and kept in DATA_DIR, mode 0600,
     // until the admin changes the password (src/first-start.ts): request logs cannot bury it.
-    const block = [
-      "First start: created organization 'default' and its Super Admin.",
-      `  web console:   ${where}/   (sign in with the e-mail and password below)`,
-      `  admin e-mail:  ${b.adminEmail}`,
-      b.generatedPassword ? `  password:      ${b.generatedPassword}   (generated; set BOOTSTRAP_ADMIN_PASSWORD to choose it)` : "  password:      from BOOTSTRAP_ADMIN_PASSWORD",
-      b.generatedApiKey ? `  API key:       ${b.generatedApiKey}   (generated; set BOOTSTRAP_API_KEY to choose it)` : "  API key:       from BOOTSTRAP_API_KEY",
-      `  API docs:      ${where}/api/v1/docs`,
-    ];
+    const facts = { where, adminEmail: b.adminEmail, generatedPassword: b.generatedPassword, generatedApiKey: b.generatedApiKey };
+    const block = firstStartBlock(facts, true);
     let kept = "";
     let keptInFile = false;
     if (b.generatedPassword || b.generatedApiKey) {
@@ -101,7 +95,7 @@ async function main() {
     }
     // Generated secrets go to a terminal only: without one, stdout is a log that outlives them
     // (journald under systemd, the engine's container log, a file), and the kept file holds them.
-    const printed = keptInFile && !process.stdout.isTTY ? withoutGeneratedSecrets(block) : block;
+    const printed = keptInFile && !process.stdout.isTTY ? firstStartBlock(facts, false) : block;
     process.stdout.write(["", ...printed, ...(kept ? [kept] : []), "", ""].join("\n"));
   }
 }

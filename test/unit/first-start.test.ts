@@ -4,7 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { firstStartPath, forgetFirstStart, keepFirstStart, withoutGeneratedSecrets } from "../../src/first-start.js";
+import { firstStartBlock, firstStartPath, forgetFirstStart, keepFirstStart } from "../../src/first-start.js";
 import { requestLogLevel } from "../../src/http/request-log.js";
 
 describe("the kept first-start block", () => {
@@ -28,23 +28,26 @@ describe("the kept first-start block", () => {
 
 describe("the printed first-start block without a terminal", () => {
   it("leaves out the generated password and API key, keeps everything else and a chosen secret's line", () => {
-    const block = [
+    const facts = { where: "http://localhost:3000", adminEmail: "admin@example.com", generatedPassword: "Xy7-generated-Pw", generatedApiKey: "fm_0123456789abcdefABCDEF0123456789abcdef" };
+    const block = firstStartBlock(facts, true);
+    expect(block).toEqual([
       "First start: created organization 'default' and its Super Admin.",
+      "  web console:   http://localhost:3000/   (sign in with the e-mail and password below)",
       "  admin e-mail:  admin@example.com",
       "  password:      Xy7-generated-Pw   (generated; set BOOTSTRAP_ADMIN_PASSWORD to choose it)",
       "  API key:       fm_0123456789abcdefABCDEF0123456789abcdef   (generated; set BOOTSTRAP_API_KEY to choose it)",
       "  API docs:      http://localhost:3000/api/v1/docs",
-    ];
-    const printed = withoutGeneratedSecrets(block).join("\n");
+    ]);
+    const printed = firstStartBlock(facts, false).join("\n");
     expect(printed).not.toContain("Xy7-generated-Pw");
     expect(printed).not.toContain("fm_0123456789abcdef");
-    expect(withoutGeneratedSecrets(block)).toEqual([
-      block[0], block[1],
+    expect(firstStartBlock(facts, false)).toEqual([
+      block[0], block[1], block[2],
       "  password:      (generated; in the file below, not printed without a terminal; set BOOTSTRAP_ADMIN_PASSWORD to choose it)",
       "  API key:       (generated; in the file below, not printed without a terminal; set BOOTSTRAP_API_KEY to choose it)",
-      block[4],
+      block[5],
     ]);
-    expect(withoutGeneratedSecrets(["  password:      from BOOTSTRAP_ADMIN_PASSWORD"])).toEqual(["  password:      from BOOTSTRAP_ADMIN_PASSWORD"]);
+    expect(firstStartBlock({ ...facts, generatedPassword: undefined }, false)[3]).toBe("  password:      from BOOTSTRAP_ADMIN_PASSWORD");
   });
 });
 
