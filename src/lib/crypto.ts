@@ -66,6 +66,18 @@ export class SecretBox {
     return ["v1", iv.toString("base64"), cipher.getAuthTag().toString("base64"), data.toString("base64")].join(":");
   }
 
+  /**
+   * A keyed digest of a secret (HMAC-SHA-256 under a key derived from this box's): equal
+   * values give equal fingerprints, and without the key nobody can test a guess against one
+   * (a plain hash of a short secret could be searched). Configuration revisions count secrets so.
+   */
+  fingerprint(value: string): string {
+    this.fingerprintKey ??= Buffer.from(crypto.hkdfSync("sha256", this.key, Buffer.alloc(0), "fleet secret fingerprint v1", 32));
+    return crypto.createHmac("sha256", this.fingerprintKey).update(value, "utf8").digest("hex");
+  }
+
+  private fingerprintKey: Buffer | undefined;
+
   decrypt(sealed: string): string {
     const [version, iv, tag, data] = sealed.split(":");
     if (version !== "v1" || !iv || !tag || data === undefined) throw new Error("not a sealed secret");

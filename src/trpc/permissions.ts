@@ -30,6 +30,8 @@ export const PERMISSION_CATALOGUE = {
   "actions:read": "Read device actions and download their diagnostics bundles",
   "actions:write": "Act on devices: check health, renew a certificate, collect diagnostics; cancel actions",
   "actions:disruptive": "Act on devices in ways that change what runs: reboot, restart, stop or start an application, restart the agent",
+  "config:read": "Read device configuration layers, their revisions and devices' effective configuration (never a secret's value)",
+  "config:write": "Create, change, roll back and delete device configuration layers and their secrets",
   "telemetry:read": "Read telemetry, logs and fleet health",
   "alerts:read": "Read alert rules, notification targets and deliveries",
   "alerts:write": "Change alert rules and notification targets",
@@ -102,7 +104,7 @@ export const SYSTEM_ROLES: { name: string; description: string; permissions: str
     permissions: [
       ...read,
       "devices:write", "enrollment:write", "certificates:write", "registries:write",
-      "applications:write", "deployments:write", "alerts:write", "actions:write", "actions:disruptive",
+      "applications:write", "deployments:write", "alerts:write", "actions:write", "actions:disruptive", "config:write",
     ],
   },
   { name: "viewer", description: "Reads everything, changes nothing", permissions: read },

@@ -43,6 +43,7 @@ import { mailRouter } from "../modules/mail/router.js";
 import { remoteSessionsRouter } from "../modules/remote-sessions/router.js";
 import { deviceActionsRouter } from "../modules/device-actions/router.js";
 import { jobsRouter } from "../modules/jobs/router.js";
+import { configLayersRouter } from "../modules/config-layers/router.js";
 
 export const appRouter = router({
   auth: authRouter,
@@ -87,6 +88,7 @@ export const appRouter = router({
   mail: mailRouter,
   remoteSessions: remoteSessionsRouter,
   deviceActions: deviceActionsRouter,
+  configLayers: configLayersRouter,
   jobs: jobsRouter,
 });
 

@@ -18,8 +18,13 @@ export interface DeploymentProgress {
   rolledBackTo?: { deploymentId: string; version: string };
 }
 
-/** Records the reports first, so that the answer already reflects what they changed (a next batch, a removal). */
-export async function desiredStateOf(services: Services, device: HeartbeatDevice, reports: DeploymentProgress[] | undefined): Promise<DesiredDeployment[]> {
+/**
+ * Records the reports first, so that the answer already reflects what they changed (a next batch, a removal).
+ * `variables`: the device's configuration variables, for parameters that take them (docs/configuration.md).
+ */
+export async function desiredStateOf(
+  services: Services, device: HeartbeatDevice, reports: DeploymentProgress[] | undefined, variables?: () => Record<string, string> | null,
+): Promise<DesiredDeployment[]> {
   if (reports?.length) await recordDeploymentProgress(services, device, reports);
-  return desiredDeploymentsOf(services, device);
+  return desiredDeploymentsOf(services, device, variables);
 }

@@ -24,6 +24,8 @@ import { GroupCommit, type GroupCommitOptions } from "../../lib/group-commit.js"
 import { admittedSql } from "./admission-gate.js";
 import { actionsExchange } from "../device-actions/agent-exchange.js";
 import type { ActionReport, DeviceActionEntry } from "../device-actions/schemas.js";
+import { CONFIGURATION_SQL, configurationExchange, type ConfigurationFlags } from "../config-layers/heartbeat.js";
+import type { ConfigurationAnswer, ConfigurationReport } from "../config-layers/schemas.js";
 
 export interface HeartbeatWrite {
   status: "online" | "error";
@@ -52,6 +54,8 @@ export interface HeartbeatResult {
   hasActions: boolean;
   /** remote access is on for the organization (null: off): its selector, the labels it needs, whether an offer waits */
   remote: RemoteAccessFlags | null;
+  /** the organization has configuration layers or the device had a configuration (null: neither; docs/configuration.md) */
+  configuration: ConfigurationFlags | null;
 }
 
 interface Row {
@@ -118,7 +122,8 @@ export const HEARTBEAT_STATEMENT = /* sql */ `
       "facts" = COALESCE(p."facts", d."facts")
     FROM prev p
     WHERE d."id" = p."id"
-    RETURNING p."i", d."id", d."organizationId", p."previous", d."status" AS "current", d."statusReason" AS "reason"
+    RETURNING p."i", d."id", d."organizationId", p."previous", d."status" AS "current", d."statusReason" AS "reason",
+              d."name", d."labels", d."facts", d."os", d."arch", d."agentVersion", d."hardwareModel", d."ipAddress"
   ), logged AS (
     INSERT INTO "DeviceEvent" ("organizationId", "deviceId", "type", "message", "data", "actorType", "actorId", "createdAt")
     SELECT u."organizationId", u."id", 'status_changed', 'Status changed from ' || u."previous" || ' to ' || u."current" || COALESCE(': ' || u."reason", ''),
@@ -132,7 +137,8 @@ export const HEARTBEAT_STATEMENT = /* sql */ `
   SELECT u."i", u."previous", u."current", ${admittedSql('u."id"')} AS "admitted",
          EXISTS (SELECT 1 FROM "DeploymentDevice" dd WHERE dd."deviceId" = u."id" AND dd."desiredAction" IS NOT NULL) AS "hasDesired",
          EXISTS (SELECT 1 FROM "DeviceAction" da WHERE da."deviceId" = u."id" AND da."state" IN ('pending', 'delivered', 'deferred')) AS "hasActions",
-         ${REMOTE_ACCESS_SQL} AS "remote"
+         ${REMOTE_ACCESS_SQL} AS "remote",
+         ${CONFIGURATION_SQL("u")} AS "configuration"
     FROM upd u`;
 
 function rowOf(i: number, device: DevicePrincipal, input: HeartbeatWrite, sourceIp: string | null): Row {
@@ -170,7 +176,7 @@ export async function recordHeartbeats(
   const rows = items.map((item, i) => rowOf(i, item.device, item.input, item.sourceIp));
   const results: (HeartbeatResult | null)[] = items.map(() => null);
   for (const r of await raw.query<HeartbeatResult & { i: number }>(HEARTBEAT_STATEMENT, [JSON.stringify(rows)], { prepared: "fleet_heartbeats" })) {
-    results[r.i] = { previous: r.previous, current: r.current, admitted: r.admitted === true, hasDesired: r.hasDesired === true, hasActions: r.hasActions === true, remote: r.remote ?? null };
+    results[r.i] = { previous: r.previous, current: r.current, admitted: r.admitted === true, hasDesired: r.hasDesired === true, hasActions: r.hasActions === true, remote: r.remote ?? null, configuration: r.configuration ?? null };
   }
   return results;
 }
@@ -212,6 +218,7 @@ export const heartbeatWriterOf = perService((services: Services) => observedWrit
 export interface HeartbeatInput extends HeartbeatWrite {
   deployments?: DeploymentProgress[];
   actions?: ActionReport[];
+  configuration?: ConfigurationReport;
 }
 
 export interface HeartbeatAnswer {
@@ -219,6 +226,7 @@ export interface HeartbeatAnswer {
   deployments: DesiredDeployment[];
   actions?: DeviceActionEntry[];
   remoteAccess?: { enabled: boolean; pending: Offer[] };
+  configuration?: ConfigurationAnswer;
 }
 
 /**
@@ -241,11 +249,18 @@ export async function handleHeartbeat(services: Services, device: DevicePrincipa
   if (!result.admitted) return { heartbeatIntervalSeconds: services.config.HEARTBEAT_INTERVAL_SECONDS, deployments: [] };
   // device actions: only for a device that has some open or reports some (most have none)
   const actions = result.hasActions || input.actions?.length ? await actionsExchange(services, deviceId, input.actions) : [];
+  // configuration: only for an organization with layers or a device that had some (most have none)
+  const configuration = result.configuration || input.configuration
+    ? await configurationExchange(services, { id: deviceId, organizationId }, result.configuration, input.configuration)
+    : null;
   return {
     heartbeatIntervalSeconds: services.config.HEARTBEAT_INTERVAL_SECONDS,
     // Reports may change the desired state (a confirmed removal, a rollout move): then it is read again.
-    deployments: result.hasDesired || input.deployments?.length ? await desiredStateOf(services, { id: deviceId, organizationId }, input.deployments) : [],
+    deployments: result.hasDesired || input.deployments?.length
+      ? await desiredStateOf(services, { id: deviceId, organizationId }, input.deployments, configuration?.variables)
+      : [],
     ...(actions.length ? { actions } : {}),
+    ...(configuration?.answer ? { configuration: configuration.answer } : {}),
     ...(result.remote ? { remoteAccess: await remoteAccessAnswer(services, deviceId, result.remote) } : {}),
   };
 }

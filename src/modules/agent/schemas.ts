@@ -4,6 +4,7 @@ import { offerOutput } from "../remote-sessions/schemas.js";
 import { labelsSchema } from "../devices/labels.js";
 import { actionReport, deviceActionEntry } from "../device-actions/schemas.js";
 import { tpmEvidenceInput } from "../tpm-ek-cas/attestation.js";
+import { configurationAnswer, configurationReport } from "../config-layers/schemas.js";
 
 /** Facts the agent reports: the named ones become device columns, the rest are kept as given. */
 export const KNOWN_FACTS = ["os", "arch", "agentVersion", "hardwareModel", "ipAddress"] as const;
@@ -66,6 +67,7 @@ export const heartbeatInput = z.object({
   facts: factsSchema.optional().describe("replaces the facts reported before (named facts are kept when omitted)"),
   deployments: z.array(deploymentReport).max(1000).optional().describe("progress of the deployments the device was given"),
   actions: z.array(actionReport).max(100).optional().describe("what became of the device actions it was handed (docs/actions.md)"),
+  configuration: configurationReport.optional().describe("the configuration revision applied or failed, and files changed by hand (docs/configuration.md); sent when it changed and at least every 10th heartbeat"),
 });
 
 /** One entry of the desired state: what the device must install or remove. */
@@ -81,6 +83,7 @@ export const desiredDeployment = z.object({
   version: z.string(),
   profile: z.object({ id: z.string(), type: z.string(), components: z.unknown() }),
   parameters: z.record(z.string(), z.unknown()),
+  parametersHash: z.string().optional().describe("sha256 of the rendered parameters when they take the device's variables ({{ vars.NAME }}): a new hash means re-create in place"),
 });
 export type DesiredDeployment = z.infer<typeof desiredDeployment>;
 
@@ -92,6 +95,7 @@ export const heartbeatOutput = z.object({
     enabled: z.boolean().describe("the organization's policy allows reaching this device: hold GET /agent/remote/wait (the agent's own configuration may still say no)"),
     pending: z.array(offerOutput).describe("streams waiting for this device (the fallback of the long-poll)"),
   }).optional().describe("remote access (docs/remote-access.md); absent: off for the organization"),
+  configuration: configurationAnswer.optional().describe("the device's configuration revision, in full when it has not applied it (docs/configuration.md); absent: none"),
 });
 
 export const renewInput = z.object({

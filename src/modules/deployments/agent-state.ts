@@ -20,6 +20,7 @@ import { isTimeZone } from "./window-rules.js";
 import { timeZoneFor, windowPhase } from "./windows.js";
 import { nextRetryAt } from "./retry.js";
 import { ROLLED_BACK_TO } from "./upgrade.js";
+import { withDeviceVariables } from "../config-layers/parameters.js";
 
 interface DesiredRow {
   deploymentId: string;
@@ -43,7 +44,9 @@ interface DesiredRow {
  * that fell due since the last heartbeat is handed out first (and the desired state read
  * again), so the device does not wait for the rollout job's next tick.
  */
-export async function desiredDeploymentsOf(services: Pick<Services, "prisma" | "secrets">, device: HeartbeatDevice): Promise<DesiredDeployment[]> {
+export async function desiredDeploymentsOf(
+  services: Pick<Services, "prisma" | "secrets">, device: HeartbeatDevice, variables: () => Record<string, string> | null = () => null,
+): Promise<DesiredDeployment[]> {
   let rows = await readDesired(services, device);
   if (rows.some((r) => r.retryDue) && (await dispatchDueRetries(services.prisma, { deviceId: device.id })).length) rows = await readDesired(services, device);
   const windows = await applyWindows(services, device, rows);
@@ -59,7 +62,8 @@ export async function desiredDeploymentsOf(services: Pick<Services, "prisma" | "
       applicationId: row.applicationId,
       version: row.version,
       profile: { id: profile.id, type: profile.type, components: profile.components },
-      parameters: row.action === "install" ? renderParameters(row.declared, values, profile.components.map((c) => c.name)) : {},
+      // `{{ vars.NAME }}` takes the device's configuration variables (config-layers/parameters.ts)
+      ...(row.action === "install" ? withDeviceVariables(renderParameters(row.declared, values, profile.components.map((c) => c.name)), variables) : { parameters: {} }),
     };
   });
 }

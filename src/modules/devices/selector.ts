@@ -42,3 +42,18 @@ export function parseSelector(text: string | undefined): Labels {
 export function formatSelector(selector: Labels): string {
   return Object.entries(selector).map(([k, v]) => `${k}=${v}`).join(",");
 }
+
+/** Whether labels satisfy a selector: every term matches (the in-memory twin of `labels @> selector`). */
+export function selectorMatches(selector: Labels, labels: Labels): boolean {
+  for (const key of Object.keys(selector)) if (!Object.hasOwn(labels, key) || labels[key] !== selector[key]) return false;
+  return true;
+}
+
+/**
+ * Whether some label set satisfies both selectors: no key names two different values. Then a
+ * device can match both (the labels that do: the union of the two).
+ */
+export function selectorsOverlap(a: Labels, b: Labels): boolean {
+  for (const key of Object.keys(a)) if (Object.hasOwn(b, key) && b[key] !== a[key]) return false;
+  return true;
+}

@@ -1,0 +1,145 @@
+// The heartbeat's part in device configuration (the wire contract, docs/configuration.md):
+// what the device reports is stored on its DeviceConfigState row; the answer carries the
+// revision of its effective configuration, in full only when the device has not applied it
+// (or an operator asked to restore drifted files).
+//
+// Cost: the heartbeat statement itself says whether the organization has any layer (an
+// index-only probe of ConfigLayer(organizationId, updatedAt)) or the device ever had a
+// configuration (the primary key of DeviceConfigState); for a device with neither that is all.
+// Otherwise it hands over the layer set's stamp (count and newest updatedAt): the shared layers
+// are read, unsealed and parsed once per stamp and process (an in-memory cache), and only a
+// device with its own override layer costs one more indexed read.
+import type { Services } from "../../services.js";
+import type { RawDatabase } from "../../db/adapters.js";
+import { perService } from "../../lib/per-service.js";
+import { ConfigurationError, computeEffective, prepareLayers, type PreparedLayer } from "./effective.js";
+import type { ConfigurationAnswer, ConfigurationReport } from "./schemas.js";
+import { deviceContextOf } from "./service.js";
+import { loadDeviceLayer, loadLayers } from "./store.js";
+
+/**
+ * The heartbeat statement's column (null for a device without configuration): `device` and
+ * `org` are SQL expressions of the updated device's id and organization, `row` the updated
+ * row's alias (name, labels, facts and the named facts, as RETURNING gave them).
+ */
+export const CONFIGURATION_SQL = (row: string) => /* sql */ `
+  CASE WHEN EXISTS (SELECT 1 FROM "ConfigLayer" cl WHERE cl."organizationId" = ${row}."organizationId")
+         OR EXISTS (SELECT 1 FROM "DeviceConfigState" cs WHERE cs."deviceId" = ${row}."id")
+  THEN (SELECT jsonb_build_object(
+          'stamp', (SELECT count(*)::text || '/' || COALESCE(max(cl."updatedAt")::text, '') FROM "ConfigLayer" cl WHERE cl."organizationId" = ${row}."organizationId"),
+          'override', EXISTS (SELECT 1 FROM "ConfigLayer" cl WHERE cl."deviceId" = ${row}."id"),
+          'applied', cs."appliedRevision", 'state', cs."state", 'message', cs."message", 'restore', COALESCE(cs."restoreRequested", false),
+          'device', jsonb_build_object('id', ${row}."id", 'name', ${row}."name", 'labels', ${row}."labels", 'facts', ${row}."facts",
+                                       'os', ${row}."os", 'arch', ${row}."arch", 'agentVersion', ${row}."agentVersion",
+                                       'hardwareModel', ${row}."hardwareModel", 'ipAddress', ${row}."ipAddress"))
+          FROM (SELECT 1) one LEFT JOIN "DeviceConfigState" cs ON cs."deviceId" = ${row}."id")
+  END`;
+
+/** What the heartbeat statement hands over for a device with configuration. */
+export interface ConfigurationFlags {
+  stamp: string;
+  override: boolean;
+  applied: string | null;
+  state: string | null;
+  message: string | null;
+  restore: boolean;
+  device: {
+    id: string; name: string; labels: unknown; facts: unknown;
+    os: string | null; arch: string | null; agentVersion: string | null; hardwareModel: string | null; ipAddress: string | null;
+  };
+}
+
+const CACHED_ORGANIZATIONS = 1000;
+
+/** Per process: each organization's shared layers, prepared, under the stamp they were read at. */
+const sharedLayersOf = perService((_services: Services) => new Map<string, { stamp: string; layers: PreparedLayer[] }>());
+
+async function layersFor(services: Services, organizationId: string, flags: ConfigurationFlags): Promise<PreparedLayer[]> {
+  const cache = sharedLayersOf(services);
+  let shared = cache.get(organizationId);
+  if (shared?.stamp !== flags.stamp) {
+    shared = { stamp: flags.stamp, layers: prepareLayers(await loadLayers(services.prisma, services.secrets, organizationId, [])) };
+    cache.delete(organizationId);
+    if (cache.size >= CACHED_ORGANIZATIONS) cache.delete(cache.keys().next().value!);
+    cache.set(organizationId, shared);
+  }
+  if (!flags.override) return shared.layers;
+  const own = await loadDeviceLayer(services.prisma, services.secrets, flags.device.id);
+  return own ? [...shared.layers, ...prepareLayers([own])] : shared.layers;
+}
+
+/** Stores a report (when the device sent one) on the device's row: one statement. */
+export async function recordConfigurationReport(raw: RawDatabase, device: { id: string; organizationId: string }, report: ConfigurationReport): Promise<void> {
+  const applied = report.appliedRevision ?? (report.state === "applied" ? report.revision : null);
+  await raw.query(
+    `INSERT INTO "DeviceConfigState" ("deviceId", "organizationId", "revision", "state", "message", "appliedRevision", "drift", "reportedAt", "updatedAt")
+     VALUES ($1::uuid, $2::uuid, $3, $4, $5, $6, $7::text::jsonb, (now() AT TIME ZONE 'UTC'), (now() AT TIME ZONE 'UTC'))
+     ON CONFLICT ("deviceId") DO UPDATE SET
+       "revision" = EXCLUDED."revision", "state" = EXCLUDED."state", "message" = EXCLUDED."message",
+       "appliedRevision" = COALESCE(EXCLUDED."appliedRevision", "DeviceConfigState"."appliedRevision"),
+       "drift" = EXCLUDED."drift", "reportedAt" = EXCLUDED."reportedAt", "updatedAt" = EXCLUDED."updatedAt"`,
+    [device.id, device.organizationId, report.revision, report.state, report.message ?? null, applied, JSON.stringify(report.drift ?? [])],
+  );
+}
+
+/** Notes why the service cannot render the device's configuration (only when that changed). */
+async function recordUnrenderable(raw: RawDatabase, device: { id: string; organizationId: string }, message: string): Promise<void> {
+  await raw.query(
+    `INSERT INTO "DeviceConfigState" ("deviceId", "organizationId", "state", "message", "updatedAt")
+     VALUES ($1::uuid, $2::uuid, 'unrenderable', $3, (now() AT TIME ZONE 'UTC'))
+     ON CONFLICT ("deviceId") DO UPDATE SET "state" = 'unrenderable', "message" = $3, "updatedAt" = (now() AT TIME ZONE 'UTC')`,
+    [device.id, device.organizationId, message],
+  );
+}
+
+export interface ConfigurationExchange {
+  answer?: ConfigurationAnswer;
+  /** the device's variables with secrets as values, computed on first call (deployment parameters) */
+  variables: () => Record<string, string> | null;
+}
+
+/**
+ * The configuration part of a heartbeat's answer. A device whose configuration cannot be
+ * rendered (a template naming a label it lacks, two layers at one order) is given none, so
+ * it keeps what it applied; why is stored for the operator (the effective view says it too).
+ */
+export async function configurationExchange(
+  services: Services,
+  device: { id: string; organizationId: string },
+  flags: ConfigurationFlags | null,
+  report: ConfigurationReport | undefined,
+): Promise<ConfigurationExchange> {
+  const raw = services.database.opened.raw;
+  if (report) await recordConfigurationReport(raw, device, report);
+  if (!flags) return { variables: () => null };
+  const prepared = await layersFor(services, device.organizationId, flags);
+  const context = deviceContextOf(flags.device);
+  let revision: string;
+  try {
+    revision = computeEffective(prepared, context).revision;
+  } catch (err) {
+    if (!(err instanceof ConfigurationError)) throw err;
+    if (flags.state !== "unrenderable" || flags.message !== err.message) await recordUnrenderable(raw, device, err.message);
+    return { variables: () => null };
+  }
+  let revealed: ReturnType<typeof computeEffective> | undefined;
+  const reveal = () => (revealed ??= computeEffective(prepared, context, { reveal: true, revision }));
+  const variables = () => Object.fromEntries(Object.entries(reveal().variables).map(([name, v]) => [name, v.value]));
+  const applied = report ? report.appliedRevision ?? (report.state === "applied" ? report.revision : flags.applied) : flags.applied;
+  if (applied === revision && !flags.restore) return { answer: { revision, full: false }, variables };
+  if (flags.restore) {
+    await raw.query(`UPDATE "DeviceConfigState" SET "restoreRequested" = false WHERE "deviceId" = $1::uuid`, [device.id]);
+  }
+  const full = reveal();
+  return {
+    answer: {
+      revision,
+      full: true,
+      ...(flags.restore ? { restore: true } : {}),
+      files: full.files.map((f) => ({ path: f.path, contentBase64: f.contentBase64, mode: f.mode, ...(f.owner ? { owner: f.owner } : {}), sha256: f.sha256, layer: f.layer })),
+      vars: variables(),
+      activations: full.activations,
+    },
+    variables,
+  };
+}
