@@ -2,8 +2,8 @@
 import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
 import { UTC_NOW } from "../devices/sql.js";
-import { admissions, type GroupLoad } from "./budget.js";
-import type { DisruptionBudget } from "./options.js";
+import { admittedMembers, budgetGroupKey } from "../rollout-engine/budget-admission.js";
+import type { DisruptionBudget } from "../rollout-engine/options.js";
 
 interface Dispatchable {
   id: string;
@@ -56,12 +56,6 @@ export async function dispatchInstall(db: DbTx, deployment: Dispatchable, batchI
   return rows[0]?.dispatched ?? 0;
 }
 
-/** A device's group under the budget: its values of the groupBy labels, as one text. */
-function groupKey(groupBy: string[]): Prisma.Sql {
-  return Prisma.sql`(SELECT COALESCE(jsonb_agg(dev."labels" -> g.k ORDER BY g.o), '[]'::jsonb)::text
-                       FROM jsonb_array_elements_text(${JSON.stringify(groupBy)}::jsonb) WITH ORDINALITY AS g(k, o))`;
-}
-
 /** A held-back device, or a failed one whose retry is due (with a budget, retries wait for a place too). */
 const WAITING_FOR_PLACE = Prisma.raw(`((dd."heldForBudget" AND dd."state" = 'pending') OR (dd."state" = 'failed' AND dd."retryAt" <= (now() AT TIME ZONE 'UTC') AND dd."desiredAction" = 'install'))`);
 
@@ -73,13 +67,13 @@ const WAITING_FOR_PLACE = Prisma.raw(`((dd."heldForBudget" AND dd."state" = 'pen
  */
 async function groupNewEntries(db: DbTx, deploymentId: string, budget: DisruptionBudget): Promise<void> {
   await db.$executeRaw`
-    UPDATE "DeploymentDevice" dd SET "budgetGroup" = ${groupKey(budget.groupBy)}
+    UPDATE "DeploymentDevice" dd SET "budgetGroup" = ${budgetGroupKey(budget.groupBy, Prisma.sql`dev."labels"`)}
       FROM "Device" dev
      WHERE dd."deploymentId" = ${deploymentId}::uuid AND dd."budgetGroup" IS NULL AND dev."id" = dd."deviceId"`;
 }
 
 /**
- * Admits the devices the disruption budget has room for (budget.ts): per group, the free
+ * Admits the devices the disruption budget has room for (rollout-engine/budget.ts): per group, the free
  * places go to the waiting devices in a stable pseudo-random order. Must run under the
  * deployment's row lock: the loads read here stay true until the admission is written, since
  * nothing else tells this deployment's devices to install (reports only free places).
@@ -93,32 +87,26 @@ export async function admitWithinBudget(db: DbTx, deployment: Dispatchable, only
   // A report's own entry was grouped when it was admitted; new entries wait for a full pass.
   if (!onlyGroupOf) await groupNewEntries(db, deployment.id, budget);
   const reporterId = onlyGroupOf?.deviceId ?? null;
-  const loads = await db.$queryRaw<GroupLoad[]>`
-    SELECT dd."budgetGroup" AS "key", count(*)::int AS "size",
-           count(*) FILTER (WHERE dd."desiredAction" = 'install' AND dd."state" IN ('pending', 'downloading', 'installing'))::int AS "busy",
-           count(*) FILTER (WHERE ${WAITING_FOR_PLACE})::int AS "waiting"
+  // the deployment's devices as the rollout engine's budget reads them (budget-admission.ts)
+  const members = Prisma.sql`
+    SELECT dd."deviceId"::text AS "ref", dd."budgetGroup" AS "group",
+           (dd."desiredAction" = 'install' AND dd."state" IN ('pending', 'downloading', 'installing')) AS "busy",
+           ${WAITING_FOR_PLACE} AS "waiting", md5(dd."deviceId"::text || ${deployment.id}::text) AS "rank"
       FROM "DeploymentDevice" dd
      WHERE dd."deploymentId" = ${deployment.id}::uuid AND dd."state" NOT IN ('skipped', 'cancelled', 'superseded')
        AND (${reporterId}::uuid IS NULL OR dd."budgetGroup" = (SELECT r."budgetGroup" FROM "DeploymentDevice" r
-                                                               WHERE r."deploymentId" = ${deployment.id}::uuid AND r."deviceId" = ${reporterId}::uuid))
-     GROUP BY 1`;
-  const quotas = admissions(loads, budget);
-  if (!quotas.size) return 0;
+                                                               WHERE r."deploymentId" = ${deployment.id}::uuid AND r."deviceId" = ${reporterId}::uuid))`;
+  const admitted = await admittedMembers(db, members, budget);
+  if (!admitted) return 0;
   const rows = await db.$queryRaw<Array<{ dispatched: number }>>`
-    WITH quota AS (
-      SELECT q."key", q."n" FROM jsonb_to_recordset(${JSON.stringify([...quotas].map(([k, n]) => ({ key: k, n })))}::jsonb) AS q("key" text, "n" int)
-    ), ranked AS (
-      SELECT dd."deviceId", q."n", row_number() OVER (PARTITION BY dd."budgetGroup" ORDER BY md5(dd."deviceId"::text || ${deployment.id}::text)) AS "rank"
-        FROM quota q JOIN "DeploymentDevice" dd ON dd."deploymentId" = ${deployment.id}::uuid AND dd."budgetGroup" = q."key"
-       WHERE ${WAITING_FOR_PLACE}
-    ), dispatched AS (
+    WITH dispatched AS (
       UPDATE "DeploymentDevice" dd
          SET "desiredAction" = 'install', "dispatchedAt" = ${UTC_NOW}, "stateChangedAt" = ${UTC_NOW}, "message" = NULL, "heldForBudget" = false,
              "attempt" = CASE WHEN dd."state" = 'failed' THEN dd."attempt" + 1 ELSE dd."attempt" END,
              "reason" = CASE WHEN dd."state" = 'failed' THEN 'automatic retry: attempt ' || (dd."attempt" + 1) ELSE dd."reason" END,
              "state" = 'pending', "retryAt" = NULL
-        FROM ranked r
-       WHERE dd."deploymentId" = ${deployment.id}::uuid AND dd."deviceId" = r."deviceId" AND r."rank" <= r."n"
+        FROM (${admitted}) r
+       WHERE dd."deploymentId" = ${deployment.id}::uuid AND dd."deviceId" = r."ref"::uuid
       RETURNING dd."deviceId"
     ), ${supersededCte(deployment)}
     SELECT (SELECT count(*) FROM dispatched)::int AS "dispatched", (SELECT count(*) FROM superseded)::int AS "superseded"`;

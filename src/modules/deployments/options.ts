@@ -1,10 +1,10 @@
 // The rollout options a deployment may carry beside its strategy (docs/deployments.md,
 // "Rollout options"): automatic retries, a scheduled start, maintenance windows, a disruption
 // budget and continuous targets. Shapes and validation only; the rules that apply them are
-// pure functions in retry.ts (and the window / budget modules), applied by the service.
+// pure functions in retry.ts (and the rollout engine's window / budget modules, shared with jobs:
+// src/modules/rollout-engine/), applied by the service.
 import { z } from "zod";
-import { labelKey } from "../devices/labels.js";
-import { CLOCK_END, CLOCK_END_MESSAGE, CLOCK_START, CLOCK_START_MESSAGE, isTimeZone, MAX_WINDOWS, neverOpens, TIME_ZONE_MESSAGE, WEEKDAYS } from "./window-rules.js";
+import { disruptionBudget, maintenanceWindows } from "../rollout-engine/options.js";
 
 export const retryOptions = z
   .object({
@@ -21,57 +21,6 @@ export const retryOptions = z
   .meta({ example: { maxAttempts: 4, initialDelaySeconds: 60, maxDelaySeconds: 900 } })
   .describe("a device that reports failed is given the install again after an exponentially growing delay (with jitter), up to maxAttempts");
 export type RetryOptions = z.infer<typeof retryOptions>;
-
-export { WEEKDAYS, type Weekday } from "./window-rules.js";
-const clockStart = z.string().regex(CLOCK_START, CLOCK_START_MESSAGE);
-const clockEnd = z.string().regex(CLOCK_END, CLOCK_END_MESSAGE);
-
-export const weeklyWindow = z
-  .object({
-    days: z.array(z.enum(WEEKDAYS)).max(7).describe("the days the window opens on (in the window's time zone)"),
-    start: clockStart.describe("opens at (local time)"),
-    end: clockEnd.describe("closes at (local time); before start: the window closes the next day"),
-  })
-  .strict();
-export type WeeklyWindow = z.infer<typeof weeklyWindow>;
-
-function checkWindows(windows: WeeklyWindow[], key: string, ctx: z.RefinementCtx) {
-  windows.forEach((w, i) => {
-    const why = neverOpens(w);
-    if (why) ctx.addIssue({ code: "custom", path: [key, i], message: why });
-  });
-}
-
-export const maintenanceWindows = z
-  .object({
-    timeZone: z.string().min(1).max(100).refine(isTimeZone, TIME_ZONE_MESSAGE).describe("IANA time zone the windows are read in"),
-    timeZoneLabel: labelKey.optional().describe("a device label holding the device's own IANA time zone (its value wins over timeZone when valid)"),
-    windows: z.array(weeklyWindow).min(1, "name at least one window").max(MAX_WINDOWS, `at most ${MAX_WINDOWS} windows`).describe("when devices may install or remove"),
-    downloadWindows: z.array(weeklyWindow).max(MAX_WINDOWS, `at most ${MAX_WINDOWS} windows`).optional().describe("when devices may download ahead of an install window (default: any time)"),
-  })
-  .strict()
-  .superRefine((v, ctx) => {
-    checkWindows(v.windows, "windows", ctx);
-    checkWindows(v.downloadWindows ?? [], "downloadWindows", ctx);
-  })
-  .meta({ example: { timeZone: "Europe/Berlin", timeZoneLabel: "tz", windows: [{ days: ["mon", "tue", "wed", "thu", "fri"], start: "02:00", end: "04:00" }], downloadWindows: [{ days: ["mon", "tue", "wed", "thu", "fri", "sat", "sun"], start: "20:00", end: "06:00" }] } })
-  .describe("recurring weekly windows during which devices may install or remove; outside them a device is told what to download but not to install");
-export type MaintenanceWindows = z.infer<typeof maintenanceWindows>;
-
-export const disruptionBudget = z
-  .object({
-    groupBy: z.array(labelKey).max(5).default([]).describe("label keys: one group per combination of their values (none: the whole deployment is one group)"),
-    maxUnavailable: z
-      .union([
-        z.object({ count: z.number().int().min(1).max(1_000_000) }).strict(),
-        z.object({ percent: z.number().min(0.1).max(100) }).strict(),
-      ])
-      .describe("devices of one group that may be between being told to install and running (or failed) at once: a count, or a percent (rounded up) of the group"),
-  })
-  .strict()
-  .meta({ example: { groupBy: ["site"], maxUnavailable: { count: 2 } } })
-  .describe("paces the rollout: devices held back are waiting_for_budget");
-export type DisruptionBudget = z.infer<typeof disruptionBudget>;
 
 export const ON_LEAVE = ["remove", "keep"] as const;
 

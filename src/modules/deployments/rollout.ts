@@ -18,8 +18,8 @@ import type { StagedStrategy, Strategy } from "./strategy.js";
 import { freezeTargets, planRollout } from "./targets.js";
 import { profileOfDeployment } from "./versions.js";
 import { batchInFlight } from "./verdict-precheck.js";
-import type { MaintenanceWindows } from "./options.js";
-import { deadlineInWindows } from "./windows.js";
+import type { MaintenanceWindows } from "../rollout-engine/options.js";
+import { deadlineInWindows } from "../rollout-engine/windows.js";
 import { endPredecessors, restorePredecessors } from "./upgrade.js";
 
 export function stagedStrategyOf(row: DeploymentRow): StagedStrategy {

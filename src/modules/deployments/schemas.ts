@@ -7,7 +7,8 @@ import { deviceStatus } from "../devices/schemas.js";
 import { ROLLOUT_STATES } from "./rollout-machine.js";
 import { DEPLOYMENT_STATES } from "./deployment-state.js";
 import { strategySchema } from "./strategy.js";
-import { disruptionBudget, maintenanceWindows, ON_LEAVE, optionFields, optionUpdateFields, refineOptions, retryOptions } from "./options.js";
+import { ON_LEAVE, optionFields, optionUpdateFields, refineOptions, retryOptions } from "./options.js";
+import { disruptionBudget, maintenanceWindows } from "../rollout-engine/options.js";
 
 /** draft: not started (editable); running: on its devices; stopping / deleting: waiting for the devices to confirm removal; stopped. */
 export const DEPLOYMENT_STATUSES = ["draft", "running", "stopping", "stopped", "deleting"] as const;

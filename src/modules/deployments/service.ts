@@ -23,7 +23,8 @@ import { IN_PROGRESS_STATES, deploymentState, storedCombinations, type Deploymen
 import { countsByDeployment, deploymentInclude, findDeployment, lockDeployment, toDeploymentDto, type DeploymentRow } from "./store.js";
 import type { Strategy } from "./strategy.js";
 import { freezeTargets } from "./targets.js";
-import type { DisruptionBudget, MaintenanceWindows, RetryOptions } from "./options.js";
+import type { RetryOptions } from "./options.js";
+import type { DisruptionBudget, MaintenanceWindows } from "../rollout-engine/options.js";
 import { profileOfDeployment, resolveVersion } from "./versions.js";
 import { counted } from "../../lib/plural.js";
 import { UTC_NOW } from "../devices/sql.js";

@@ -10,7 +10,8 @@ import { emptyProgress, type DeploymentDto, type DeploymentStatus, type Progress
 import type { RolloutState } from "./rollout-machine.js";
 import { deploymentState } from "./deployment-state.js";
 import type { Strategy } from "./strategy.js";
-import type { DisruptionBudget, MaintenanceWindows, RetryOptions } from "./options.js";
+import type { RetryOptions } from "./options.js";
+import type { DisruptionBudget, MaintenanceWindows } from "../rollout-engine/options.js";
 
 type StateOnlyCounts = Omit<ProgressCounts, "total" | "joined" | "left">;
 

@@ -6,6 +6,7 @@ import type { Services } from "../../services.js";
 import type { ActionReport, DeviceActionEntry } from "./schemas.js";
 import { openActionsOf, recordActionReports } from "./service.js";
 import { judgeJobById } from "../jobs/service.js";
+import { windowHoldsOf } from "../jobs/windows.js";
 
 export async function actionsExchange(services: Services, deviceId: string, reports: ActionReport[] | undefined): Promise<DeviceActionEntry[]> {
   const raw = services.database.opened.raw;
@@ -14,5 +15,6 @@ export async function actionsExchange(services: Services, deviceId: string, repo
     await services.prisma.$transaction((tx) => judgeJobById(tx, job.organizationId, job.jobId))
       .catch((err: Error) => services.logger.warn({ err: err.message, jobId: job.jobId }, "judging a job after a report failed; the jobs' tick judges it again"));
   }
-  return openActionsOf(raw, deviceId);
+  // a job's device outside its maintenance window is not handed the action yet
+  return openActionsOf(raw, deviceId, await windowHoldsOf(raw, deviceId));
 }

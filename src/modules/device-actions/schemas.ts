@@ -42,6 +42,8 @@ export const actionOutput = z.object({
   createdById: z.string().nullable(),
   jobId: z.string().uuid().nullable().describe("the job it belongs to (/jobs), null for an action on one device"),
   batchIndex: z.number().int().nullable().describe("its batch in the job (0: the canary)"),
+  heldForBudget: z.boolean().describe("a job's device whose batch was dispatched, waiting (queued) for a place in the job's disruption budget"),
+  windowOpensAt: z.string().nullable().describe("a job's device held (pending, not handed over) until its maintenance window opens at this time"),
   createdAt: z.string(),
   bundle: z.object({ sizeBytes: z.number().int(), sha256: z.string(), expiresAt: z.string() }).nullable()
     .describe("diagnostics: the bundle (GET /device-actions/{id}/bundle) and until when it can be downloaded"),

@@ -58,6 +58,8 @@ export function toActionDto(row: ActionRow): ActionDto {
     createdById: row.createdById,
     jobId: row.jobId,
     batchIndex: row.batchIndex,
+    heldForBudget: row.heldForBudget,
+    windowOpensAt: iso(row.windowOpensAt),
     createdAt: row.createdAt.toISOString(),
     // an expired bundle is no longer offered (the sweep deletes it)
     bundle: row.bundle && row.bundle.expiresAt > new Date()
@@ -144,16 +146,27 @@ export async function cancelAction(db: DbTx, organizationId: string, id: string)
  * The open actions of a device, for its heartbeat's answer, in one statement: expired ones are
  * closed, pending ones become delivered, and every open one (delivered, deferred) is answered,
  * oldest first. The agent keeps what it took, so answering one again runs nothing twice.
+ * `$2`: pending job actions outside their maintenance windows (jobs/windows.ts): they stay
+ * pending, with the time their window opens, and are not handed over.
  */
 export const OPEN_ACTIONS_STATEMENT = `
-  WITH expired AS (
+  WITH held AS (
+    SELECT h."id", h."opensAt" AT TIME ZONE 'UTC' AS "opensAt" FROM jsonb_to_recordset($2::text::jsonb) AS h("id" uuid, "opensAt" timestamptz)
+  ), expired AS (
     UPDATE "DeviceAction" SET "state" = 'expired', "finishedAt" = ${UTC_NOW}, "updatedAt" = ${UTC_NOW},
-           "message" = COALESCE("message", 'expired before the device ran it')
+           "message" = COALESCE("message", CASE WHEN "state" = 'pending' AND "windowOpensAt" IS NOT NULL
+                                                THEN 'expired while the device waited for its maintenance window' ELSE 'expired before the device ran it' END)
      WHERE "deviceId" = $1::uuid AND "state" IN ('pending', 'delivered', 'deferred') AND "expiresAt" <= ${UTC_NOW}
     RETURNING "id"
+  ), waiting AS (
+    UPDATE "DeviceAction" a SET "windowOpensAt" = h."opensAt", "updatedAt" = ${UTC_NOW}
+      FROM held h
+     WHERE a."id" = h."id" AND a."deviceId" = $1::uuid AND a."state" = 'pending' AND a."expiresAt" > ${UTC_NOW}
+       AND a."windowOpensAt" IS DISTINCT FROM h."opensAt"
+    RETURNING a."id"
   ), handed AS (
-    UPDATE "DeviceAction" SET "state" = 'delivered', "deliveredAt" = ${UTC_NOW}, "updatedAt" = ${UTC_NOW}
-     WHERE "deviceId" = $1::uuid AND "state" = 'pending' AND "expiresAt" > ${UTC_NOW}
+    UPDATE "DeviceAction" SET "state" = 'delivered', "deliveredAt" = ${UTC_NOW}, "updatedAt" = ${UTC_NOW}, "windowOpensAt" = NULL
+     WHERE "deviceId" = $1::uuid AND "state" = 'pending' AND "expiresAt" > ${UTC_NOW} AND "id" NOT IN (SELECT "id" FROM held)
     RETURNING "id", "kind", "deploymentId", "applicationId", "expiresAt", "createdAt"
   ), open AS (
     SELECT "id", "kind", "deploymentId", "applicationId", "expiresAt", "createdAt" FROM handed
@@ -166,8 +179,8 @@ export const OPEN_ACTIONS_STATEMENT = `
    -- (the expired CTE runs whether or not it is read: PostgreSQL runs every data-modifying CTE)
    ORDER BY "createdAt", "id"`;
 
-export async function openActionsOf(raw: RawDatabase, deviceId: string): Promise<DeviceActionEntry[]> {
-  return raw.query<DeviceActionEntry>(OPEN_ACTIONS_STATEMENT, [deviceId]);
+export async function openActionsOf(raw: RawDatabase, deviceId: string, held: ReadonlyArray<{ id: string; opensAt: string | null }> = []): Promise<DeviceActionEntry[]> {
+  return raw.query<DeviceActionEntry>(OPEN_ACTIONS_STATEMENT, [deviceId, JSON.stringify(held)]);
 }
 
 /**

@@ -9,6 +9,7 @@ import { notFound } from "../../trpc/errors.js";
 import { batchLabel, judgeBatch, successTarget } from "../deployments/rollout-machine.js";
 import type { PlannedBatch } from "../deployments/batch-plan.js";
 import { dispatchJobBatch } from "./targets.js";
+import { admitJobWithinBudget } from "./budget.js";
 import { JOB_DEVICE_STATES, type JobCounts, type JobState, type JobStrategy } from "./schemas.js";
 
 export type JobRow = NonNullable<Awaited<ReturnType<typeof findJobRow>>>;
@@ -25,16 +26,23 @@ export async function lockJob(db: DbTx, organizationId: string, id: string): Pro
   return db.actionJob.findUniqueOrThrow({ where: { id } });
 }
 
-const OPEN = ["queued", "pending", "delivered", "running", "deferred"];
+const OPEN = ["queued", "waiting_for_budget", "waiting_for_window", "pending", "delivered", "running", "deferred"];
 
 export const emptyCounts = (): JobCounts => Object.fromEntries(JOB_DEVICE_STATES.map((s) => [s, 0])) as JobCounts;
 
 type Counted = { total: JobCounts; perBatch: Map<number, JobCounts> };
 
-/** Jobs' devices by batch and state, in one grouped query over the (jobId, batchIndex, state) index. */
+/**
+ * Jobs' devices by batch and state, in one grouped query over the (jobId, batchIndex, state)
+ * index; a device held by the budget or by its window is counted as waiting for it.
+ */
 export async function countsOfJobs(db: DbTx, jobIds: string[]): Promise<Map<string, Counted>> {
   const rows = await db.$queryRaw<Array<{ jobId: string; batchIndex: number | null; state: string; n: number }>>`
-    SELECT "jobId"::text AS "jobId", "batchIndex", "state", count(*)::int AS "n" FROM "DeviceAction"
+    SELECT "jobId"::text AS "jobId", "batchIndex",
+           CASE WHEN "state" = 'queued' AND "heldForBudget" THEN 'waiting_for_budget'
+                WHEN "state" = 'pending' AND "windowOpensAt" IS NOT NULL THEN 'waiting_for_window'
+                ELSE "state" END AS "state",
+           count(*)::int AS "n" FROM "DeviceAction"
      WHERE "jobId" IN (SELECT jsonb_array_elements_text(${JSON.stringify(jobIds)}::jsonb)::uuid) GROUP BY 1, 2, 3`;
   const result = new Map<string, Counted>(jobIds.map((id) => [id, { total: emptyCounts(), perBatch: new Map() }]));
   for (const r of rows) {
@@ -65,7 +73,10 @@ async function move(db: DbTx, job: JobRow, change: Change): Promise<JobRow> {
 async function expireOpenActions(db: DbTx, jobId: string): Promise<void> {
   await db.$executeRaw`
     UPDATE "DeviceAction" SET "state" = 'expired', "finishedAt" = (now() AT TIME ZONE 'UTC'), "updatedAt" = (now() AT TIME ZONE 'UTC'),
-           "message" = CASE WHEN "state" = 'queued' THEN 'the job expired before its batch was dispatched' ELSE 'expired before the device ran it' END
+           "message" = CASE WHEN "state" = 'queued' AND "heldForBudget" THEN 'the job expired while the device waited for a place in its disruption budget'
+                            WHEN "state" = 'queued' THEN 'the job expired before its batch was dispatched'
+                            WHEN "state" = 'pending' AND "windowOpensAt" IS NOT NULL THEN 'the job expired while the device waited for its maintenance window'
+                            ELSE 'expired before the device ran it' END
      WHERE "jobId" = ${jobId}::uuid AND "state" IN ('queued', 'pending', 'delivered', 'deferred')`;
 }
 
@@ -87,6 +98,7 @@ export async function judgeJob(db: DbTx, job: JobRow, now = new Date()): Promise
     return move(db, job, { state: "expired", completedAt: now, stateReason: "the job expired: devices that had not run it by then never will" });
   }
   if (job.state !== "in_progress" || job.currentBatch === null) return job;
+  let admitted = !job.disruptionBudget;
   for (;;) {
     const index: number = job.currentBatch!;
     const batch = plan[index];
@@ -97,6 +109,14 @@ export async function judgeJob(db: DbTx, job: JobRow, now = new Date()): Promise
       strategy,
     );
     if (verdict.kind === "failure_threshold") return move(db, job, { state: "paused", stateReason: verdict.reason.replace(" paused:", ": job paused,") });
+    // places freed by devices that are done go to the devices the budget holds (not once the job pauses)
+    if (!admitted) {
+      admitted = true;
+      if (await admitJobWithinBudget(db, job)) {
+        ({ total, perBatch } = await jobCounts(db, job.id));
+        continue;
+      }
+    }
     const accepted = verdict.kind === "succeeded" || (done && job.failureAccepted);
     if (!accepted && done) {
       const target = successTarget(batch.size, strategy.successThreshold);
@@ -107,7 +127,7 @@ export async function judgeJob(db: DbTx, job: JobRow, now = new Date()): Promise
       if (openIn(total) > 0) return job;
       return move(db, job, { state: "completed", completedAt: now, stateReason: "every device ran it or was skipped" });
     }
-    await dispatchJobBatch(db, job.id, index + 1);
+    await dispatchJobBatch(db, job, index + 1);
     job = await move(db, job, { currentBatch: index + 1, failureAccepted: false, stateReason: `${batchLabel(index)} reached its success target; ${batchLabel(index + 1)} dispatched` });
     ({ total, perBatch } = await jobCounts(db, job.id));
   }

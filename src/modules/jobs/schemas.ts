@@ -7,6 +7,7 @@ import { ACTION_KINDS, DEFAULT_EXPIRY_SECONDS, MAX_EXPIRY_SECONDS } from "../dev
 import { actionKind } from "../device-actions/schemas.js";
 import { batchThreshold, stagedStrategy } from "../deployments/strategy.js";
 import { exactlyOneTarget, targetShape } from "../rollout-engine/target.js";
+import { actionWindows, disruptionBudgetSchema } from "../rollout-engine/options.js";
 
 export const JOB_STATES = ["in_progress", "paused", "completed", "cancelled", "expired"] as const;
 export type JobState = (typeof JOB_STATES)[number];
@@ -30,6 +31,9 @@ export const jobTarget = z
   .strict()
   .superRefine(exactlyOneTarget);
 
+const jobBudget = disruptionBudgetSchema("handed the action and not yet done")
+  .describe("disruptive kinds only: paces the job per label value; devices held back wait (waiting_for_budget) until a device of their group is done");
+
 export const createJobInput = z.object({
   kind: actionKind,
   target: jobTarget,
@@ -38,6 +42,8 @@ export const createJobInput = z.object({
   strategy: jobStrategy.default({ canary: { count: 1 }, batches: [], successThreshold: 90, failureThreshold: 20 }),
   expiresInSeconds: z.number().int().min(60).max(MAX_EXPIRY_SECONDS).default(DEFAULT_EXPIRY_SECONDS)
     .describe("devices run it only within this time from now; a device that returns later does not (its result: expired)"),
+  maintenanceWindows: actionWindows.optional(),
+  disruptionBudget: jobBudget.optional(),
 });
 export type CreateJobInput = z.infer<typeof createJobInput>;
 
@@ -52,8 +58,12 @@ export const listJobsInput = z.object({
 export const jobIdInput = z.object({ id: z.uuid() });
 export const jobMoveInput = z.object({ id: z.uuid(), reason: z.string().trim().min(1).max(500).optional().describe("recorded as the job's reason") });
 
-/** A job's devices by the state of their action; `queued`: its batch is not dispatched yet. */
-export const JOB_DEVICE_STATES = ["queued", "pending", "delivered", "running", "deferred", "succeeded", "failed", "expired", "cancelled", "skipped"] as const;
+/**
+ * A job's devices by the state of their action; `queued`: its batch is not dispatched yet;
+ * `waiting_for_budget`: dispatched, waiting for a place in the disruption budget (state queued);
+ * `waiting_for_window`: admitted, held until its maintenance window opens (state pending).
+ */
+export const JOB_DEVICE_STATES = ["queued", "waiting_for_budget", "waiting_for_window", "pending", "delivered", "running", "deferred", "succeeded", "failed", "expired", "cancelled", "skipped"] as const;
 const countsOutput = z.object(Object.fromEntries(JOB_DEVICE_STATES.map((s) => [s, z.number().int()])) as Record<(typeof JOB_DEVICE_STATES)[number], z.ZodNumber>);
 export type JobCounts = z.infer<typeof countsOutput>;
 
@@ -65,6 +75,8 @@ export const jobOutput = z.object({
   reason: z.string().nullable(),
   target: z.object({ labelSelector: z.record(z.string(), z.string()).optional(), deviceIds: z.array(z.string()).optional() }),
   strategy: jobStrategy,
+  maintenanceWindows: actionWindows.nullable(),
+  disruptionBudget: jobBudget.nullable(),
   state: z.enum(JOB_STATES),
   stateReason: z.string().nullable().describe("why it is where it is: the rule that paused it, who paused or cancelled it"),
   currentBatch: z.number().int().nullable().describe("the batch in flight (0: the canary)"),

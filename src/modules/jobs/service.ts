@@ -1,10 +1,11 @@
 // Jobs: one device action over the devices of a target, created as one DeviceAction per device
 // (so each device's result, the heartbeat's hand-over and the agent's at-most-once are those of
 // device actions: docs/actions.md), dispatched batch by batch and judged by progress.ts.
+import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
 import type { Principal } from "../../trpc/principal.js";
 import { conflict, invalidField, notFound } from "../../trpc/errors.js";
-import { APP_KINDS } from "../device-actions/kinds.js";
+import { APP_KINDS, DISRUPTIVE_KINDS } from "../device-actions/kinds.js";
 import { successTarget } from "../deployments/rollout-machine.js";
 import type { PlannedBatch } from "../deployments/batch-plan.js";
 import { dispatchJobBatch, freezeJobTargets, planJobBatches, previewTargets } from "./targets.js";
@@ -27,6 +28,8 @@ function jobDto(row: JobRow, { total, perBatch }: Awaited<ReturnType<typeof jobC
     reason: row.reason,
     target: row.target as JobDto["target"],
     strategy,
+    maintenanceWindows: (row.maintenanceWindows ?? null) as JobDto["maintenanceWindows"],
+    disruptionBudget: (row.disruptionBudget ?? null) as JobDto["disruptionBudget"],
     state: row.state as JobState,
     stateReason: row.stateReason,
     currentBatch: row.currentBatch,
@@ -60,14 +63,23 @@ export async function previewJob(db: DbTx, organizationId: string, input: Pick<C
   return previewTargets(db, organizationId, input.target, input, input.strategy);
 }
 
+/** A budget paces what disrupts: a kind that disrupts nothing takes none (400 naming the field). */
+function checkBudget(input: Pick<CreateJobInput, "kind" | "disruptionBudget">) {
+  if (input.disruptionBudget && !DISRUPTIVE_KINDS.includes(input.kind)) {
+    throw invalidField("disruptionBudget", `disruptionBudget: ${input.kind} disrupts nothing; a budget paces the disruptive kinds (${DISRUPTIVE_KINDS.join(", ")})`);
+  }
+}
+
 /** Creates the job, freezes its devices, plans its batches and dispatches the canary: one transaction. */
 export async function createJob(db: DbTx, principal: Principal, input: CreateJobInput): Promise<JobDto> {
   const { organizationId } = principal;
+  checkBudget(input);
   const applicationId = await applicationOf(db, organizationId, input);
   const job = await db.actionJob.create({
     data: {
       organizationId, kind: input.kind, deploymentId: input.deploymentId ?? null, applicationId, reason: input.reason ?? null,
       target: input.target, strategy: input.strategy, expiresAt: new Date(Date.now() + input.expiresInSeconds * 1000),
+      maintenanceWindows: input.maintenanceWindows ?? Prisma.DbNull, disruptionBudget: input.disruptionBudget ?? Prisma.DbNull,
       createdById: principal.apiKeyId ?? principal.userId,
     },
   });
@@ -75,7 +87,7 @@ export async function createJob(db: DbTx, principal: Principal, input: CreateJob
   // the caller's transaction rolls the job back with this refusal
   if (frozen.eligible === 0) throw conflict(`The target matches no device that can run it (${frozen.skipped} skipped); nothing to do`);
   const plan = await planJobBatches(db, job.id, input.strategy, frozen.eligible);
-  await dispatchJobBatch(db, job.id, 0);
+  await dispatchJobBatch(db, job, 0);
   const row = await db.actionJob.update({
     where: { id: job.id },
     data: { batches: plan as object[], currentBatch: 0, eligible: frozen.eligible, skipped: frozen.skipped, stateReason: `planned ${plan.length} batches over ${frozen.eligible} devices; canary dispatched` },

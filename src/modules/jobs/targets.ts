@@ -9,6 +9,9 @@ import { admittedSql, AWAITING_APPROVAL } from "../agent/admission-gate.js";
 import { planBatches, type PlannedBatch } from "../deployments/batch-plan.js";
 import { batchIndexOfRank, rolloutOrder } from "../rollout-engine/ranking.js";
 import { APP_KINDS, type ActionKind } from "../device-actions/kinds.js";
+import { budgetGroupKey } from "../rollout-engine/budget-admission.js";
+import type { DisruptionBudget } from "../rollout-engine/options.js";
+import { admitJobWithinBudget, type BudgetedJob } from "./budget.js";
 import type { JobStrategy } from "./schemas.js";
 
 const ADMITTED = Prisma.raw(admittedSql(`d."id"`));
@@ -45,18 +48,22 @@ interface FrozenJob extends Acting {
   reason: string | null;
   expiresAt: Date;
   createdById: string | null;
+  disruptionBudget?: unknown;
 }
 
-/** One DeviceAction per targeted device: queued, or skipped with why. */
+/** One DeviceAction per targeted device: queued, or skipped with why; under a disruption budget, with its group. */
 export async function freezeJobTargets(db: DbTx, job: FrozenJob, target: BulkTarget): Promise<{ eligible: number; skipped: number }> {
+  // a device's group is the one it had when the job was created (a label changed later does not move it)
+  const budget = job.disruptionBudget as DisruptionBudget | null | undefined;
+  const group = budget ? budgetGroupKey(budget.groupBy, Prisma.sql`d."labels"`) : Prisma.sql`NULL`;
   const rows = await db.$queryRaw<Array<{ state: string; n: number }>>`
     WITH inserted AS (
       INSERT INTO "DeviceAction" ("id", "organizationId", "deviceId", "kind", "deploymentId", "applicationId", "reason", "state", "message",
-                                  "expiresAt", "createdById", "jobId", "finishedAt", "updatedAt")
+                                  "expiresAt", "createdById", "jobId", "finishedAt", "updatedAt", "budgetGroup")
       SELECT gen_random_uuid(), d."organizationId", d."id", ${job.kind}, ${job.deploymentId ?? null}::uuid, ${job.applicationId}::uuid, ${job.reason},
              CASE WHEN s."reason" IS NULL THEN 'queued' ELSE 'skipped' END, s."reason",
              ${job.expiresAt.toISOString()}::timestamptz AT TIME ZONE 'UTC', ${job.createdById}, ${job.id}::uuid,
-             CASE WHEN s."reason" IS NULL THEN NULL ELSE (now() AT TIME ZONE 'UTC') END, (now() AT TIME ZONE 'UTC')
+             CASE WHEN s."reason" IS NULL THEN NULL ELSE (now() AT TIME ZONE 'UTC') END, (now() AT TIME ZONE 'UTC'), ${group}
         FROM "Device" d CROSS JOIN LATERAL (SELECT ${skipReason(job)} AS "reason") s
        WHERE ${targetCondition(job.organizationId, target)}
       RETURNING "state"
@@ -81,9 +88,19 @@ export async function planJobBatches(db: DbTx, jobId: string, strategy: JobStrat
   return plan;
 }
 
-/** Hands batch `index` to its devices: queued becomes pending, which their next heartbeat takes. */
-export async function dispatchJobBatch(db: DbTx, jobId: string, index: number): Promise<number> {
+/**
+ * Hands batch `index` to its devices: queued becomes pending, which their next heartbeat takes.
+ * Under a disruption budget they are held instead, and as many as it has places for admitted
+ * (budget.ts). Returns how many devices became pending.
+ */
+export async function dispatchJobBatch(db: DbTx, job: BudgetedJob, index: number): Promise<number> {
+  if (job.disruptionBudget) {
+    await db.$executeRaw`
+      UPDATE "DeviceAction" SET "heldForBudget" = true, "updatedAt" = (now() AT TIME ZONE 'UTC')
+       WHERE "jobId" = ${job.id}::uuid AND "batchIndex" = ${index}::int AND "state" = 'queued'`;
+    return admitJobWithinBudget(db, job);
+  }
   return db.$executeRaw`
     UPDATE "DeviceAction" SET "state" = 'pending', "updatedAt" = (now() AT TIME ZONE 'UTC')
-     WHERE "jobId" = ${jobId}::uuid AND "batchIndex" = ${index}::int AND "state" = 'queued'`;
+     WHERE "jobId" = ${job.id}::uuid AND "batchIndex" = ${index}::int AND "state" = 'queued'`;
 }

@@ -22,7 +22,7 @@ const SHARED_WITH_THE_CONSOLE = [
   "src/modules/deployments/rollout-moves.ts",
   "src/modules/deployments/rollout-words.ts",
   "src/modules/deployments/deployment-state.ts",
-  "src/modules/deployments/window-rules.ts",
+  "src/modules/rollout-engine/window-rules.ts",
   "src/modules/device-actions/kinds.ts",
   "src/modules/groups/architectures.ts",
   "src/lib/plural.ts",

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import type { EnrolledDevice } from "../agent/fleet-support.js";
-import { deadlineInWindows } from "../../../src/modules/deployments/windows.js";
+import { deadlineInWindows } from "../../../src/modules/rollout-engine/windows.js";
 import { agentHeartbeat, enrollFleet, importVersion } from "./support.js";
 
 let h: Harness;

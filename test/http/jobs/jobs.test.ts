@@ -10,7 +10,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
 import { expectSecured } from "../../support/security.js";
-import { heartbeat, insertDevices, type EnrolledDevice } from "../agent/fleet-support.js";
+import { insertDevices, type EnrolledDevice } from "../agent/fleet-support.js";
+import { beat as jobBeat, beatAll as beatAllOf, type Handed } from "./support.js";
 import { enrollFleet, importVersion } from "../deployments/support.js";
 import { recordActionReports } from "../../../src/modules/device-actions/service.js";
 import { judgeLiveJobs } from "../../../src/modules/jobs/tick.js";
@@ -40,23 +41,8 @@ beforeAll(async () => {
 }, 300_000);
 afterAll(() => h?.close());
 
-type Handed = Array<{ id: string; kind: string }>;
-
-async function beat(device: EnrolledDevice, actions?: unknown[]): Promise<Handed> {
-  const res = await heartbeat(h, device, actions ? { actions } : {});
-  expect(res.status, res.text).toBe(200);
-  return (res.body.actions ?? []) as Handed;
-}
-
-/** Every device's heartbeat once: which devices were handed which action. */
-async function beatAll(devices: EnrolledDevice[]): Promise<Map<EnrolledDevice, Handed>> {
-  const handed = new Map<EnrolledDevice, Handed>();
-  for (const d of devices) {
-    const actions = await beat(d);
-    if (actions.length) handed.set(d, actions);
-  }
-  return handed;
-}
+const beat = (device: EnrolledDevice, actions?: unknown[]) => jobBeat(h, device, actions);
+const beatAll = (devices: EnrolledDevice[]) => beatAllOf(h, devices);
 
 async function report(handed: Map<EnrolledDevice, Handed>, state: string, message?: string) {
   for (const [device, actions] of handed) await beat(device, actions.map((a) => ({ id: a.id, state, ...(message ? { message } : {}) })));

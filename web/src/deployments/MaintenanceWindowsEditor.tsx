@@ -1,10 +1,10 @@
 // The maintenance windows of a deployment: weekly windows during which devices may install
 // (and, optionally, windows for downloading ahead). Checked by the service's own rules
-// (src/modules/deployments/window-rules.ts, from which the API's schema is built), so the form
+// (src/modules/rollout-engine/window-rules.ts, from which the API's schema is built), so the form
 // refuses what the API refuses, in its words.
 import { Plus, Trash2 } from "lucide-react";
-import type { MaintenanceWindows, WeeklyWindow } from "../../../src/modules/deployments/options";
-import { WEEKDAYS, windowProblems as rulesProblems, type Weekday } from "../../../src/modules/deployments/window-rules";
+import type { MaintenanceWindows, WeeklyWindow } from "../../../src/modules/rollout-engine/options";
+import { WEEKDAYS, windowProblems as rulesProblems, type Weekday } from "../../../src/modules/rollout-engine/window-rules";
 import { Button } from "../ui/Button";
 import { described, Field } from "../ui/Field";
 

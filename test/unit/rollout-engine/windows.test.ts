@@ -4,9 +4,9 @@
 // inside windows.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { deadlineInWindows, instantOf, isOpen, nextOpening, openIntervals, timeZoneFor, windowPhase } from "../../../src/modules/deployments/windows.js";
-import type { WeeklyWindow } from "../../../src/modules/deployments/options.js";
-import { isTimeZone } from "../../../src/modules/deployments/window-rules.js";
+import { deadlineInWindows, instantOf, isOpen, nextOpening, openIntervals, timeZoneFor, windowPhase } from "../../../src/modules/rollout-engine/windows.js";
+import type { WeeklyWindow } from "../../../src/modules/rollout-engine/options.js";
+import { isTimeZone } from "../../../src/modules/rollout-engine/window-rules.js";
 
 const t = (iso: string) => Date.parse(iso);
 const EVERY_DAY: WeeklyWindow["days"] = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];

@@ -1,13 +1,15 @@
-// Maintenance windows: when a weekly window is open, when it opens next, and when a batch
-// timeout runs out if only time inside windows counts. Pure (the instant is an argument).
+// Maintenance windows of deployments and jobs: when a weekly window is open, when it opens
+// next, and when a batch timeout runs out if only time inside windows counts. Pure (the
+// instant is an argument).
 // Local times are read and made with the platform's Intl time zone data, never with offsets
 // kept by hand: a window "02:00-04:00" in Europe/Berlin lasts one hour on the night the clocks
-// go forward and three on the night they go back (test/unit/deployments/windows.test.ts).
+// go forward and three on the night they go back (test/unit/rollout-engine/windows.test.ts).
 //
 // A local time that does not exist (in the gap when clocks go forward) is read as the instant
 // the same length of time after the gap started, and one that exists twice (clocks go back)
 // as the earlier one: the "compatible" rule of Temporal and of most calendars.
-import { WEEKDAYS, type MaintenanceWindows, type WeeklyWindow } from "./options.js";
+import { WEEKDAYS, type MaintenanceWindows, type WindowOptions, type WeeklyWindow } from "./options.js";
+import { isTimeZone } from "./window-rules.js";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -113,8 +115,8 @@ export function deadlineInWindows(windows: WeeklyWindow[], timeZone: string, fro
   return null;
 }
 
-/** The time zone a device's windows are read in: its label's when that names a valid zone, else the deployment's. */
-export function timeZoneFor(options: MaintenanceWindows, labels: Record<string, string> | null | undefined, isValid: (tz: string) => boolean): string {
+/** The time zone a device's windows are read in: its label's when that names a valid zone, else the rollout's. */
+export function timeZoneFor(options: WindowOptions, labels: Record<string, string> | null | undefined, isValid: (tz: string) => boolean): string {
   const own = options.timeZoneLabel ? labels?.[options.timeZoneLabel] : undefined;
   return own && isValid(own) ? own : options.timeZone;
 }
@@ -131,4 +133,14 @@ export function windowPhase(options: MaintenanceWindows, timeZone: string, at: n
   const nextWindowAt = nextOpening(options.windows, timeZone, at);
   const mayDownload = !options.downloadWindows?.length || isOpen(options.downloadWindows, timeZone, at);
   return { phase: mayDownload ? "download" : "wait", nextWindowAt };
+}
+
+/**
+ * Whether a device may be handed a job's action now (a window open in its time zone), and
+ * when not, when its next window opens (null: none within two weeks).
+ */
+export function actionWindowState(options: WindowOptions, labels: Record<string, string> | null | undefined, at: number): { open: boolean; opensAt: number | null } {
+  const timeZone = timeZoneFor(options, labels, isTimeZone);
+  if (isOpen(options.windows, timeZone, at)) return { open: true, opensAt: null };
+  return { open: false, opensAt: nextOpening(options.windows, timeZone, at) };
 }

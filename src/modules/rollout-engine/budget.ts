@@ -1,10 +1,11 @@
-// The disruption budget: how many devices of one group may be "unavailable" (told to install
-// and not yet running or failed) at once, and how many held-back devices each group may admit
-// now. Pure (test/unit/deployments/budget.test.ts); dispatch.ts reads the groups' loads and
-// applies the admissions in one statement, under the deployment's row lock, so that two
+// The disruption budget: how many devices of one group may be "unavailable" at once (a
+// deployment's: told to install and not yet running or failed; a job's: handed the action and
+// not yet done), and how many held-back devices each group may admit now. Pure
+// (test/unit/rollout-engine/budget.test.ts); budget-admission.ts reads the groups' loads and
+// applies the admissions in one statement, under the rollout's row lock, so that two
 // admissions never both count the same free place.
 import type { DisruptionBudget } from "./options.js";
-import { ceilPercent } from "./rollout-machine.js";
+import { ceilPercent } from "../deployments/batch-plan.js";
 
 /** Devices of a group of `size` that may be unavailable at once (at least one: a budget never stops a rollout). */
 export function groupLimit(size: number, maxUnavailable: DisruptionBudget["maxUnavailable"]): number {
@@ -14,7 +15,7 @@ export function groupLimit(size: number, maxUnavailable: DisruptionBudget["maxUn
 export interface GroupLoad {
   /** the group's label values */
   key: string;
-  /** devices of the deployment in the group */
+  /** devices of the rollout in the group */
   size: number;
   /** told to install, not yet running or failed */
   busy: number;

@@ -2,7 +2,7 @@
 // take a group above it.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { admissions, groupLimit } from "../../../src/modules/deployments/budget.js";
+import { admissions, groupLimit } from "../../../src/modules/rollout-engine/budget.js";
 
 describe("disruption budget", () => {
   it("a count is the limit; a percent is rounded up, at least one", () => {

@@ -3,8 +3,8 @@
 // accepts exactly what the rules accept, and each of its problems is the rules' problem at the
 // same path, in the same words.
 import { describe, expect, it } from "vitest";
-import { maintenanceWindows } from "../../../src/modules/deployments/options.js";
-import { WEEKDAYS, windowProblems } from "../../../src/modules/deployments/window-rules.js";
+import { maintenanceWindows } from "../../../src/modules/rollout-engine/options.js";
+import { WEEKDAYS, windowProblems } from "../../../src/modules/rollout-engine/window-rules.js";
 
 const CLOCKS = ["00:00", "02:00", "23:59", "24:00", "7:00", "25:00", "12:60", ""];
 const ZONES = ["Europe/Berlin", "UTC", "Mars/Olympus", ""];
