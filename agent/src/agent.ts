@@ -36,6 +36,7 @@ import { actionSettingsFromEnv, type ActionSettings } from "./actions/settings.j
 import { leaseHold } from "./actions/leases.js";
 import { defaultRemoteAccess, type RemoteAccessConfig } from "./remote/config.js";
 import { RemoteAccess } from "./remote/remote-access.js";
+import { ConfigurationAgent, configurationSettingsFromEnv, type ConfigurationSettings } from "./config/configuration.js";
 
 export interface AgentOptions {
   state: StateDir;
@@ -56,6 +57,8 @@ export interface AgentOptions {
   remoteAccess?: RemoteAccessConfig;
   /** device actions: reboot command, boot id, leases; default from the environment (agent/src/actions/settings.ts) */
   actions?: ActionSettings;
+  /** configuration files: allowed roots, drift interval, activation timeout; default from the environment (agent/src/config/configuration.ts) */
+  configuration?: ConfigurationSettings;
 }
 
 /** The agent stopped because the service refuses its certificate: no restart can help. */
@@ -96,6 +99,7 @@ export class FleetAgent {
   private runtime!: ComposeRuntime;
   private actions!: ActionRunner;
   private actionSettings!: ActionSettings;
+  private configuration!: ConfigurationAgent;
   private readonly recentLines: string[] = [];
   /** remote access (agent/src/remote): the long-poll and the sessions it serves */
   private remote: RemoteAccess | null = null;
@@ -183,8 +187,13 @@ export class FleetAgent {
       log: (level, message) => this.log(level, message), wake: () => this.wake(), restartAgent: () => void this.stop(EXIT_RESTART_ASKED),
     });
     await this.actions.start();
+    // a configuration revision a crash interrupted is completed or rolled back before the first heartbeat
+    const configSettings = this.options.configuration ?? configurationSettingsFromEnv(state.dir);
+    this.configuration = new ConfigurationAgent({ state, settings: configSettings, log: (level, message) => this.log(level, message), wake: () => this.wake() });
+    this.configuration.start();
 
     void this.heartbeatLoop();
+    this.every(configSettings.driftIntervalMs, () => this.configuration.checkDrift());
     // a snapshot at once (its CPU figure: the average since boot, HostMetrics), then one per interval
     this.every(this.options.telemetryIntervalMs ?? 60_000, () => this.collectTelemetry(), { atOnce: true });
     this.every(this.options.logIntervalMs ?? 30_000, () => this.collectContainerLogs());
@@ -209,6 +218,7 @@ export class FleetAgent {
       lastHeartbeatAt: this.lastHeartbeatAt?.toISOString() ?? null,
       deployments: this.deployments?.list().map((d) => ({ deploymentId: d.deploymentId, applicationId: d.applicationId, version: d.version, state: d.state })),
       actions: this.actions?.list(),
+      configuration: this.configuration?.status() ?? null,
       remoteSessions: this.remote?.active ?? 0,
       telemetryWaiting: this.telemetry.size,
       logLinesWaiting: this.logs.size,
@@ -267,7 +277,7 @@ export class FleetAgent {
         }
         // "not now": a lease an application holds defers installs too, as it does disruptive actions
         this.deployments.holdInstalls(await leaseHold(this.actionSettings));
-        const { response } = await this.session.exchangeHeartbeat(this.deployments, { status: "online", facts: this.facts }, this.actions);
+        const { response } = await this.session.exchangeHeartbeat(this.deployments, { status: "online", facts: this.facts }, this.actions, this.configuration);
         const message = (response.body as { message?: string } | undefined)?.message ?? `HTTP ${response.status}`;
         if (response.status === 200) {
           this.lastHeartbeatAt = new Date();
@@ -310,7 +320,7 @@ export class FleetAgent {
         }
         waitMs = Math.min(waitMs, 15_000);
       }
-      if ((this.deployments.busy() || this.actions.busy()) && !toldToWait) waitMs = Math.min(waitMs, this.options.busyHeartbeatMs ?? 1000);
+      if ((this.deployments.busy() || this.actions.busy() || this.configuration.busy()) && !toldToWait) waitMs = Math.min(waitMs, this.options.busyHeartbeatMs ?? 1000);
       if (!this.stopped) await this.sleep(waitMs, !toldToWait);
     }
   }

@@ -60,16 +60,7 @@ export class StateDir {
   writeText(name: string, text: string, mode = 0o600): void {
     const target = this.path(name);
     fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
-    const temporary = `${target}.${process.pid}.tmp`;
-    const fd = fs.openSync(temporary, "w", mode);
-    try {
-      fs.writeFileSync(fd, text);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.chmodSync(temporary, mode);
-    fs.renameSync(temporary, target);
+    writeFileAtomically(target, text, mode);
   }
 
   writeJson(name: string, value: unknown): void {
@@ -78,5 +69,34 @@ export class StateDir {
 
   remove(name: string): void {
     fs.rmSync(this.path(name), { recursive: true, force: true });
+  }
+}
+
+/**
+ * A temporary file beside `target`, synced, renamed over it: the old or the new content after
+ * any crash. `durableRename` also syncs the directory, so that the rename itself survives a
+ * power loss (a journal's commit point needs that; the state files' next write repairs a lost one).
+ */
+export function writeFileAtomically(target: string, data: string | Uint8Array, mode = 0o600, durableRename = false): void {
+  const temporary = `${target}.${process.pid}.tmp`;
+  const fd = fs.openSync(temporary, "w", mode);
+  try {
+    fs.writeFileSync(fd, data);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.chmodSync(temporary, mode);
+  fs.renameSync(temporary, target);
+  if (durableRename) syncDirectory(path.dirname(target));
+}
+
+/** fsync of a directory: its entries (a rename, a removal) reach the disk. */
+export function syncDirectory(dir: string): void {
+  const fd = fs.openSync(dir, "r");
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
   }
 }

@@ -7,7 +7,8 @@
 // Maintenance windows: `window: "download-only"` downloads and then waits (still downloading,
 // nothing installed) until the window is open; `closed` does nothing yet. A higher `attempt`
 // than the one it worked on (an automatic retry) starts the install again, and so does a new
-// revision (version, profile, parameters) under the same deployment (an in-place upgrade).
+// revision (version, profile, parameters, or their rendered hash: a device variable changed)
+// under the same deployment (an in-place upgrade).
 //
 // The steps themselves are carried out by a DeploymentRuntime: the simulator's virtual one
 // (timers and dice, src/simulator/virtual-runtime.ts) or the real agent's container engine
@@ -33,6 +34,11 @@ export interface DesiredDeploymentEntry {
   version: string;
   profile?: { id: string; type: string; components: unknown };
   parameters?: Record<string, unknown>;
+  /**
+   * sha256 of the parameters as the service rendered them for this device (device variables,
+   * docs/configuration.md): another one re-creates the deployment's projects in place
+   */
+  parametersHash?: string;
 }
 
 /** The release a device brought up again when an upgrade failed (a device-side rollback). */
@@ -120,7 +126,11 @@ const STEP_OF: Partial<Record<AgentDeploymentState, Step>> = { downloading: "dow
 function sameRevision(local: LocalDeployment, entry: DesiredDeploymentEntry): boolean {
   if (!local.desired) return local.version === entry.version;
   const text = (v: unknown) => JSON.stringify(v ?? null);
-  return local.version === entry.version && text(local.desired.profile) === text(entry.profile) && text(local.desired.parameters) === text(entry.parameters);
+  // the hash is compared only when both sides carry one: an agent that ran a deployment before
+  // the service sent hashes does not restart it for the field's arrival
+  const { parametersHash: ran } = local.desired;
+  const sameHash = ran === undefined || entry.parametersHash === undefined || ran === entry.parametersHash;
+  return local.version === entry.version && text(local.desired.profile) === text(entry.profile) && text(local.desired.parameters) === text(entry.parameters) && sameHash;
 }
 
 export class DeploymentAgent {
@@ -182,6 +192,9 @@ export class DeploymentAgent {
         const window = entry.window ?? "open";
         if (local && local.action === "install" && attempt <= local.attempt && sameRevision(local, entry)) {
           // already on its way (or done): only the window may have opened (or a lease ended)
+          if (local.desired && local.desired.parametersHash === undefined && entry.parametersHash !== undefined) {
+            local.desired = { ...local.desired, parametersHash: entry.parametersHash }; // what the next hash is compared with
+          }
           local.mayInstall = window === "open" && !this.held;
           if (local.downloaded && !local.mayInstall && window === "open") local.message = this.heldMessage();
           if (local.downloaded && local.mayInstall) {

@@ -35,6 +35,17 @@ export interface HeartbeatAnswer {
   remoteAccess?: RemoteAccessAnswer;
   /** device actions open for this device (absent: none; docs/actions.md) */
   actions?: unknown[];
+  /** the device's configuration revision (absent: none for it; docs/configuration.md) */
+  configuration?: unknown;
+}
+
+/** The configuration's side of a heartbeat (the real agent's agent/src/config/configuration.ts). */
+export interface ConfigurationExchange {
+  /** the report due with this heartbeat, if any */
+  pendingReport(): object | undefined;
+  acknowledge(report: never): void;
+  /** the answer's configuration (absent: undefined); the work is not awaited */
+  apply(answer: unknown): void;
 }
 
 /** The device actions' side of a heartbeat (the real agent's agent/src/actions/runner.ts). */
@@ -182,17 +193,21 @@ export class DeviceSession {
    * acknowledged yet. On success those are acknowledged and the desired state answered is
    * obeyed; on failure they are sent again next time.
    */
-  async exchangeHeartbeat(deployments: DeploymentAgent, body: HeartbeatBody, actions?: ActionExchange): Promise<{ response: JsonResponse<HeartbeatAnswer>; reported: DeploymentReport[] }> {
+  async exchangeHeartbeat(deployments: DeploymentAgent, body: HeartbeatBody, actions?: ActionExchange, configuration?: ConfigurationExchange): Promise<{ response: JsonResponse<HeartbeatAnswer>; reported: DeploymentReport[] }> {
     const reports = deployments.pendingReports();
     const actionReports = actions?.pendingReports() ?? [];
+    const configReport = configuration?.pendingReport();
     const response = await this.call<HeartbeatAnswer>("POST", "/api/v1/agent/heartbeat", {
       ...body, ...(reports.length ? { deployments: reports } : {}), ...(actionReports.length ? { actions: actionReports } : {}),
+      ...(configReport ? { configuration: configReport } : {}),
     });
     if (response.status === 200) {
       deployments.acknowledge(reports);
       if (Array.isArray(response.body?.deployments)) deployments.apply(response.body.deployments);
       actions?.acknowledge(actionReports as never[]);
       actions?.apply((Array.isArray(response.body?.actions) ? response.body.actions : []) as never[]);
+      configuration?.acknowledge(configReport as never);
+      configuration?.apply(response.body?.configuration);
     }
     return { response, reported: reports };
   }

@@ -178,6 +178,27 @@ describe("desired state changes", () => {
     expect(agent.get(D1)!.state).toBe("running");
   });
 
+  it("another parametersHash (a device variable changed) re-creates the deployment in place; its first arrival does not", () => {
+    const { agent, heartbeat, advance } = fixture({ timeScale: 0.001 });
+    heartbeat([install(D1, "1.0.0")]);
+    advance(100);
+    heartbeat([install(D1, "1.0.0")]);
+    expect(agent.get(D1)!.state).toBe("running");
+    // a service that starts sending hashes: the same revision, nothing restarted
+    heartbeat([{ ...install(D1, "1.0.0"), parametersHash: "a".repeat(64) }]);
+    expect(agent.get(D1)!.state).toBe("running");
+    // whatever the deployment's parameters look like to the device, another hash installs again
+    const changed = { ...install(D1, "1.0.0"), parametersHash: "b".repeat(64) };
+    heartbeat([changed]);
+    expect(agent.get(D1)).toMatchObject({ version: "1.0.0", state: "downloading", attempt: 1 });
+    advance(100);
+    expect(heartbeat([changed])).toEqual([{ deploymentId: D1, state: "running", attempt: 1 }]);
+    heartbeat([changed]);
+    expect(agent.get(D1)!.state).toBe("running");
+    // the same hash again: not installed a third time
+    expect(agent.get(D1)!.history).toEqual(["downloading", "installing", "running"]);
+  });
+
   it("drops a deployment that left the desired state (cancelled or superseded) without reporting it", () => {
     const { agent, heartbeat } = fixture({}, [0.9]);
     heartbeat([install(D1)]);

@@ -1,0 +1,221 @@
+// The device's configuration (issue 48, docs/configuration.md "On the device"): the revision
+// the heartbeat's answer hands over is written (file-set.ts: all files or none), the layers
+// whose files changed are activated (activation.ts), the outcome is reported with the next
+// heartbeats, and the files the agent owns are checked for drift at an interval.
+//
+// Reports: sent when something changed since the last one the service took, and at least every
+// 10th heartbeat. A failed revision keeps the previous one in effect (its files, or, when only
+// an activation failed, the new files with the previous revision reported as the one in effect)
+// and is tried again when the service hands it over after RETRY_MS, or at once with restore.
+import path from "node:path";
+import type { StateDir } from "../state-dir.js";
+import { runActivations } from "./activation.js";
+import { digestOf, FileSet } from "./file-set.js";
+import { configRootsFromEnv } from "./roots.js";
+import type { ConfigurationAnswer, ConfigurationReport, DriftEntry } from "./types.js";
+
+export interface ConfigurationSettings {
+  roots: string[];
+  driftIntervalMs: number;
+  activationTimeoutMs: number;
+}
+
+export function configurationSettingsFromEnv(stateDir: string, env: NodeJS.ProcessEnv = process.env): ConfigurationSettings {
+  const seconds = (name: string, fallback: number) => {
+    const value = Number(env[name]);
+    return (Number.isFinite(value) && value > 0 ? value : fallback) * 1000;
+  };
+  return {
+    roots: configRootsFromEnv(stateDir, env),
+    driftIntervalMs: seconds("FLEET_AGENT_DRIFT_INTERVAL_SECONDS", 300),
+    activationTimeoutMs: seconds("FLEET_AGENT_ACTIVATION_TIMEOUT_SECONDS", 60),
+  };
+}
+
+/** The last outcome, as config/status.json keeps it across restarts (hashes and paths only, never content). */
+interface Outcome {
+  revision: string;
+  state: "applied" | "failed";
+  message?: string;
+  appliedRevision?: string;
+  drift: DriftEntry[];
+  /** when it failed (ms): the same revision is tried again RETRY_MS later */
+  failedAt?: number;
+  /** an activation failed: the paths that changed, so that trying again activates them */
+  unactivated?: string[];
+}
+
+const STATUS = "config/status.json";
+/** a revision that failed is tried again at most this often */
+const RETRY_MS = 5 * 60_000;
+/** a report at least every this many heartbeats, changed or not */
+const REPORT_EVERY = 10;
+const MESSAGE_MAX = 2000;
+
+export interface ConfigurationOptions {
+  state: StateDir;
+  settings: ConfigurationSettings;
+  log: (level: "info" | "warn" | "error", message: string) => void;
+  /** something changed that the service should hear soon */
+  wake: () => void;
+  /** the crash tests' hook between file steps (file-set.ts) */
+  onStep?: (step: string) => void;
+  now?: () => number;
+}
+
+const short = (revision: string) => revision.slice(0, 12);
+
+export class ConfigurationAgent {
+  readonly files: FileSet;
+  private outcome: Outcome | null = null;
+  private rev = 0;
+  private reportedRev = 0;
+  private sentRev = 0;
+  private heartbeatsSinceReport = 0;
+  private work: Promise<void> = Promise.resolve();
+  private inFlight = 0;
+  private readonly queued = new Set<string>();
+  private readonly now: () => number;
+
+  constructor(private readonly options: ConfigurationOptions) {
+    this.files = new FileSet({ stateDir: options.state.dir, roots: options.settings.roots, onStep: options.onStep });
+    this.now = options.now ?? Date.now;
+  }
+
+  /** After a start: a revision a crash interrupted is ended (completed or rolled back) before anything else. */
+  start(): void {
+    const recovered = this.files.recover();
+    if (recovered !== "none") this.options.log("warn", `configuration: a revision interrupted by the agent's stop was ${recovered}`);
+    this.outcome = this.options.state.readJson<Outcome>(STATUS);
+    const applied = this.files.applied();
+    // the status written before a crash may lag behind the files: the files decide
+    if (applied && (!this.outcome || (this.outcome.state === "applied" && this.outcome.revision !== applied.revision))) {
+      this.outcome = { revision: applied.revision, state: "applied", appliedRevision: applied.revision, drift: this.outcome?.drift ?? [] };
+    }
+    if (this.outcome) this.rev = 1; // the service hears it once after every start
+  }
+
+  /** The report for the next heartbeat, when one is due. */
+  pendingReport(): ConfigurationReport | undefined {
+    if (!this.outcome) return undefined;
+    this.heartbeatsSinceReport++;
+    if (this.rev <= this.reportedRev && this.heartbeatsSinceReport < REPORT_EVERY) return undefined;
+    this.sentRev = this.rev;
+    const o = this.outcome;
+    return {
+      revision: o.revision, state: o.state,
+      ...(o.message ? { message: o.message.slice(0, MESSAGE_MAX) } : {}),
+      ...(o.appliedRevision ? { appliedRevision: o.appliedRevision } : {}),
+      drift: o.drift,
+    };
+  }
+
+  /** The heartbeat that carried the report succeeded. */
+  acknowledge(report: ConfigurationReport | undefined): void {
+    if (!report) return;
+    this.reportedRev = Math.max(this.reportedRev, this.sentRev);
+    this.heartbeatsSinceReport = 0;
+  }
+
+  /** Obeys the heartbeat answer's configuration (absent: leave what the device has). Not awaited: `idle()` is. */
+  apply(answer: unknown): void {
+    if (!answer || typeof answer !== "object") return;
+    const a = answer as ConfigurationAnswer;
+    if (typeof a.revision !== "string" || !a.revision) return;
+    const applied = this.files.applied();
+    const o = this.outcome;
+    if (!a.full) {
+      // the service believes this revision applied; if the device holds another, saying so brings the full answer
+      if (a.revision !== applied?.revision && o?.state === "applied") this.changed();
+      return;
+    }
+    const done = o?.revision === a.revision && o.state === "applied" && applied?.revision === a.revision;
+    if (done && !a.restore) return;
+    const failedRecently = o?.revision === a.revision && o.state === "failed" && this.now() - (o.failedAt ?? 0) < RETRY_MS;
+    if (failedRecently && !a.restore) return;
+    // heartbeats come every second while it works: the same revision is not queued twice
+    const key = `${a.revision}:${a.restore ? "restore" : ""}`;
+    if (this.queued.has(key)) return;
+    this.queued.add(key);
+    void this.enqueue(() => this.applyRevision(a).finally(() => this.queued.delete(key)));
+  }
+
+  /** Hashes the owned files and reports those that differ (missing ones without a digest). */
+  checkDrift(): Promise<void> {
+    return this.enqueue(async () => {
+      const applied = this.files.applied();
+      if (!applied || !this.outcome) return;
+      const drift: DriftEntry[] = [];
+      for (const f of applied.files) {
+        const now = digestOf(f.path);
+        if (now !== f.sha256) drift.push(now === null ? { path: f.path } : { path: f.path, sha256: now });
+      }
+      if (JSON.stringify(drift) === JSON.stringify(this.outcome.drift)) return;
+      const before = new Set(this.outcome.drift.map((d) => d.path));
+      for (const d of drift) if (!before.has(d.path)) this.options.log("warn", `configuration: ${d.path} ${d.sha256 ? "was changed" : "was removed"} outside the agent (drift)`);
+      this.record({ ...this.outcome, drift });
+    });
+  }
+
+  /** Resolves once the work handed over so far is done. */
+  idle(): Promise<void> {
+    return this.work;
+  }
+
+  /** A report waits, or a revision is being applied. */
+  busy(): boolean {
+    return this.inFlight > 0 || this.rev > this.reportedRev;
+  }
+
+  /** For fleet-agent status. */
+  status() {
+    const applied = this.files.applied();
+    return this.outcome
+      ? { revision: this.outcome.revision, state: this.outcome.state, message: this.outcome.message ?? null, appliedRevision: applied?.revision ?? null, files: applied?.files.length ?? 0, drift: this.outcome.drift }
+      : null;
+  }
+
+  private enqueue(task: () => Promise<void>): Promise<void> {
+    this.inFlight++;
+    const run = this.work.then(task).catch((error: Error) => this.options.log("error", `configuration: ${error.message}`)).finally(() => this.inFlight--);
+    this.work = run;
+    return run;
+  }
+
+  private async applyRevision(a: ConfigurationAnswer): Promise<void> {
+    const previous = this.files.applied();
+    const kept = previous?.revision;
+    const retried = this.outcome?.revision === a.revision ? this.outcome.unactivated ?? [] : [];
+    let changed: string[];
+    try {
+      const desired = this.files.check(Array.isArray(a.files) ? a.files : []);
+      changed = this.files.apply(a.revision, desired).changed;
+    } catch (error) {
+      const message = `${(error as Error).message}; ${kept ? `revision ${short(kept)} kept` : "no configuration was applied before"}`;
+      this.options.log("warn", `configuration revision ${short(a.revision)} failed: ${message}`);
+      this.record({ revision: a.revision, state: "failed", message, ...(kept ? { appliedRevision: kept } : {}), drift: this.outcome?.drift ?? [], failedAt: this.now() });
+      return;
+    }
+    if (changed.length) this.options.log("info", `configuration revision ${short(a.revision)}: ${changed.length} file(s) written or removed (${changed.map((p) => path.basename(p)).join(", ")})`);
+    const activations = await runActivations(Array.isArray(a.activations) ? a.activations : [], [...new Set([...retried, ...changed])], this.options.settings.activationTimeoutMs);
+    if (activations.failure) {
+      const message = `${activations.failure}; the files of revision ${short(a.revision)} are in place, ${kept ? `revision ${short(kept)} is reported in effect` : "no revision was in effect before"}`;
+      this.options.log("warn", `configuration revision ${short(a.revision)} failed: ${message}`);
+      this.record({ revision: a.revision, state: "failed", message, ...(kept ? { appliedRevision: kept } : {}), drift: [], failedAt: this.now(), unactivated: [...new Set([...retried, ...changed])] });
+      return;
+    }
+    if (activations.ran.length) this.options.log("info", `configuration revision ${short(a.revision)}: activated ${activations.ran.join(", ")}`);
+    this.record({ revision: a.revision, state: "applied", appliedRevision: a.revision, drift: [] });
+  }
+
+  private record(outcome: Outcome) {
+    this.outcome = outcome;
+    this.options.state.writeJson(STATUS, outcome);
+    this.changed();
+  }
+
+  private changed() {
+    this.rev++;
+    this.options.wake();
+  }
+}
