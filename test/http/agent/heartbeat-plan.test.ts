@@ -63,6 +63,11 @@ describe("the heartbeat statement's plan", () => {
     const deviceScans = nodesOf(plan).filter((n) => n["Relation Name"] === "Device" && n["Node Type"].endsWith("Scan"));
     expect(deviceScans.length).toBeGreaterThan(0);
     expect(deviceScans.map((n) => `${n["Node Type"]} ${n["Index Name"] ?? ""}`.trim())).toEqual(deviceScans.map(() => "Index Scan Device_pkey"));
+    // configuration (docs/configuration.md): a device without any costs an index probe of the
+    // organization's layers and one of its own state row's key, never a scan
+    const configScans = nodesOf(plan).filter((n) => ["ConfigLayer", "DeviceConfigState"].includes(n["Relation Name"] ?? ""));
+    expect(configScans.length).toBeGreaterThan(0);
+    expect(configScans.filter((n) => n["Node Type"] === "Seq Scan")).toEqual([]);
     // and the statement still writes: every row of the batch answered
     const written = await h.services.database.opened.raw.query<{ i: number }>(HEARTBEAT_STATEMENT, [JSON.stringify(rows)]);
     expect(written.map((r) => r.i).sort((a, b) => a - b)).toEqual(rows.map((r) => r.i));
