@@ -51,6 +51,7 @@ const RETRY_MS = 5 * 60_000;
 /** a report at least every this many heartbeats, changed or not */
 const REPORT_EVERY = 10;
 const MESSAGE_MAX = 2000;
+const DRIFT_REPORTED = 100;
 
 export interface ConfigurationOptions {
   state: StateDir;
@@ -106,7 +107,7 @@ export class ConfigurationAgent {
       revision: o.revision, state: o.state,
       ...(o.message ? { message: o.message.slice(0, MESSAGE_MAX) } : {}),
       ...(o.appliedRevision ? { appliedRevision: o.appliedRevision } : {}),
-      drift: o.drift,
+      drift: o.drift.slice(0, DRIFT_REPORTED), // the service takes at most 100 (the rest: reported once these are resolved)
     };
   }
 

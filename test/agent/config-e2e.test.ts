@@ -1,0 +1,112 @@
+// Device configuration with the real agent against the service on loopback (issue 48,
+// docs/configuration.md): `fleet-agent run` as the systemd unit runs it, its allowed root a
+// directory of this test (FLEET_AGENT_CONFIG_ROOTS). An organization layer's file set is
+// written with its mode, its activation runs (a command that records its run into a file), the
+// device reports the revision applied and the service shows it in sync; a file changed by hand
+// is reported as drift; a new revision without the file removes it from the device; a file
+// outside the agent's roots fails the revision, named, with the previous one kept in place.
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { startConsoleService, type ConsoleService } from "../support/console-service.js";
+import { startRemoteAgent, type RemoteAgent } from "../support/remote-agent.js";
+import { eventually } from "../support/server-process.js";
+
+const WORK = "/dev/shm/fleet-tests";
+const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+
+interface Effective {
+  revision: string;
+  inSync: boolean;
+  reported: { revision: string | null; state: string | null; message: string | null; appliedRevision: string | null; drift: Array<{ path: string; sha256: string | null }> } | null;
+}
+
+describe("configuration with the real agent", { timeout: 240_000 }, () => {
+  let service: ConsoleService;
+  let agent: RemoteAgent;
+  let dir = "";
+  let root = "";
+  let layerId = "";
+  let recorded = "";
+
+  const effective = () => service.call<Effective>("GET", `/api/v1/config-layers/effective?deviceId=${agent.deviceId}`);
+  /** the effective view once the device reported its current revision in the given state */
+  const reportedAs = (state: string, check: (e: Effective) => boolean = () => true) => eventually(async () => {
+    const e = await effective();
+    return e.reported?.revision === e.revision && e.reported.state === state && check(e) ? e : undefined;
+  }, 60_000, `the device reports its configuration ${state}`);
+  const runs = () => (fs.existsSync(recorded) ? fs.readFileSync(recorded, "utf8").trim().split("\n") : []);
+
+  beforeEach(({ onTestFailed }) => onTestFailed(() => console.error(`fleet-agent printed:\n${agent?.output.slice(-40).join("\n")}`)));
+
+  beforeAll(async () => {
+    fs.mkdirSync(WORK, { recursive: true });
+    dir = fs.mkdtempSync(path.join(WORK, "config-e2e-"));
+    root = path.join(dir, "etc", "fleet");
+    recorded = path.join(dir, "activations.log");
+    service = await startConsoleService({ HEARTBEAT_INTERVAL_SECONDS: "5" });
+    agent = await startRemoteAgent(service, "config-gw", "  user: nobody\n", { FLEET_AGENT_CONFIG_ROOTS: `${root}/`, FLEET_AGENT_DRIFT_INTERVAL_SECONDS: "1" });
+  }, 240_000);
+  afterAll(async () => {
+    await agent?.stop();
+    agent?.remove();
+    await service?.close();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  it("writes the layer's files, runs its activation, and the service shows the revision applied", async () => {
+    const layer = await service.call<{ id: string }>("POST", "/api/v1/config-layers", {
+      body: {
+        name: "defaults", kind: "organization",
+        variables: { BROKER: "mqtts://{{ device.name }}.broker.example" },
+        files: [
+          { path: `${root}/mqtt.conf`, content: "url={{ vars.BROKER }}\n", mode: "0640" },
+          { path: `${root}/certs/ca.pem`, content: "CA\n", mode: "0644" },
+        ],
+        activation: { command: [process.execPath, "-e", "require('fs').appendFileSync(process.argv[1], 'reloaded ' + process.argv[2] + '\\n')", recorded, "$BROKER"] },
+      },
+    });
+    layerId = layer.id;
+    const e = await reportedAs("applied");
+    expect(e).toMatchObject({ inSync: true, reported: { appliedRevision: e.revision, drift: [] } });
+    expect(fs.readFileSync(`${root}/mqtt.conf`, "utf8")).toBe("url=mqtts://config-gw.broker.example\n");
+    expect(fs.statSync(`${root}/mqtt.conf`).mode & 0o7777).toBe(0o640);
+    expect(fs.readFileSync(`${root}/certs/ca.pem`, "utf8")).toBe("CA\n");
+    // run once, without a shell ($BROKER is an argument as written)
+    expect(runs()).toEqual(["reloaded $BROKER"]);
+  });
+
+  it("reports a file changed by hand as drift", async () => {
+    fs.writeFileSync(`${root}/mqtt.conf`, "url=mqtts://elsewhere\n");
+    const e = await reportedAs("applied", (x) => (x.reported?.drift.length ?? 0) > 0);
+    expect(e.reported!.drift).toEqual([{ path: `${root}/mqtt.conf`, sha256: sha("url=mqtts://elsewhere\n") }]);
+    expect(runs()).toHaveLength(1);
+  });
+
+  it("a new revision without a file removes it from the device, and activates again", async () => {
+    const before = (await effective()).revision;
+    await service.call("PATCH", `/api/v1/config-layers/${layerId}`, { body: { files: [{ path: `${root}/mqtt.conf`, content: "url={{ vars.BROKER }}\nqos=1\n", mode: "0640" }] } });
+    const e = await reportedAs("applied", (x) => x.revision !== before);
+    expect(e.inSync).toBe(true);
+    expect(fs.readFileSync(`${root}/mqtt.conf`, "utf8")).toBe("url=mqtts://config-gw.broker.example\nqos=1\n");
+    expect(fs.existsSync(`${root}/certs/ca.pem`)).toBe(false);
+    expect(e.reported!.drift).toEqual([]);
+    expect(runs()).toEqual(["reloaded $BROKER", "reloaded $BROKER"]);
+  });
+
+  it("a file outside the agent's roots fails the revision, named, and the previous one stays in place", async () => {
+    const applied = (await effective()).revision;
+    const outside = path.join(dir, "elsewhere.conf");
+    await service.call("PATCH", `/api/v1/config-layers/${layerId}`, {
+      body: { files: [{ path: `${root}/mqtt.conf`, content: "url=changed\n", mode: "0640" }, { path: outside, content: "x\n", mode: "0644" }] },
+    });
+    const e = await reportedAs("failed");
+    expect(e.inSync).toBe(false);
+    expect(e.reported!.appliedRevision).toBe(applied);
+    expect(e.reported!.message).toContain(`${outside} is outside the allowed roots`);
+    expect(fs.existsSync(outside)).toBe(false);
+    expect(fs.readFileSync(`${root}/mqtt.conf`, "utf8")).toBe("url=mqtts://config-gw.broker.example\nqos=1\n");
+    expect(runs()).toHaveLength(2);
+  });
+});
