@@ -36,6 +36,9 @@ import { actionSettingsFromEnv, type ActionSettings } from "./actions/settings.j
 import { leaseHold } from "./actions/leases.js";
 import { defaultRemoteAccess, type RemoteAccessConfig } from "./remote/config.js";
 import { RemoteAccess } from "./remote/remote-access.js";
+import { OsUpdater, type HealthCheck } from "./os-update/updater.js";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { ConfigurationAgent, configurationSettingsFromEnv, type ConfigurationSettings } from "./config/configuration.js";
 
 export interface AgentOptions {
@@ -57,6 +60,8 @@ export interface AgentOptions {
   remoteAccess?: RemoteAccessConfig;
   /** device actions: reboot command, boot id, leases; default from the environment (agent/src/actions/settings.ts) */
   actions?: ActionSettings;
+  /** how often the OS update takes its next step; default 2 s */
+  osUpdateTickMs?: number;
   /** configuration files: allowed roots, drift interval, activation timeout; default from the environment (agent/src/config/configuration.ts) */
   configuration?: ConfigurationSettings;
 }
@@ -103,6 +108,10 @@ export class FleetAgent {
   private readonly recentLines: string[] = [];
   /** remote access (agent/src/remote): the long-poll and the sessions it serves */
   private remote: RemoteAccess | null = null;
+  /** OS updates with RAUC (agent/src/os-update, docs/os-updates.md) */
+  private osUpdate!: OsUpdater;
+  /** when a heartbeat was first answered 200 in this run (the OS update's "the service is reached" check) */
+  private reachedServiceAt: Date | null = null;
   private readonly metrics = new HostMetrics();
   private readonly telemetry: Outbox<TelemetrySnapshot>;
   private readonly logs: Outbox<LogEntry>;
@@ -192,7 +201,19 @@ export class FleetAgent {
     this.configuration = new ConfigurationAgent({ state, settings: configSettings, log: (level, message) => this.log(level, message), wake: () => this.wake() });
     this.configuration.start();
 
+    const settings = this.actionSettings;
+    this.osUpdate = new OsUpdater({
+      state,
+      reboot: async () => void (await promisify(execFile)("sh", ["-c", settings.rebootCommand], { timeout: 120_000 })),
+      bootId: async () => (await fsp.readFile(settings.bootIdFile, "utf8")).trim(),
+      log: (level, message) => this.log(level, message),
+      changed: () => this.wake(),
+    });
+    // before the first heartbeat: its facts say which slot booted and how an update across a reboot went
+    await this.osUpdate.start();
+
     void this.heartbeatLoop();
+    this.every(this.options.osUpdateTickMs ?? 2000, () => this.osUpdate.tick(this.healthChecks()), { atOnce: true });
     this.every(configSettings.driftIntervalMs, () => this.configuration.checkDrift());
     // a snapshot at once (its CPU figure: the average since boot, HostMetrics), then one per interval
     this.every(this.options.telemetryIntervalMs ?? 60_000, () => this.collectTelemetry(), { atOnce: true });
@@ -225,6 +246,25 @@ export class FleetAgent {
       /** dropped since the agent started: past the buffer's bound (oldest first), or refused for good (400, 413) */
       telemetryDropped: this.telemetry.dropped,
       logLinesDropped: this.logs.dropped,
+    };
+  }
+
+  /**
+   * What a new system must pass on its trial boot before it is marked good: the agent reaches
+   * the service (a heartbeat answered since this start), and the deployed applications run
+   * (every container of every installed release running, none exited or unhealthy).
+   */
+  private healthChecks(): Record<string, HealthCheck> {
+    return {
+      service: async () => (this.reachedServiceAt ? null : "no heartbeat was answered since the boot"),
+      applications: async () => {
+        const projects = Object.values(this.runtime.installed()).flatMap((r) => r.projects.map((p) => p.name));
+        if (!projects.length) return null;
+        const containers = await this.options.engine.containersOf(projects);
+        const down = containers.filter((c) => c.state !== "running" || c.health === "unhealthy").map((c) => `${c.name} ${c.health === "unhealthy" ? "unhealthy" : c.state}`);
+        if (!containers.length) return `no container of ${projects.join(", ")} exists`;
+        return down.length ? down.join(", ") : null;
+      },
     };
   }
 
@@ -277,10 +317,11 @@ export class FleetAgent {
         }
         // "not now": a lease an application holds defers installs too, as it does disruptive actions
         this.deployments.holdInstalls(await leaseHold(this.actionSettings));
-        const { response } = await this.session.exchangeHeartbeat(this.deployments, { status: "online", facts: this.facts }, this.actions, this.configuration);
+        const { response } = await this.session.exchangeHeartbeat(this.deployments, { status: "online", facts: { ...this.facts, ...this.osUpdate.facts() } }, this.actions, this.configuration);
         const message = (response.body as { message?: string } | undefined)?.message ?? `HTTP ${response.status}`;
         if (response.status === 200) {
           this.lastHeartbeatAt = new Date();
+          this.reachedServiceAt ??= this.lastHeartbeatAt;
           if (this.outageSince !== null) {
             this.log("info", `the service answers again after ${Math.round((Date.now() - this.outageSince) / 1000)} s`);
             this.outageSince = null;

@@ -3,6 +3,7 @@
 //   fleet-agent enroll --url URL --token fme_... [--name NAME] [--label k=v ...] [--device-id ID] [--state-dir DIR] [--tpm]
 //   fleet-agent run [--state-dir DIR] [--engine podman|docker]
 //   fleet-agent status [--state-dir DIR]
+//   fleet-agent os-update --url URL --sha256 HEX [--version V] [--health-seconds N] [--state-dir DIR]
 //
 // Exit codes: 0 done; 1 failed (the message says why); 2 usage; 78 the service refuses this
 // device's credentials (enrollment token or certificate): running again cannot help.
@@ -18,6 +19,7 @@ import { loadIdentity, storeCredentials } from "./identity-store.js";
 import { loadRemoteAccess } from "./remote/config.js";
 import { detectEngine } from "./runtime/engine.js";
 import { StateDir } from "./state-dir.js";
+import { requestOsUpdate, targetProblem, type OsUpdateState, type OsUpdateTarget } from "./os-update/updater.js";
 import { Tpm, TpmError } from "./tpm.js";
 import { AGENT_VERSION } from "./version.js";
 
@@ -35,6 +37,10 @@ usage:
       (what the systemd unit runs)
   fleet-agent status [--state-dir DIR]
       what the state directory says: identity, certificate, deployments, data waiting to be sent
+  fleet-agent os-update --url URL --sha256 HEX [--version V] [--health-seconds N] [--state-dir DIR]
+      hands the running agent a RAUC bundle to install into the inactive slot: downloaded
+      (resumable, its sha256 checked), installed by RAUC, rebooted into, and kept only when the
+      health checks pass within --health-seconds (default 300) of its first boot
 
 options:
   --state-dir DIR   default $FLEET_AGENT_STATE_DIR or /var/lib/fleet-agent
@@ -151,6 +157,23 @@ async function run(args: string[]): Promise<number> {
   return agent.done;
 }
 
+function osUpdate(args: string[]): number {
+  const { values } = parseArgs({ args, options: { url: { type: "string" }, sha256: { type: "string" }, version: { type: "string" }, "health-seconds": { type: "string" }, "state-dir": { type: "string" } } });
+  const sha256 = values.sha256?.replace(/^sha256:/, "");
+  const target: OsUpdateTarget = {
+    url: values.url ?? "", sha256: sha256 ?? "",
+    ...(values.version ? { version: values.version } : {}),
+    ...(values["health-seconds"] !== undefined ? { healthSeconds: Number(values["health-seconds"]) } : {}),
+  };
+  const problem = targetProblem(target);
+  if (problem) throw new UsageError(`os-update: ${problem.replace(/^(\w+)/, (name) => `--${name === "healthSeconds" ? "health-seconds" : name}`)}`);
+  const state = stateDirOf(values["state-dir"]);
+  loadIdentity(state);
+  requestOsUpdate(state, target);
+  console.log(`the OS update is handed to the agent (${state.path("os-update-request.json")}); fleet-agent status shows how it goes`);
+  return 0;
+}
+
 function status(args: string[]): number {
   const { values } = parseArgs({ args, options: { "state-dir": { type: "string" } } });
   const state = stateDirOf(values["state-dir"]);
@@ -163,6 +186,7 @@ function status(args: string[]): number {
     heartbeatIntervalSeconds: identity.heartbeatIntervalSeconds,
     deployments: deployments.map((d) => ({ deploymentId: d.deploymentId, application: d.applicationId, version: d.version, state: d.state, ...(d.message ? { message: d.message } : {}) })),
     waiting: { telemetrySnapshots: waiting("telemetry"), logLines: waiting("logs") },
+    osUpdate: state.readJson<OsUpdateState>("os-update.json"),
   }, null, 2));
   return 0;
 }
@@ -181,6 +205,7 @@ async function main(argv: string[]): Promise<number> {
     if (command === "enroll") return await enroll(rest);
     if (command === "run") return await run(rest);
     if (command === "status") return status(rest);
+    if (command === "os-update") return osUpdate(rest);
     throw new UsageError(`unknown command ${command}`);
   } catch (error) {
     const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");

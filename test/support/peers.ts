@@ -9,7 +9,7 @@
 import { accessSync, constants } from "node:fs";
 import path from "node:path";
 
-export type Peer = "docker-registry" | "htpasswd" | "chromium" | "podman" | "tmux" | "dockerd" | "mmdebstrap" | "systemd-analyze" | "swtpm";
+export type Peer = "docker-registry" | "htpasswd" | "chromium" | "podman" | "tmux" | "dockerd" | "mmdebstrap" | "systemd-analyze" | "swtpm" | "rauc";
 
 /** The Debian package that installs each peer. */
 export const PEER_PACKAGES: Record<Peer, string> = {
@@ -28,6 +28,8 @@ export const PEER_PACKAGES: Record<Peer, string> = {
   "systemd-analyze": "systemd",
   // a software TPM 2.0 (swtpm_setup manufactures it with an EK certificate from a test CA) and the TCG's command line tools
   swtpm: "swtpm swtpm-tools tpm2-tools",
+  // RAUC (its service on a D-Bus daemon of the test's own), mkfs.ext4 and mksquashfs for the slots and bundles
+  rauc: "rauc dbus-daemon e2fsprogs squashfs-tools",
 };
 
 /** The tests that skip without each peer (what a newcomer's run leaves out). */
@@ -41,6 +43,7 @@ const PEER_USERS: Record<Peer, string> = {
   mmdebstrap: "the tests that build and run the container image (test/deploy/container-image.test.ts, compose-up.test.ts, the kube play of kubernetes.test.ts)",
   "systemd-analyze": "the systemd unit's check (test/deploy/systemd-unit.test.ts)",
   swtpm: "the TPM-held device key tests (test/http/admission/tpm.test.ts)",
+  rauc: "the OS update tests on loop devices (test/agent/os-update/rauc.test.ts)",
 };
 
 function executable(file: string): boolean {
@@ -80,6 +83,8 @@ export function peerPath(peer: Peer): string | null {
   if (peer === "dockerd") return onPath("docker") && onPath("docker-compose") ? onPath("dockerd") : null;
   // the TPM tests need the TPM, its manufacturing tool and tpm2-tools (what the agent runs)
   if (peer === "swtpm") return onPath("swtpm_setup") && onPath("tpm2_createprimary") ? onPath("swtpm") : null;
+  // RAUC's service needs a bus (the tests start their own dbus-daemon); bundles need mksquashfs, slots mkfs.ext4 and losetup
+  if (peer === "rauc") return onPath("dbus-daemon") && onPath("mksquashfs") && onPath("mkfs.ext4") && onPath("losetup") ? onPath("rauc") : null;
   return onPath(peer);
 }
 
