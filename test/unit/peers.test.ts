@@ -25,7 +25,7 @@ afterAll(() => rmSync(bin, { recursive: true, force: true }));
 afterEach(() => vi.unstubAllEnvs());
 
 /** Every peer this test's PATH lacks, in the order the run names them. */
-const ALL_MISSING = ["htpasswd", "chromium", "podman", "dockerd", "mmdebstrap", "systemd-analyze", "swtpm"] as const;
+const ALL_MISSING = ["htpasswd", "chromium", "podman", "dockerd", "mmdebstrap", "systemd-analyze", "swtpm", "rauc"] as const;
 
 function machineWithout(extra: Record<string, string | undefined> = {}) {
   vi.stubEnv("PATH", bin);
@@ -60,6 +60,7 @@ describe("peers", () => {
     expect(missingPeerLine("mmdebstrap")).toContain("apt-get install mmdebstrap");
     expect(missingPeerLine("systemd-analyze")).toContain("apt-get install systemd");
     expect(missingPeerLine("swtpm")).toContain("apt-get install swtpm swtpm-tools tpm2-tools");
+    expect(missingPeerLine("rauc")).toContain("apt-get install rauc dbus-daemon e2fsprogs squashfs-tools");
   });
 
   it("under CI_REQUIRE_PEERS=1 fails with the same lines when a peer is missing, and is quiet when none is", () => {
@@ -88,6 +89,11 @@ describe("peers", () => {
       program("swtpm_setup", 0o755);
       program("tpm2_createprimary", 0o755);
       expect(peerPath("swtpm")).toBe(path.join(bin, "swtpm"));
+      // the OS update tests: rauc counts only with a dbus-daemon for its service, mksquashfs, mkfs.ext4 and losetup beside it
+      program("rauc", 0o755);
+      expect(peerPath("rauc")).toBeNull();
+      for (const tool of ["dbus-daemon", "mksquashfs", "mkfs.ext4", "losetup"]) program(tool, 0o755);
+      expect(peerPath("rauc")).toBe(path.join(bin, "rauc"));
       vi.stubEnv("CHROMIUM_PATH", program("chromium", 0o755));
       vi.stubEnv("DATABASE_URL", "postgresql://127.0.0.1/x");
       expect(peerNotices()).toEqual([]);
