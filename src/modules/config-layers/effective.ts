@@ -56,6 +56,8 @@ export interface DeviceContext {
 export interface PreparedLayer extends LayerState {
   variablePieces: Map<string, Piece[]>;
   filePieces: Map<string, Piece[] | null>;
+  /** what of a device the layer's templates read (labels, facts, name, id), each once */
+  deviceReferences: Reference[];
 }
 
 /** Why a device's configuration cannot be computed: a conflict of two layers, or a template. */
@@ -118,14 +120,18 @@ function piecesOrThrow(layer: LayerState, key: string, text: string): Piece[] {
 
 /** Reads every template of the layers once; throws ConfigurationError naming layer and key. */
 export function prepareLayers(layers: LayerState[]): PreparedLayer[] {
-  return layers.map((layer) => ({
-    ...layer,
-    variablePieces: new Map(Object.entries(layer.variables).map(([name, value]) => [name, piecesOrThrow(layer, `variables.${name}`, value)])),
-    filePieces: new Map(layer.files.map((f) => [
+  return layers.map((layer) => {
+    const variablePieces = new Map(Object.entries(layer.variables).map(([name, value]) => [name, piecesOrThrow(layer, `variables.${name}`, value)]));
+    const filePieces = new Map(layer.files.map((f) => [
       f.path,
       f.content !== undefined && f.template !== false ? piecesOrThrow(layer, `files[${f.path}]`, f.content) : null,
-    ])),
-  }));
+    ]));
+    const references = new Map<string, Reference>();
+    for (const pieces of [...variablePieces.values(), ...filePieces.values()]) {
+      for (const piece of pieces ?? []) if (typeof piece !== "string" && piece.ref.root !== "vars") references.set(referenceName(piece.ref), piece.ref);
+    }
+    return { ...layer, variablePieces, filePieces, deviceReferences: [...references.values()] };
+  });
 }
 
 const RANK: Record<LayerKind, number> = { organization: 0, selector: 1, device: 2 };
@@ -186,7 +192,10 @@ export function computeEffective(prepared: PreparedLayer[], device: DeviceContex
     ];
     for (const [name, pieces, literal] of entries) {
       const below = raw.get(name);
-      raw.set(name, { ...provenanceOf(layer), pieces, literal, owner: layer, overrode: below ? [provenanceOf(below.owner), ...below.overrode] : [] });
+      raw.set(name, {
+        layerId: layer.id, layer: layer.name, revision: layer.revision, pieces, literal, owner: layer,
+        overrode: below ? [provenanceOf(below.owner), ...below.overrode] : [],
+      });
     }
     for (const spec of layer.files) {
       const below = files.get(spec.path);
@@ -307,4 +316,39 @@ export function revisionOf(prepared: PreparedLayer[], device: DeviceContext): { 
     if (err instanceof ConfigurationError) return { error: err.message };
     throw err;
   }
+}
+
+/**
+ * What a device's configuration depends on: the layers that apply to it (applicableLayers)
+ * and the values of what their templates read of it. Equal keys, equal configurations.
+ */
+export function configurationKey(applying: PreparedLayer[], device: DeviceContext): string {
+  let key = applying.map((l) => l.id).join(",");
+  for (const layer of applying) for (const ref of layer.deviceReferences) key += `\u0000${referenceName(ref)}=${deviceValue(device, ref) ?? "\u0001"}`;
+  return key;
+}
+
+/**
+ * The revisions of many devices (a rollout's, a preview page's). Devices with the same
+ * applying layers and the same values of what those layers' templates read of a device (a
+ * site label, say) have the same configuration: it is computed once for all of them.
+ */
+export function revisionsOf(prepared: PreparedLayer[], devices: DeviceContext[]): Array<{ revision: string } | { error: string }> {
+  const computed = new Map<string, { revision: string } | { error: string }>();
+  return devices.map((device) => {
+    let applying: PreparedLayer[];
+    try {
+      applying = applicableLayers(prepared, device);
+    } catch (err) {
+      if (err instanceof ConfigurationError) return { error: err.message };
+      throw err;
+    }
+    const key = configurationKey(applying, device);
+    let result = computed.get(key);
+    if (!result) {
+      result = revisionOf(applying, device);
+      computed.set(key, result);
+    }
+    return result;
+  });
 }

@@ -12,7 +12,7 @@
 import type { Services } from "../../services.js";
 import type { RawDatabase } from "../../db/adapters.js";
 import { perService } from "../../lib/per-service.js";
-import { ConfigurationError, computeEffective, prepareLayers, type PreparedLayer } from "./effective.js";
+import { ConfigurationError, applicableLayers, computeEffective, configurationKey, prepareLayers, type PreparedLayer } from "./effective.js";
 import type { ConfigurationAnswer, ConfigurationReport } from "./schemas.js";
 import { deviceContextOf } from "./service.js";
 import { loadDeviceLayer, loadLayers } from "./store.js";
@@ -50,22 +50,42 @@ export interface ConfigurationFlags {
 }
 
 const CACHED_ORGANIZATIONS = 1000;
+const CACHED_REVISIONS = 10_000;
+
+interface SharedLayers {
+  stamp: string;
+  layers: PreparedLayer[];
+  /** revisions computed under this stamp, by configurationKey: devices alike share one */
+  revisions: Map<string, string>;
+}
 
 /** Per process: each organization's shared layers, prepared, under the stamp they were read at. */
-const sharedLayersOf = perService((_services: Services) => new Map<string, { stamp: string; layers: PreparedLayer[] }>());
+const sharedLayersOf = perService((_services: Services) => new Map<string, SharedLayers>());
 
-async function layersFor(services: Services, organizationId: string, flags: ConfigurationFlags): Promise<PreparedLayer[]> {
+async function layersFor(services: Services, organizationId: string, flags: ConfigurationFlags): Promise<{ shared: SharedLayers; layers: PreparedLayer[] }> {
   const cache = sharedLayersOf(services);
   let shared = cache.get(organizationId);
   if (shared?.stamp !== flags.stamp) {
-    shared = { stamp: flags.stamp, layers: prepareLayers(await loadLayers(services.prisma, services.secrets, organizationId, [])) };
+    shared = { stamp: flags.stamp, layers: prepareLayers(await loadLayers(services.prisma, services.secrets, organizationId, [])), revisions: new Map() };
     cache.delete(organizationId);
     if (cache.size >= CACHED_ORGANIZATIONS) cache.delete(cache.keys().next().value!);
     cache.set(organizationId, shared);
   }
-  if (!flags.override) return shared.layers;
+  if (!flags.override) return { shared, layers: shared.layers };
   const own = await loadDeviceLayer(services.prisma, services.secrets, flags.device.id);
-  return own ? [...shared.layers, ...prepareLayers([own])] : shared.layers;
+  return { shared, layers: own ? [...shared.layers, ...prepareLayers([own])] : shared.layers };
+}
+
+/** The device's revision, computed once per configuration key and stamp (throws ConfigurationError). */
+function revisionFor(shared: SharedLayers, layers: PreparedLayer[], context: ReturnType<typeof deviceContextOf>): string {
+  const key = configurationKey(applicableLayers(layers, context), context);
+  let revision = shared.revisions.get(key);
+  if (revision === undefined) {
+    revision = computeEffective(layers, context).revision;
+    if (shared.revisions.size >= CACHED_REVISIONS) shared.revisions.clear();
+    shared.revisions.set(key, revision);
+  }
+  return revision;
 }
 
 /** Stores a report (when the device sent one) on the device's row: one statement. */
@@ -112,11 +132,11 @@ export async function configurationExchange(
   const raw = services.database.opened.raw;
   if (report) await recordConfigurationReport(raw, device, report);
   if (!flags) return { variables: () => null };
-  const prepared = await layersFor(services, device.organizationId, flags);
+  const { shared, layers: prepared } = await layersFor(services, device.organizationId, flags);
   const context = deviceContextOf(flags.device);
   let revision: string;
   try {
-    revision = computeEffective(prepared, context).revision;
+    revision = revisionFor(shared, prepared, context);
   } catch (err) {
     if (!(err instanceof ConfigurationError)) throw err;
     if (flags.state !== "unrenderable" || flags.message !== err.message) await recordUnrenderable(raw, device, err.message);

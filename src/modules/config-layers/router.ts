@@ -9,7 +9,7 @@ import {
   createLayerInput, effectiveOutput, layerOutput, layerSummaryOutput, listLayersInput, previewOutputItem, revisionOutput, rollbackInput, updateLayerInput,
 } from "./schemas.js";
 import {
-  createLayer, deleteLayer, effectiveOf, getLayer, getRevision, listLayers, listRevisions, previewSelector, rollbackLayer, updateLayer,
+  createLayer, deleteLayer, effectiveOf, getLayer, getRevision, listLayers, listRevisions, previewSelector, requestRestore, rollbackLayer, updateLayer,
 } from "./service.js";
 
 const TAG = "Configuration layers";
@@ -76,6 +76,26 @@ export const configLayersRouter = router({
     .query(async ({ ctx, input }) => {
       const { rows, total } = await previewSelector(ctx.db, ctx.services.secrets, ctx.principal.organizationId, parseSelectorString(input.labels), input);
       return pageOf(rows, total, input.offset);
+    }),
+
+  restore: protectedProcedure("config:write")
+    .meta({
+      openapi: {
+        method: "POST", path: "/config-layers/restore", tags: [TAG],
+        summary: "Restore the files a device reported changed by hand: its next heartbeat rewrites them from the revision in effect",
+        description: "409 when the device reported no drift. Accepting a device's own value instead is not built yet (docs/configuration.md).",
+      },
+      audit: { entity: "device", action: "config-layers.restore" },
+    })
+    .input(z.object({ deviceId: z.string().uuid() }))
+    .output(z.object({ deviceId: z.string().uuid(), paths: z.array(z.string()).describe("the drifted files it will rewrite") }))
+    .mutation(async ({ ctx, input }) => {
+      const result = await requestRestore(ctx.db, ctx.principal.organizationId, input.deviceId);
+      if (ctx.audit) {
+        ctx.audit.entityId = input.deviceId;
+        ctx.audit.message = `restore ${result.paths.join(", ")}`;
+      }
+      return result;
     }),
 
   get: protectedProcedure("config:read")

@@ -95,7 +95,7 @@ export const createLayerInput = z.object({
   order: z.number().int().min(-1_000_000).max(1_000_000).optional().describe("kind selector: precedence among selector layers, the higher wins; two that can match one device may not share it"),
   deviceId: z.string().uuid().optional().describe("kind device: the device it overrides"),
   description: z.string().trim().max(500).optional(),
-  secrets: z.record(variableName, valueText).optional().describe("NAME -> value, sealed at rest, never answered (only their names); delivered to the devices the layer applies to as variables"),
+  secrets: z.record(variableName, valueText).refine((v) => Object.keys(v).length <= LIMITS.secrets, `at most ${LIMITS.secrets} secrets`).optional().describe("NAME -> value, sealed at rest, never answered (only their names); delivered to the devices the layer applies to as variables"),
   ...content,
 });
 export type CreateLayerInput = z.infer<typeof createLayerInput>;

@@ -10,10 +10,10 @@ import { badRequest, conflict, invalidField, notFound } from "../../trpc/errors.
 import { labelsOf, type Labels } from "../devices/labels.js";
 import { selectorsOverlap } from "../devices/selector.js";
 import {
-  ConfigurationError, computeEffective, prepareLayers, revisionOf,
+  ConfigurationError, computeEffective, prepareLayers, revisionsOf,
   type DeviceContext, type FileSpec, type LayerKind, type LayerState,
 } from "./effective.js";
-import type { CreateLayerInput, EffectiveDto, FileInput, LayerDto, LayerSummaryDto, RevisionDto, UpdateLayerInput } from "./schemas.js";
+import { LIMITS, type CreateLayerInput, type EffectiveDto, type FileInput, type LayerDto, type LayerSummaryDto, type RevisionDto, type UpdateLayerInput } from "./schemas.js";
 import { layerStateOf, loadLayers, openLayerSecrets, sealLayerSecrets } from "./store.js";
 import { variablesOf } from "./template.js";
 import { KNOWN_FACTS } from "../agent/schemas.js";
@@ -224,7 +224,7 @@ export async function updateLayer(db: DbTx, secrets: SecretBox, principal: Princ
     secrets: mergeSecrets(before.secrets, input.secrets),
     activation: input.activation === undefined ? before.activation : input.activation,
   };
-  if (Object.keys(content.secrets).length > 100) throw invalidField("secrets", "at most 100 per layer");
+  if (Object.keys(content.secrets).length > LIMITS.secrets) throw invalidField("secrets", `at most ${LIMITS.secrets} per layer`);
   const revision = changesContent ? row.currentRevision + 1 : row.currentRevision;
   const base = {
     id: row.id, name: input.name ?? row.name, kind: row.kind, order: input.order ?? row.order,
@@ -393,6 +393,20 @@ export async function effectiveOf(db: DbTx, secrets: SecretBox, organizationId: 
 }
 
 /**
+ * Asks the device to rewrite the files it reported drifted: its next heartbeat answer is the
+ * full configuration with `restore: true` (the agent rewrites what differs). 409 when the
+ * device reported no drift.
+ */
+export async function requestRestore(db: DbTx, organizationId: string, deviceId: string): Promise<{ deviceId: string; paths: string[] }> {
+  const device = await db.device.findFirst({ where: { id: deviceId, organizationId }, select: { id: true, name: true, configState: true } });
+  if (!device) throw notFound("Device");
+  const drift = (device.configState?.drift ?? []) as Array<{ path: string }>;
+  if (!drift.length) throw conflict(`Device "${device.name}" reported no files changed by hand: nothing to restore`);
+  await db.deviceConfigState.update({ where: { deviceId: device.id }, data: { restoreRequested: true } });
+  return { deviceId: device.id, paths: drift.map((d) => d.path) };
+}
+
+/**
  * The revision (or why there is none) of each device a selector matches, a page at a time, by
  * name: the layers are read once and every device computed from them in memory.
  */
@@ -409,8 +423,9 @@ export async function previewSelector(db: DbTx, secrets: SecretBox, organization
        WHERE d."organizationId" = ${organizationId}::uuid AND d."labels" @> ${JSON.stringify(selector)}::jsonb`,
   ]);
   const prepared = prepareLayers(await loadLayers(db, secrets, organizationId, devices.map((d) => d.id)));
-  const rows = devices.map((d) => {
-    const result = revisionOf(prepared, deviceContextOf(d));
+  const results = revisionsOf(prepared, devices.map(deviceContextOf));
+  const rows = devices.map((d, i) => {
+    const result = results[i];
     return {
       deviceId: d.id, deviceName: d.name,
       revision: "revision" in result ? result.revision : null,

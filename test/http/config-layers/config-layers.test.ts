@@ -346,6 +346,21 @@ describe("the heartbeat", () => {
     const after = (await api("GET", `/api/v1/config-layers/effective?deviceId=${device.deviceId}`)).body;
     expect(after).toMatchObject({ inSync: true, reported: { state: "applied", appliedRevision: view.revision, drift: [{ path: "/etc/fleet/mqtt.conf", sha256: drifted }] } });
 
+    // restore: the next answer is full with restore: true, once; a device without drift has nothing to restore
+    const restore = await api("POST", "/api/v1/config-layers/restore", { deviceId: device.deviceId });
+    expect(restore.status, restore.text).toBe(200);
+    expect(restore.body).toEqual({ deviceId: device.deviceId, paths: ["/etc/fleet/mqtt.conf"] });
+    expect((await h.services.prisma.auditEntry.findFirst({ where: { action: "config-layers.restore", entityId: device.deviceId } }))?.message).toBe("restore /etc/fleet/mqtt.conf");
+    const restoring = (await beat(device)).configuration!;
+    expect(restoring).toMatchObject({ revision: view.revision, full: true, restore: true });
+    expect((restoring.files as unknown[]).length).toBe(2);
+    await beat(device, { configuration: { revision: view.revision, state: "applied", appliedRevision: view.revision, drift: [] } });
+    expect((await beat(device)).configuration).toEqual({ revision: view.revision, full: false });
+    const nothing = await api("POST", "/api/v1/config-layers/restore", { deviceId: device.deviceId });
+    expect(nothing.status).toBe(409);
+    expect(nothing.body.message).toBe('Device "dev-1" reported no files changed by hand: nothing to restore');
+    expect((await api("POST", "/api/v1/config-layers/restore", { deviceId: device.deviceId }, globex.key)).status).toBe(404);
+
     // a layer change: full again with the new revision; a failed report keeps the applied one
     expect((await api("PATCH", `/api/v1/config-layers/${orgLayer}`, { variables: { LOG_LEVEL: "info", MQTT_URL: "mqtts://{{ device.labels.site }}.broker.example:8883", BROKER_USER: "fleet2" } })).status).toBe(200);
     const third = (await beat(device)).configuration!;

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import {
-  ConfigurationError, computeEffective, prepareLayers, type LayerState,
+  ConfigurationError, computeEffective, prepareLayers, revisionOf, revisionsOf, type LayerState,
 } from "../../../src/modules/config-layers/effective.js";
 
 const DEVICE = { id: "00000000-0000-4000-8000-000000000001", name: "dev-1" };
@@ -108,6 +108,26 @@ describe("precedence", () => {
         expect(computeEffective(prepareLayers(shuffled), device).revision).toBe(computeEffective(prepareLayers(layers), device).revision);
       }),
       { numRuns: 200 },
+    );
+  });
+});
+
+describe("sharing across devices", () => {
+  it("revisionsOf (devices alike computed once) answers what each device computed alone answers", () => {
+    const templated = fc.constantFrom("{{ device.labels.site }}", "{{ device.name }}", "{{ device.facts.arch }}", "plain", "{{ device.labels.tier }}-x");
+    fc.assert(
+      fc.property(
+        layersArb, fc.array(templated, { minLength: 1, maxLength: 3 }),
+        fc.array(fc.record({ labels: labelsArb, name: fc.constantFrom("a", "b"), arch: fc.option(fc.constantFrom("arm64", "x86_64"), { nil: undefined }) }), { minLength: 1, maxLength: 12 }),
+        (specs, templates, deviceSpecs) => {
+          const layers = toLayers(specs);
+          layers.forEach((l, i) => { l.variables = { ...l.variables, [`T${i}`]: templates[i % templates.length] }; });
+          const prepared = prepareLayers(layers);
+          const devices = deviceSpecs.map((d, i) => ({ id: i === 0 ? DEVICE.id : `00000000-0000-4000-8000-00000000010${i % 10}`, name: d.name, labels: d.labels, facts: d.arch ? { arch: d.arch } : {} }));
+          expect(revisionsOf(prepared, devices)).toEqual(devices.map((d) => revisionOf(prepared, d)));
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 });
