@@ -88,6 +88,7 @@ describe("layers and the effective configuration", () => {
     expect(JSON.parse(h.services.secrets.decrypt(stored.secretsSealed!))).toEqual({ BROKER_PASSWORD: SECRET });
     const audit = await h.services.prisma.auditEntry.findFirst({ where: { action: "config-layers.create", entityId: orgLayer } });
     expect(audit?.message).toBe("organization layer defaults created (revision 1, secrets BROKER_PASSWORD)");
+    expect(JSON.stringify(audit?.changes)).not.toContain(SECRET);
   });
 
   it("adds selector layers at orders and a device override; the effective view names each value's layer and what it overrode", async () => {
