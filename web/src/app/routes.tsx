@@ -166,6 +166,12 @@ const jobsRoute = createRoute({
   component: lazyRouteComponent(() => import("../jobs/JobsPage"), "JobsPage"),
 });
 
+const jobRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/jobs/$jobId",
+  component: lazyRouteComponent(() => import("../jobs/JobPage"), "JobPage"),
+});
+
 const deploymentsRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/deployments",
@@ -318,7 +324,7 @@ const routeTree = rootRoute.addChildren([
   appRoute.addChildren([
     overviewRoute, devicesRoute, deviceRoute, groupsRoute, enrollmentRequestsRoute, enrollmentRoute,
     applicationsRoute, applicationRoute, registriesRoute, marketplaceRoute,
-    jobsRoute, deploymentsRoute, newDeploymentRoute, editDeploymentRoute, deploymentRoute, profileRoute,
+    jobsRoute, jobRoute, deploymentsRoute, newDeploymentRoute, editDeploymentRoute, deploymentRoute, profileRoute,
     certificatesRoute, configRoute, configSourceRoute,
     alertsRoute, alertRulesRoute, newAlertRuleRoute, editAlertRuleRoute, notificationTargetsRoute,
     auditRoute, activityRoute,

@@ -5,13 +5,14 @@
 // are the API's moves, offered where the job's state allows them.
 import { useState } from "react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { Pause, Play, Plus, X } from "lucide-react";
+import { Link } from "@tanstack/react-router";
+import { Plus } from "lucide-react";
 import { q } from "../api/query";
-import type { RouterInputs, RouterOutputs } from "../api/client";
+import type { RouterInputs } from "../api/client";
+import { JobMoves, JobProgress, JobStateBadge, targetText, type Job } from "./parts";
 import { useCan } from "../app/session";
 import { Button } from "../ui/Button";
 import { Card, PageHeader } from "../ui/Card";
-import { Progress } from "../ui/charts";
 import type { Column } from "../ui/DataTable";
 import { Dialog } from "../ui/Dialog";
 import { FormFooter } from "../ui/FormFooter";
@@ -23,7 +24,6 @@ import { useDebounced } from "../ui/useDebounced";
 import { useLocalPage } from "../ui/useLocalPage";
 import { SelectorInput, selectorProblem } from "../devices/SelectorInput";
 import { ACTION_LABELS } from "../devices/DeviceActionsMenu";
-import { SEGMENT_COLORS } from "../deployments/DeploymentsPage";
 import { parseSelector } from "../../../src/modules/devices/selector";
 import { APP_KINDS, DISRUPTIVE_KINDS, type ActionKind } from "../../../src/modules/device-actions/kinds";
 import { counted } from "../../../src/lib/plural";
@@ -31,11 +31,7 @@ import { counted } from "../../../src/lib/plural";
 import "../devices/devices.css";
 import "../deployments/deployments.css";
 
-type Job = RouterOutputs["jobs"]["get"];
 type CreateJob = RouterInputs["jobs"]["create"];
-
-const STATE_TEXT: Record<Job["state"], string> = { in_progress: "in progress", paused: "paused", completed: "completed", cancelled: "cancelled", expired: "expired" };
-const STATE_BADGE: Record<Job["state"], string> = { in_progress: "provisioned", paused: "pending", completed: "online", cancelled: "offline", expired: "error" };
 
 export function JobsPage() {
   const canRead = useCan("actions:read");
@@ -50,32 +46,6 @@ export function JobsPage() {
   return <JobList />;
 }
 
-function targetText(target: Job["target"]): string {
-  if (target.labelSelector) return Object.entries(target.labelSelector).map(([k, v]) => `${k}=${v}`).join(", ");
-  return counted(target.deviceIds?.length ?? 0, "picked device");
-}
-
-export function JobProgress({ job }: { job: Job }) {
-  const c = job.counts;
-  const inFlight = c.pending + c.delivered + c.running + c.deferred;
-  const summary = `${c.succeeded} of ${job.eligible} succeeded, ${c.failed + c.expired} failed or expired, ${inFlight} in flight, ${c.queued} queued`;
-  return (
-    <div className="deployment-progress">
-      <Progress
-        value={c.succeeded}
-        max={job.eligible}
-        label={`Progress of the ${ACTION_LABELS[job.kind].toLowerCase()} job: ${summary}`}
-        segments={[
-          { key: "running", label: "succeeded", value: c.succeeded, color: SEGMENT_COLORS.running },
-          { key: "failed", label: "failed or expired", value: c.failed + c.expired, color: SEGMENT_COLORS.failed },
-          { key: "active", label: "in flight", value: inFlight, color: SEGMENT_COLORS.active },
-        ]}
-      />
-      <span className="faint num">{summary}{job.currentBatch !== null && job.state === "in_progress" ? ` · ${job.currentBatch === 0 ? "canary" : `batch ${job.currentBatch} of ${job.batches.length - 1}`}` : ""}{c.cancelled ? ` · ${c.cancelled} cancelled` : ""}{c.skipped ? ` · ${c.skipped} skipped` : ""}</span>
-    </div>
-  );
-}
-
 function JobList() {
   const canWrite = useCan("actions:write");
   const page = useLocalPage(25);
@@ -86,18 +56,12 @@ function JobList() {
     // live progress while a job is in flight
     refetchInterval: (query) => (query.state.data?.items.some((j) => j.state === "in_progress") ? 3000 : false),
   });
-  const move = useAction({ mutationFn: ({ id, to }: { id: string; to: "pause" | "resume" | "cancel" }) => q.jobs[to].call({ id }) }, {
-    invalidates: [q.jobs.key()],
-    success: (job, { to }) => `Job ${to === "pause" ? "paused" : to === "resume" ? "resumed" : "cancelled"}: ${job.stateReason ?? ""}`,
-    failure: ({ to }) => `Could not ${to} the job`,
-  });
-
   const columns: Column<Job>[] = [
     {
       id: "action", header: "Action",
       cell: (j) => (
         <div className="cell-stack">
-          <strong>{ACTION_LABELS[j.kind]}</strong>
+          <Link to="/jobs/$jobId" params={{ jobId: j.id }}><strong>{ACTION_LABELS[j.kind]}</strong></Link>
           {j.reason && <span className="faint">{j.reason}</span>}
         </div>
       ),
@@ -107,27 +71,14 @@ function JobList() {
       id: "state", header: "State",
       cell: (j) => (
         <div className="cell-stack">
-          <span className={`badge badge--${STATE_BADGE[j.state]}`}><span className="badge__dot" aria-hidden="true" />{STATE_TEXT[j.state]}</span>
+          <JobStateBadge state={j.state} />
           {j.stateReason && <span className="faint">{j.stateReason}</span>}
         </div>
       ),
     },
     { id: "progress", header: "Progress", className: "col-progress", cell: (j) => <JobProgress job={j} /> },
     { id: "created", header: "Created", className: "nowrap", cell: (j) => <RelativeTime value={j.createdAt} /> },
-    ...(canWrite ? [{
-      id: "moves", header: "Moves", className: "nowrap",
-      cell: (j: Job) => {
-        const busy = move.pendingInput?.id === j.id;
-        const what = `the ${ACTION_LABELS[j.kind].toLowerCase()} job`;
-        return (
-          <div className="row row--nowrap">
-            {j.state === "in_progress" && <Button size="small" icon={<Pause />} busy={busy} aria-label={`Pause ${what}`} onClick={() => void move.run({ id: j.id, to: "pause" })}>Pause</Button>}
-            {j.state === "paused" && <Button size="small" icon={<Play />} busy={busy} aria-label={`Resume ${what}`} onClick={() => void move.run({ id: j.id, to: "resume" })}>Resume</Button>}
-            {(j.state === "in_progress" || j.state === "paused") && <Button size="small" variant="danger" icon={<X />} disabled={busy} aria-label={`Cancel ${what}`} onClick={() => void move.run({ id: j.id, to: "cancel" })}>Cancel</Button>}
-          </div>
-        );
-      },
-    } satisfies Column<Job>] : []),
+    ...(canWrite ? [{ id: "moves", header: "Moves", className: "nowrap", cell: (j: Job) => <JobMoves job={j} /> } satisfies Column<Job>] : []),
   ];
 
   return (

@@ -1,11 +1,11 @@
 // The batches as a timeline, canary first: each a stacked bar of its devices by state, with
 // the success line (devices that must run) and the failure line (failures that pause it),
 // the counts in words beside it, and the time left before the batch in flight times out.
-import { useEffect, useState } from "react";
+import { useEffect, useState, type ReactNode } from "react";
 import { formatDateTime } from "../../ui/time";
 import { counted } from "../../../../src/lib/plural";
 import { BATCH_STATE_TONE, batchStateText } from "./labels";
-import { batchName, batchSegments, clockRuns, failureLimit, outcomeText, thresholdLines, timeLeft, type Batch, type Rollout } from "./timeline";
+import { batchName, batchSegments, clockRuns, failureLimit, outcomeText, thresholdLines, timeLeft, type Batch, type Rollout, type Segment } from "./timeline";
 
 export function BatchTimeline({ rollout }: { rollout: Rollout }) {
   const now = useSecondClock(rollout.batches.some((b) => clockRuns(rollout, b)));
@@ -40,21 +40,10 @@ function BatchRow({ rollout, batch, now }: { rollout: Rollout; batch: Batch; now
             </span>
           )}
         </div>
-        <div className="batch-bar" role="img" aria-label={`${name}: ${summary}; succeeds at ${batch.successTarget} running, pauses at ${failureLimit(batch.size, rollout.failureThreshold)} failed`}>
-          {segments.map((s) => s.value > 0 && (
-            <span key={s.key} className="batch-bar__segment" style={{ width: `${(s.value / Math.max(1, batch.size)) * 100}%`, background: s.color }} />
-          ))}
+        <BatchBar name={name} size={batch.size} segments={segments} label={`${name}: ${summary}; succeeds at ${batch.successTarget} running, pauses at ${failureLimit(batch.size, rollout.failureThreshold)} failed`}>
           <span className="batch-bar__line batch-bar__line--success" style={{ left: `${lines.success}%` }} aria-hidden="true" />
           <span className="batch-bar__line batch-bar__line--failure" style={{ left: `${lines.failure}%` }} aria-hidden="true" />
-        </div>
-        <ul className="batch-counts" aria-label={`${name} devices by state`}>
-          {segments.filter((s) => !s.rare || s.value > 0).map((s) => (
-            <li key={s.key} data-count={s.key}>
-              <span className="legend__swatch" style={{ background: s.color }} aria-hidden="true" />
-              {s.label} <strong className="num">{s.value}</strong>
-            </li>
-          ))}
-        </ul>
+        </BatchBar>
         {batch.counts.offline > 0 && batch.state !== "cancelled" && (
           <p className="batch-offline" data-testid={`batch-offline-${batch.index}`}>
             {counted(batch.counts.offline, "device")} of this batch {batch.counts.offline === 1 ? "is" : "are"} offline now (no heartbeat for three intervals): {batch.counts.offline === 1 ? "it installs" : "they install"} once back
@@ -71,6 +60,34 @@ function BatchRow({ rollout, batch, now }: { rollout: Rollout; batch: Batch; now
         </p>
       </div>
     </li>
+  );
+}
+
+/**
+ * A batch's devices by state: a stacked bar (with `children` drawn over it: threshold lines)
+ * and the counts beside it; a rollout's batches and a job's (jobs/JobPage.tsx) alike.
+ */
+export function BatchBar({ name, size, segments, label, children }: {
+  name: string; size: number; label: string; children?: ReactNode;
+  segments: ReadonlyArray<Pick<Segment, "label" | "value" | "color" | "rare"> & { key: string }>;
+}) {
+  return (
+    <>
+      <div className="batch-bar" role="img" aria-label={label}>
+        {segments.map((s) => s.value > 0 && (
+          <span key={s.key} className="batch-bar__segment" style={{ width: `${(s.value / Math.max(1, size)) * 100}%`, background: s.color }} />
+        ))}
+        {children}
+      </div>
+      <ul className="batch-counts" aria-label={`${name} devices by state`}>
+        {segments.filter((s) => !s.rare || s.value > 0).map((s) => (
+          <li key={s.key} data-count={s.key}>
+            <span className="legend__swatch" style={{ background: s.color }} aria-hidden="true" />
+            {s.label} <strong className="num">{s.value}</strong>
+          </li>
+        ))}
+      </ul>
+    </>
   );
 }
 
