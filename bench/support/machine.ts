@@ -41,14 +41,26 @@ function processTable(): { pid: number; ppid: number; ticks: number; childTicks:
 /**
  * CPU time (user + system, µs) used so far by the PostgreSQL server listening on `port` and its
  * backends (the pool's connections included; those that exited are in the server's
- * children's time). Null when not found (not Linux, a server elsewhere).
+ * children's time), or those of one database. Null when not found (not Linux, a server elsewhere).
  */
-export function postgresCpuMicros(port: number): number | null {
+export function postgresCpuMicros(port: number, database?: string): number | null {
   if (!fs.existsSync("/proc/self/stat")) return null;
   const table = processTable();
   const server = table.find((p) => / -p \d+/.test(p.cmdline) && p.cmdline.includes(` -p ${port} `) && /\/postgres /.test(p.cmdline));
   if (!server) return null;
-  const ticks = server.childTicks + table.filter((p) => p.pid === server.pid || p.ppid === server.pid).reduce((sum, p) => sum + p.ticks, 0);
+  // `database`: on a server others use too, only that database's backends ("postgres: user db
+  // host(port) state") and the server's own processes (checkpointer, WAL writer, autovacuum
+  // launcher); backends of other databases are left out, and so are children that exited,
+  // whose time is not told apart by database.
+  const backend = /^postgres: \S+ (\S+) (\[local\]|\S+\(\d+\))/;
+  const ours = (p: { cmdline: string }) => {
+    if (!database) return true;
+    if (p.cmdline.startsWith("postgres: autovacuum worker")) return p.cmdline.includes(` ${database}`);
+    const match = backend.exec(p.cmdline);
+    return !match || match[1] === database;
+  };
+  const children = table.filter((p) => p.ppid === server.pid && ours(p));
+  const ticks = (database ? 0 : server.childTicks) + server.ticks + children.reduce((sum, p) => sum + p.ticks, 0);
   return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6;
 }
 

@@ -9,6 +9,8 @@ import { createLogger } from "../../src/lib/logger.js";
 import { startService } from "../../src/server.js";
 import { benchServiceEnv } from "./service-env.js";
 import { heartbeatWriterOf } from "../../src/modules/agent/heartbeat.js";
+import { seedExpiredDay, storedCounts } from "./stored-counts.js";
+import { answerCommands } from "./commands.js";
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-bench-"));
 const config = loadConfig(benchServiceEnv({ dataDir, adminKey: process.env.BENCH_ADMIN_KEY!, databaseUrl: process.env.BENCH_DATABASE }));
@@ -34,6 +36,12 @@ if (fleet > 0) {
   await raw.exec(`ANALYZE "Device"`);
   fleetSeconds = (performance.now() - started) / 1000;
 }
+
+// BENCH_OLD_DAY_ROWS=<n>: a day of snapshots and as many log lines two days past their
+// retention, for the retention job to drop while a benchmark runs (bench/fleet-day.ts).
+const oldDay = Number(process.env.BENCH_OLD_DAY_ROWS ?? 0) > 0
+  ? await seedExpiredDay(raw, Number(process.env.BENCH_OLD_DAY_ROWS), { telemetryDays: config.TELEMETRY_RETENTION_DAYS, logDays: config.LOG_RETENTION_DAYS })
+  : null;
 
 // BENCH_PROFILE=<dir>: SIGUSR2 starts a CPU profile, the next SIGUSR2 writes it there
 // (bench/support/profile-summary.ts prints where the time went), so that only the measured
@@ -69,7 +77,8 @@ if (process.env.BENCH_PROFILE) {
 // and statements, the process's memory (`memory`: process.memoryUsage(); `gc` runs a full collection
 // first) and its CPU time so far (`cpu`: process.cpuUsage(), µs), so that a
 // benchmark can report the service's CPU per request, which other load on a shared machine
-// disturbs far less than throughput.
+// disturbs far less than throughput; `counts <ISO instant>` reports what the database holds
+// (bench/support/stored-counts.ts) with the same CPU and memory.
 const writer = heartbeatWriterOf(service.services);
 const defaults = { ...writer.options };
 type Handle = ((...args: unknown[]) => void) & { ordinary?: Handle };
@@ -79,29 +88,26 @@ const frontHandle = app.handle;
 const stack = app.router.stack;
 const leanIndex = stack.findIndex((layer) => layer.route?.path === "/api/v1/agent/heartbeat");
 const leanLayer = stack[leanIndex];
-process.stdin.setEncoding("utf8");
-let pendingInput = "";
-process.stdin.on("data", (chunk: string) => {
-  pendingInput += chunk;
-  for (let nl = pendingInput.indexOf("\n"); nl >= 0; nl = pendingInput.indexOf("\n")) {
-    const line = pendingInput.slice(0, nl).trim();
-    pendingInput = pendingInput.slice(nl + 1);
-    // `gc`: a full collection first (the service started with --expose-gc), so that a benchmark reads the resident memory live objects hold, not garbage
-    if (line === "gc") (globalThis as { gc?: () => void }).gc?.();
-    const lean = () => stack[leanIndex] === leanLayer;
-    if (leanIndex >= 0 && line === "path facade" && lean()) {
-      stack.splice(leanIndex, 1);
-      app.handle = frontHandle.ordinary ?? frontHandle;
-      writer.options = { maxInFlight: 1000, maxBatch: 1 };
-    } else if (leanIndex >= 0 && line === "path lean" && !lean()) {
-      stack.splice(leanIndex, 0, leanLayer);
-      app.handle = frontHandle;
-      writer.options = { ...defaults };
-    }
-    process.stdout.write(`DONE ${JSON.stringify({ ...writer.stats, lean: lean(), cpu: process.cpuUsage(), memory: process.memoryUsage() })}\n`);
+answerCommands(async (line) => {
+  // `counts <ISO instant>`: what the database holds since then (bench/support/stored-counts.ts), and its size
+  if (line.startsWith("counts ")) {
+    const counts = await storedCounts(raw, line.slice(7), { dataDir, postgres: Boolean(config.DATABASE_URL), oldDay });
+    return { ...counts, cpu: process.cpuUsage(), memory: process.memoryUsage() };
   }
+  // `gc`: a full collection first (the service started with --expose-gc), so that a benchmark reads the resident memory live objects hold, not garbage
+  if (line === "gc") (globalThis as { gc?: () => void }).gc?.();
+  const lean = () => stack[leanIndex] === leanLayer;
+  if (leanIndex >= 0 && line === "path facade" && lean()) {
+    stack.splice(leanIndex, 1);
+    app.handle = frontHandle.ordinary ?? frontHandle;
+    writer.options = { maxInFlight: 1000, maxBatch: 1 };
+  } else if (leanIndex >= 0 && line === "path lean" && !lean()) {
+    stack.splice(leanIndex, 0, leanLayer);
+    app.handle = frontHandle;
+    writer.options = { ...defaults };
+  }
+  return { ...writer.stats, lean: lean(), cpu: process.cpuUsage(), memory: process.memoryUsage() };
 });
-process.stdin.on("end", () => undefined);
 
 process.stdout.write(`READY ${JSON.stringify({ url: service.url, fleetSeconds, database: config.DATABASE_URL ? "postgresql" : "pglite" })}\n`);
 process.on("SIGTERM", () => {

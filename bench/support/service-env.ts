@@ -21,5 +21,7 @@ export function benchServiceEnv(opts: { dataDir: string; adminKey: string; datab
     JOBS_ENABLED: process.env.BENCH_JOBS === "1" ? "true" : "false",
     // the service's Prometheus metrics on (bench/metrics-cost.ts): counted, and /metrics behind this token
     ...(process.env.BENCH_METRICS_TOKEN ? { METRICS_TOKEN: process.env.BENCH_METRICS_TOKEN } : {}),
+    // settings of one benchmark's own (bench/fleet-day.ts: the heartbeat interval its devices keep, the alert evaluation period), as JSON
+    ...(JSON.parse(process.env.BENCH_SERVICE_ENV ?? "{}") as Record<string, string>),
   };
 }

@@ -56,6 +56,11 @@ export interface SimulatorOptions {
   keyAlgorithm?: DeviceKeyAlgorithm;
   /** connections to the service (default 64) */
   maxSockets?: number;
+  /**
+   * told of every heartbeat, telemetry and log request the devices' loops made (benchmarks: latency and errors by kind);
+   * `status` 0 = no answer, `items` the snapshots or log lines in the request
+   */
+  observe?: (kind: Task, ms: number, status: number, items: number) => void;
 }
 
 export interface SimulatorStats {
@@ -90,7 +95,7 @@ export interface SimulatorStats {
   deploymentReports: number;
 }
 
-type Task = "heartbeat" | "telemetry" | "logs";
+export type Task = "heartbeat" | "telemetry" | "logs";
 type Upload = Exclude<Task, "heartbeat">;
 const UPLOADS: Upload[] = ["telemetry", "logs"];
 
@@ -101,6 +106,8 @@ export class FleetSimulator extends EventEmitter {
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly latency = new LatencyRecorder();
   private readonly rejected = new Set<VirtualDevice>();
+  /** devices without a connection for now (setOffline): they keep collecting, send nothing */
+  private readonly offline = new Set<VirtualDevice>();
   private running = false;
   private counters = {
     enrolled: 0, enrollFailed: 0, heartbeatsOk: 0, heartbeatsFailed: 0, telemetryOk: 0, telemetryFailed: 0, telemetryDeferred: 0,
@@ -158,6 +165,20 @@ export class FleetSimulator extends EventEmitter {
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, this.options.enrollConcurrency ?? 8) }, worker));
+  }
+
+  /**
+   * Takes a device off the network or brings it back: while offline its loops go on (it keeps
+   * collecting telemetry and log lines into its outbox, as an agent does) but it sends nothing;
+   * back, its next heartbeat and uploads go out, the backlog batch after batch.
+   */
+  setOffline(device: VirtualDevice, offline: boolean): void {
+    if (offline) this.offline.add(device);
+    else this.offline.delete(device);
+  }
+
+  isOffline(device: VirtualDevice): boolean {
+    return this.offline.has(device);
   }
 
   private get logsMs(): number {
@@ -303,9 +324,14 @@ export class FleetSimulator extends EventEmitter {
           this.healthRolledAt.set(device, now);
           device.updateHealth(this.options.failureRate);
         }
+        if (this.offline.has(device)) return;
         const t0 = performance.now();
-        const res = await device.heartbeat(first);
+        const res = await device.heartbeat(first).catch((err: Error) => {
+          this.options.observe?.("heartbeat", performance.now() - t0, 0, 0);
+          throw err;
+        });
         this.latency.record(performance.now() - t0);
+        this.options.observe?.("heartbeat", performance.now() - t0, res.status, 0);
         if (res.status === 200) {
           this.counters.heartbeatsOk++;
           this.counters.deploymentReports += device.lastReported;
@@ -341,9 +367,12 @@ export class FleetSimulator extends EventEmitter {
       ? (["telemetryOk", "telemetryFailed", "telemetryDeferred"] as const)
       : (["logsOk", "logsFailed", "logsDeferred"] as const);
     for (;;) {
+      if (this.offline.has(device)) return; // kept in the outbox until the device is back
+      const t0 = performance.now();
       const result = await (upload === "telemetry" ? device.deliverTelemetry() : device.deliverLogs());
       const status = result.delivery?.status ?? 0;
       if (result.outcome === "idle") return;
+      this.options.observe?.(upload, performance.now() - t0, status, result.items);
       if (result.outcome === "sent") {
         this.counters[ok]++;
         continue; // a backlog goes out batch after batch
