@@ -142,6 +142,10 @@ export async function configurationExchange(
     if (flags.state !== "unrenderable" || flags.message !== err.message) await recordUnrenderable(raw, device, err.message);
     return { variables: () => null };
   }
+  // renderable again (a label added, a layer fixed): the stale reason goes
+  if (flags.state === "unrenderable") {
+    await raw.query(`UPDATE "DeviceConfigState" SET "state" = NULL, "message" = NULL WHERE "deviceId" = $1::uuid AND "state" = 'unrenderable'`, [device.id]);
+  }
   let revealed: ReturnType<typeof computeEffective> | undefined;
   const reveal = () => (revealed ??= computeEffective(prepared, context, { reveal: true, revision }));
   const variables = () => Object.fromEntries(Object.entries(reveal().variables).map(([name, v]) => [name, v.value]));

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
 import { createHarness, type Harness, type Tenant } from "../../support/harness.js";
+import { expectSecured } from "../../support/security.js";
 import { heartbeat, type EnrolledDevice } from "../agent/fleet-support.js";
 import { enrollFleet, importVersion } from "../deployments/support.js";
 
@@ -249,7 +250,15 @@ describe("bad input: a 4xx naming the field, nothing stored", () => {
     const view = await api("GET", `/api/v1/config-layers/effective?deviceId=${devices[2].deviceId}`);
     expect(view.status).toBe(409);
     expect(view.body.message).toBe('The configuration of device "dev-2" cannot be computed: layer "rack" variables.RACK: {{ device.labels.rack }} names the label rack, which this device does not have');
+    // its heartbeat gives it no configuration (it keeps what it applied), and the reason is stored
+    expect(await beat(devices[2])).not.toHaveProperty("configuration");
+    expect(await h.services.prisma.deviceConfigState.findUnique({ where: { deviceId: devices[2].deviceId } })).toMatchObject({
+      state: "unrenderable", message: 'layer "rack" variables.RACK: {{ device.labels.rack }} names the label rack, which this device does not have',
+    });
     expect((await api("DELETE", `/api/v1/config-layers/${res.body.id}`)).status).toBe(200);
+    // renderable again: the stale reason goes with the next heartbeat
+    expect((await beat(devices[2])).configuration).toMatchObject({ full: true });
+    expect(await h.services.prisma.deviceConfigState.findUnique({ where: { deviceId: devices[2].deviceId } })).toMatchObject({ state: null, message: null });
   });
 
   it("files: a path that is not absolute, a file over the limit, content and base64 both: 400 naming the file", async () => {
@@ -301,6 +310,24 @@ describe("tenants and permissions", () => {
     expect(foreign.status).toBe(404);
     expect((await api("GET", "/api/v1/config-layers", undefined, globex.key)).body.total).toBe(0);
     expect((await api("GET", `/api/v1/config-layers/${orgLayer}`)).body.revision).toBe(4);
+  });
+
+  it("secures every operation: 401 without credentials, 403 without its permission, 404 for another tenant", async () => {
+    const layer = `/api/v1/config-layers/${berlinLayer}`;
+    const device = devices[1].deviceId;
+    await expectSecured(h, acme, globex, { method: "GET", path: "/api/v1/config-layers", permission: "config:read" });
+    await expectSecured(h, acme, globex, { method: "GET", path: layer, permission: "config:read", foreignPath: layer });
+    await expectSecured(h, acme, globex, { method: "GET", path: `${layer}/revisions`, permission: "config:read", foreignPath: `${layer}/revisions` });
+    await expectSecured(h, acme, globex, { method: "GET", path: `${layer}/revisions/1`, permission: "config:read", foreignPath: `${layer}/revisions/1` });
+    await expectSecured(h, acme, globex, { method: "GET", path: `/api/v1/config-layers/effective?deviceId=${device}`, permission: "config:read", foreignPath: `/api/v1/config-layers/effective?deviceId=${device}` });
+    await expectSecured(h, acme, globex, { method: "GET", path: "/api/v1/config-layers/preview?labels=site=berlin", permission: "config:read" });
+    await expectSecured(h, acme, globex, { method: "POST", path: "/api/v1/config-layers", body: { name: "secured", kind: "selector", selector: { a: "b" }, order: 77 }, permission: "config:write" });
+    await expectSecured(h, acme, globex, { method: "PATCH", path: layer, body: { description: "x" }, permission: "config:write", foreignPath: layer });
+    await expectSecured(h, acme, globex, { method: "POST", path: `${layer}/rollback`, body: { revision: 1 }, permission: "config:write", foreignPath: `${layer}/rollback` });
+    await expectSecured(h, acme, globex, { method: "DELETE", path: layer, permission: "config:write", foreignPath: layer });
+    await expectSecured(h, acme, globex, { method: "POST", path: "/api/v1/config-layers/restore", body: { deviceId: device }, permission: "config:write", foreignPath: "/api/v1/config-layers/restore" });
+    // nothing of it changed the layer
+    expect((await api("GET", layer)).body).toMatchObject({ revision: 3, description: null });
   });
 
   it("config:read reads and cannot write", async () => {
