@@ -174,6 +174,17 @@ function osUpdate(args: string[]): number {
   return 0;
 }
 
+/** The configuration revision in effect and the last outcome (agent/src/config/), without any content. */
+function configurationStatus(state: StateDir) {
+  const applied = state.readJson<{ revision: string; files: Array<{ path: string; layer?: string }> }>("config/applied.json");
+  const outcome = state.readJson<{ revision: string; state: string; message?: string; drift: unknown[] }>("config/status.json");
+  if (!applied && !outcome) return null;
+  return {
+    appliedRevision: applied?.revision ?? null, files: applied?.files.map((f) => f.path) ?? [],
+    last: outcome ? { revision: outcome.revision, state: outcome.state, ...(outcome.message ? { message: outcome.message } : {}), drift: outcome.drift } : null,
+  };
+}
+
 function status(args: string[]): number {
   const { values } = parseArgs({ args, options: { "state-dir": { type: "string" } } });
   const state = stateDirOf(values["state-dir"]);
@@ -187,6 +198,7 @@ function status(args: string[]): number {
     deployments: deployments.map((d) => ({ deploymentId: d.deploymentId, application: d.applicationId, version: d.version, state: d.state, ...(d.message ? { message: d.message } : {}) })),
     waiting: { telemetrySnapshots: waiting("telemetry"), logLines: waiting("logs") },
     osUpdate: state.readJson<OsUpdateState>("os-update.json"),
+    configuration: configurationStatus(state),
   }, null, 2));
   return 0;
 }

@@ -3,12 +3,14 @@
 // directory of this test (FLEET_AGENT_CONFIG_ROOTS). An organization layer's file set is
 // written with its mode, its activation runs (a command that records its run into a file), the
 // device reports the revision applied and the service shows it in sync; a file changed by hand
-// is reported as drift; a new revision without the file removes it from the device; a file
+// is reported as drift and restored by the operator; a new revision without the file removes it from the device; a file
 // outside the agent's roots fails the revision, named, with the previous one kept in place.
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { AGENT_BIN } from "../support/agent-lab.js";
 import { startConsoleService, type ConsoleService } from "../support/console-service.js";
 import { startRemoteAgent, type RemoteAgent } from "../support/remote-agent.js";
 import { eventually } from "../support/server-process.js";
@@ -75,6 +77,11 @@ describe("configuration with the real agent", { timeout: 240_000 }, () => {
     expect(fs.readFileSync(`${root}/certs/ca.pem`, "utf8")).toBe("CA\n");
     // run once, without a shell ($BROKER is an argument as written)
     expect(runs()).toEqual(["reloaded $BROKER"]);
+    // fleet-agent status says which revision is in effect, and which files it owns
+    const status = execFileSync(process.execPath, [AGENT_BIN, "status", "--state-dir", agent.stateDir], { encoding: "utf8" });
+    expect(JSON.parse(status).configuration).toEqual({
+      appliedRevision: e.revision, files: [`${root}/certs/ca.pem`, `${root}/mqtt.conf`], last: { revision: e.revision, state: "applied", drift: [] },
+    });
   });
 
   it("reports a file changed by hand as drift", async () => {
@@ -82,6 +89,14 @@ describe("configuration with the real agent", { timeout: 240_000 }, () => {
     const e = await reportedAs("applied", (x) => (x.reported?.drift.length ?? 0) > 0);
     expect(e.reported!.drift).toEqual([{ path: `${root}/mqtt.conf`, sha256: sha("url=mqtts://elsewhere\n") }]);
     expect(runs()).toHaveLength(1);
+  });
+
+  it("restore: the drifted file is rewritten and its layer activated again; no drift left", async () => {
+    await service.call("POST", "/api/v1/config-layers/restore", { body: { deviceId: agent.deviceId } });
+    const e = await reportedAs("applied", (x) => x.reported?.drift.length === 0);
+    expect(e.inSync).toBe(true);
+    expect(fs.readFileSync(`${root}/mqtt.conf`, "utf8")).toBe("url=mqtts://config-gw.broker.example\n");
+    expect(runs()).toEqual(["reloaded $BROKER", "reloaded $BROKER"]);
   });
 
   it("a new revision without a file removes it from the device, and activates again", async () => {
@@ -92,7 +107,7 @@ describe("configuration with the real agent", { timeout: 240_000 }, () => {
     expect(fs.readFileSync(`${root}/mqtt.conf`, "utf8")).toBe("url=mqtts://config-gw.broker.example\nqos=1\n");
     expect(fs.existsSync(`${root}/certs/ca.pem`)).toBe(false);
     expect(e.reported!.drift).toEqual([]);
-    expect(runs()).toEqual(["reloaded $BROKER", "reloaded $BROKER"]);
+    expect(runs()).toEqual(["reloaded $BROKER", "reloaded $BROKER", "reloaded $BROKER"]);
   });
 
   it("a file outside the agent's roots fails the revision, named, and the previous one stays in place", async () => {
@@ -107,6 +122,6 @@ describe("configuration with the real agent", { timeout: 240_000 }, () => {
     expect(e.reported!.message).toContain(`${outside} is outside the allowed roots`);
     expect(fs.existsSync(outside)).toBe(false);
     expect(fs.readFileSync(`${root}/mqtt.conf`, "utf8")).toBe("url=mqtts://config-gw.broker.example\nqos=1\n");
-    expect(runs()).toHaveLength(2);
+    expect(runs()).toHaveLength(3);
   });
 });

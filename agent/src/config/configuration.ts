@@ -127,7 +127,12 @@ export class ConfigurationAgent {
     const o = this.outcome;
     if (!a.full) {
       // the service believes this revision applied; if the device holds another, saying so brings the full answer
-      if (a.revision !== applied?.revision && o?.state === "applied") this.changed();
+      if (a.revision === applied?.revision) return;
+      if (o?.state === "applied") this.changed();
+      else if (!o) {
+        // nothing on record here (the agent's config/ was removed): a failure the service answers in full, taken at once
+        this.record({ revision: a.revision, state: "failed", message: "this device has no record of the revision (its configuration state was reset); it needs the full configuration", drift: [] });
+      }
       return;
     }
     const done = o?.revision === a.revision && o.state === "applied" && applied?.revision === a.revision;

@@ -82,6 +82,15 @@ describe("configuration on the device", () => {
     expect(await heartbeat(agent, r2)).toMatchObject({ revision: r2.revision, state: "applied" });
     expect(ran()).toHaveLength(3);
 
+    // a device whose configuration state was reset says so when answered "already applied", and takes the full answer at once
+    const reset = fixture();
+    const fresh = reset.make();
+    fresh.start();
+    await reset.heartbeat(fresh, { revision: r2.revision, full: false });
+    expect(fresh.pendingReport()).toMatchObject({ revision: r2.revision, state: "failed", message: expect.stringContaining("needs the full configuration") });
+    await reset.heartbeat(fresh, { ...r2, files: [file(`${reset.root}ntp.conf`, "server 10.0.0.2\n", "site")], activations: [] });
+    expect(fresh.pendingReport()).toEqual({ revision: r2.revision, state: "applied", appliedRevision: r2.revision, drift: [] });
+
     // a restart reports once, from what is on disk
     const again = make();
     again.start();
