@@ -61,7 +61,7 @@ function sameRelease(a: Array<{ dir: string }>, b: Array<{ dir: string }>): bool
 
 interface Component {
   name: string;
-  properties?: { repository?: string; revision?: string; timeout?: string; removeVolumes?: boolean };
+  properties?: { type?: string; repository?: string; revision?: string; timeout?: string; removeVolumes?: boolean };
 }
 
 /** How to pull the images of the organization's private registries (docs/agent.md, "Private registries"): the router's type. */
@@ -196,6 +196,9 @@ export class ComposeRuntime implements DeploymentRuntime {
 
   private async download(entry: LocalDeployment): Promise<void> {
     const components = this.components(entry);
+    // a system image is RAUC's to install (agent/src/os-update), and the service does not hand it over in a deployment yet
+    const image = components.find((c) => c.properties?.type === "system-image");
+    if (image) throw new Error(`component ${image.name} is a system image (a RAUC bundle): deployments do not install system images on the device yet; install it with fleet-agent os-update (docs/os-updates.md)`);
     const parameters = (entry.desired?.parameters ?? {}) as Record<string, Record<string, unknown>>;
     // component by component, its images pulled right after its package came: a pull grant is
     // used within minutes of its issue, however long the other components' pulls take

@@ -34,11 +34,12 @@ export type SourceDto = z.infer<typeof sourceOutput>;
 const componentOutput = z.object({
   name: z.string(),
   properties: z.object({
+    type: z.enum(["system-image"]).optional().describe("system-image: a RAUC bundle replacing the device's root file system (docs/os-updates.md); absent: a compose or Helm package"),
     repository: z.string(),
     revision: z.string(),
     wait: z.boolean().optional(),
     timeout: z.string().optional(),
-    digest: z.string().optional().describe("an https:// archive's sha256, checked before the compose file is read"),
+    digest: z.string().optional().describe("an https:// archive's sha256, checked before the compose file is read; a system image's bundle sha256 (required there)"),
     removeVolumes: z.boolean().optional().describe("removal takes the compose project's volumes down too (default: they stay)"),
   }),
 });

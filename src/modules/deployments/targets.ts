@@ -1,6 +1,7 @@
 // The device set of a deployment: resolved from its target when it starts (all-at-once) or
 // when its rollout is initialized (staged), then frozen. Devices whose architecture the
-// profile does not support are kept as `skipped` with the reason; a staged rollout cuts the
+// profile does not support, or without RAUC for a profile with a system image, are kept as
+// `skipped` with the reason; a staged rollout cuts the
 // eligible ones into batches in a stable pseudo-random order (so a canary is not always the
 // oldest devices), the devices that are offline now last. Set-based: one statement per step,
 // whatever the fleet size.
@@ -33,8 +34,14 @@ export async function freezeTargets(db: DbTx, deployment: TargetedDeployment, pr
   await db.deploymentDevice.deleteMany({ where: { deploymentId: deployment.id } });
   const target = deployment.labelSelector ? { labelSelector: deployment.labelSelector as Record<string, string> } : { deviceIds: deployment.targetDeviceIds };
   const architectures = profile.requiredResources?.cpu?.architectures ?? null;
-  const eligible = architectureEligible(architectures);
   const needs = architectures?.join(", ") ?? "";
+  const systemImage = profile.components.find((c) => c.properties.type === "system-image");
+  // a system image is installed by RAUC: a device whose agent does not report it (fact rauc) cannot take it
+  const raucReported = systemImage ? Prisma.sql`coalesce(d."facts"->'rauc' = 'true'::jsonb, FALSE)` : Prisma.sql`TRUE`;
+  const noRauc = systemImage
+    ? `the profile installs a system image (component ${systemImage.name}, a RAUC bundle) and the device does not report RAUC (fact rauc); see docs/os-updates.md`
+    : "";
+  const eligible = Prisma.sql`(${architectureEligible(architectures)} AND ${raucReported})`;
   const rows = await db.$queryRaw<Array<{ state: string; n: number }>>`
     WITH inserted AS (
       INSERT INTO "DeploymentDevice" ("deploymentId", "deviceId", "organizationId", "state", "reason", "stateChangedAt")
@@ -42,6 +49,7 @@ export async function freezeTargets(db: DbTx, deployment: TargetedDeployment, pr
              CASE WHEN ${eligible} AND ${ADMITTED} THEN 'pending' ELSE 'skipped' END,
              CASE WHEN NOT ${ADMITTED} THEN ${AWAITING_APPROVAL}
                   WHEN ${eligible} THEN NULL
+                  WHEN NOT ${raucReported} THEN ${noRauc}
                   WHEN d."arch" IS NULL THEN 'the device has not reported its architecture; the profile needs ' || ${needs}
                   ELSE 'architecture ' || d."arch" || ' is not supported by the profile (' || ${needs} || ')' END,
              ${UTC_NOW}

@@ -16,6 +16,8 @@ export interface AppVersionSpec {
   architectures?: string[];
   /** extra YAML under `parameters:` (indented by two spaces) */
   parametersYaml?: string;
+  /** a second component `os`: a system image (a RAUC bundle) at this repository with this digest */
+  systemImage?: { repository: string; digest: string };
 }
 
 export const DEFAULT_PARAMETERS_YAML = `  pollSeconds:
@@ -49,7 +51,13 @@ deploymentProfiles:
       - name: gateway
         properties:
           repository: oci://registry.example/apps/gateway
-          revision: ${spec.version}${archs}
+          revision: ${spec.version}${spec.systemImage ? `
+      - name: os
+        properties:
+          type: system-image
+          repository: ${spec.systemImage.repository}
+          revision: ${spec.version}
+          digest: ${spec.systemImage.digest}` : ""}${archs}
 parameters:
 ${spec.parametersYaml ?? DEFAULT_PARAMETERS_YAML}`;
 }

@@ -191,6 +191,19 @@ describe("compose deployments on the engine", () => {
     expect(fs.existsSync(path.join(dir, "pull-auth"))).toBe(false);
   });
 
+  it("a version with a system image fails its download naming the way that installs it, and starts nothing", async () => {
+    const { agent, settle } = setup({ d1: { status: 200, content: compose("1") } });
+    const withImage = desired("d1", "1.0.0");
+    (withImage.profile!.components as unknown[]).push({ name: "os", properties: { type: "system-image", repository: "https://files.example/os.raucb", revision: "2.0.0", digest: `sha256:${"9d".repeat(32)}` } });
+    agent.apply([withImage]);
+    await settle();
+    expect(agent.get("d1")).toMatchObject({
+      state: "failed",
+      message: "download failed: component os is a system image (a RAUC bundle): deployments do not install system images on the device yet; install it with fleet-agent os-update (docs/os-updates.md)",
+    });
+    expect(engine.running.size).toBe(0);
+  });
+
   it("a package the service refuses, or that does not match its digest, fails the download and starts nothing", async () => {
     const { agent, settle } = setup({ d2: { status: 200, content: compose("2"), digest: "sha256:" + "0".repeat(64) } });
     agent.apply([desired("d1", "1.0.0"), desired("d2", "2.0.0", { applicationId: "other" })]);

@@ -201,3 +201,25 @@ describe("admission: outcome of the whole manifest", () => {
     ]);
   });
 });
+
+describe("admission: a system image (a RAUC bundle)", () => {
+  const digest = `sha256:${"9d".repeat(32)}`;
+  const image = (properties: Record<string, unknown> = {}) => component("os", { type: "system-image", repository: "https://files.example/os-2.0.0.raucb", digest, ...properties });
+
+  it("keeps type and digest, by https:// URL or OCI reference", () => {
+    for (const repository of ["https://files.example/os-2.0.0.raucb", "oci://registry.example/os/gateway"]) {
+      const result = parseManifest(manifestWith([profile("p", { components: [component("app"), image({ repository })] })]), "a");
+      expect(result.kind, repository).toBe("admitted");
+      if (result.kind === "admitted") expect(result.manifest.profiles[0]?.components[1]?.properties).toEqual({ type: "system-image", repository, revision: "1.0.0", digest });
+    }
+  });
+
+  it.each([
+    ["without a digest", { components: [image({ digest: undefined })] }, 'component "os": a system-image needs digest: the RAUC bundle\'s sha256 (sha256:<64 hex>), which the device checks'],
+    ["of an unknown type", { components: [component("os", { type: "firmware" })] }, 'component "os": type must be system-image (a RAUC bundle) or absent (a compose or Helm package) (got "firmware")'],
+    ["twice in a profile", { components: [{ ...image(), name: "os-0" }, { ...image(), name: "os-1" }] }, 'components "os-0", "os-1": at most one system-image per profile (a device has one root file system)'],
+    ["in a helm profile", { type: "helm", components: [image()] }, 'component "os": a system-image belongs in a compose profile (the fleet agent installs it)'],
+  ])("fails one %s", (_case, fields, rule) => {
+    expect(singleProfileReason(fields)).toBe(`profile "p": ${rule}`);
+  });
+});

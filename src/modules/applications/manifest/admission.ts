@@ -65,6 +65,7 @@ function readProfile(raw: unknown, context: AdmissionContext, warnings: string[]
   if (context.earlierProfileIds.has(id)) broken("id is already used by an earlier profile");
   const type = readProfileType(raw.type);
   const components = readComponents(raw.components, warnings);
+  checkSystemImages(type, components);
   const requiredResources = isAbsent(raw.requiredResources)
     ? undefined
     : readRequiredResources(raw.requiredResources);
@@ -111,6 +112,8 @@ function readComponent(raw: unknown, index: number, warnings: string[]): Manifes
   }
   const revision = nonEmptyString(properties.revision) ?? broken(`${label}: revision is required`);
   const read: ComponentProperties = { repository, revision };
+  const systemImage = readComponentType(properties.type, label) === "system-image";
+  if (systemImage) read.type = "system-image";
 
   if (typeof properties.wait === "boolean") read.wait = properties.wait;
   else if (!isAbsent(properties.wait)) warnings.push(`${label}: wait ignored: it must be true or false`);
@@ -124,17 +127,33 @@ function readComponent(raw: unknown, index: number, warnings: string[]): Manifes
   }
 
   const { digest } = properties;
+  // a system image is pinned by its digest whatever its scheme: the device checks the bundle's bytes against it
+  if (systemImage && isAbsent(digest)) broken(`${label}: a system-image needs digest: the RAUC bundle's sha256 (sha256:<64 hex>), which the device checks`);
   if (!isAbsent(digest)) {
     if (typeof digest !== "string" || !DIGEST_PATTERN.test(digest)) {
       broken(`${label}: digest must be sha256: and 64 lowercase hex digits (got ${describeValue(digest)})`);
     }
-    if (!repository.startsWith("https://")) broken(`${label}: digest is for an https:// archive (an oci:// package is checked by its registry's digests)`);
+    if (!systemImage && !repository.startsWith("https://")) broken(`${label}: digest is for an https:// archive (an oci:// package is checked by its registry's digests)`);
     read.digest = digest;
   }
 
   if (typeof properties.removeVolumes === "boolean") read.removeVolumes = properties.removeVolumes;
   else if (!isAbsent(properties.removeVolumes)) warnings.push(`${label}: removeVolumes ignored: it must be true or false`);
   return { name, properties: read };
+}
+
+/** A component's `type`: absent for a compose or Helm package; `system-image` for a RAUC bundle (docs/os-updates.md). */
+function readComponentType(raw: unknown, label: string): "system-image" | undefined {
+  if (isAbsent(raw)) return undefined;
+  if (raw !== "system-image") broken(`${label}: type must be system-image (a RAUC bundle) or absent (a compose or Helm package) (got ${describeValue(raw)})`);
+  return "system-image";
+}
+
+/** A system image replaces the device's root file system: one per profile, and only where the fleet agent installs (compose). */
+function checkSystemImages(type: ProfileType, components: ManifestComponent[]): void {
+  const images = components.filter((c) => c.properties.type === "system-image");
+  if (images.length > 1) broken(`components ${images.map((c) => `"${c.name}"`).join(", ")}: at most one system-image per profile (a device has one root file system)`);
+  if (images.length && type !== "compose") broken(`component "${images[0].name}": a system-image belongs in a compose profile (the fleet agent installs it)`);
 }
 
 function readRequiredResources(raw: unknown): RequiredResources {

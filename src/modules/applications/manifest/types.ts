@@ -5,11 +5,13 @@ export type ProfileType = "compose" | "helm";
 export type CpuArchitecture = "amd64" | "arm64" | "arm" | "riscv64";
 
 export interface ComponentProperties {
+  /** absent: a compose or Helm package; system-image: a RAUC bundle replacing the device's root file system (docs/os-updates.md) */
+  type?: "system-image";
   repository: string;
   revision: string;
   wait?: boolean;
   timeout?: string;
-  /** for an https:// archive: its sha256 (`sha256:<64 hex>`), checked before the compose file is read */
+  /** for an https:// archive: its sha256 (`sha256:<64 hex>`), checked before the compose file is read; for a system image (required): the bundle's */
   digest?: string;
   /** removal takes the compose project's volumes down too (default: they stay) */
   removeVolumes?: boolean;
