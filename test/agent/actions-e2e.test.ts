@@ -2,7 +2,8 @@
 // starts it (docs/actions.md): restart, stop and start of a deployment's compose project (the
 // engine's container ids change, the page answers or not, the service holds the right state),
 // a re-check of health, a diagnostics bundle downloaded and opened (the named parts, no secret
-// of the agent), a lease deferring a restart until it expires, a certificate renewed at once,
+// of the agent), a lease deferring a restart until it expires, and an upgrade's install and an
+// operator's stop (the removal) until it expires, a certificate renewed at once,
 // a restart of the agent, and a reboot.
 //
 // The reboot executor is injected (FLEET_AGENT_REBOOT_COMMAND writes a line to a file instead of
@@ -149,6 +150,39 @@ describe.skipIf(!available)("device actions with the real agent on Podman", { ti
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(leaseUntil));
     expect(done.deferredUntil).toBe(leaseUntil);
     expect((await containerIds())[0]).not.toBe(before[0]);
+    fs.rmSync(path.join(leaseDir, "forklift.json"));
+  });
+
+  it("a lease defers an upgrade's install and a removal until it expires, then both happen", async () => {
+    const lease = (ms: number) => {
+      const leaseUntil = new Date(Date.now() + ms).toISOString();
+      fs.writeFileSync(path.join(leaseDir, "forklift.json.tmp"), JSON.stringify({ until: leaseUntil, reason: "carrying a load" }));
+      fs.renameSync(path.join(leaseDir, "forklift.json.tmp"), path.join(leaseDir, "forklift.json"));
+      return leaseUntil;
+    };
+    const deviceMessage = (id: string, prefix: string) => eventually(async () => {
+      const entry = await lab.deviceState(id);
+      return entry?.message?.startsWith(prefix) ? entry : undefined;
+    }, 30_000, `the device's message "${prefix}..."`);
+
+    // the upgrade downloads, but 1.0.0 keeps serving while the lease holds
+    const installUntil = lease(10_000);
+    const upgrade = await lab.deploy("2.0.0", { greeting: "hallo" });
+    expect(await deviceMessage(upgrade, "install deferred")).toMatchObject({ deviceId: lab.deviceId, state: "downloading", message: `install deferred by a lease of forklift until ${installUntil}` });
+    expect(await lab.page()).toBe("version 1.0.0 says hallo");
+    await lab.waitForState(upgrade, "running", 60_000);
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(installUntil));
+    expect(await eventually(async () => ((await lab.page()) === "version 2.0.0 says hallo" ? true : undefined), 30_000, "2.0.0's page")).toBe(true);
+
+    // an operator's stop: the application keeps running while the lease holds, then it is removed
+    const removalUntil = lease(10_000);
+    await lab.call("POST", `/api/v1/deployments/${upgrade}/stop`);
+    expect(await deviceMessage(upgrade, "removal deferred")).toMatchObject({ deviceId: lab.deviceId, state: "running", message: `removal deferred by a lease of forklift until ${removalUntil}` });
+    expect(await lab.page()).toBe("version 2.0.0 says hallo");
+    expect(await containerIds(true)).toHaveLength(1);
+    await lab.waitForState(upgrade, "removed", 60_000);
+    expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(removalUntil));
+    expect(await containerIds()).toEqual([]);
     fs.rmSync(path.join(leaseDir, "forklift.json"));
   });
 

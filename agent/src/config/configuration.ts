@@ -12,7 +12,7 @@ import type { StateDir } from "../state-dir.js";
 import { runActivations } from "./activation.js";
 import { digestOf, FileSet } from "./file-set.js";
 import { configRootsFromEnv } from "./roots.js";
-import type { ConfigurationAnswer, ConfigurationReport, DriftEntry } from "./types.js";
+import type { ActivationEntry, ConfigurationAnswer, ConfigurationReport, DriftEntry } from "./types.js";
 
 export interface ConfigurationSettings {
   roots: string[];
@@ -46,6 +46,18 @@ interface Outcome {
 }
 
 const STATUS = "config/status.json";
+/**
+ * Written before a revision's files and removed once its activations ran: a kill -9 between the
+ * two would otherwise leave new files that their service was never told to take up.
+ */
+const ACTIVATING = "config/activating.json";
+
+interface Activating {
+  revision: string;
+  activations: ActivationEntry[];
+  /** the revision in effect before (what a failure reports) */
+  kept?: string;
+}
 /** a revision that failed is tried again at most this often */
 const RETRY_MS = 5 * 60_000;
 /** a report at least every this many heartbeats, changed or not */
@@ -89,11 +101,19 @@ export class ConfigurationAgent {
     if (recovered !== "none") this.options.log("warn", `configuration: a revision interrupted by the agent's stop was ${recovered}`);
     this.outcome = this.options.state.readJson<Outcome>(STATUS);
     const applied = this.files.applied();
-    // the status written before a crash may lag behind the files: the files decide
-    if (applied && (!this.outcome || (this.outcome.state === "applied" && this.outcome.revision !== applied.revision))) {
+    const interrupted = this.options.state.readJson<Activating>(ACTIVATING);
+    const unactivated = interrupted !== null && applied?.revision === interrupted.revision;
+    // the status written before a crash may lag behind the files: the files decide (once activated)
+    if (applied && !unactivated && (!this.outcome || (this.outcome.state === "applied" && this.outcome.revision !== applied.revision))) {
       this.outcome = { revision: applied.revision, state: "applied", appliedRevision: applied.revision, drift: this.outcome?.drift ?? [] };
     }
     if (this.outcome) this.rev = 1; // the service hears it once after every start
+    if (interrupted && unactivated) {
+      // its files are in place, its activations may not have run: all of them run (reloads are made to be repeated)
+      this.options.log("warn", `configuration revision ${short(interrupted.revision)}: the agent stopped before its activations ended; running them again`);
+      const paths = interrupted.activations.flatMap((x) => x.paths);
+      void this.enqueue(() => this.activate(interrupted, paths, []));
+    } else if (interrupted) this.options.state.remove(ACTIVATING); // its files never took effect
   }
 
   /** The report for the next heartbeat, when one is due. */
@@ -192,26 +212,36 @@ export class ConfigurationAgent {
     const previous = this.files.applied();
     const kept = previous?.revision;
     const retried = this.outcome?.revision === a.revision ? this.outcome.unactivated ?? [] : [];
+    const activations = Array.isArray(a.activations) ? a.activations : [];
     let changed: string[];
     try {
       const desired = this.files.check(Array.isArray(a.files) ? a.files : []);
+      if (activations.length) this.options.state.writeJson(ACTIVATING, { revision: a.revision, activations, ...(kept ? { kept } : {}) } satisfies Activating);
       changed = this.files.apply(a.revision, desired).changed;
     } catch (error) {
+      this.options.state.remove(ACTIVATING);
       const message = `${(error as Error).message}; ${kept ? `revision ${short(kept)} kept` : "no configuration was applied before"}`;
       this.options.log("warn", `configuration revision ${short(a.revision)} failed: ${message}`);
       this.record({ revision: a.revision, state: "failed", message, ...(kept ? { appliedRevision: kept } : {}), drift: this.outcome?.drift ?? [], failedAt: this.now() });
       return;
     }
     if (changed.length) this.options.log("info", `configuration revision ${short(a.revision)}: ${changed.length} file(s) written or removed (${changed.map((p) => path.basename(p)).join(", ")})`);
-    const activations = await runActivations(Array.isArray(a.activations) ? a.activations : [], [...new Set([...retried, ...changed])], this.options.settings.activationTimeoutMs);
-    if (activations.failure) {
-      const message = `${activations.failure}; the files of revision ${short(a.revision)} are in place, ${kept ? `revision ${short(kept)} is reported in effect` : "no revision was in effect before"}`;
-      this.options.log("warn", `configuration revision ${short(a.revision)} failed: ${message}`);
-      this.record({ revision: a.revision, state: "failed", message, ...(kept ? { appliedRevision: kept } : {}), drift: [], failedAt: this.now(), unactivated: [...new Set([...retried, ...changed])] });
+    await this.activate({ revision: a.revision, activations, kept }, changed, retried);
+  }
+
+  /** Runs the activations of the layers whose paths changed (or were left unactivated), and records the outcome. */
+  private async activate({ revision, activations, kept }: Activating, changed: string[], retried: string[]): Promise<void> {
+    const paths = [...new Set([...retried, ...changed])];
+    const result = await runActivations(activations, paths, this.options.settings.activationTimeoutMs);
+    this.options.state.remove(ACTIVATING);
+    if (result.failure) {
+      const message = `${result.failure}; the files of revision ${short(revision)} are in place, ${kept ? `revision ${short(kept)} is reported in effect` : "no revision was in effect before"}`;
+      this.options.log("warn", `configuration revision ${short(revision)} failed: ${message}`);
+      this.record({ revision, state: "failed", message, ...(kept ? { appliedRevision: kept } : {}), drift: [], failedAt: this.now(), unactivated: paths });
       return;
     }
-    if (activations.ran.length) this.options.log("info", `configuration revision ${short(a.revision)}: activated ${activations.ran.join(", ")}`);
-    this.record({ revision: a.revision, state: "applied", appliedRevision: a.revision, drift: [] });
+    if (result.ran.length) this.options.log("info", `configuration revision ${short(revision)}: activated ${result.ran.join(", ")}`);
+    this.record({ revision, state: "applied", appliedRevision: revision, drift: [] });
   }
 
   private record(outcome: Outcome) {

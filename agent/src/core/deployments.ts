@@ -158,10 +158,11 @@ export class DeploymentAgent {
 
   /**
    * "Not now" (agent/src/actions/leases.ts): while an application on the device holds a lease,
-   * installs (new versions, upgrades, rollbacks) download but do not install; the device says
-   * so in its report's message (downloading, "install deferred by a lease of forklift until
-   * ..."), which the service shows. The next heartbeat after the lease ended installs. Removals
-   * are not held (an operator's stop). `null`: nothing holds.
+   * installs (new versions, upgrades, rollbacks) download but do not install, and removals (an
+   * operator's stop) do not begin: the application keeps running. The device says so in its
+   * report's message (downloading, "install deferred by a lease of forklift until ..."; running,
+   * "removal deferred by a lease of forklift until ..."), which the service shows. The next
+   * heartbeat after the lease ended installs or removes. `null`: nothing holds.
    */
   holdInstalls(held: { by: string; until: string } | null): void {
     this.held = held;
@@ -234,6 +235,11 @@ export class DeploymentAgent {
           } satisfies LocalDeployment);
         this.entries.set(entry.deploymentId, target);
         if (target.action === "remove" && target.state !== "pending") continue; // removing or removed already
+        if (this.held) {
+          // not begun while a lease holds: the service keeps the words as the device's message
+          target.message = `removal deferred by a lease of ${this.held.by} until ${this.held.until}`;
+          continue;
+        }
         target.action = "remove";
         this.steps.delete(target.deploymentId);
         this.enter(target, "removing", now);

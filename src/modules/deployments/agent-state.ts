@@ -152,7 +152,7 @@ const DECISIVE_STATES = new Set(["running", "failed", "removed"]);
 /**
  * Records the device's reports in one statement: only for deployments it was given, only
  * states that fit what it was asked (install: pending..failed; remove: removing, removed,
- * failed), only when something changed. `running` and `failed` also write the device's
+ * failed, or still running with the message of a lease that defers it), only when something changed. `running` and `failed` also write the device's
  * version history. Then the touched deployments are judged, each under its own lock.
  *
  * A failed upgrade that the device rolled back itself (`rolledBackTo`: the release it brought
@@ -186,7 +186,9 @@ export async function recordDeploymentProgress(services: Pick<Services, "prisma"
          -- a report about an earlier attempt (late, or repeated) changes nothing
          AND (r."attempt" IS NULL OR r."attempt" = dd."attempt")
          AND ((dd."desiredAction" = 'install' AND r."state" IN ('pending', 'downloading', 'installing', 'running', 'failed'))
-           OR (dd."desiredAction" = 'remove' AND r."state" IN ('removing', 'removed', 'failed')))
+           OR (dd."desiredAction" = 'remove' AND r."state" IN ('removing', 'removed', 'failed'))
+           -- a removal a lease on the device defers: still running, only its message changes
+           OR (dd."desiredAction" = 'remove' AND r."state" = 'running' AND dd."state" = 'running'))
          AND (dd."state" <> r."state" OR dd."message" IS DISTINCT FROM left(r."message", 2000))
       RETURNING dd."deploymentId", dd."organizationId", dd."state", dd."message", dd."dispatchedAt", dd."desiredAction", dd."attempt"
     ), history AS (

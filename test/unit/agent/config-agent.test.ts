@@ -4,6 +4,7 @@
 // activation failing the revision with its exit, a path outside the roots failing it with the
 // previous revision kept, drift of a file changed or removed by hand reported, and restored on
 // an answer with restore: true.
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -13,6 +14,7 @@ import type { ConfigurationAnswer, ConfigFileEntry } from "../../../agent/src/co
 import { StateDir } from "../../../agent/src/state-dir.js";
 
 const BASE = "/dev/shm/fleet-tests";
+const CHILD = path.join(import.meta.dirname, "support", "config-activation-child.ts");
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
@@ -173,5 +175,38 @@ describe("configuration on the device", () => {
     expect(agent.pendingReport()).toEqual({ revision: r1.revision, state: "applied", appliedRevision: r1.revision, drift: [] });
     await agent.checkDrift();
     expect(agent.status()).toMatchObject({ state: "applied", files: 3, drift: [] });
+  });
+
+  it("kill -9 while a revision's activation runs: the next start runs it again and then reports the revision applied", { timeout: 120_000 }, async () => {
+    const { dir, root, state, make, ran, heartbeat } = fixture();
+    const first = path.join(dir, "first-run-pid");
+    // records its run; the first run then stays (as a slow reload would) until the test kills the agent
+    const activation = [process.execPath, "-e", [
+      "const fs = require('fs'); fs.appendFileSync(process.argv[1], 'reload\\n');",
+      "if (!fs.existsSync(process.argv[2])) { fs.writeFileSync(process.argv[2], String(process.pid)); setInterval(() => {}, 1000); }",
+    ].join(" "), path.join(dir, "activations.log"), first];
+    const answer: ConfigurationAnswer = { revision: "e".repeat(64), full: true, files: [file(`${root}app.conf`, "v=1\n", "app")], activations: [{ layer: "app", command: activation, paths: [`${root}app.conf`] }] };
+    const specFile = path.join(dir, "spec.json");
+    fs.writeFileSync(specFile, JSON.stringify({ stateDir: state.dir, roots: [root], answer }));
+    const child = spawn(process.execPath, ["--import", "tsx", CHILD, specFile], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (c: Buffer) => (out += c.toString()));
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once("exit", (_code, signal) => resolve(signal)));
+    // the activation began (it wrote its pid): the agent is in the middle of the revision
+    while (child.exitCode === null && (!fs.existsSync(first) || !fs.readFileSync(first, "utf8"))) await new Promise((resolve) => setTimeout(resolve, 50));
+    child.kill("SIGKILL");
+    expect(await exited).toBe("SIGKILL");
+    process.kill(Number(fs.readFileSync(first, "utf8")), "SIGKILL"); // the activation itself outlives the agent
+    expect(out).not.toContain("done");
+    expect(fs.readFileSync(`${root}app.conf`, "utf8")).toBe("v=1\n");
+    expect(ran()).toEqual(["reload"]);
+
+    const restarted = make();
+    restarted.start();
+    await restarted.idle();
+    expect(ran()).toEqual(["reload", "reload"]);
+    expect(await heartbeat(restarted, answer)).toEqual({ revision: answer.revision, state: "applied", appliedRevision: answer.revision, drift: [] });
+    expect(ran()).toHaveLength(2); // taken as applied: the answer runs nothing again
+    expect(fs.existsSync(state.path("config/activating.json"))).toBe(false);
   });
 });

@@ -408,7 +408,7 @@ describe("a lease on the device holds installs (docs/actions.md, \"not now\")", 
     expect(heartbeat([install(D1)])).toEqual([{ deploymentId: D1, state: "running", attempt: 1 }]);
   });
 
-  it("an upgrade waits too, and a removal is not held", () => {
+  it("an upgrade waits too", () => {
     const { agent, heartbeat, advance } = fixture({ failureRate: 0 });
     heartbeat([install(D1)]);
     advance(60_000);
@@ -421,7 +421,28 @@ describe("a lease on the device holds installs (docs/actions.md, \"not now\")", 
     advance(60_000);
     agent.advance();
     expect(agent.get(D2)).toMatchObject({ state: "downloading", downloaded: true, message: "install deferred by a lease of robot-arm until 2026-12-07T12:30:00.000Z" });
-    heartbeat([remove(D2, "2.0.0")]);
-    expect(agent.get(D2)).toMatchObject({ state: "removing" });
+  });
+
+  it("a removal (an operator's stop) waits too: the application keeps running, the device says why; it is removed after the lease", () => {
+    const { agent, heartbeat, advance } = fixture({ failureRate: 0 });
+    heartbeat([install(D1)]);
+    advance(60_000);
+    heartbeat([install(D1)]);
+    advance(60_000);
+    agent.advance();
+    expect(agent.get(D1)).toMatchObject({ state: "running" });
+    agent.holdInstalls({ by: "forklift", until: "2026-12-07T12:30:00.000Z" });
+    heartbeat([remove(D1)]);
+    expect(agent.get(D1)).toMatchObject({ state: "running", message: "removal deferred by a lease of forklift until 2026-12-07T12:30:00.000Z" });
+    expect(heartbeat([remove(D1)])).toEqual([{ deploymentId: D1, state: "running", attempt: 1, message: "removal deferred by a lease of forklift until 2026-12-07T12:30:00.000Z" }]);
+    advance(60_000);
+    expect(heartbeat([remove(D1)])).toEqual([]);
+    expect(agent.get(D1)).toMatchObject({ state: "running" });
+    agent.holdInstalls(null);
+    heartbeat([remove(D1)]);
+    expect(agent.get(D1)).toMatchObject({ action: "remove", state: "removing", message: undefined });
+    expect(heartbeat([remove(D1)])).toEqual([{ deploymentId: D1, state: "removing" }]);
+    advance(60_000);
+    expect(heartbeat([remove(D1)])).toEqual([{ deploymentId: D1, state: "removed" }]);
   });
 });
