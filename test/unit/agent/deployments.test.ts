@@ -388,7 +388,19 @@ describe("deliberate and seeded failures", () => {
   });
 });
 
-describe("a lease on the device holds installs (docs/actions.md, \"not now\")", () => {
+describe("a lease on the device holds installs and removals (docs/actions.md, \"not now\")", () => {
+  /** an agent running D1 (installed without failures) */
+  const runningD1 = () => {
+    const f = fixture({ failureRate: 0 });
+    f.heartbeat([install(D1)]);
+    f.advance(60_000);
+    f.heartbeat([install(D1)]);
+    f.advance(60_000);
+    f.agent.advance();
+    expect(f.agent.get(D1)).toMatchObject({ state: "running" });
+    return f;
+  };
+
   it("downloads, then waits saying who holds it until when; the first heartbeat after the lease installs", () => {
     const { agent, heartbeat, advance } = fixture({ failureRate: 0 });
     const held = { by: "forklift", until: "2026-12-07T12:00:00.000Z" };
@@ -409,13 +421,7 @@ describe("a lease on the device holds installs (docs/actions.md, \"not now\")", 
   });
 
   it("an upgrade waits too", () => {
-    const { agent, heartbeat, advance } = fixture({ failureRate: 0 });
-    heartbeat([install(D1)]);
-    advance(60_000);
-    heartbeat([install(D1)]);
-    advance(60_000);
-    agent.advance();
-    expect(agent.get(D1)).toMatchObject({ state: "running" });
+    const { agent, heartbeat, advance } = runningD1();
     agent.holdInstalls({ by: "robot-arm", until: "2026-12-07T12:30:00.000Z" });
     heartbeat([install(D2, "2.0.0")]);
     advance(60_000);
@@ -424,13 +430,7 @@ describe("a lease on the device holds installs (docs/actions.md, \"not now\")", 
   });
 
   it("a removal (an operator's stop) waits too: the application keeps running, the device says why; it is removed after the lease", () => {
-    const { agent, heartbeat, advance } = fixture({ failureRate: 0 });
-    heartbeat([install(D1)]);
-    advance(60_000);
-    heartbeat([install(D1)]);
-    advance(60_000);
-    agent.advance();
-    expect(agent.get(D1)).toMatchObject({ state: "running" });
+    const { agent, heartbeat, advance } = runningD1();
     agent.holdInstalls({ by: "forklift", until: "2026-12-07T12:30:00.000Z" });
     heartbeat([remove(D1)]);
     expect(agent.get(D1)).toMatchObject({ state: "running", message: "removal deferred by a lease of forklift until 2026-12-07T12:30:00.000Z" });
