@@ -51,9 +51,15 @@ export interface ConfigurationFlags {
 
 const CACHED_ORGANIZATIONS = 1000;
 const CACHED_REVISIONS = 10_000;
+/**
+ * Read again at least this often even when the stamp is the same: two writes within one
+ * millisecond (the column's precision) to an organization's layers leave the stamp alone.
+ */
+const CACHE_SECONDS = 30;
 
 interface SharedLayers {
   stamp: string;
+  readAt: number;
   layers: PreparedLayer[];
   /** revisions computed under this stamp, by configurationKey: devices alike share one */
   revisions: Map<string, string>;
@@ -65,8 +71,8 @@ const sharedLayersOf = perService((_services: Services) => new Map<string, Share
 async function layersFor(services: Services, organizationId: string, flags: ConfigurationFlags): Promise<{ shared: SharedLayers; layers: PreparedLayer[] }> {
   const cache = sharedLayersOf(services);
   let shared = cache.get(organizationId);
-  if (shared?.stamp !== flags.stamp) {
-    shared = { stamp: flags.stamp, layers: prepareLayers(await loadLayers(services.prisma, services.secrets, organizationId, [])), revisions: new Map() };
+  if (shared?.stamp !== flags.stamp || Date.now() - shared.readAt > CACHE_SECONDS * 1000) {
+    shared = { stamp: flags.stamp, readAt: Date.now(), layers: prepareLayers(await loadLayers(services.prisma, services.secrets, organizationId, [])), revisions: new Map() };
     cache.delete(organizationId);
     if (cache.size >= CACHED_ORGANIZATIONS) cache.delete(cache.keys().next().value!);
     cache.set(organizationId, shared);
