@@ -215,7 +215,9 @@ export class ConfigurationAgent {
     const activations = Array.isArray(a.activations) ? a.activations : [];
     let changed: string[];
     try {
-      const desired = this.files.check(Array.isArray(a.files) ? a.files : []);
+      // a full answer without its list would otherwise read as "no files": everything removed
+      if (!Array.isArray(a.files)) throw new Error("the service's full answer carries no file list");
+      const desired = this.files.check(a.files);
       if (activations.length) this.options.state.writeJson(ACTIVATING, { revision: a.revision, activations, ...(kept ? { kept } : {}) } satisfies Activating);
       changed = this.files.apply(a.revision, desired).changed;
     } catch (error) {

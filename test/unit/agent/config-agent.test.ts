@@ -136,6 +136,10 @@ describe("configuration on the device", () => {
     expect(fs.readFileSync(`${root}app.conf`, "utf8")).toBe("v=3\n");
     expect(fs.existsSync(`${dir}/etc/passwd`)).toBe(false);
     expect(ran()).toEqual([]);
+    // a full answer without its file list removes nothing
+    await heartbeat(agent, { revision: "6".repeat(64), full: true });
+    expect(agent.pendingReport()).toMatchObject({ state: "failed", appliedRevision: "3".repeat(64), message: expect.stringContaining("carries no file list") });
+    expect(fs.readFileSync(`${root}app.conf`, "utf8")).toBe("v=3\n");
 
     // a command that outlives its timeout is stopped
     const impatient = make(500);
