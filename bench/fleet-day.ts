@@ -291,7 +291,7 @@ async function run(label: string, databaseUrl?: string) {
       const svc = await service.command("stats");
       const counts = await service.command(`counts ${since}`);
       const pg = pgCpu();
-      if (!continuousStarted && gen.labelled > 0) {
+      if (!continuousStarted && !last && gen.labelled > 0) {
         await api("POST", `/api/v1/deployments/${continuous.id}/start`);
         continuousStarted = true;
       }

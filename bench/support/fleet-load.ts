@@ -116,6 +116,7 @@ function churn() {
 }
 
 let churnTimer: NodeJS.Timeout | null = null;
+let churnStart: NodeJS.Timeout | null = null;
 function snapshot() {
   const s = simulator.stats();
   return {
@@ -140,8 +141,13 @@ function snapshot() {
 answerCommands(async (line) => {
   if (line === "start") {
     simulator.startTraffic();
-    churnTimer = setInterval(churn, 60_000);
+    // half a minute off the benchmark's samples (each at a whole minute), so that a sample never races a churn
+    churnStart = setTimeout(() => {
+      churn();
+      churnTimer = setInterval(churn, 60_000);
+    }, 30_000);
   } else if (line === "stop") {
+    if (churnStart) clearTimeout(churnStart);
     if (churnTimer) clearInterval(churnTimer);
     for (const group of away.splice(0)) for (const device of group) simulator.setOffline(device, false);
     // what the devices still keep goes out (the service's Retry-After waited out), then they stop
