@@ -25,6 +25,8 @@ const LONG_FIRST = [
   "test/agent/remote-port-forward-e2e.test.ts",
   "test/http/agent/agent-outage.test.ts",
   "test/agent/actions-e2e.test.ts",
+  // real RAUC on loop devices: an agent started nine times, about 2.5 minutes
+  "test/agent/os-update/rauc.test.ts",
   "test/deploy/compose-up.test.ts",
   "test/agent/agent-docker-e2e.test.ts",
   "test/deploy/kubernetes.test.ts",

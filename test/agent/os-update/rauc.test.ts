@@ -13,7 +13,8 @@
 // The agent's state machine across the reboot, the trial boot, mark-good, mark-bad and the
 // fallback run for real against RAUC. No application is deployed here: the health check "the
 // deployed applications run" passes vacuously; the check that fails in the fallback case is
-// "the agent reaches the service" (the proxy taken away).
+// "the agent reaches the service" (the proxy taken away). A system that never comes up is a boot
+// after which the test starts no agent and boots again.
 import { spawn, execFile, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -89,12 +90,15 @@ describe.skipIf(!peersAvailable("rauc", "podman"))("OS updates with real RAUC on
 
   beforeAll(async () => {
     // the bundles once for the file: 2.0.0, 3.0.0 and 4.0.0, another CA's, another compatible's
-    [bundles, h] = await Promise.all([buildRaucBundles(["2.0.0", "3.0.0", "4.0.0"]), createHarness({ HEARTBEAT_INTERVAL_SECONDS: "5" })]);
+    // one after the other (under a second for the bundles), so afterAll finds whatever was made
+    bundles = await buildRaucBundles(["2.0.0", "3.0.0", "4.0.0"]);
+    h = await createHarness({ HEARTBEAT_INTERVAL_SECONDS: "5" });
     acme = await h.createTenant("Acme OS updates");
     await ensureCa(h, acme.key);
     const service = new URL(h.url);
     proxy = await startTcpProxy(service.hostname, Number(service.port));
-    [lab, server] = await Promise.all([startRaucLab(bundles.keyringPem), serveBundles(bundles)]);
+    server = await serveBundles(bundles);
+    lab = await startRaucLab(bundles.keyringPem);
     fs.mkdirSync(WORK, { recursive: true });
     stateDir = fs.mkdtempSync(path.join(WORK, "os-update-agent-"));
     rebootFile = path.join(lab.dir, "reboots-asked");
@@ -207,5 +211,21 @@ describe.skipIf(!peersAvailable("rauc", "podman"))("OS updates with real RAUC on
     expect(await reboot()).toBe("A");
     expect((await phase("updated")).reason).toBe("slot A runs 4.0.0 and passed its health checks; marked good");
     expect(lab.bootState()).toMatchObject({ A_state: "good", B_state: "good" });
+  });
+
+  it("3.0.0 into slot B whose system never comes up: the bootloader's one trial attempt is used, the next boot is A again, reported rolled back", async () => {
+    const bundle = bundles.good("3.0.0");
+    await requestUpdate(bundle, ["--health-seconds", "60"]);
+    await phase("rebooting");
+    expect(lab.slotSha256("B")).toBe(bundle.imageSha256);
+    await killAgent();
+    // the new system's boot: no agent starts on it (it hangs), and the watchdog resets the machine
+    expect(await lab.boot()).toBe("B");
+    expect(lab.bootState()).toMatchObject({ B_state: "trial", B_attempts: "0" });
+    expect(await reboot()).toBe("A");
+    const rolledBack = await phase("rolled-back");
+    expect(rolledBack.reason).toBe("the new system in slot B did not come up: the bootloader booted slot A again");
+    await eventually(async () => ((await facts())["osUpdate.phase"] === "rolled-back" && (await facts())["osUpdate.version"] === "3.0.0" ? true : undefined), 30_000, "rolled back at the service");
+    expect(await facts()).toMatchObject({ "rauc.bootedSlot": "A", "rauc.booted.version": "4.0.0" });
   });
 });
