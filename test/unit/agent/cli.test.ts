@@ -60,4 +60,14 @@ describe("fleet-agent on bad input", { timeout: 60_000 }, () => {
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/^fleet-agent: --engine is podman or docker\n/);
   });
+
+  it("os-update: a bundle without an http(s) URL or a sha256 is a usage error naming the option, and nothing is handed over", async () => {
+    const noUrl = await fleetAgent(["os-update", "--url", "ftp://files.example/os.raucb", "--sha256", "a".repeat(64), "--state-dir", dir]);
+    expect(noUrl.code).toBe(2);
+    expect(noUrl.stderr).toMatch(/^fleet-agent: os-update: --url: an http:\/\/ or https:\/\/ URL of the bundle\n/);
+    const noDigest = await fleetAgent(["os-update", "--url", "https://files.example/os.raucb", "--sha256", "abc", "--state-dir", dir]);
+    expect(noDigest.code).toBe(2);
+    expect(noDigest.stderr).toMatch(/^fleet-agent: os-update: --sha256: the bundle's sha256, 64 hex digits\n/);
+    expect(fs.existsSync(path.join(dir, "os-update-request.json"))).toBe(false);
+  });
 });
