@@ -2,7 +2,7 @@
 // (src/modules/rollout-engine/): over HTTP against the service, with enrolled devices speaking
 // the real heartbeat. A device whose window is closed in its own time zone (its tz label) is
 // not handed the action (counted waiting_for_window, the time its window opens stored) until a
-// window is open for it; under a budget of one device per site, each site has at most one
+// window is open for it, and expires saying it waited for its window; under a budget of one device per site, each site has at most one
 // device handed the action and not done (a lease's deferral holds the place), the next one
 // admitted when it is done. Bad options: 400 naming the field, nothing stored.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,6 +11,7 @@ import type { EnrolledDevice } from "../agent/fleet-support.js";
 import { beat as jobBeat, beatAll } from "./support.js";
 import { enrollFleet } from "../deployments/support.js";
 import { disruptionBudget } from "../../../src/modules/rollout-engine/options.js";
+import { judgeLiveJobs } from "../../../src/modules/jobs/tick.js";
 
 let h: Harness;
 let acme: Tenant;
@@ -74,8 +75,12 @@ describe("maintenance windows", () => {
     expect([...now.keys()]).toEqual([far[0]]);
     expect((await actionOf(job.id, far[0])).windowOpensAt).toBeNull();
     expect((await getJob(job.id)).counts).toMatchObject({ delivered: 3, waiting_for_window: 1 });
-    await h.api("POST", `/api/v1/jobs/${job.id}/cancel`, { key: acme.key });
-    expect((await actionOf(job.id, far[1])).state).toBe("cancelled");
+    // the job expires: the device still waiting for its window never runs it, and says why
+    await h.services.prisma.actionJob.update({ where: { id: job.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    await judgeLiveJobs(h.services);
+    expect(await actionOf(job.id, far[1])).toMatchObject({ state: "expired", message: "the job expired while the device waited for its maintenance window" });
+    expect(await getJob(job.id)).toMatchObject({ state: "expired", counts: { expired: 4, waiting_for_window: 0 } });
+    expect((await handedTo(far)).size).toBe(0);
   });
 });
 
