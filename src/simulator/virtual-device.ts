@@ -3,7 +3,8 @@
 // tRPC client, the heartbeat on its lean REST route: agent/src/core/session.ts). Failures are simulated: with the configured probability
 // a heartbeat reports `error` (and telemetry shows failing containers) until it recovers.
 // Each heartbeat reports the progress of the device's deployments and hands the desired state
-// it answers to the device's DeploymentAgent (agent/src/core/deployments.ts, on the virtual runtime), which obeys it.
+// it answers to the device's DeploymentAgent (agent/src/core/deployments.ts, on the virtual runtime), which obeys it,
+// and its configuration revision to a VirtualConfiguration, which takes it at once and reports it applied.
 import type { DeploymentAgent, DesiredDeploymentEntry } from "../../agent/src/core/deployments.js";
 import { virtualDeploymentAgent, type DeploymentAgentOptions } from "./virtual-runtime.js";
 import type { JsonClient, JsonResponse } from "../../agent/src/core/json-client.js";
@@ -12,6 +13,7 @@ import { DeviceSession, type EnrollAnswer, type HeartbeatAnswer, type RenewAnswe
 import { faultOf, LogModel, type Fault, type LogLine } from "./log-lines.js";
 import { MetricsModel, type TelemetrySnapshot } from "./metrics.js";
 import { Outbox, retryAfterMs, type FlushResult } from "../../agent/src/core/outbox.js";
+import { VirtualConfiguration } from "./virtual-configuration.js";
 
 export type { EnrollAnswer, HeartbeatAnswer } from "../../agent/src/core/session.js";
 
@@ -33,6 +35,8 @@ export class VirtualDevice extends DeviceSession {
   private readonly logs = new LogModel();
   /** the deployments this device was given, and their progress */
   readonly deployments: DeploymentAgent;
+  /** the configuration revision it holds: every full one taken at once and reported applied */
+  readonly configuration = new VirtualConfiguration();
 
   constructor(
     readonly reportedDeviceId: string,
@@ -84,7 +88,7 @@ export class VirtualDevice extends DeviceSession {
     const { response, reported } = await this.exchangeHeartbeat(this.deployments, {
       ...(this.fault ? { status: "error", message: this.fault.reason } : { status: "online" }),
       ...(includeFacts ? { facts: this.facts() } : {}),
-    });
+    }, undefined, this.configuration);
     if (response.status === 200) this.lastReported = reported.length;
     return response;
   }
