@@ -36,7 +36,7 @@ import { fileURLToPath } from "node:url";
 import { JsonClient } from "../agent/src/core/json-client.js";
 import { startGitServer, type GitServer } from "../test/support/git-server/index.js";
 import { startChild, type Child } from "./support/child.js";
-import { machineLine, postgresCpuMicros } from "./support/machine.js";
+import { machineLine, postgresCpuTracker } from "./support/machine.js";
 import { onEachDatabase } from "./support/postgres.js";
 import { RequestStats, timedRequest, type KindFigures } from "./support/request-stats.js";
 import { fleetDayFiles, type MinuteRow } from "./support/fleet-day-results.js";
@@ -207,7 +207,9 @@ async function run(label: string, databaseUrl?: string) {
   const database = databaseUrl ? new URL(databaseUrl) : null;
   const pgPort = database ? Number(database.port || 5432) : null;
   const pgDatabase = database ? database.pathname.slice(1) : undefined;
-  const pgCpu = () => (pgPort ? postgresCpuMicros(pgPort, pgDatabase) : null);
+  const pgCpu = pgPort && pgDatabase ? postgresCpuTracker(pgPort, pgDatabase) : () => null;
+  // read every 5 s besides the samples: a pool connection that closes keeps what was last read of it
+  const pgReader = setInterval(pgCpu, 5000);
   let service: Child | null = null;
   let load: Child | null = null;
   try {
@@ -362,6 +364,7 @@ async function run(label: string, databaseUrl?: string) {
     setup.client.close();
     return summary;
   } finally {
+    clearInterval(pgReader);
     if (load) await load.stop();
     if (service) await service.stop();
     await git.close();

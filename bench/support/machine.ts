@@ -38,30 +38,51 @@ function processTable(): { pid: number; ppid: number; ticks: number; childTicks:
   return table;
 }
 
-/**
- * CPU time (user + system, µs) used so far by the PostgreSQL server listening on `port` and its
- * backends (the pool's connections included; those that exited are in the server's
- * children's time), or those of one database. Null when not found (not Linux, a server elsewhere).
- */
-export function postgresCpuMicros(port: number, database?: string): number | null {
+/** The PostgreSQL server listening on `port` and its child processes, from /proc; null when not found. */
+function postgresProcesses(port: number) {
   if (!fs.existsSync("/proc/self/stat")) return null;
   const table = processTable();
   const server = table.find((p) => / -p \d+/.test(p.cmdline) && p.cmdline.includes(` -p ${port} `) && /\/postgres /.test(p.cmdline));
-  if (!server) return null;
-  // `database`: on a server others use too, only that database's backends ("postgres: user db
-  // host(port) state") and the server's own processes (checkpointer, WAL writer, autovacuum
-  // launcher); backends of other databases are left out, and so are children that exited,
-  // whose time is not told apart by database.
+  return server ? { server, children: table.filter((p) => p.ppid === server.pid) } : null;
+}
+
+/**
+ * CPU time (user + system, µs) used so far by the PostgreSQL server listening on `port` and its
+ * backends (the pool's connections included; those that exited are in the server's
+ * children's time). Null when not found (not Linux, a server elsewhere).
+ */
+export function postgresCpuMicros(port: number): number | null {
+  const found = postgresProcesses(port);
+  if (!found) return null;
+  const ticks = found.server.childTicks + found.server.ticks + found.children.reduce((sum, p) => sum + p.ticks, 0);
+  return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6;
+}
+
+/**
+ * The same for one database of a server others use too (the dev server): that database's
+ * backends ("postgres: user db host(port) state", autovacuum workers naming it) and the
+ * server's own processes (checkpointer, WAL writer, ...), not the other databases' backends.
+ * Cumulative over the calls: an exited process keeps what was last read of it (the time
+ * between that read and its exit is lost, so call it every few seconds); null when not found.
+ */
+export function postgresCpuTracker(port: number, database: string): () => number | null {
   const backend = /^postgres: \S+ (\S+) (\[local\]|\S+\(\d+\))/;
-  const ours = (p: { cmdline: string }) => {
-    if (!database) return true;
-    if (p.cmdline.startsWith("postgres: autovacuum worker")) return p.cmdline.includes(` ${database}`);
-    const match = backend.exec(p.cmdline);
+  const ours = (cmdline: string) => {
+    if (cmdline.startsWith("postgres: autovacuum worker")) return cmdline.includes(` ${database}`);
+    const match = backend.exec(cmdline);
     return !match || match[1] === database;
   };
-  const children = table.filter((p) => p.ppid === server.pid && ours(p));
-  const ticks = (database ? 0 : server.childTicks) + server.ticks + children.reduce((sum, p) => sum + p.ticks, 0);
-  return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6;
+  const seen = new Map<number, number>();
+  let ticks = 0;
+  return () => {
+    const found = postgresProcesses(port);
+    if (!found) return null;
+    for (const p of [found.server, ...found.children.filter((c) => ours(c.cmdline))]) {
+      ticks += p.ticks - (seen.get(p.pid) ?? 0);
+      seen.set(p.pid, p.ticks);
+    }
+    return (ticks / CLOCK_TICKS_PER_SECOND) * 1e6;
+  };
 }
 
 /** USER_HZ, 100 on every Linux this runs on (sysconf(_SC_CLK_TCK) is not reachable from Node). */
