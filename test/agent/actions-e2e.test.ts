@@ -4,7 +4,7 @@
 // a re-check of health, a diagnostics bundle downloaded and opened (the named parts, no secret
 // of the agent), a lease deferring a restart until it expires, and an upgrade's install and an
 // operator's stop (the removal) until it expires, a certificate renewed at once,
-// a restart of the agent, and a reboot.
+// a job that expires while the device is offline, a restart of the agent, and a reboot.
 //
 // The reboot executor is injected (FLEET_AGENT_REBOOT_COMMAND writes a line to a file instead of
 // rebooting this machine) and so is the boot id's file (FLEET_AGENT_BOOT_ID_FILE): the test
@@ -184,6 +184,36 @@ describe.skipIf(!available)("device actions with the real agent on Podman", { ti
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(removalUntil));
     expect(await containerIds()).toEqual([]);
     fs.rmSync(path.join(leaseDir, "forklift.json"));
+  });
+
+  it("a job that expires while the device is offline is never run by it when it returns", async () => {
+    await lab.stopAgent();
+    // The shortest expiry the API takes (60 s): the device is away for all of it.
+    const job = await lab.call<{ id: string; state: string; expiresAt: string }>("POST", "/api/v1/jobs", {
+      kind: "check-health", target: { deviceIds: [lab.deviceId] }, reason: "offline expiry", expiresInSeconds: 60,
+    });
+    expect(job.state).toBe("in_progress");
+    const outputBefore = lab.agentOutput.length;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(job.expiresAt) - Date.now()) + 1500));
+    lab.startAgent();
+    const actions = () => lab.call<{ items: Action[] }>("GET", `/api/v1/device-actions?jobId=${job.id}`);
+    const [action] = await eventually(async () => {
+      const { items } = await actions();
+      return items[0]?.state === "expired" ? items : undefined;
+    }, 90_000, "the job's action expired");
+    expect(action).toMatchObject({ state: "expired", message: "expired before the device ran it", result: null });
+    expect(await eventually(async () => {
+      const current = await lab.call<{ state: string; counts: Record<string, number> }>("GET", `/api/v1/jobs/${job.id}`);
+      return current.state === "expired" ? current : undefined;
+    }, 60_000, "the job expired")).toMatchObject({ counts: { expired: 1, succeeded: 0, failed: 0 } });
+    // the returned agent heartbeats on, and never begins it (it would say so with the action's id)
+    const backAt = Date.now();
+    await eventually(async () => {
+      const device = await lab.call<{ lastSeenAt: string | null }>("GET", `/api/v1/devices/${lab.deviceId}`);
+      return device.lastSeenAt && Date.parse(device.lastSeenAt) > backAt + 6000 ? true : undefined; // two heartbeats later (5 s interval)
+    }, 60_000, "two more heartbeats");
+    expect(lab.agentOutput.slice(outputBefore).filter((line) => line.includes(action.id))).toEqual([]);
+    expect((await actions()).items[0].state).toBe("expired");
   });
 
   it("restart-agent: the agent exits to be started again (exit 75) and reports success from its new run", async () => {
