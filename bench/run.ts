@@ -1,4 +1,4 @@
-// `npm run bench [-- name ...]`: runs every benchmark in bench/ (or the named ones) one after
+// `npm run bench [-- name ...]`: runs every benchmark in bench/ but fleet-day (or the named ones) one after
 // the other, each in its own process so that one's warm caches and memory do not colour the
 // next. Benchmarks print figures; they are not tests and assert nothing.
 import { spawnSync } from "node:child_process";
@@ -18,7 +18,9 @@ if (unknown.length) {
   console.error(`unknown benchmark(s): ${unknown.join(", ")}; available: ${all.join(", ")}`);
   process.exit(2);
 }
-const selected = wanted.length ? wanted : all;
+// Runs only when named: a day of a whole fleet takes hours (its enrollment, then the day itself).
+const ONLY_WHEN_NAMED = ["fleet-day"];
+const selected = wanted.length ? wanted : all.filter((name) => !ONLY_WHEN_NAMED.includes(name));
 let failed = 0;
 for (const name of selected) {
   console.log(`\n##### bench/${name}.ts`);
