@@ -2,12 +2,15 @@
 // menu runs a health check at once and asks before a reboot in a confirmation naming the
 // device (the API then holds the reboot, pending); the Jobs page previews a job over a label
 // selector (how many devices match and its batches), starts it, shows its progress moving as
-// simulated devices run it through the agent protocol, pauses, resumes and cancels it.
+// simulated devices run it through the agent protocol, pauses, resumes and cancels it; a job
+// made with maintenance windows and a disruption budget stores both (a 400 about the budget is
+// said next to its field).
 import { beforeAll, describe, expect, it } from "vitest";
 import { peerAvailable } from "../../support/peers.js";
 import { ADMIN, type ConsoleService, type SimulatedFleet } from "../../support/console-service.js";
 import { consoleSuite, UI_TIMEOUT_MS, waitForText } from "../../support/browser.js";
 import { runHandedActions } from "../../support/device-actions.js";
+import { LABEL_KEY_RULE } from "../../../src/modules/devices/selector.js";
 
 let service: ConsoleService;
 let fleet: SimulatedFleet;
@@ -85,5 +88,49 @@ describe.skipIf(!peerAvailable("chromium"))("console device actions and jobs", (
     await ui.screenshot("jobs-cancelled");
     const cancelled = await service.call<{ state: string; counts: { cancelled: number; succeeded: number } }>("GET", `/api/v1/jobs/${job.id}`);
     expect(cancelled).toMatchObject({ state: "cancelled", counts: { succeeded: 2, cancelled: 3 } });
+  });
+
+  it("a new job with a maintenance window and a disruption budget per label value stores both; a refused budget is named at its field", async () => {
+    const ui = await suite.open({ user: ADMIN });
+    await ui.goto("/jobs");
+    await ui.page.getByRole("button", { name: "New job" }).first().click();
+    const dialog = ui.page.getByRole("dialog", { name: "New job" });
+    await dialog.getByLabel("Action").selectOption({ label: "Reboot" });
+    await dialog.getByLabel("Devices (label selector)").fill("line=press");
+    await dialog.getByRole("checkbox", { name: "Run it only in maintenance windows" }).check();
+    await dialog.getByLabel("Time zone", { exact: true }).fill("Europe/Berlin");
+    await dialog.getByRole("checkbox", { name: "Sat" }).check();
+    await dialog.getByLabel("Window 1 opens at").fill("01:30");
+    await dialog.getByLabel("Window 1 closes at").fill("05:00");
+    expect(await dialog.getByRole("checkbox", { name: /Download only in windows/ }).count()).toBe(0);
+    await dialog.getByRole("checkbox", { name: "Limit disruption: how many devices of a group may run it at once" }).check();
+    const groupBy = dialog.getByLabel("Group by label keys (comma-separated)");
+    await groupBy.fill("line, -bad");
+    await dialog.getByLabel("At most unavailable", { exact: true }).fill("2");
+    const start = dialog.getByRole("button", { name: "Start job over 5 devices" });
+    await waitForText(dialog.getByRole("status", { name: "Job preview" }), /^5 devices match/);
+
+    ui.expectStatus(400, "jobs.create");
+    await start.click();
+    await dialog.getByText(LABEL_KEY_RULE).waitFor({ timeout: UI_TIMEOUT_MS });
+    expect(await groupBy.getAttribute("aria-invalid")).toBe("true");
+    await ui.screenshot("jobs-new-budget-refused");
+    const reboots = async () => (await service.call<{ items: Array<{ id: string; kind: string }> }>("GET", "/api/v1/jobs")).items.filter((j) => j.kind === "reboot");
+    expect(await reboots()).toHaveLength(0);
+
+    await groupBy.fill("line");
+    expect(await groupBy.getAttribute("aria-invalid")).toBeNull();
+    await ui.screenshot("jobs-new-window-budget");
+    await start.click();
+    await dialog.waitFor({ state: "hidden" });
+    const [created] = await reboots();
+    const job = await service.call<{ kind: string; maintenanceWindows: unknown; disruptionBudget: unknown }>("GET", `/api/v1/jobs/${created.id}`);
+    expect(job).toMatchObject({
+      kind: "reboot",
+      maintenanceWindows: { timeZone: "Europe/Berlin", windows: [{ days: ["mon", "tue", "wed", "thu", "fri", "sat"], start: "01:30", end: "05:00" }] },
+      disruptionBudget: { groupBy: ["line"], maxUnavailable: { count: 2 } },
+    });
+    expect(job.maintenanceWindows).not.toHaveProperty("downloadWindows");
+    await service.call("POST", `/api/v1/jobs/${created.id}/cancel`);
   });
 });

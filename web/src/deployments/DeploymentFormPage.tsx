@@ -6,7 +6,7 @@
 import { useEffect, useId, useMemo, useState, type ReactNode } from "react";
 import { Link, useNavigate, useParams, useSearch } from "@tanstack/react-router";
 import { useQuery } from "@tanstack/react-query";
-import { ArrowLeft, ArrowRight, Check, Plus, Trash2 } from "lucide-react";
+import { ArrowLeft, ArrowRight, Check, Plus } from "lucide-react";
 import type { RouterOutputs } from "../api/client";
 import { q } from "../api/query";
 import { useCan } from "../app/session";
@@ -28,7 +28,8 @@ import { deploymentHref } from "./DeploymentLink";
 import { createInput, draftOf, EMPTY_DRAFT, targetOf, targetProblems, updateInput, type DeploymentDraft } from "./draft";
 import { inputsFromValues, parameterFields, parameterSubmission, type ParameterDeclaration, type ParameterField } from "./parameter-form";
 import { describeWindows, MaintenanceWindowsEditor, windowProblems } from "./MaintenanceWindowsEditor";
-import { previewBatches, strategyErrors, type ShareInput, type StrategyInput } from "./strategy-form";
+import { DisruptionBudgetEditor, ShareField } from "./DisruptionBudgetEditor";
+import { previewBatches, strategyErrors, type StrategyInput } from "./strategy-form";
 import type { ApplicationVersion, Deployment, Profile } from "./types";
 import "./deployments.css";
 import { counted, plural } from "../../../src/lib/plural";
@@ -474,23 +475,6 @@ function ParameterInput({ field: f, value, onChange, onBlur, error, storedSecret
   );
 }
 
-function ShareField({ id, label, value, onChange, error, onRemove }: { id: string; label: string; value: ShareInput; onChange: (v: ShareInput) => void; error?: string; onRemove?: () => void }) {
-  return (
-    <div className="share-field">
-      <Field id={id} label={label} error={error}>
-        <div className="row">
-          <input id={id} className="input share-amount" inputMode="decimal" value={value.amount} onChange={(e) => onChange({ ...value, amount: e.target.value })} {...described(id, error)} />
-          <select className="select" aria-label={`${label}: unit`} value={value.unit} onChange={(e) => onChange({ ...value, unit: e.target.value as ShareInput["unit"] })}>
-            <option value="count">devices</option>
-            <option value="percent">percent</option>
-          </select>
-          {onRemove && <Button size="small" variant="ghost" icon={<Trash2 />} aria-label={`Remove ${label.toLowerCase()}`} onClick={onRemove} />}
-        </div>
-      </Field>
-    </div>
-  );
-}
-
 function StrategyStep({ draft, update, errors, devices, fit }: StepProps & { devices: number | undefined; fit: Fit | undefined }) {
   const s = draft.strategy;
   const setStrategy = (patch: Partial<StrategyInput>) => update({ strategy: { ...s, ...patch } });
@@ -594,18 +578,8 @@ function OptionsCard({ draft, update, errors }: StepProps) {
             </Field>
           </div>
         )}
-        <label className="row">
-          <input type="checkbox" checked={b.enabled} onChange={(e) => update({ budget: { ...b, enabled: e.target.checked } })} />
-          Limit disruption: how many devices of a group may be updating at once
-        </label>
-        {b.enabled && (
-          <div className="grid grid--3">
-            <Field id="budget-group-by" label="Group by label keys (comma-separated)" hint="none: the whole deployment is one group">
-              <input id="budget-group-by" className="input mono" value={b.groupBy} onChange={(e) => update({ budget: { ...b, groupBy: e.target.value } })} aria-describedby="budget-group-by-hint" />
-            </Field>
-            <ShareField id="budget-max" label="At most unavailable" value={{ unit: b.unit, amount: b.amount }} onChange={(v) => update({ budget: { ...b, unit: v.unit, amount: v.amount } })} />
-          </div>
-        )}
+        <DisruptionBudgetEditor value={b} onChange={(budget) => update({ budget })} errors={errors}
+          toggleLabel="Limit disruption: how many devices of a group may be updating at once" wholeGroup="none: the whole deployment is one group" />
         <Field id="deployment-start-at" label="Scheduled start (optional)" hint="the deployment starts itself then; empty: start it by hand">
           <input id="deployment-start-at" className="input narrow-field" type="datetime-local" value={draft.startAt} onChange={(e) => update({ startAt: e.target.value })} aria-describedby="deployment-start-at-hint" />
         </Field>

@@ -29,15 +29,19 @@ interface EditorProps {
   value: MaintenanceWindows | null;
   onChange: (value: MaintenanceWindows | null) => void;
   errors: Record<string, string>;
+  /** the checkbox (default: a deployment's "Install only in maintenance windows") */
+  toggleLabel?: string;
+  /** offer download windows (a deployment's; a job downloads nothing, its schema refuses them) */
+  downloads?: boolean;
 }
 
-export function MaintenanceWindowsEditor({ value, onChange, errors }: EditorProps) {
+export function MaintenanceWindowsEditor({ value, onChange, errors, toggleLabel = "Install only in maintenance windows", downloads = true }: EditorProps) {
   const set = (patch: Partial<MaintenanceWindows>) => value && onChange({ ...value, ...patch });
   return (
     <div className="stack stack--tight">
       <label className="row">
         <input type="checkbox" checked={!!value} onChange={(e) => onChange(e.target.checked ? defaultWindows() : null)} />
-        Install only in maintenance windows
+        {toggleLabel}
       </label>
       {value && (
         <div className="stack maintenance-windows">
@@ -51,13 +55,13 @@ export function MaintenanceWindowsEditor({ value, onChange, errors }: EditorProp
                 onChange={(e) => set({ timeZoneLabel: e.target.value.trim() || undefined })} {...described("windows-time-zone-label", errors["maintenanceWindows.timeZoneLabel"], true)} />
             </Field>
           </div>
-          <WindowList kind="windows" title="Install windows" windows={value.windows} errors={errors} onChange={(windows) => set({ windows })} />
-          <label className="row">
+          <WindowList kind="windows" noun={downloads ? "install" : ""} windows={value.windows} errors={errors} onChange={(windows) => set({ windows })} />
+          {downloads && <label className="row">
             <input type="checkbox" checked={value.downloadWindows !== undefined} onChange={(e) => set({ downloadWindows: e.target.checked ? [{ days: [...WEEKDAYS], start: "20:00", end: "06:00" }] : undefined })} />
             Download only in windows too (otherwise at any time ahead of an install window)
-          </label>
-          {value.downloadWindows && (
-            <WindowList kind="downloadWindows" title="Download windows" windows={value.downloadWindows} errors={errors} onChange={(downloadWindows) => set({ downloadWindows })} />
+          </label>}
+          {downloads && value.downloadWindows && (
+            <WindowList kind="downloadWindows" noun="download" windows={value.downloadWindows} errors={errors} onChange={(downloadWindows) => set({ downloadWindows })} />
           )}
         </div>
       )}
@@ -65,14 +69,17 @@ export function MaintenanceWindowsEditor({ value, onChange, errors }: EditorProp
   );
 }
 
-function WindowList({ kind, title, windows, errors, onChange }: { kind: "windows" | "downloadWindows"; title: string; windows: WeeklyWindow[]; errors: Record<string, string>; onChange: (w: WeeklyWindow[]) => void }) {
+/** `noun` tells install from download windows; "" where there is one kind (a job's). */
+function WindowList({ kind, noun, windows, errors, onChange }: { kind: "windows" | "downloadWindows"; noun: "install" | "download" | ""; windows: WeeklyWindow[]; errors: Record<string, string>; onChange: (w: WeeklyWindow[]) => void }) {
   const change = (i: number, patch: Partial<WeeklyWindow>) => onChange(windows.map((w, j) => (j === i ? { ...w, ...patch } : w)));
   const listError = errors[`maintenanceWindows.${kind}`];
+  const title = noun ? `${noun[0].toUpperCase()}${noun.slice(1)} windows` : "Windows";
+  const article = noun === "install" ? "an install" : noun === "download" ? "a download" : "a";
   return (
     <section className="stack stack--tight" aria-label={title}>
       <h4>{title}</h4>
       {windows.map((w, i) => {
-        const name = `${kind === "windows" ? "Install" : "Download"} window ${i + 1}`;
+        const name = `${title.slice(0, -1)} ${i + 1}`;
         const id = `${kind}-${i}`;
         const error = errors[`maintenanceWindows.${kind}.${i}`] ?? errors[`maintenanceWindows.${kind}.${i}.start`] ?? errors[`maintenanceWindows.${kind}.${i}.end`];
         return (
@@ -100,7 +107,7 @@ function WindowList({ kind, title, windows, errors, onChange }: { kind: "windows
       })}
       {listError && <span className="field__error">{listError}</span>}
       <div>
-        <Button size="small" icon={<Plus />} onClick={() => onChange([...windows, FIRST_WINDOW])}>Add {kind === "windows" ? "an install" : "a download"} window</Button>
+        <Button size="small" icon={<Plus />} onClick={() => onChange([...windows, FIRST_WINDOW])}>Add {article} window</Button>
       </div>
     </section>
   );

@@ -127,8 +127,8 @@ function retryOf(draft: DeploymentDraft) {
   return r.enabled ? { maxAttempts: num(r.maxAttempts), initialDelaySeconds: num(r.initialDelaySeconds), maxDelaySeconds: num(r.maxDelaySeconds) } : undefined;
 }
 
-function budgetOf(draft: DeploymentDraft) {
-  const b = draft.budget;
+/** The disruption budget the API takes (deployments and jobs alike); undefined when not set. */
+export function budgetValue(b: BudgetInput) {
   if (!b.enabled) return undefined;
   const groupBy = b.groupBy.split(",").map((k) => k.trim()).filter(Boolean);
   return { groupBy, maxUnavailable: b.unit === "count" ? { count: num(b.amount) } : { percent: num(b.amount) } };
@@ -149,7 +149,7 @@ export function createInput(draft: DeploymentDraft, parameters: Record<string, P
     ...(retryOf(draft) ? { retry: retryOf(draft) } : {}),
     ...(draft.startAt ? { startAt: new Date(draft.startAt).toISOString() } : {}),
     ...(draft.maintenanceWindows ? { maintenanceWindows: draft.maintenanceWindows } : {}),
-    ...(budgetOf(draft) ? { disruptionBudget: budgetOf(draft) } : {}),
+    ...(draft.budget.enabled ? { disruptionBudget: budgetValue(draft.budget) } : {}),
     ...(continuous ? { continuous: true, onLeave: draft.onLeave } : {}),
   };
 }

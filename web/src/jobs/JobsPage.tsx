@@ -27,11 +27,19 @@ import { ACTION_LABELS } from "../devices/DeviceActionsMenu";
 import { parseSelector } from "../../../src/modules/devices/selector";
 import { APP_KINDS, DISRUPTIVE_KINDS, type ActionKind } from "../../../src/modules/device-actions/kinds";
 import { counted } from "../../../src/lib/plural";
+import type { ActionWindows } from "../../../src/modules/rollout-engine/options";
+import { MaintenanceWindowsEditor, windowProblems } from "../deployments/MaintenanceWindowsEditor";
+import { DisruptionBudgetEditor } from "../deployments/DisruptionBudgetEditor";
+import { budgetValue, EMPTY_DRAFT, type BudgetInput } from "../deployments/draft";
 // .cell-stack (a cell of stacked lines) and the progress cell are the device and deployment lists'
 import "../devices/devices.css";
 import "../deployments/deployments.css";
 
 type CreateJob = RouterInputs["jobs"]["create"];
+
+/** A refusal about the windows or the budget goes next to them (keyed by the API's path, as the editors read it). */
+const pacingFieldOf = (_message: string, path?: readonly (string | number)[]) =>
+  path?.length && (path[0] === "maintenanceWindows" || path[0] === "disruptionBudget") ? path.join(".") : null;
 
 export function JobsPage() {
   const canRead = useCan("actions:read");
@@ -119,12 +127,19 @@ function NewJobDialog({ onClose }: { onClose: () => void }) {
   const [batchPercent, setBatchPercent] = useState(50);
   const [failureThreshold, setFailureThreshold] = useState(20);
   const [reason, setReason] = useState("");
+  const [windows, setWindows] = useState<ActionWindows | null>(null);
+  const [budget, setBudget] = useState<BudgetInput>(EMPTY_DRAFT.budget);
   const needsApp = APP_KINDS.includes(kind);
+  // the API takes a budget for the disruptive kinds only
+  const disruptive = DISRUPTIVE_KINDS.includes(kind);
+  const windowErrors = windowProblems(windows);
   const selectorOk = selector.trim() !== "" && !selectorProblem(selector);
   const input: CreateJob | null = selectorOk && (!needsApp || deploymentId)
     ? {
       kind, target: { labelSelector: parseSelector(selector) }, ...(needsApp ? { deploymentId } : {}), ...(reason.trim() ? { reason: reason.trim() } : {}),
       strategy: { canary: { count: canary }, batches: [{ percent: batchPercent }, { percent: 100 }], successThreshold: 90, failureThreshold },
+      ...(windows ? { maintenanceWindows: windows } : {}),
+      ...(disruptive && budget.enabled ? { disruptionBudget: budgetValue(budget) } : {}),
     }
     : null;
   const settled = useDebounced(input, 300);
@@ -139,12 +154,14 @@ function NewJobDialog({ onClose }: { onClose: () => void }) {
     invalidates: [q.jobs.key()],
     success: (job) => `Job started over ${counted(job.eligible, "device")}`,
     onSuccess: onClose,
+    fieldOf: pacingFieldOf,
   });
+  // the API's refusal shows until the windows or the budget change (onChange resets it)
+  const pacingErrors = { ...create.fieldErrors, ...windowErrors };
   const p = preview.data;
-  const disruptive = DISRUPTIVE_KINDS.includes(kind);
   return (
     <Dialog open onClose={onClose} title="New job" wide>
-      <form className="stack" onSubmit={create.submit(() => input!, { valid: input !== null })} noValidate>
+      <form className="stack" onSubmit={create.submit(() => input!, { valid: input !== null && Object.keys(windowErrors).length === 0 })} noValidate>
         <div className="field">
           <label htmlFor="job-kind">Action</label>
           <select id="job-kind" className="select" value={kind} onChange={(e) => setKind(e.target.value as ActionKind)}>
@@ -179,6 +196,11 @@ function NewJobDialog({ onClose }: { onClose: () => void }) {
           <label htmlFor="job-reason">Reason</label>
           <input id="job-reason" className="input" maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} placeholder="recorded with the job and in the audit log" />
         </div>
+        <MaintenanceWindowsEditor value={windows} onChange={(w) => { create.reset(); setWindows(w); }} errors={pacingErrors} downloads={false} toggleLabel="Run it only in maintenance windows" />
+        {disruptive && (
+          <DisruptionBudgetEditor value={budget} onChange={(b) => { create.reset(); setBudget(b); }} errors={pacingErrors}
+            toggleLabel="Limit disruption: how many devices of a group may run it at once" wholeGroup="none: all the job's devices are one group" />
+        )}
         <p role="status" aria-label="Job preview" className="faint">
           {!input ? "Name the devices to see how many the job takes."
             : preview.isPending ? "Counting the devices…"
