@@ -450,14 +450,20 @@ describe("every operation, walked from the document", () => {
     // A string parameter is not found either way: those are checked with real values below.
     expect(byString.sort()).toEqual([
       "delete /devices/{id}/labels/{key}", "get /agent/deployments/{deploymentId}/components/{component}",
-      "get /audit/entity/{entityType}/{entityId}", "get /groups/by-label/{key}",
+      "get /audit/entity/{entityType}/{entityId}", "get /config-layers/{id}/revisions/{revision}", "get /groups/by-label/{key}",
       "get /groups/label-keys/{key}/values", "get /organizations/by-slug/{slug}", "get /public/invitations/{token}",
       "post /public/invitations/{token}/accept",
     ]);
   }, 300_000);
 
-  it("finds what an encoded string parameter names: a slug, label keys with a slash, an audit entity, an invitation token", async () => {
+  it("finds what an encoded string parameter names: a slug, label keys with a slash, an audit entity, an invitation token, a revision number", async () => {
     const get = (path: string, key: string | null = acme.key) => h.api("GET", `/api/v1${path}`, { key });
+    const layer = await h.api("POST", "/api/v1/config-layers", { key: acme.key, body: { name: "decoded", kind: "selector", selector: { decoded: "yes" }, order: 1, variables: { A: "1" } } });
+    expect(layer.status, layer.text).toBe(201);
+    const revision = await get(`/config-layers/${encodeAll(layer.body.id)}/revisions/${encodeAll("1")}`);
+    expect(revision.status, revision.text).toBe(200);
+    expect(revision.body).toMatchObject({ revision: 1, variables: { A: "1" } });
+
     const bySlug = await get(`/organizations/by-slug/${encodeAll(acme.org.slug)}`);
     expect(bySlug.status, bySlug.text).toBe(200);
     expect(bySlug.body.id).toBe(acme.org.id);
