@@ -29,18 +29,37 @@ const BUILD_LOCK = path.join(os.tmpdir(), "fleet-image-build.lock");
 export const oneBuildAtATime = <T>(work: () => Promise<T>): Promise<T> => withDirLock(BUILD_LOCK, 45 * 60_000, work);
 
 /** Builds SERVICE_IMAGE (a no-op on Podman's cache when nothing changed); how long it took and whether the base was made first. */
-export function buildServiceImage(podman: (args: string[], timeout?: number) => Promise<string>): Promise<{ seconds: number; baseMade: boolean }> {
+export function buildServiceImage(podman: PodmanCall): Promise<{ seconds: number; baseMade: boolean }> {
   return oneBuildAtATime(() => buildUnlocked(podman));
 }
 
-async function buildUnlocked(podman: (args: string[], timeout?: number) => Promise<string>): Promise<{ seconds: number; baseMade: boolean }> {
+type PodmanCall = (args: string[], timeout?: number) => Promise<string>;
+
+/**
+ * `podman build`, once more when it meets Buildah's cache-lookup race: a build lists the local
+ * images to find a cached step, and another test removing an image of its own between the listing
+ * and the lookup fails the build with "getting top layer info: layer not known" (seen in a
+ * clean-clone run; containers/buildah#5615, fixed upstream in 1.43 by ignoring the vanished
+ * layer, which Debian's Podman does not have yet). A second lookup no longer lists that image.
+ */
+export async function podmanBuild(podman: PodmanCall, args: string[], timeout: number): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await podman(["build", ...args], timeout);
+    } catch (err) {
+      if (attempt >= 3 || !/layer not known/.test(String((err as Error).message))) throw err;
+    }
+  }
+}
+
+async function buildUnlocked(podman: PodmanCall): Promise<{ seconds: number; baseMade: boolean }> {
   const base = await ensureBaseImage((args) => podman(args, 20 * 60_000));
   const started = Date.now();
   // A network whose egress re-signs TLS (this machine's: Node trusts its CA through
   // NODE_EXTRA_CA_CERTS) reaches the npm registry with that CA as the build's secret.
   const ca = process.env.NODE_EXTRA_CA_CERTS;
-  await podman([
-    "build", "--quiet", "--format", "docker", "--build-arg", `BASE_IMAGE=${base.ref}`,
+  await podmanBuild(podman, [
+    "--quiet", "--format", "docker", "--build-arg", `BASE_IMAGE=${base.ref}`,
     ...(ca && fs.existsSync(ca) ? ["--secret", `id=ca_certificates,src=${ca}`] : []),
     "--tag", SERVICE_IMAGE, "--file", path.join(ROOT, "Containerfile"), ROOT,
   ], 20 * 60_000);

@@ -14,7 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { ROOT } from "../support/server-process.js";
 import { debianRootfs, importRootfs } from "./base-image.js";
-import { oneBuildAtATime, SERVICE_IMAGE } from "./service-image.js";
+import { oneBuildAtATime, podmanBuild, SERVICE_IMAGE } from "./service-image.js";
 
 /** Change RECIPE when the way the root file system is made changes. */
 const RECIPE = "1";
@@ -44,7 +44,7 @@ export function buildSystemdImage(podman: (args: string[], timeout?: number) => 
         "RUN systemctl enable fleet-manager.service",
         "",
       ].join("\n"));
-      await podman(["build", "--quiet", "--format", "docker", "--tag", SYSTEMD_IMAGE, context], 10 * 60_000);
+      await podmanBuild(podman, ["--quiet", "--format", "docker", "--tag", SYSTEMD_IMAGE, context], 10 * 60_000);
     } finally {
       fs.rmSync(context, { recursive: true, force: true });
     }
