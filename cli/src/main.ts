@@ -59,7 +59,7 @@ export async function main(argv: string[], io: Io = { stdout: process.stdout, st
  */
 export function buildProgram(manifest: Manifest, io: Io, argv: string[] | null): Command {
   const program = new Command("fleet")
-    .description("The fleet management service from the command line. Every API operation is a command (fleet GROUP COMMAND); workflows: login, context, deploy, rollout, logs, get, ssh, exec, port-forward, cp, devices label/unlabel/delete, completion.")
+    .description("The fleet management service from the command line. Every API operation is a command (fleet GROUP COMMAND); workflows: login, context, deploy, rollout, logs, get, ssh, exec, port-forward, cp, devices label/unlabel/delete/preauthorize/config, completion.")
     .version(manifest.version === "unknown" ? "0.1.0" : manifest.version, "-V, --version")
     .addOption(new Option("-o, --output <format>", "table | wide | json | yaml | name (default: table on a terminal, json otherwise)").choices(FORMATS))
     .option("--context <name>", "the context to use (default: the current one; FLEET_URL/FLEET_API_KEY override)")
@@ -279,6 +279,10 @@ export function buildProgram(manifest: Manifest, io: Io, argv: string[] | null):
       .description("POST /preauthorized-devices/import with the file: CSV with a header row (deviceId, keyFingerprint, publicKey, ekHash, labels) or JSON ([{ deviceId, ... }]). A device enrolling with a listed id is admitted with the entry's labels; a bad entry is named and nothing is imported.")
       .requiredOption("-f, --file <list.csv|list.json>", "the list (- for stdin)")
       .action(run(async () => (await import("./commands/devices.js")).preauthorize));
+    devices.command("config").summary("a device's effective configuration: each variable and file with the layer and revision it came from")
+      .description("GET /config-layers/effective for the device (id or name): whether the device applied it, drifted files, the layers that apply, and each value with its layer@revision and the layers it overrode. Secrets are named, never shown. -o json|yaml prints the whole answer (docs/configuration.md).")
+      .argument("<device>", "device id or name")
+      .action(run(async () => (await import("./commands/devices.js")).config));
   }
   return program;
 }

@@ -209,6 +209,41 @@ describe("fleet against a service", () => {
     expect((await service.call<{ total: number }>("GET", "/api/v1/preauthorized-devices?search=cli-factory-3")).total).toBe(0);
   });
 
+  it("prints a device's effective configuration with devices config: each value's layer and revision, what it overrode, the device's standing", async () => {
+    const device = berlin.devices[0];
+    const { name } = await service.call<{ name: string }>("GET", `/api/v1/devices/${device.deviceId}`);
+    const site = await service.call<{ id: string }>("POST", "/api/v1/config-layers", { body: {
+      name: "cli-berlin", kind: "selector", selector: { site: "berlin" }, order: 10,
+      variables: { LOG_LEVEL: "info", MQTT_URL: "mqtt://berlin.example" }, secrets: { MQTT_PASSWORD: "cli-secret-value-1" },
+    } });
+    const own = await service.call<{ id: string }>("POST", "/api/v1/config-layers", { body: {
+      name: "cli-own", kind: "device", deviceId: device.deviceId, variables: { LOG_LEVEL: "debug" },
+      files: [{ path: "/etc/fleet/app.conf", content: "level={{ vars.LOG_LEVEL }}\n", mode: "0640" }],
+    } });
+    const shown = await fleet(admin, ["devices", "config", name, "-o", "table"]);
+    expect(shown.code, shown.stderr).toBe(0);
+    const lines = shown.stdout.split("\n");
+    const effective = await service.call<{ revision: string }>("GET", `/api/v1/config-layers/effective?deviceId=${device.deviceId}`);
+    expect(lines[0]).toBe(`device ${name}, configuration ${effective.revision.slice(0, 12)}: not reported by the device yet`);
+    expect(lines[1]).toBe("layers, lowest precedence first: cli-berlin@1, cli-own@1");
+    const row = (first: string) => lines.find((l) => l.startsWith(`${first} `))?.split(/\s{3,}/);
+    expect(row("VARIABLE")).toEqual(["VARIABLE", "VALUE", "FROM", "OVERRODE"]);
+    expect(row("LOG_LEVEL")).toEqual(["LOG_LEVEL", "debug", "cli-own@1", "cli-berlin@1"]);
+    expect(row("MQTT_URL")).toEqual(["MQTT_URL", "mqtt://berlin.example", "cli-berlin@1", "-"]);
+    expect(row("MQTT_PASSWORD")).toEqual(["MQTT_PASSWORD", "(secret)", "cli-berlin@1", "-"]);
+    expect(row("/etc/fleet/app.conf")).toEqual(["/etc/fleet/app.conf", "0640", "-", "12", "cli-own@1", "-"]);
+    expect(shown.stdout).not.toContain("cli-secret-value-1");
+    // the device applies it with its next heartbeat (simulated devices report revisions applied)
+    await berlin.heartbeat([device]);
+    await berlin.heartbeat([device]);
+    const after = await json(admin, ["devices", "config", device.deviceId!]);
+    expect(after).toMatchObject({ deviceName: name, revision: effective.revision, inSync: true });
+    expect((await fleet(admin, ["devices", "config", device.deviceId!, "-o", "table"])).stdout.split("\n")[0]).toMatch(/: in sync$/);
+    const missing = await fleet(admin, ["devices", "config", "no-such-device"]);
+    expect(missing.code).toBe(EXIT.notFound);
+    for (const layer of [own, site]) await service.call("DELETE", `/api/v1/config-layers/${layer.id}`);
+  });
+
   it("prints a device's logs and follows new lines with -f", async () => {
     const device = berlin.devices[1];
     const line = (message: string, level: "info" | "error" = "error") => ({ timestamp: new Date().toISOString(), level, source: "cli-app", message });
