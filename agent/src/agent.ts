@@ -118,6 +118,8 @@ export class FleetAgent {
   private readonly timers = new Set<NodeJS.Timeout>();
   private wakeHeartbeat: (() => void) | null = null;
   private stopped = false;
+  /** the runs of `every` under way that `stop` waits for */
+  private readonly runningTasks = new Set<Promise<void>>();
   private outageSince: number | null = null;
   private errorLines = 0;
   private facts: Awaited<ReturnType<typeof readFacts>> | null = null;
@@ -216,8 +218,8 @@ export class FleetAgent {
     this.every(this.options.osUpdateTickMs ?? 2000, () => this.osUpdate.tick(this.healthChecks()), { atOnce: true });
     this.every(configSettings.driftIntervalMs, () => this.configuration.checkDrift());
     // a snapshot at once (its CPU figure: the average since boot, HostMetrics), then one per interval
-    this.every(this.options.telemetryIntervalMs ?? 60_000, () => this.collectTelemetry(), { atOnce: true });
-    this.every(this.options.logIntervalMs ?? 30_000, () => this.collectContainerLogs());
+    this.every(this.options.telemetryIntervalMs ?? 60_000, () => this.collectTelemetry(), { atOnce: true, awaitedOnStop: true });
+    this.every(this.options.logIntervalMs ?? 30_000, () => this.collectContainerLogs(), { awaitedOnStop: true });
   }
 
   /** Stops the loops and ends the remote sessions; the workloads keep running. */
@@ -225,6 +227,8 @@ export class FleetAgent {
     if (this.stopped) return;
     this.stopped = true;
     for (const timer of this.timers) clearInterval(timer);
+    // a batch already on its way is let arrive: once `done` resolves, the agent sends nothing more
+    await Promise.allSettled(this.runningTasks);
     await this.remote?.stop();
     this.wake();
     if (this.deployments) this.saveDeployments();
@@ -268,13 +272,21 @@ export class FleetAgent {
     };
   }
 
-  /** Runs `task` every `ms` (and at once with `atOnce`), never two runs at a time. */
-  private every(ms: number, task: () => Promise<void>, options: { atOnce?: boolean } = {}) {
+  /**
+   * Runs `task` every `ms` (and at once with `atOnce`), never two runs at a time. A run of an
+   * `awaitedOnStop` task (a batch on its way to the service) is let finish by `stop`; others (an
+   * OS image download) are not waited for.
+   */
+  private every(ms: number, task: () => Promise<void>, options: { atOnce?: boolean; awaitedOnStop?: boolean } = {}) {
     let running = false;
     const run = () => {
       if (running || this.stopped) return;
       running = true;
-      task().catch((error: Error) => this.log("warn", error.message)).finally(() => (running = false));
+      const ran: Promise<void> = task().catch((error: Error) => this.log("warn", error.message)).finally(() => {
+        running = false;
+        this.runningTasks.delete(ran);
+      });
+      if (options.awaitedOnStop) this.runningTasks.add(ran);
     };
     this.timers.add(setInterval(run, ms));
     if (options.atOnce) run();
