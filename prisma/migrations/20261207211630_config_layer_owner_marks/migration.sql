@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "ConfigLayer" ADD COLUMN     "managedBy" TEXT,
+ADD COLUMN     "managedCommit" TEXT;
