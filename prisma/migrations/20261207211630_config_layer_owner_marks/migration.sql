@@ -1,3 +1,0 @@
--- AlterTable
-ALTER TABLE "ConfigLayer" ADD COLUMN     "managedBy" TEXT,
-ADD COLUMN     "managedCommit" TEXT;
