@@ -160,9 +160,18 @@ function readBody(req: Request): unknown {
   return undefined;
 }
 
+/**
+ * Routers the OpenAPI generator accepted in this process. The check is a whole document's
+ * generation (about 1 s of CPU); a test process creates an app per test file on the same router.
+ */
+const CHECKED_ROUTERS = new WeakSet<object>();
+
 export function restFacade(services: Services, router: AppRouter): RequestHandler {
   // as the adapter does outside production: a router the OpenAPI generator refuses fails at start
-  if (process.env.NODE_ENV !== "production") generateOpenApiDocument(router, { title: "", version: "", baseUrl: "" });
+  if (process.env.NODE_ENV !== "production" && !CHECKED_ROUTERS.has(router)) {
+    generateOpenApiDocument(router, { title: "", version: "", baseUrl: "" });
+    CHECKED_ROUTERS.add(router);
+  }
   const table = operationTable(router);
   const statuses = new Map(procedureMetas(router).flatMap(([path, meta]) => (meta.successStatus ? [[path, meta.successStatus] as const] : [])));
   const createContext = createContextFactory(services);
