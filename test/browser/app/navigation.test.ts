@@ -20,7 +20,7 @@ describe.skipIf(!peerAvailable("chromium"))("console navigation", () => {
 
     const links = nav.getByRole("link");
     const targets = await links.evaluateAll((els) => els.map((el) => ({ name: (el.textContent ?? "").trim(), href: el.getAttribute("href") ?? "" })));
-    expect(targets.map((t) => t.name)).toEqual(["Overview", "Devices", "Lobby", "Groups", "Jobs", "Enrollment", "Applications", "Deployments", "Registries", "Marketplace", "Configuration", "Alerts", "Certificates", "Audit log", "Members & roles", "API keys", "Organization", "Users", "Organizations", "Tenant switches"]);
+    expect(targets.map((t) => t.name)).toEqual(["Overview", "Devices", "Lobby", "Groups", "Jobs", "Enrollment", "Applications", "Deployments", "Registries", "Marketplace", "Configuration", "Device configuration", "Alerts", "Certificates", "Audit log", "Members & roles", "API keys", "Organization", "Users", "Organizations", "Tenant switches"]);
     // The organization has no marketplace store yet: the API answers 404 and the page offers to set one up.
     ui.expectStatus(404, "marketplaceStore.get");
 

@@ -102,7 +102,7 @@ function Navigation({ session }: { session: Session }) {
                   <Link
                     to={to}
                     className="nav-link"
-                    aria-current={(to === "/" ? pathname === "/" : pathname.startsWith(to)) ? "page" : undefined}
+                    aria-current={(to === "/" ? pathname === "/" : pathname === to || pathname.startsWith(`${to}/`)) ? "page" : undefined}
                   >
                     <Icon aria-hidden="true" />
                     {label}

@@ -1,13 +1,13 @@
 // Every area of the service, in the order the sidebar shows them. `needs` is the
 // permission the area's main list requires, the same key the API checks: without it the
 // entry is not shown.
-import { ArrowLeftRight, Bell, ListChecks, Building, Building2, Cpu, DoorOpen, FileCode, Gauge, GitBranch, Key, KeyRound, Package, Rocket, ScrollText, ShieldCheck, Store, Tags, UserCog, Users, type LucideIcon } from "lucide-react";
+import { ArrowLeftRight, Bell, ListChecks, Building, Building2, Cpu, DoorOpen, FileCode, Gauge, GitBranch, Key, KeyRound, Package, Rocket, ScrollText, ShieldCheck, SlidersHorizontal, Store, Tags, UserCog, Users, type LucideIcon } from "lucide-react";
 import type { Permission } from "./session";
 
 export interface NavArea {
   label: string;
   /** the console path */
-  to: "/" | "/devices" | "/enrollment-requests" | "/groups" | "/jobs" | "/enrollment-tokens" | "/applications" | "/registries" | "/marketplace" | "/deployments" | "/config"
+  to: "/" | "/devices" | "/enrollment-requests" | "/groups" | "/jobs" | "/enrollment-tokens" | "/applications" | "/registries" | "/marketplace" | "/deployments" | "/config" | "/config-layers"
     | "/certificates" | "/alerts" | "/audit" | "/members" | "/api-keys"
     | "/organization" | "/platform/users" | "/platform/organizations" | "/platform/tenant-switches";
   needs?: Permission;
@@ -39,6 +39,7 @@ export const NAV: NavSection[] = [
       { label: "Registries", to: "/registries", needs: "registries:read", icon: GitBranch },
       { label: "Marketplace", to: "/marketplace", needs: "registries:read", icon: Store },
       { label: "Configuration", to: "/config", needs: "deployments:read", icon: FileCode },
+      { label: "Device configuration", to: "/config-layers", needs: "config:read", icon: SlidersHorizontal },
     ],
   },
   {

@@ -205,6 +205,20 @@ const configSourceRoute = createRoute({
   component: lazyRouteComponent(() => import("../config/SourcePage"), "SourcePage"),
 });
 
+// Device configuration (config-layers/): layers of variables, files and secrets, their
+// revisions, and the effective configuration of a device (also the device page's tab).
+const configLayersRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/config-layers",
+  component: lazyRouteComponent(() => import("../config-layers/LayersPage"), "LayersPage"),
+});
+
+const configLayerRoute = createRoute({
+  getParentRoute: () => appRoute,
+  path: "/config-layers/$layerId",
+  component: lazyRouteComponent(() => import("../config-layers/LayerPage"), "LayerPage"),
+});
+
 const certificatesRoute = createRoute({
   getParentRoute: () => appRoute,
   path: "/certificates",
@@ -325,7 +339,7 @@ const routeTree = rootRoute.addChildren([
     overviewRoute, devicesRoute, deviceRoute, groupsRoute, enrollmentRequestsRoute, enrollmentRoute,
     applicationsRoute, applicationRoute, registriesRoute, marketplaceRoute,
     jobsRoute, jobRoute, deploymentsRoute, newDeploymentRoute, editDeploymentRoute, deploymentRoute, profileRoute,
-    certificatesRoute, configRoute, configSourceRoute,
+    certificatesRoute, configRoute, configSourceRoute, configLayersRoute, configLayerRoute,
     alertsRoute, alertRulesRoute, newAlertRuleRoute, editAlertRuleRoute, notificationTargetsRoute,
     auditRoute, activityRoute,
     membersRoute, invitationsRoute, rolesRoute, apiKeysRoute,

@@ -102,6 +102,7 @@ const TAB_LABELS: Record<DeviceTab, string> = {
   activity: "Activity",
   certificates: "Certificates",
   deployments: "Deployments",
+  configuration: "Configuration",
   terminal: "Terminal",
   sessions: "Sessions",
 };

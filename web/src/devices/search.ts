@@ -20,7 +20,7 @@ export const deviceListSearch = z.object({
 });
 export type DeviceListSearch = z.infer<typeof deviceListSearch>;
 
-export const DEVICE_TABS = ["telemetry", "logs", "activity", "certificates", "deployments", "terminal", "sessions"] as const;
+export const DEVICE_TABS = ["telemetry", "logs", "activity", "certificates", "deployments", "configuration", "terminal", "sessions"] as const;
 export type DeviceTab = (typeof DEVICE_TABS)[number];
 
 export const deviceDetailSearch = z.object({

@@ -12,6 +12,7 @@ export const DEVICE_TAB_PANELS: Partial<Record<DeviceTab, DeviceTabPanel>> = {
   activity: lazy(() => import("./ActivityTab").then((m) => ({ default: m.ActivityTab }))),
   certificates: lazy(() => import("./CertificatesTab").then((m) => ({ default: m.CertificatesTab }))),
   deployments: lazy(() => import("./DeploymentsTab").then((m) => ({ default: m.DeploymentsTab }))),
+  configuration: lazy(() => import("./ConfigurationTab").then((m) => ({ default: m.ConfigurationTab }))),
   // xterm.js comes with these two only (docs/remote-access.md, "The console's terminal")
   terminal: lazy(() => import("./TerminalTab").then((m) => ({ default: m.TerminalTab }))),
   sessions: lazy(() => import("./SessionsTab").then((m) => ({ default: m.SessionsTab }))),
