@@ -4,7 +4,7 @@
 import { LineCounter, parseAllDocuments, isMap, type Document, type Node } from "yaml";
 
 export const API_VERSION = "fleet.app/v1";
-export const KINDS = ["NotificationTarget", "AlertRule", "Role", "GitRegistry", "OciRegistry", "Deployment"] as const;
+export const KINDS = ["NotificationTarget", "AlertRule", "Role", "GitRegistry", "OciRegistry", "ConfigLayer", "Deployment"] as const;
 export type Kind = (typeof KINDS)[number];
 
 export interface SourceFile {

@@ -16,6 +16,7 @@ const LOOKUP = {
   Role: (db: DbTx, organizationId: string, id: string) => db.role.findFirst({ where: { id, organizationId }, select: SELECT }),
   GitRegistry: (db: DbTx, organizationId: string, id: string) => db.gitRegistry.findFirst({ where: { id, organizationId }, select: SELECT }),
   OciRegistry: (db: DbTx, organizationId: string, id: string) => db.ociRegistry.findFirst({ where: { id, organizationId }, select: SELECT }),
+  ConfigLayer: (db: DbTx, organizationId: string, id: string) => db.configLayer.findFirst({ where: { id, organizationId }, select: SELECT }),
 } satisfies Record<string, (db: DbTx, organizationId: string, id: string) => Promise<Managed>>;
 
 export type ManagedKind = keyof typeof LOOKUP;

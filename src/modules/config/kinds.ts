@@ -25,6 +25,9 @@ import { createGitRegistryInput, updateGitRegistryInput } from "../registries/gi
 import { createGitRegistry, deleteGitRegistry, updateGitRegistry } from "../registries/git/service.js";
 import { createOciRegistryInput, updateOciRegistryInput } from "../registries/oci/schemas.js";
 import { createOciRegistry, deleteOciRegistry, updateOciRegistry } from "../registries/oci/service.js";
+import { createLayerInput, updateLayerInput } from "../config-layers/schemas.js";
+import { createLayer, deleteLayer, updateLayer } from "../config-layers/service.js";
+import type { FileSpec } from "../config-layers/effective.js";
 
 export interface KindContext {
   db: DbTx;
@@ -33,6 +36,8 @@ export interface KindContext {
   principal: Principal;
   organizationId: string;
   events: DeploymentEvents;
+  /** who applies and from which commit (plan.ts sets it): a ConfigLayer revision's comment names them */
+  origin?: { owner: string; commit: string | null };
 }
 
 /** A resource of the organization as a document would declare it. */
@@ -73,6 +78,8 @@ export interface KindHandler {
   update(ctx: KindContext, id: string, desired: Spec, changed: string[]): Promise<void>;
   remove(ctx: KindContext, id: string): Promise<void>;
   mark(db: DbTx, id: string, managedBy: string | null, managedCommit: string | null): Promise<unknown>;
+  /** the order among creations and updates of this kind (lower first; absent: the documents' order) */
+  rank?(spec: Spec): number;
 }
 
 /** Parses with the module's schema; invalid input becomes a SpecInvalid naming the fields as the API does. */
@@ -369,6 +376,74 @@ const ociRegistry = registryKind({
   mark: (db, id, by, commit) => db.ociRegistry.update({ where: { id }, data: { managedBy: by, managedCommit: commit } }),
 });
 
+// A configuration layer (docs/configuration.md): the spec is POST /config-layers' body without
+// its name, secrets and comment. Its secrets are set through PATCH /config-layers/{id} with only
+// `secrets` (the ownership guard lets that through) and are kept when the document's content
+// changes. A change of content is a new revision whose comment names the owner and commit; a
+// change of placement only (selector, order, description) is none, as through the API.
+const LAYER_CONTENT = ["variables", "files", "activation"];
+const layerSchema = createLayerInput.omit({ comment: true });
+
+/** Files as a comparison reads them: the mode in four digits, a binary file without `template`. */
+function canonicalFiles(files: unknown): Spec[] | undefined {
+  if (!Array.isArray(files)) return undefined;
+  return (files as Spec[]).map(({ template, mode, ...f }) => ({
+    ...f, mode: String(mode).padStart(4, "0"), ...(f.contentBase64 === undefined ? { template } : {}),
+  }));
+}
+
+const layerPrincipal = (ctx: KindContext): Principal => ({ ...ctx.principal, organizationId: ctx.organizationId });
+const layerComment = (ctx: KindContext) =>
+  ctx.origin ? `applied as code by ${ctx.origin.owner}${ctx.origin.commit ? ` (commit ${ctx.origin.commit})` : ""}` : "applied as code";
+
+const configLayer: KindHandler = {
+  kind: "ConfigLayer",
+  read: "config:read",
+  write: "config:write",
+  schema: layerSchema,
+  secretFields: ["secrets"],
+  defaults: { variables: {}, files: [], activation: null },
+  normalize(_ctx, spec) {
+    refuseSecrets(spec, this.secretFields);
+    const parsed = parseWith(layerSchema, { ...spec, name: "n" }) as Spec;
+    return strip({ ...parsed, files: canonicalFiles(parsed.files) }, this.secretFields);
+  },
+  async list(ctx) {
+    const rows = await ctx.db.configLayer.findMany({
+      where: { organizationId: ctx.organizationId }, orderBy: { name: "asc" }, include: { revisions: { orderBy: { revision: "desc" }, take: 1 } },
+    });
+    return rows.map((r) => {
+      const current = r.revisions[0];
+      const files = (current.files as unknown as FileSpec[]).map((f) => ({ ...f }));
+      return {
+        id: r.id, name: r.name, managedBy: r.managedBy, managedCommit: r.managedCommit, pendingSecrets: [],
+        spec: strip({
+          kind: r.kind, selector: r.kind === "selector" ? r.selector : null, order: r.order, deviceId: r.deviceId, description: r.description,
+          variables: current.variables, files, activation: current.activation,
+        }, []),
+      };
+    });
+  },
+  async create(ctx, name, spec) {
+    const input = parseWith(layerSchema, { ...spec, name });
+    return (await createLayer(ctx.db, ctx.services.secrets, layerPrincipal(ctx), { ...input, comment: layerComment(ctx) })).id;
+  },
+  async update(ctx, id, desired, changed) {
+    refuseImmutable(changed, "kind", "a layer's kind");
+    refuseImmutable(changed, "deviceId", "the device of an override layer");
+    const fields = updateFields(desired, changed, this.defaults);
+    const comment = changed.some((f) => LAYER_CONTENT.includes(f)) ? { comment: layerComment(ctx) } : {};
+    // secrets are not given: the ones set through the API stay
+    await updateLayer(ctx.db, ctx.services.secrets, layerPrincipal(ctx), parseWith(updateLayerInput, { id, ...fields, ...comment }));
+  },
+  async remove(ctx, id) {
+    await deleteLayer(ctx.db, ctx.services.secrets, ctx.organizationId, id);
+  },
+  mark: (db, id, by, commit) => db.configLayer.update({ where: { id }, data: { managedBy: by, managedCommit: commit } }),
+  // the defaults first, then selector layers by order, then overrides: a template names variables below it more often than above
+  rank: (spec) => (spec.kind === "organization" ? -2e6 : spec.kind === "device" ? 2e6 : Number(spec.order ?? 0)),
+};
+
 /** In the order an apply creates and updates them (a rule names targets declared beside it); deletes go the other way. */
-export const HANDLERS: readonly KindHandler[] = [notificationTarget, alertRule, role, gitRegistry, ociRegistry, deployment];
+export const HANDLERS: readonly KindHandler[] = [notificationTarget, alertRule, role, gitRegistry, ociRegistry, configLayer, deployment];
 export const handlerOf = (kind: Kind) => HANDLERS.find((h) => h.kind === kind)!;

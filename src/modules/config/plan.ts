@@ -144,6 +144,7 @@ export async function runPlan(
   options: PlanOptions,
   mode: "plan" | "apply",
 ): Promise<PlanResult> {
+  ctx = { ...ctx, origin: { owner: options.owner, commit: options.commit } };
   const { documents, refusals } = parseFiles(files);
   const entries: PlanEntry[] = refusals.map((r) => entry({ kind: r.kind ?? "unknown", name: r.name, action: "refused", file: r.file, line: r.line, message: r.message }));
   const need = (h: KindHandler) => (mode === "apply" ? h.write : h.read);
@@ -215,7 +216,8 @@ export async function runPlan(
   }
 
   // Carried out in dependency order: deletes first (rules before their targets), then creations and updates.
-  const ordered = [...deletes, ...HANDLERS.flatMap((h) => steps.filter((s) => s.handler === h))];
+  const rankOf = (s: Step) => (s.handler.rank && s.desired ? s.handler.rank(s.desired) : 0);
+  const ordered = [...deletes, ...HANDLERS.flatMap((h) => steps.filter((s) => s.handler === h).sort((a, b) => rankOf(a) - rankOf(b)))];
   const outer = `cfg_${++savepoints}`;
   await ctx.db.$executeRawUnsafe(`SAVEPOINT ${outer}`);
   try {

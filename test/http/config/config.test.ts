@@ -124,7 +124,7 @@ describe("documents", () => {
     const res = await h.api("GET", path(acme, "schema"), { key: acme.key });
     expect(res.status, res.text).toBe(200);
     const variants = res.body.oneOf as any[];
-    expect(variants.map((v) => v.properties.kind.const).sort()).toEqual(["AlertRule", "Deployment", "GitRegistry", "NotificationTarget", "OciRegistry", "Role"]);
+    expect(variants.map((v) => v.properties.kind.const).sort()).toEqual(["AlertRule", "ConfigLayer", "Deployment", "GitRegistry", "NotificationTarget", "OciRegistry", "Role"]);
     const deployment = variants.find((v) => v.title === "Deployment").properties.spec;
     expect(deployment.required).toEqual(expect.arrayContaining(["applicationId", "version", "profileId", "target"]));
     expect(deployment.properties.name).toBeUndefined();
