@@ -12,6 +12,7 @@ import type { StateDir } from "../state-dir.js";
 import { runActivations } from "./activation.js";
 import { digestOf, FileSet } from "./file-set.js";
 import { configRootsFromEnv } from "./roots.js";
+import { withDriftContent } from "./drift.js";
 import type { ActivationEntry, ConfigurationAnswer, ConfigurationReport, DriftEntry } from "./types.js";
 
 export interface ConfigurationSettings {
@@ -127,7 +128,8 @@ export class ConfigurationAgent {
       revision: o.revision, state: o.state,
       ...(o.message ? { message: o.message.slice(0, MESSAGE_MAX) } : {}),
       ...(o.appliedRevision ? { appliedRevision: o.appliedRevision } : {}),
-      drift: o.drift.slice(0, DRIFT_REPORTED), // the service takes at most 100 (the rest: reported once these are resolved)
+      // the service takes at most 100 (the rest: reported once these are resolved); contents read now, never kept in the state
+      drift: withDriftContent(o.drift.slice(0, DRIFT_REPORTED)),
     };
   }
 

@@ -39,6 +39,8 @@ export interface DriftEntry {
   path: string;
   /** what is on disk now; absent: the file is missing */
   sha256?: string;
+  /** what is on disk now, when it is at most 128 KiB (and the report's contents at most 512 KiB): the operator may accept it as an override */
+  contentBase64?: string;
 }
 
 /** heartbeatInput.configuration */

@@ -168,8 +168,10 @@ describe("configuration on the device", () => {
     await agent.checkDrift();
     expect(await heartbeat(agent, r1)).toEqual({
       revision: r1.revision, state: "applied", appliedRevision: r1.revision,
-      drift: [{ path: `${root}a.conf`, sha256: sha("a=edited by hand\n") }, { path: `${root}b.conf` }],
+      // the changed file's content goes with it (the operator may accept it as an override); a removed one has none
+      drift: [{ path: `${root}a.conf`, sha256: sha("a=edited by hand\n"), contentBase64: Buffer.from("a=edited by hand\n").toString("base64") }, { path: `${root}b.conf` }],
     });
+    expect(JSON.stringify(agent.status())).not.toContain("contentBase64"); // read for the report, never kept in the state
 
     // the operator restores: the drifted files are rewritten and their layers activated, the others not
     await heartbeat(agent, { ...r1, restore: true });
@@ -179,6 +181,30 @@ describe("configuration on the device", () => {
     expect(agent.pendingReport()).toEqual({ revision: r1.revision, state: "applied", appliedRevision: r1.revision, drift: [] });
     await agent.checkDrift();
     expect(agent.status()).toMatchObject({ state: "applied", files: 3, drift: [] });
+  });
+
+  it("reports a drifted file's content only up to 128 KiB, and only while it has the digest the check found", async () => {
+    const { root, make, heartbeat } = fixture();
+    const agent = make();
+    agent.start();
+    const r1: ConfigurationAnswer = { revision: "e".repeat(64), full: true, files: [file(`${root}small.conf`, "s=1\n", "one"), file(`${root}big.bin`, "b=1\n", "one")] };
+    await heartbeat(agent, r1);
+    const big = Buffer.alloc(128 * 1024 + 1, 0x61);
+    fs.writeFileSync(`${root}big.bin`, big);
+    fs.writeFileSync(`${root}small.conf`, "s=2\n");
+    await agent.checkDrift();
+    fs.writeFileSync(`${root}small.conf`, "s=3\n"); // edited again after the check: its content waits for the next one
+    expect((await heartbeat(agent, r1))?.drift).toEqual([
+      { path: `${root}small.conf`, sha256: sha("s=2\n") },
+      { path: `${root}big.bin`, sha256: createHash("sha256").update(big).digest("hex") },
+    ]);
+    await agent.checkDrift();
+    expect((await heartbeat(agent, r1))?.drift?.[0]).toEqual({ path: `${root}small.conf`, sha256: sha("s=3\n"), contentBase64: Buffer.from("s=3\n").toString("base64") });
+    // exactly the limit still goes
+    const limit = Buffer.alloc(128 * 1024, 0x62);
+    fs.writeFileSync(`${root}big.bin`, limit);
+    await agent.checkDrift();
+    expect((await heartbeat(agent, r1))?.drift?.[1]).toEqual({ path: `${root}big.bin`, sha256: createHash("sha256").update(limit).digest("hex"), contentBase64: limit.toString("base64") });
   });
 
   it("kill -9 while a revision's activation runs: the next start runs it again and then reports the revision applied", { timeout: 120_000 }, async () => {
