@@ -37,6 +37,8 @@ import { leaseHold } from "./actions/leases.js";
 import { defaultRemoteAccess, type RemoteAccessConfig } from "./remote/config.js";
 import { RemoteAccess } from "./remote/remote-access.js";
 import { OsUpdater, type HealthCheck } from "./os-update/updater.js";
+import { systemImageInstaller } from "./os-update/deployment-hand-over.js";
+import type { SystemReport } from "./core/session.js";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { ConfigurationAgent, configurationSettingsFromEnv, type ConfigurationSettings } from "./config/configuration.js";
@@ -171,6 +173,8 @@ export class FleetAgent {
         this.wake();
       },
       log: (level, message) => this.log(level, message),
+      // a deployment's system image goes to the OS updater (created below, before any step runs)
+      systemImages: systemImageInstaller({ updater: () => (this.osUpdate as OsUpdater | undefined), log: (level, message) => this.log(level, message) }),
     });
     this.deployments = new DeploymentAgent({ runtime: this.runtime });
     // before any step begins again: nothing of the previous run may still be working
@@ -253,6 +257,12 @@ export class FleetAgent {
     };
   }
 
+  /** The heartbeat's `system` (a device with RAUC: what booted, the last update's outcome), absent without RAUC. */
+  private systemReport(): { system?: SystemReport } {
+    const system = this.osUpdate.systemReport();
+    return system ? { system } : {};
+  }
+
   /**
    * What a new system must pass on its trial boot before it is marked good: the agent reaches
    * the service (a heartbeat answered since this start), and the deployed applications run
@@ -329,7 +339,7 @@ export class FleetAgent {
         }
         // "not now": a lease an application holds defers installs too, as it does disruptive actions
         this.deployments.holdInstalls(await leaseHold(this.actionSettings));
-        const { response } = await this.session.exchangeHeartbeat(this.deployments, { status: "online", facts: { ...this.facts, ...this.osUpdate.facts() } }, this.actions, this.configuration);
+        const { response } = await this.session.exchangeHeartbeat(this.deployments, { status: "online", facts: { ...this.facts, ...this.osUpdate.facts() }, ...this.systemReport() }, this.actions, this.configuration);
         const message = (response.body as { message?: string } | undefined)?.message ?? `HTTP ${response.status}`;
         if (response.status === 200) {
           this.lastHeartbeatAt = new Date();

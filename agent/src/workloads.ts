@@ -34,6 +34,7 @@ import { succeeded, type ComponentPackage, type DeviceSession } from "./core/ses
 import { composeImages, envParameters, renameImages, renderComposeFile } from "./runtime/compose-file.js";
 import { waitUntilRunning, type ComposeEngine } from "./runtime/engine.js";
 import type { StateDir } from "./state-dir.js";
+import type { SystemImageInstaller } from "./os-update/deployment-hand-over.js";
 
 /** What runs for one application: the release an upgrade replaces and a failed upgrade restores. */
 export interface InstalledRelease {
@@ -96,6 +97,8 @@ export interface ComposeRuntimeOptions {
   pollMs?: number;
   /** the service's URL: its host is the registry proxy that private images are pulled from (and named at) */
   serviceUrl: string;
+  /** installs a deployment's system image (os-update/deployment-hand-over.ts); absent: such a deployment fails */
+  systemImages?: SystemImageInstaller;
 }
 
 /** `5m0s`, `90s`, `1h`: the manifest's component timeout in ms. */
@@ -175,6 +178,11 @@ export class ComposeRuntime implements DeploymentRuntime {
     }
   }
 
+  /** The compose components: a system-image component is the OS updater's (install()). */
+  private composeComponents(entry: LocalDeployment): Component[] {
+    return this.components(entry).filter((c) => c.properties?.type !== "system-image");
+  }
+
   private components(entry: LocalDeployment): Component[] {
     const profile = entry.desired?.profile;
     if (!profile) throw new Error("the desired state names no deployment profile");
@@ -191,14 +199,15 @@ export class ComposeRuntime implements DeploymentRuntime {
   }
 
   private projectsOf(entry: LocalDeployment): Array<{ name: string; dir: string }> {
-    return this.components(entry).map((c) => ({ name: projectName(entry.applicationId, c.name), dir: this.releaseDir(entry, c.name) }));
+    return this.composeComponents(entry).map((c) => ({ name: projectName(entry.applicationId, c.name), dir: this.releaseDir(entry, c.name) }));
   }
 
   private async download(entry: LocalDeployment): Promise<void> {
-    const components = this.components(entry);
-    // a system image is RAUC's to install (agent/src/os-update), and the service does not hand it over in a deployment yet
-    const image = components.find((c) => c.properties?.type === "system-image");
-    if (image) throw new Error(`component ${image.name} is a system image (a RAUC bundle): deployments do not install system images on the device yet; install it with fleet-agent os-update (docs/os-updates.md)`);
+    // a system image is the OS updater's, in the install step (it downloads the bundle itself, resumable)
+    const image = this.components(entry).find((c) => c.properties?.type === "system-image");
+    if (image && !entry.desired?.systemImage) throw new Error(`component ${image.name} is a system image (a RAUC bundle), and the service handed it without its bundle (systemImage): the service is older than this agent (docs/os-updates.md)`);
+    if (image && !this.options.systemImages) throw new Error(`component ${image.name} is a system image (a RAUC bundle), and this agent runs without an OS updater`);
+    const components = this.composeComponents(entry);
     const parameters = (entry.desired?.parameters ?? {}) as Record<string, Record<string, unknown>>;
     // component by component, its images pulled right after its package came: a pull grant is
     // used within minutes of its issue, however long the other components' pulls take
@@ -264,9 +273,15 @@ export class ComposeRuntime implements DeploymentRuntime {
   }
 
   private async install(entry: LocalDeployment): Promise<StepOutcome> {
+    // the system first: the application runs on the system it needs, after its committed boot
+    const image = entry.desired?.systemImage;
+    if (image) {
+      if (!this.options.systemImages) throw new Error(`component ${image.component} is a system image, and this agent runs without an OS updater`);
+      await this.options.systemImages.install(image, { deploymentId: entry.deploymentId, attempt: entry.attempt });
+    }
     const installed = this.installed();
     const previous = installed[entry.applicationId];
-    const components = this.components(entry);
+    const components = this.composeComponents(entry);
     const projects = this.projectsOf(entry);
     for (const project of projects) {
       if (!fs.existsSync(`${project.dir}/compose.yaml`)) throw new Error(`the release of ${project.name} is not downloaded (${project.dir}); it is downloaded again on the next attempt`);
@@ -302,7 +317,9 @@ export class ComposeRuntime implements DeploymentRuntime {
     // revisions (earlier ones, failed ones).
     if (replaced && replaced.deploymentId !== entry.deploymentId) this.options.state.remove(`releases/${replaced.deploymentId}`);
     const current = revisionDir(entry);
-    for (const name of fs.readdirSync(this.options.state.path("releases", entry.deploymentId))) {
+    // a deployment of a system image alone has no release files
+    const releases = this.options.state.path("releases", entry.deploymentId);
+    for (const name of fs.existsSync(releases) ? fs.readdirSync(releases) : []) {
       if (name !== current) this.options.state.remove(`releases/${entry.deploymentId}/${name}`);
     }
     this.options.log("info", `${entry.applicationId} ${entry.version} runs`);

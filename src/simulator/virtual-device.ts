@@ -14,6 +14,7 @@ import { faultOf, LogModel, type Fault, type LogLine } from "./log-lines.js";
 import { MetricsModel, type TelemetrySnapshot } from "./metrics.js";
 import { Outbox, retryAfterMs, type FlushResult } from "../../agent/src/core/outbox.js";
 import { VirtualConfiguration } from "./virtual-configuration.js";
+import type { VirtualSystem } from "./virtual-system.js";
 
 export type { EnrollAnswer, HeartbeatAnswer } from "../../agent/src/core/session.js";
 
@@ -47,6 +48,7 @@ export class VirtualDevice extends DeviceSession {
   ) {
     super(client, algorithm);
     this.deployments = virtualDeploymentAgent(deploymentOptions);
+    this.systemModel = deploymentOptions.system;
     this.healthRandom = health.random ?? Math.random;
     this.alwaysFailing = health.alwaysFailing ?? false;
     this.failing = this.alwaysFailing;
@@ -57,6 +59,12 @@ export class VirtualDevice extends DeviceSession {
   /** reports `error` from its first heartbeat on and never recovers (`--failing-device`, on purpose) */
   readonly alwaysFailing: boolean;
 
+  /** the device's operating system, for a device with RAUC (deploymentOptions.system): reported with every heartbeat */
+  get system(): VirtualSystem | undefined {
+    return this.systemModel;
+  }
+  private readonly systemModel: VirtualSystem | undefined;
+
   facts() {
     return {
       os: "Linux 6.6 (simulated)",
@@ -65,6 +73,7 @@ export class VirtualDevice extends DeviceSession {
       agentVersion: AGENT_VERSION,
       hardwareModel: "SimBoard v2",
       simulated: true,
+      ...(this.systemModel ? { rauc: true } : {}),
     };
   }
 
@@ -88,6 +97,7 @@ export class VirtualDevice extends DeviceSession {
     const { response, reported } = await this.exchangeHeartbeat(this.deployments, {
       ...(this.fault ? { status: "error", message: this.fault.reason } : { status: "online" }),
       ...(includeFacts ? { facts: this.facts() } : {}),
+      ...(this.systemModel ? { system: this.systemModel.report() } : {}),
     }, undefined, this.configuration);
     if (response.status === 200) this.lastReported = reported.length;
     return response;

@@ -6,6 +6,7 @@
 import {
   DeploymentAgent, type DeploymentRuntime, type DesiredDeploymentEntry, type LocalDeployment, type Step, type StepHandle, type StepOutcome,
 } from "../../agent/src/core/deployments.js";
+import type { VirtualSystem } from "./virtual-system.js";
 
 /** [min, max] milliseconds; each step draws uniformly from its range. */
 export type DelayRange = readonly [number, number];
@@ -36,6 +37,11 @@ export interface VirtualRuntimeOptions {
    * saying it is on purpose (`--fail-install`); they draw no random number
    */
   failInstalls?: readonly string[];
+  /**
+   * the device's operating system (a device with RAUC): the install step of a deployment with a
+   * system image updates it first, and fails with the rollback's reason when it falls back
+   */
+  system?: VirtualSystem;
 }
 
 /** A simulated device's deployments: the agent's state machine on the virtual runtime. */
@@ -67,6 +73,7 @@ export class VirtualRuntime implements DeploymentRuntime {
   private readonly timeScale: number;
   private readonly random: () => number;
   private readonly failInstalls: ReadonlySet<string>;
+  private readonly system: VirtualSystem | undefined;
   /** the step each install attempt fails in (decided when its download begins), by deployment id */
   private readonly plans = new Map<string, { attempt: number; failIn: Phase | null; message?: string }>();
 
@@ -76,6 +83,7 @@ export class VirtualRuntime implements DeploymentRuntime {
     this.timeScale = options.timeScale ?? 1;
     this.random = options.random ?? Math.random;
     this.failInstalls = new Set(options.failInstalls ?? []);
+    this.system = options.system;
     if (!(this.failureRate >= 0 && this.failureRate <= 1)) throw new Error("failureRate: a number from 0 to 1");
     if (!(this.timeScale >= 0)) throw new Error("timeScale: a number of at least 0");
     for (const [name, [min, max]] of Object.entries(this.timings)) {
@@ -97,10 +105,18 @@ export class VirtualRuntime implements DeploymentRuntime {
       dueAt,
       outcome: (now) => {
         if (now < dueAt) return null;
-        if (!settled) settled = plan?.failIn === step ? { ok: false, message: plan.message ?? this.failureMessage(step as Phase) } : { ok: true };
+        if (!settled) settled = plan?.failIn === step ? { ok: false, message: plan.message ?? this.failureMessage(step as Phase) } : this.systemFirst(entry, step);
         return settled;
       },
     };
+  }
+
+  /** An install with a system image: the OS update first (an application after the committed boot). */
+  private systemFirst(entry: Readonly<LocalDeployment>, step: Step): StepOutcome {
+    const image = entry.desired?.systemImage;
+    if (step !== "install" || !image || !this.system) return { ok: true };
+    const rolledBack = this.system.update(image);
+    return rolledBack ? { ok: false, message: `system update ${image.version} rolled back: ${rolledBack}` } : { ok: true };
   }
 
   /** The message of a failure `failInstalls` plans for this install, if it names it. */

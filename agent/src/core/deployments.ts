@@ -39,6 +39,19 @@ export interface DesiredDeploymentEntry {
    * docs/configuration.md): another one re-creates the deployment's projects in place
    */
   parametersHash?: string;
+  /** with install: the OS update (a RAUC bundle) the profile's system-image component asks; installed first (docs/os-updates.md) */
+  systemImage?: SystemImageEntry;
+}
+
+/** The system image of a desired deployment, as the service hands it (docs/agent.md). */
+export interface SystemImageEntry {
+  component: string;
+  /** the bundle's http(s) URL; null: an oci:// bundle, not delivered to devices yet */
+  url: string | null;
+  repository: string;
+  /** sha256:<hex> of the bundle */
+  digest: string;
+  version: string;
 }
 
 /** The release a device brought up again when an upgrade failed (a device-side rollback). */

@@ -66,10 +66,23 @@ export interface EnrollRequest {
   facts?: Record<string, string | number | boolean | null>;
 }
 
+/** The heartbeat's `system` (the service's src/modules/devices/system.ts). */
+export interface SystemReport {
+  bootedSlot: string;
+  booted: { version?: string | null; digest?: string | null; imageDigest?: string | null };
+  other?: { slot: string; version?: string | null; digest?: string | null; imageDigest?: string | null } | null;
+  lastUpdate?: {
+    digest: string; fromVersion?: string | null; toVersion?: string | null; fromSlot?: string | null; toSlot?: string | null;
+    outcome: "committed" | "rolled-back" | "failed"; reason?: string | null; startedAt: string; finishedAt: string;
+  } | null;
+}
+
 export interface HeartbeatBody {
   status: "online" | "error";
   message?: string;
   facts?: Record<string, string | number | boolean | null>;
+  /** what the operating system booted and how its last update ended (a device with RAUC; docs/os-updates.md) */
+  system?: SystemReport;
 }
 
 const TOKEN_LIFETIME_SECONDS = 300;

@@ -26,6 +26,7 @@ import path from "node:path";
 import { DownloadError, downloadResumable } from "./download.js";
 import { Rauc, RaucError, type RaucStatus } from "./rauc.js";
 import type { StateDir } from "../state-dir.js";
+import type { SystemReport } from "../core/session.js";
 
 export type OsUpdatePhase = "downloading" | "installing" | "rebooting" | "trial" | "falling-back" | "updated" | "rolled-back" | "failed";
 const FINAL: ReadonlySet<OsUpdatePhase> = new Set(["updated", "rolled-back", "failed"]);
@@ -39,6 +40,9 @@ export interface OsUpdateTarget {
   version?: string;
   /** how long the new system has to pass its health checks after its first boot; default 300 s */
   healthSeconds?: number;
+  /** given by a deployment (docs/os-updates.md): which one and its attempt, so that a retry begins the update again */
+  deploymentId?: string;
+  attempt?: number;
 }
 
 export interface OsUpdateState {
@@ -46,6 +50,8 @@ export interface OsUpdateState {
   phase: OsUpdatePhase;
   /** when the phase was entered */
   since: string;
+  /** when the update began (absent in a state written before this field) */
+  startedAt?: string;
   /** the slot that ran when the update began (bootname), and the slot RAUC installed into */
   fromSlot?: string;
   toSlot?: string;
@@ -77,6 +83,8 @@ export interface OsUpdaterOptions {
 const STATE_FILE = "os-update.json";
 const REQUEST_FILE = "os-update-request.json";
 const BUNDLE_DIR = "os-update";
+/** by slot bootname: the bundle (its sha256:<hex>) and version the agent installed into it */
+const SLOTS_FILE = "os-slots.json";
 
 /** Hands the running agent an update (`fleet-agent os-update`): it takes the request at its next look. */
 export function requestOsUpdate(state: StateDir, target: OsUpdateTarget): void {
@@ -171,7 +179,8 @@ export class OsUpdater {
   /** Begins an update (ignored while one runs). */
   begin(target: OsUpdateTarget): void {
     if (this.inProgress()) return;
-    this.current = { target, phase: "downloading", since: new Date().toISOString() };
+    const now = new Date().toISOString();
+    this.current = { target, phase: "downloading", since: now, startedAt: now };
     this.save();
     this.options.log("info", `OS update${target.version ? ` to ${target.version}` : ""}: downloading ${target.url}`);
   }
@@ -271,6 +280,9 @@ export class OsUpdater {
       return;
     }
     fs.rmSync(this.bundleFile(), { force: true });
+    // which bundle is in which slot: RAUC's slot status has the image's digest, not the bundle's
+    // (the component's digest the service compares with)
+    this.options.state.writeJson(SLOTS_FILE, { ...this.slotBundles(), [toSlot]: { digest: `sha256:${this.current!.target.sha256}`, version: this.current!.target.version ?? null } });
     this.enter("rebooting", { toSlot, rebootAskedIn: await this.options.bootId() });
     await this.reboot(`installed into slot ${toSlot}`);
   }
@@ -329,6 +341,44 @@ export class OsUpdater {
 
   private save(): void {
     this.options.state.writeJson(STATE_FILE, this.current);
+  }
+
+  private slotBundles(): Record<string, { digest: string; version: string | null }> {
+    return this.options.state.readJson<Record<string, { digest: string; version: string | null }>>(SLOTS_FILE) ?? {};
+  }
+
+  /** The bundle digest (sha256:<hex>) the agent installed into the booted slot; null: unknown (not installed by this agent). */
+  bootedDigest(): string | null {
+    return this.system ? this.slotBundles()[this.system.booted]?.digest ?? null : null;
+  }
+
+  /**
+   * The heartbeat's `system` (docs/agent.md): the booted slot and the other one (RAUC's version
+   * and image digest, the bundle digest the agent installed there), and the last finished update
+   * with its outcome. Null without RAUC's answer.
+   */
+  systemReport(): SystemReport | null {
+    const system = this.system;
+    // the service refuses a malformed report with the whole heartbeat: nothing doubtful is sent
+    if (!system || !system.booted.trim()) return null;
+    const bundles = this.slotBundles();
+    const booted = system.slots.find((s) => s.bootname === system.booted);
+    const other = system.slots.find((s) => s.bootname && s.bootname !== system.booted && s.name.split(".")[0] === booted?.name.split(".")[0]);
+    const sha = (hex: string | null | undefined) => (hex && /^[0-9a-f]{64}$/.test(hex) ? `sha256:${hex}` : null);
+    const text = (value: string | null | undefined, max = 256) => value?.trim().slice(0, max) || null;
+    const update = this.current;
+    const outcome = update?.phase === "updated" ? "committed" : update?.phase === "rolled-back" || update?.phase === "failed" ? update.phase : null;
+    return {
+      bootedSlot: system.booted.trim().slice(0, 100),
+      booted: { version: text(booted?.version), digest: bundles[system.booted]?.digest ?? null, imageDigest: sha(booted?.imageSha256) },
+      other: other?.bootname?.trim() ? { slot: other.bootname.trim().slice(0, 100), version: text(other.version), digest: bundles[other.bootname]?.digest ?? null, imageDigest: sha(other.imageSha256) } : null,
+      lastUpdate: update && outcome ? {
+        digest: `sha256:${update.target.sha256}`, toVersion: text(update.target.version),
+        fromVersion: text(system.slots.find((s) => s.bootname === update.fromSlot)?.version),
+        fromSlot: text(update.fromSlot, 100), toSlot: text(update.toSlot, 100), outcome, reason: update.reason?.slice(0, 2000) ?? null,
+        startedAt: update.startedAt ?? update.since, finishedAt: update.since,
+      } : null,
+    };
   }
 
   /**

@@ -26,6 +26,7 @@ import { actionsExchange } from "../device-actions/agent-exchange.js";
 import type { ActionReport, DeviceActionEntry } from "../device-actions/schemas.js";
 import { CONFIGURATION_SQL, configurationExchange, type ConfigurationFlags } from "../config-layers/heartbeat.js";
 import type { ConfigurationAnswer, ConfigurationReport } from "../config-layers/schemas.js";
+import { recordSystemReport, type SystemReport } from "../devices/system.js";
 
 export interface HeartbeatWrite {
   status: "online" | "error";
@@ -219,6 +220,7 @@ export interface HeartbeatInput extends HeartbeatWrite {
   deployments?: DeploymentProgress[];
   actions?: ActionReport[];
   configuration?: ConfigurationReport;
+  system?: SystemReport;
 }
 
 export interface HeartbeatAnswer {
@@ -247,6 +249,8 @@ export async function handleHeartbeat(services: Services, device: DevicePrincipa
   }
   // awaiting approval: visible, given nothing (its reports are about nothing it was given)
   if (!result.admitted) return { heartbeatIntervalSeconds: services.config.HEARTBEAT_INTERVAL_SECONDS, deployments: [] };
+  // before the deployment reports: a system image's deployment is judged by what the device booted (agent-state.ts)
+  if (input.system) await recordSystemReport(services.prisma, { id: deviceId, organizationId }, input.system);
   // device actions: only for a device that has some open or reports some (most have none)
   const actions = result.hasActions || input.actions?.length ? await actionsExchange(services, deviceId, input.actions) : [];
   // configuration: only for an organization with layers or a device that had some (most have none)

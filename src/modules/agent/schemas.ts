@@ -5,6 +5,7 @@ import { labelsSchema } from "../devices/labels.js";
 import { actionReport, deviceActionEntry } from "../device-actions/schemas.js";
 import { tpmEvidenceInput } from "../tpm-ek-cas/attestation.js";
 import { configurationAnswer, configurationReport } from "../config-layers/schemas.js";
+import { systemReport } from "../devices/system.js";
 
 /** Facts the agent reports: the named ones become device columns, the rest are kept as given. */
 export const KNOWN_FACTS = ["os", "arch", "agentVersion", "hardwareModel", "ipAddress"] as const;
@@ -68,6 +69,7 @@ export const heartbeatInput = z.object({
   deployments: z.array(deploymentReport).max(1000).optional().describe("progress of the deployments the device was given"),
   actions: z.array(actionReport).max(100).optional().describe("what became of the device actions it was handed (docs/actions.md)"),
   configuration: configurationReport.optional().describe("the configuration revision applied or failed, and files changed by hand (docs/configuration.md); sent when it changed and at least every 10th heartbeat"),
+  system: systemReport.optional().describe("what the device's operating system booted and how its last system update ended (docs/os-updates.md); sent by an agent with RAUC"),
 });
 
 /** One entry of the desired state: what the device must install or remove. */
@@ -84,6 +86,13 @@ export const desiredDeployment = z.object({
   profile: z.object({ id: z.string(), type: z.string(), components: z.unknown() }),
   parameters: z.record(z.string(), z.unknown()),
   parametersHash: z.string().optional().describe("sha256 of the rendered parameters when they take the device's variables ({{ vars.NAME }}): a new hash means re-create in place"),
+  systemImage: z.object({
+    component: z.string().describe("the profile's system-image component"),
+    url: z.string().nullable().describe("where the agent downloads the RAUC bundle (the component's https:// repository); null: an oci:// bundle, which is not delivered to devices yet"),
+    repository: z.string().describe("the component's repository as the manifest says it"),
+    digest: z.string().describe("sha256:<hex> of the bundle: checked after the download, and the digest the device must report booted"),
+    version: z.string().describe("the component's revision"),
+  }).optional().describe("with install, when the profile has a system-image component: the OS update the agent installs first (docs/os-updates.md); the deployment runs on the device once it booted that image and committed it"),
 });
 export type DesiredDeployment = z.infer<typeof desiredDeployment>;
 

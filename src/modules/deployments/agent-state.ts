@@ -5,6 +5,7 @@
 // only then, in a separate transaction per deployment, locks the deployment to judge its
 // rollout. Operator moves lock the deployment first and the entries after; holding an entry
 // while waiting for a deployment would deadlock against them.
+import { Prisma } from "../../generated/prisma/client.js";
 import type { Services } from "../../services.js";
 import type { DesiredDeployment } from "../agent/schemas.js";
 import type { DeploymentProgress, HeartbeatDevice } from "../agent/desired-state.js";
@@ -65,8 +66,26 @@ export async function desiredDeploymentsOf(
       profile: { id: profile.id, type: profile.type, components: profile.components },
       // `{{ vars.NAME }}` takes the device's configuration variables (config-layers/parameters.ts)
       ...(row.action === "install" ? withDeviceVariables(renderParameters(row.declared, values, profile.components.map((c) => c.name)), variables) : { parameters: {} }),
+      ...(row.action === "install" ? systemImageOf(profile) : {}),
     };
   });
+}
+
+/**
+ * The OS update a profile's system-image component asks (docs/os-updates.md): the bundle's URL
+ * (an https:// repository; an oci:// one is not delivered to devices yet: url null, and the
+ * agent fails saying so), its digest and version.
+ */
+function systemImageOf(profile: DeploymentProfile): { systemImage?: NonNullable<DesiredDeployment["systemImage"]> } {
+  const image = profile.components.find((c) => c.properties.type === "system-image");
+  if (!image) return {};
+  const repository = image.properties.repository ?? "";
+  return {
+    systemImage: {
+      component: image.name, repository, url: /^https?:\/\//.test(repository) ? repository : null,
+      digest: image.properties.digest ?? "", version: image.properties.revision ?? "",
+    },
+  };
 }
 
 /**
@@ -137,6 +156,19 @@ async function retriesFor(services: Pick<Services, "prisma">, device: HeartbeatD
   return result;
 }
 
+/**
+ * For the entry `dd`: the digest of its profile's system image when the device has not booted it
+ * after a committed update (DeviceSystem); NULL when there is none, or it runs.
+ */
+const SYSTEM_IMAGE_NOT_BOOTED = Prisma.raw(`(
+  SELECT si."digest"
+    FROM (SELECT jsonb_path_query_first(v."profiles", '$[*] ? (@.id == $p).components[*] ? (@.properties.type == "system-image").properties.digest',
+                                        jsonb_build_object('p', sd."profileId")) #>> '{}' AS "digest"
+            FROM "Deployment" sd JOIN "ApplicationVersion" v ON v."id" = sd."applicationVersionId"
+           WHERE sd."id" = dd."deploymentId") si
+   WHERE NOT EXISTS (SELECT 1 FROM "DeviceSystem" s
+                      WHERE s."deviceId" = dd."deviceId" AND s."lastOutcome" = 'committed' AND s."lastDigest" = si."digest" AND s."bootedDigest" = si."digest"))`);
+
 interface ChangedEntry {
   deploymentId: string;
   organizationId: string;
@@ -171,9 +203,20 @@ export async function recordDeploymentProgress(services: Pick<Services, "prisma"
   const retries = await retriesFor(services, device, latest.filter((r) => r.state === "failed").map((r) => r.deploymentId));
   const rows = latest.map((r) => ({ ...r, retryAt: retries.get(r.deploymentId)?.at ?? null, retryOf: retries.get(r.deploymentId)?.attempt ?? null }));
   const changed = await services.prisma.$queryRaw<ChangedEntry[]>`
-    WITH reported AS (
+    WITH sent AS (
       SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
           AS r("deploymentId" text, "state" text, "message" text, "attempt" int, "retryAt" timestamp, "retryOf" int, "restoredId" text, "restoredVersion" text)
+    ), judged AS (
+      -- a system image's deployment runs only once the device booted that image and committed it
+      -- (DeviceSystem, written from the same heartbeat before): until then "running" is "installing"
+      SELECT r.*, CASE WHEN r."state" = 'running' AND dd."desiredAction" = 'install' THEN ${SYSTEM_IMAGE_NOT_BOOTED} END AS "notBooted"
+        FROM sent r LEFT JOIN "DeploymentDevice" dd ON dd."deviceId" = ${device.id}::uuid AND dd."deploymentId" = r."deploymentId"::uuid
+    ), reported AS (
+      SELECT "deploymentId", CASE WHEN "notBooted" IS NULL THEN "state" ELSE 'installing' END AS "state",
+             CASE WHEN "notBooted" IS NULL THEN "message"
+                  ELSE 'the agent reports it installed, but the device has not reported the system image ' || "notBooted" || ' booted and committed' END AS "message",
+             "attempt", "retryAt", "retryOf", "restoredId", "restoredVersion"
+        FROM judged
     ), updated AS (
       UPDATE "DeploymentDevice" dd
          SET "state" = r."state", "message" = left(r."message", 2000), "stateChangedAt" = ${UTC_NOW},

@@ -19,6 +19,7 @@ import {
   removeLabel,
   updateDevice,
 } from "./service.js";
+import { deviceSystemOf, deviceSystemOutput, listSystemUpdates, systemUpdateOutput } from "./system.js";
 
 const TAG = "Devices";
 const audit = { entity: "device" };
@@ -55,10 +56,32 @@ export const devicesRouter = router({
     }),
 
   get: protectedProcedure("devices:read")
-    .meta({ openapi: { method: "GET", path: "/devices/{id}", tags: [TAG], summary: "Get a device" } })
+    .meta({
+      openapi: {
+        method: "GET", path: "/devices/{id}", tags: [TAG], summary: "Get a device",
+        description: "`system`: the operating system the device booted and its last system update (docs/os-updates.md); null for a device without RAUC.",
+      },
+    })
     .input(idInput)
-    .output(deviceOutput)
-    .query(async ({ ctx, input }) => toDeviceDto(await getDevice(ctx.services.database.opened.raw, ctx.principal.organizationId, input.id))),
+    .output(deviceOutput.extend({ system: deviceSystemOutput }))
+    .query(async ({ ctx, input }) => {
+      const device = toDeviceDto(await getDevice(ctx.services.database.opened.raw, ctx.principal.organizationId, input.id));
+      return { ...device, system: await deviceSystemOf(ctx.db, ctx.principal.organizationId, input.id) };
+    }),
+
+  systemUpdates: protectedProcedure("devices:read")
+    .meta({
+      openapi: {
+        method: "GET", path: "/devices/{id}/system-updates", tags: [TAG], summary: "A device's system updates, newest first",
+        description: "Each finished OS update (a RAUC bundle) and its outcome as the agent reported it after the boot: committed, rolled-back with the reason, or failed (docs/os-updates.md).",
+      },
+    })
+    .input(idInput.extend(pagingInput))
+    .output(pageOutput(systemUpdateOutput))
+    .query(async ({ ctx, input }) => {
+      const { rows, total } = await listSystemUpdates(ctx.db, ctx.principal.organizationId, input.id, input);
+      return pageOf(rows, total, input.offset);
+    }),
 
   update: protectedProcedure("devices:write")
     .meta({

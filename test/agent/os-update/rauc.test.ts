@@ -58,6 +58,17 @@ describe.skipIf(!peersAvailable("rauc", "podman"))("OS updates with real RAUC on
     return res.body.facts as Record<string, unknown>;
   };
 
+  const system = async () => {
+    const res = await h.api("GET", `/api/v1/devices/${deviceId}`, { key: acme.key });
+    expect(res.status, res.text).toBe(200);
+    return res.body.system;
+  };
+  const systemUpdates = async () => {
+    const res = await h.api("GET", `/api/v1/devices/${deviceId}/system-updates`, { key: acme.key });
+    expect(res.status, res.text).toBe(200);
+    return res.body.items;
+  };
+
   function startAgent() {
     const child = spawn(process.execPath, [AGENT_BIN, "run", "--state-dir", stateDir, "--engine", "podman"], {
       env: { ...process.env, ...lab.agentEnv, FLEET_AGENT_REBOOT_COMMAND: `echo reboot >> '${rebootFile}'`, FLEET_AGENT_TELEMETRY_SECONDS: "600", FLEET_AGENT_LOG_SECONDS: "600" },
@@ -169,6 +180,13 @@ describe.skipIf(!peersAvailable("rauc", "podman"))("OS updates with real RAUC on
     expect(status.booted).toBe("B");
     await eventually(async () => ((await facts())["osUpdate.phase"] === "updated" ? true : undefined), 30_000, "updated at the service");
     expect(await facts()).toMatchObject({ "rauc.bootedSlot": "B", "rauc.booted.version": "2.0.0", "rauc.booted.imageSha256": bundle.imageSha256, "osUpdate.version": "2.0.0" });
+    // the heartbeat's system report, as the service keeps it: what booted, by the bundle's digest the service compares with
+    expect(await system()).toMatchObject({
+      booted: { slot: "B", version: "2.0.0", digest: `sha256:${bundle.sha256}`, imageDigest: `sha256:${bundle.imageSha256}` },
+      other: { slot: "A" },
+      lastUpdate: { outcome: "committed", version: "2.0.0", digest: `sha256:${bundle.sha256}` },
+    });
+    expect((await systemUpdates())[0]).toMatchObject({ outcome: "committed", digest: `sha256:${bundle.sha256}`, fromSlot: "A", toSlot: "B", toVersion: "2.0.0" });
   });
 
   it("3.0.0 whose trial boot cannot reach the service: marked bad when its time is up, the bootloader falls back to B, reported rolled back with the reason", async () => {
@@ -190,6 +208,13 @@ describe.skipIf(!peersAvailable("rauc", "podman"))("OS updates with real RAUC on
     expect(rolledBack.reason).toBe(fallingBack.reason);
     await eventually(async () => ((await facts())["osUpdate.phase"] === "rolled-back" ? true : undefined), 30_000, "rolled back at the service");
     expect(await facts()).toMatchObject({ "osUpdate.reason": fallingBack.reason, "rauc.bootedSlot": "B", "rauc.booted.version": "2.0.0", "rauc.other.version": "3.0.0" });
+    await eventually(async () => ((await system())?.lastUpdate?.outcome === "rolled-back" ? true : undefined), 30_000, "the system report's rollback at the service");
+    expect(await system()).toMatchObject({
+      booted: { slot: "B", version: "2.0.0" },
+      other: { slot: "A", version: "3.0.0", digest: `sha256:${bundle.sha256}` },
+      lastUpdate: { outcome: "rolled-back", version: "3.0.0", digest: `sha256:${bundle.sha256}`, reason: fallingBack.reason },
+    });
+    expect((await systemUpdates()).map((u: { outcome: string; toVersion: string }) => `${u.toVersion} ${u.outcome}`).slice(0, 2)).toEqual(["3.0.0 rolled-back", "2.0.0 committed"]);
   });
 
   it("kill -9 of the agent while RAUC installs 4.0.0: the restarted agent converges, slot A holds 4.0.0 and is kept after its trial boot", async () => {

@@ -11,6 +11,8 @@ import type { DeviceSession } from "../../../agent/src/core/session.js";
 import type { ComposeEngine, ComposeProject, DownOptions, ProjectContainer, PullAuth } from "../../../agent/src/runtime/engine.js";
 import { StateDir } from "../../../agent/src/state-dir.js";
 import { ComposeRuntime, parseGoDuration, projectName, revisionDir } from "../../../agent/src/workloads.js";
+import { systemImageInstaller, type SystemUpdater } from "../../../agent/src/os-update/deployment-hand-over.js";
+import type { OsUpdateState, OsUpdateTarget } from "../../../agent/src/os-update/updater.js";
 
 const APP = "11111111-1111-4111-8111-111111111111";
 const compose = (tag: string) => `services:\n  web:\n    image: registry.test/web:${tag}\n`;
@@ -98,11 +100,14 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-function setup(packages: Record<string, { status: number; content?: string; digest?: string; pullGrant?: unknown }>) {
+function setup(packages: Record<string, { status: number; content?: string; digest?: string; pullGrant?: unknown }>, updater?: FakeUpdater) {
   let settled = 0;
+  const log = (level: string, message: string) => logs.push(`${level}: ${message}`);
   const runtime = new ComposeRuntime({
-    engine, session: fakeSession(packages), state, pollMs: 5, serviceUrl: "https://fleet.test:8443", onSettled: () => settled++, log: (level, message) => logs.push(`${level}: ${message}`),
+    engine, session: fakeSession(packages), state, pollMs: 5, serviceUrl: "https://fleet.test:8443", onSettled: () => settled++, log,
+    ...(updater ? { systemImages: systemImageInstaller({ updater: () => updater, log, pollMs: 5 }) } : {}),
   });
+  if (updater) updater.engine = engine;
   const agent = new DeploymentAgent({ runtime });
   /** lets queued steps settle, then takes them */
   const settle = async () => {
@@ -124,6 +129,49 @@ function desired(deploymentId: string, version: string, extra: Partial<DesiredDe
 }
 
 const PROJECT = projectName(APP, "web");
+
+const BUNDLE = "https://files.example/os-2.0.0.raucb";
+const DIGEST = `sha256:${"9d".repeat(32)}`;
+
+/** A version with a system image (component os) as the service hands it (desired systemImage). */
+function withSystemImage(entry: DesiredDeploymentEntry): DesiredDeploymentEntry {
+  (entry.profile!.components as unknown[]).push({ name: "os", properties: { type: "system-image", repository: BUNDLE, revision: "2.0.0", digest: DIGEST } });
+  return { ...entry, systemImage: { component: "os", url: BUNDLE, repository: BUNDLE, digest: DIGEST, version: "2.0.0" } };
+}
+
+/**
+ * The OS updater (agent/src/os-update/updater.ts) as the hand-over sees it: begin() starts an
+ * update that ends, a little later, in `outcome` with `reason` (the real one's download, RAUC,
+ * reboot and trial are test/agent/os-update/rauc.test.ts's). Records the phase the update was in
+ * whenever the engine brought a project up.
+ */
+class FakeUpdater implements SystemUpdater {
+  update: OsUpdateState | null = null;
+  begun: OsUpdateTarget[] = [];
+  booted: string | null = null;
+  upWhilePhase: string[] = [];
+  constructor(private readonly outcome: "updated" | "rolled-back" | "failed", private readonly reason: string) {}
+  set engine(engine: FakeEngine) {
+    const up = engine.up.bind(engine);
+    engine.up = async (project) => {
+      this.upWhilePhase.push(this.update?.phase ?? "none");
+      return up(project);
+    };
+  }
+  inProgress() {
+    return this.update !== null && !["updated", "rolled-back", "failed"].includes(this.update.phase);
+  }
+  begin(target: OsUpdateTarget) {
+    this.begun.push(target);
+    const now = new Date().toISOString();
+    this.update = { target, phase: "downloading", since: now, startedAt: now };
+    setTimeout(() => (this.update = { ...this.update!, phase: "trial" }), 10);
+    setTimeout(() => (this.update = { ...this.update!, phase: this.outcome, reason: this.reason }), 30);
+  }
+  bootedDigest() {
+    return this.booted;
+  }
+}
 /** a file of a revision's release: releases/<deploymentId>/<revision>/web/<file> */
 const releaseFile = (entry: DesiredDeploymentEntry, file: string) => path.join(dir, "releases", entry.deploymentId, revisionDir({ version: entry.version, desired: entry }), "web", file);
 
@@ -191,16 +239,53 @@ describe("compose deployments on the engine", () => {
     expect(fs.existsSync(path.join(dir, "pull-auth"))).toBe(false);
   });
 
-  it("a version with a system image fails its download naming the way that installs it, and starts nothing", async () => {
-    const { agent, settle } = setup({ d1: { status: 200, content: compose("1") } });
-    const withImage = desired("d1", "1.0.0");
-    (withImage.profile!.components as unknown[]).push({ name: "os", properties: { type: "system-image", repository: "https://files.example/os.raucb", revision: "2.0.0", digest: `sha256:${"9d".repeat(32)}` } });
-    agent.apply([withImage]);
+  it("a version with a system image hands it to the OS updater first, and brings the compose project up only after the committed boot", async () => {
+    const updater = new FakeUpdater("updated", "slot B runs 2.0.0 and passed its health checks; marked good");
+    const { agent, settle } = setup({ d1: { status: 200, content: compose("1") } }, updater);
+    agent.apply([withSystemImage(desired("d1", "1.0.0"))]);
     await settle();
-    expect(agent.get("d1")).toMatchObject({
+    expect(updater.begun).toEqual([{ url: BUNDLE, sha256: "9d".repeat(32), version: "2.0.0", deploymentId: "d1", attempt: 1 }]);
+    expect(agent.get("d1")).toMatchObject({ state: "running" });
+    // the project came up after the update was committed, never before
+    expect(updater.upWhilePhase).toEqual(["updated"]);
+    expect(engine.running.get(PROJECT)?.state).toBe("running");
+  });
+
+  it("a system update that rolled back fails the install with the updater's reason and starts nothing", async () => {
+    const reason = "the new system in slot B did not pass its health checks within 300 s (service: no heartbeat was answered since the boot); marked bad, the bootloader falls back to slot A";
+    const updater = new FakeUpdater("rolled-back", reason);
+    const { agent, settle } = setup({ d1: { status: 200, content: compose("1") } }, updater);
+    agent.apply([withSystemImage(desired("d1", "1.0.0"))]);
+    await settle();
+    expect(agent.get("d1")).toMatchObject({ state: "failed", message: `install failed: system update 2.0.0 rolled back: ${reason}` });
+    expect(engine.running.size).toBe(0);
+  });
+
+  it("a system image the device runs already is not installed again; one without an https URL fails naming why", async () => {
+    const updater = new FakeUpdater("updated", "");
+    updater.booted = DIGEST;
+    const { agent, settle } = setup({ d1: { status: 200, content: compose("1") }, d2: { status: 200, content: compose("2") } }, updater);
+    agent.apply([withSystemImage(desired("d1", "1.0.0"))]);
+    await settle();
+    expect(updater.begun).toEqual([]);
+    expect(agent.get("d1")).toMatchObject({ state: "running" });
+    const oci = withSystemImage(desired("d2", "2.0.0", { applicationId: "other" }));
+    oci.systemImage = { ...oci.systemImage!, url: null, repository: "oci://registry.example/os/gateway" };
+    agent.apply([oci]);
+    await settle();
+    expect(agent.get("d2")).toMatchObject({
       state: "failed",
-      message: "download failed: component os is a system image (a RAUC bundle): deployments do not install system images on the device yet; install it with fleet-agent os-update (docs/os-updates.md)",
+      message: "install failed: component os: the bundle oci://registry.example/os/gateway is not an http(s) URL; system images are delivered over HTTPS only so far (docs/os-updates.md)",
     });
+  });
+
+  it("a system image handed without its bundle (an older service) fails the download and starts nothing", async () => {
+    const { agent, settle } = setup({ d1: { status: 200, content: compose("1") } }, new FakeUpdater("updated", ""));
+    const entry = withSystemImage(desired("d1", "1.0.0"));
+    delete entry.systemImage;
+    agent.apply([entry]);
+    await settle();
+    expect(agent.get("d1")?.message).toBe("download failed: component os is a system image (a RAUC bundle), and the service handed it without its bundle (systemImage): the service is older than this agent (docs/os-updates.md)");
     expect(engine.running.size).toBe(0);
   });
 
