@@ -46,6 +46,7 @@ function pages(deviceId: string): { path: string; write: Permission | Permission
     { path: "/deployments", write: "deployments:write" },
     // a config source applies every kind it holds: managing one takes the write permission of each
     { path: "/config", write: ["deployments:write", "alerts:write", "roles:write", "registries:write"] },
+    { path: "/config-layers", write: "config:write" },
     { path: "/marketplace", write: "registries:write", mayBeEmpty: true },
     { path: "/registries", write: "registries:write" },
     { path: "/alerts", write: "alerts:write", mayBeEmpty: true },
