@@ -4,7 +4,9 @@
 // same statement upserts each device's newest snapshot into
 // DeviceTelemetryLatest, so fleet health and alert rules never scan raw snapshots, and merges
 // the batch into the 5-minute and hourly rollups (rollups.ts) and marks the buckets it touched
-// for the whole-fleet series (src/modules/fleet/fleet-rollups.ts).
+// for the whole-fleet series (src/modules/fleet/fleet-rollups.ts). A snapshot is a device's
+// once per timestamp: one the agent sends again, not knowing the first send arrived, changes
+// nothing (the raw row, the latest and the rollups are only fed by rows inserted now).
 //
 // This hot path talks to the driver directly (RawDatabase: node-postgres or PGlite) rather
 // than through Prisma: with eleven 1,000-element array parameters Prisma's parameter handling
@@ -64,6 +66,8 @@ const INSERT_SQL = `
     SELECT b."deviceId", b."timestamp", ${STORED_METRIC_NAMES.map((m) => `b."${m}"`).join(", ")} FROM batch b
      WHERE ${CUTOFF_PARAM} IS NULL OR b."timestamp" >= ${CUTOFF_PARAM}
      ORDER BY b."ord"
+    -- sent again (the answer to the first send was lost): stored once, summed once
+    ON CONFLICT ("deviceId", "timestamp") DO NOTHING
     RETURNING "id", "deviceId", "timestamp", ${COLUMNS}
   ), rolled AS (
     SELECT i."id", i."deviceId", o."organizationId", i."timestamp", ${STORED_METRIC_NAMES.map((m) => `i."${m}"`).join(", ")}

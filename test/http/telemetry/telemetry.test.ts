@@ -118,6 +118,31 @@ describe("ingest: POST /api/v1/agent/telemetry", () => {
     expect(await countOf(other.deviceId)).toBe(before + 3);
   });
 
+  it("stores a batch sent again (its answer lost on the way) once: raw rows, the latest snapshot and the rollups unchanged", async () => {
+    const before = await countOf(other.deviceId);
+    const at = Date.now() - 2 * 3600_000; // out of the last hour, which a later test counts
+    const batch = [
+      { timestamp: new Date(at).toISOString(), cpuUsagePercent: 41, memoryUsedBytes: 1000, memoryTotalBytes: 4000 },
+      { timestamp: new Date(at + 1000).toISOString(), cpuUsagePercent: 42 },
+    ];
+    const rollupSamples = async () => (await h.services.prisma.$queryRawUnsafe<{ samples: number }[]>(
+      `SELECT coalesce(sum("samples"), 0)::int AS "samples" FROM "TelemetryRollup5m" WHERE "deviceId" = $1::uuid`, other.deviceId))[0].samples;
+    const first = await sendTelemetry(h, other, batch);
+    expect(first.status, first.text).toBe(200);
+    const latest = await h.services.prisma.deviceTelemetryLatest.findUniqueOrThrow({ where: { deviceId: other.deviceId } });
+    const summed = await rollupSamples();
+    // the agent, not knowing the first send arrived, sends the same snapshots again with a newer one
+    const again = await sendTelemetry(h, other, [...batch.map((s) => ({ ...s, cpuUsagePercent: 99 })), { timestamp: new Date(at + 2000).toISOString(), cpuUsagePercent: 43 }]);
+    expect(again.status, again.text).toBe(200);
+    expect(await countOf(other.deviceId)).toBe(before + 3);
+    const stored = await h.services.prisma.telemetrySnapshot.findMany({ where: { deviceId: other.deviceId, timestamp: { gte: new Date(at), lte: new Date(at + 2000) } }, orderBy: { timestamp: "asc" }, select: { cpuUsagePercent: true } });
+    expect(stored.map((s) => s.cpuUsagePercent)).toEqual([41, 42, 43]);
+    expect(await rollupSamples()).toBe(summed + 1);
+    // the newest of the device's snapshots is still the one it was, or the new one at at+2s
+    const now = await h.services.prisma.deviceTelemetryLatest.findUniqueOrThrow({ where: { deviceId: other.deviceId } });
+    expect(now.timestamp.getTime()).toBe(Math.max(latest.timestamp.getTime(), at + 2000));
+  });
+
   it("puts batches that arrive together, of several devices and organizations, into one statement", async () => {
     const devices = [...(await enrolledDevices(h, acme, 3)).map((d) => ({ id: d.deviceId, organizationId: acme.org.id })),
       ...(await enrolledDevices(h, globex, 1)).map((d) => ({ id: d.deviceId, organizationId: globex.org.id }))];
