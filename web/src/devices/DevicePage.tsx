@@ -19,6 +19,7 @@ import { formatDateTime, RelativeTime } from "../ui/time";
 import { useAction } from "../ui/useAction";
 import { DeviceActionsMenu } from "./DeviceActionsMenu";
 import { LabelChips } from "./LabelChips";
+import { SystemCard } from "./SystemCard";
 import { LabelsEditor, labelsOfRows, rowsOfLabels, type LabelRow } from "./LabelsEditor";
 import { DEVICE_TABS, type DeviceTab } from "./search";
 import { DEVICE_TAB_PANELS } from "./tabs";
@@ -79,6 +80,7 @@ export function DevicePage() {
         <FactsCard device={d} />
         <LabelsCard device={d} />
       </div>
+      <SystemCard device={d} />
       <div className="tabs" role="tablist" aria-label="Device details">
         {tabs.map((t) => (
           <Link key={t} to="/devices/$deviceId" params={{ deviceId }} search={{ tab: t }} role="tab" aria-selected={t === tab} className="tab" replace>
