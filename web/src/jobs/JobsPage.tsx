@@ -31,6 +31,7 @@ import type { ActionWindows } from "../../../src/modules/rollout-engine/options"
 import { MaintenanceWindowsEditor, windowProblems } from "../deployments/MaintenanceWindowsEditor";
 import { DisruptionBudgetEditor } from "../deployments/DisruptionBudgetEditor";
 import { budgetValue, EMPTY_DRAFT, type BudgetInput } from "../deployments/draft";
+import { DEFAULT_STRATEGY, strategyOf, StrategyFields, type StrategyDraft } from "./StrategyFields";
 // .cell-stack (a cell of stacked lines) and the progress cell are the device and deployment lists'
 import "../devices/devices.css";
 import "../deployments/deployments.css";
@@ -123,9 +124,7 @@ function NewJobDialog({ onClose }: { onClose: () => void }) {
   const [kind, setKind] = useState<ActionKind>("check-health");
   const [selector, setSelector] = useState("");
   const [deploymentId, setDeploymentId] = useState("");
-  const [canary, setCanary] = useState(1);
-  const [batchPercent, setBatchPercent] = useState(50);
-  const [failureThreshold, setFailureThreshold] = useState(20);
+  const [strategy, setStrategy] = useState<StrategyDraft>(DEFAULT_STRATEGY);
   const [reason, setReason] = useState("");
   const [windows, setWindows] = useState<ActionWindows | null>(null);
   const [budget, setBudget] = useState<BudgetInput>(EMPTY_DRAFT.budget);
@@ -137,7 +136,7 @@ function NewJobDialog({ onClose }: { onClose: () => void }) {
   const input: CreateJob | null = selectorOk && (!needsApp || deploymentId)
     ? {
       kind, target: { labelSelector: parseSelector(selector) }, ...(needsApp ? { deploymentId } : {}), ...(reason.trim() ? { reason: reason.trim() } : {}),
-      strategy: { canary: { count: canary }, batches: [{ percent: batchPercent }, { percent: 100 }], successThreshold: 90, failureThreshold },
+      strategy: strategyOf(strategy),
       ...(windows ? { maintenanceWindows: windows } : {}),
       ...(disruptive && budget.enabled ? { disruptionBudget: budgetValue(budget) } : {}),
     }
@@ -178,20 +177,7 @@ function NewJobDialog({ onClose }: { onClose: () => void }) {
           </div>
         )}
         <SelectorInput id="job-selector" label="Devices (label selector)" value={selector} onChange={setSelector} />
-        <div className="row">
-          <div className="field">
-            <label htmlFor="job-canary">Canary devices</label>
-            <input id="job-canary" className="input" type="number" min={1} value={canary} onChange={(e) => setCanary(Math.max(1, Number(e.target.value) || 1))} />
-          </div>
-          <div className="field">
-            <label htmlFor="job-batch">First batch after it (% of the rest)</label>
-            <input id="job-batch" className="input" type="number" min={1} max={100} value={batchPercent} onChange={(e) => setBatchPercent(Math.min(100, Math.max(1, Number(e.target.value) || 1)))} />
-          </div>
-          <div className="field">
-            <label htmlFor="job-failure">Pause when failed reach (% of a batch)</label>
-            <input id="job-failure" className="input" type="number" min={1} max={100} value={failureThreshold} onChange={(e) => setFailureThreshold(Math.min(100, Math.max(1, Number(e.target.value) || 1)))} />
-          </div>
-        </div>
+        <StrategyFields idPrefix="job" value={strategy} onChange={setStrategy} />
         <div className="field">
           <label htmlFor="job-reason">Reason</label>
           <input id="job-reason" className="input" maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} placeholder="recorded with the job and in the audit log" />
