@@ -252,10 +252,11 @@ export async function handleHeartbeat(services: Services, device: DevicePrincipa
   // before the deployment reports: a system image's deployment is judged by what the device booted (agent-state.ts)
   if (input.system) await recordSystemReport(services.prisma, { id: deviceId, organizationId }, input.system);
   // device actions: only for a device that has some open or reports some (most have none)
-  const actions = result.hasActions || input.actions?.length ? await actionsExchange(services, deviceId, input.actions) : [];
+  const exchanged = result.hasActions || input.actions?.length ? await actionsExchange(services, deviceId, input.actions) : null;
+  const actions = exchanged?.entries ?? [];
   // configuration: only for an organization with layers or a device that had some (most have none)
   const configuration = result.configuration || input.configuration
-    ? await configurationExchange(services, { id: deviceId, organizationId }, result.configuration, input.configuration)
+    ? await configurationExchange(services, { id: deviceId, organizationId }, result.configuration, input.configuration, exchanged?.configuring)
     : null;
   return {
     heartbeatIntervalSeconds: services.config.HEARTBEAT_INTERVAL_SECONDS,

@@ -323,7 +323,8 @@ export function revisionOf(prepared: PreparedLayer[], device: DeviceContext): { 
  * and the values of what their templates read of it. Equal keys, equal configurations.
  */
 export function configurationKey(applying: PreparedLayer[], device: DeviceContext): string {
-  let key = applying.map((l) => l.id).join(",");
+  // with the revision: a device of a rollout holds another revision of a layer than its neighbours
+  let key = applying.map((l) => `${l.id}@${l.revision}`).join(",");
   for (const layer of applying) for (const ref of layer.deviceReferences) key += `\u0000${referenceName(ref)}=${deviceValue(device, ref) ?? "\u0001"}`;
   return key;
 }

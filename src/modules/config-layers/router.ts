@@ -11,8 +11,17 @@ import {
 import {
   createLayer, deleteLayer, effectiveOf, getLayer, getRevision, listLayers, listRevisions, previewSelector, requestRestore, rollbackLayer, updateLayer,
 } from "./service.js";
+import { operatorOf } from "../deployments/rollout-router.js";
+import type { Release } from "./rollout.js";
 
 const TAG = "Configuration layers";
+
+/** How the new revision went out, for the audit entry. */
+function releaseWords(release: Release | null): string {
+  if (!release) return "";
+  if (release.rolloutJobId) return `; rolled out by job ${release.rolloutJobId} over ${release.rolloutDevices} devices`;
+  return `; released at once${release.cancelledJobId ? `, cancelling the rollout job ${release.cancelledJobId}` : ""}`;
+}
 const audit = { entity: "config_layer" };
 const idInput = z.object({ id: z.string().uuid() });
 
@@ -110,17 +119,19 @@ export const configLayersRouter = router({
         method: "PATCH", path: "/config-layers/{id}", tags: [TAG],
         summary: "Change a configuration layer: a change of its content (variables, files, secrets, activation) is a new revision",
         description: "variables and files replace the whole set when given; secrets name only what changes (null removes one). " +
-          "Name, selector, order and description change the layer itself, not its revision. The same 400/409 as create.",
+          "Name, selector, order and description change the layer itself, not its revision. The same 400/409 as create. " +
+          "A new revision is released to every device at once (cancelling a live rollout of the layer first), or with `rollout` rolled out by an apply-configuration job " +
+          "(answered as `rollout.jobId`; 409 naming rollout while another rollout of the layer lives). docs/configuration.md, \"Rollout\".",
       },
       audit: { ...audit, action: "config-layers.update" },
     })
     .input(updateLayerInput)
     .output(layerOutput)
     .mutation(async ({ ctx, input }) => {
-      const { layer, newRevision } = await updateLayer(ctx.db, ctx.services.secrets, ctx.principal, input);
+      const { layer, newRevision, release } = await updateLayer(ctx.db, ctx.services.secrets, ctx.principal, input, await operatorOf(ctx.db, ctx.principal));
       if (ctx.audit) {
-        const changed = Object.keys(input).filter((k) => k !== "id" && k !== "comment");
-        ctx.audit.message = `layer ${layer.name}: ${changed.join(", ") || "nothing"} changed${newRevision ? `, revision ${layer.revision}` : ""}`;
+        const changed = Object.keys(input).filter((k) => k !== "id" && k !== "comment" && k !== "rollout");
+        ctx.audit.message = `layer ${layer.name}: ${changed.join(", ") || "nothing"} changed${newRevision ? `, revision ${layer.revision}` : ""}${releaseWords(release)}`;
       }
       return layer;
     }),
@@ -157,15 +168,16 @@ export const configLayersRouter = router({
       openapi: {
         method: "POST", path: "/config-layers/{id}/rollback", tags: [TAG],
         summary: "Roll a layer back to an earlier revision: its content (secrets too) becomes a new revision",
-        description: "400 naming the revision when the layer has none of that number; 409 when it is the revision in effect.",
+        description: "400 naming the revision when the layer has none of that number; 409 when it is the newest revision. " +
+          "Released at once (cancelling a live rollout of the layer), or with `rollout` rolled out by an apply-configuration job, as PATCH.",
       },
       audit: { ...audit, action: "config-layers.rollback" },
     })
     .input(rollbackInput)
     .output(layerOutput)
     .mutation(async ({ ctx, input }) => {
-      const layer = await rollbackLayer(ctx.db, ctx.services.secrets, ctx.principal, input);
-      if (ctx.audit) ctx.audit.message = `layer ${layer.name} rolled back to revision ${input.revision} (as revision ${layer.revision})`;
+      const { layer, release } = await rollbackLayer(ctx.db, ctx.services.secrets, ctx.principal, input, await operatorOf(ctx.db, ctx.principal));
+      if (ctx.audit) ctx.audit.message = `layer ${layer.name} rolled back to revision ${input.revision} (as revision ${layer.revision})${releaseWords(release)}`;
       return layer;
     }),
 });

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { labelSelectorSchema } from "../devices/labels.js";
 import { VARIABLE_NAME_PATTERN } from "./template.js";
+import { createJobInput } from "../jobs/schemas.js";
 
 export const LIMITS = {
   /** one file's decoded content */
@@ -100,6 +101,20 @@ export const createLayerInput = z.object({
 });
 export type CreateLayerInput = z.infer<typeof createLayerInput>;
 
+/** A revision's rollout: the jobs' own options (not copies), docs/configuration.md "Rollout". */
+export const rolloutInput = createJobInput
+  .pick({ strategy: true, maintenanceWindows: true, disruptionBudget: true, expiresInSeconds: true, reason: true })
+  .strict()
+  .describe("roll the new revision out as an apply-configuration job (canary, batches, thresholds, windows, budget, pause, cancel) instead of releasing it to every device at once");
+export type RolloutInput = z.infer<typeof rolloutInput>;
+
+export const rolloutOutput = z.object({
+  jobId: z.uuid().describe("the apply-configuration job: GET /jobs/{id}, and its pause, resume, cancel"),
+  revision: z.number().int().describe("the revision it rolls out"),
+  state: z.enum(["in_progress", "paused"]),
+});
+export type RolloutDto = z.infer<typeof rolloutOutput>;
+
 export const updateLayerInput = z.object({
   id: z.string().uuid(),
   name: layerName.optional(),
@@ -108,6 +123,7 @@ export const updateLayerInput = z.object({
   description: z.string().trim().max(500).nullable().optional(),
   secrets: z.record(variableName, valueText.nullable()).optional().describe("names given are set (null: removed); names not given are kept"),
   ...content,
+  rollout: rolloutInput.optional(),
 });
 export type UpdateLayerInput = z.infer<typeof updateLayerInput>;
 
@@ -138,7 +154,9 @@ export const layerSummaryOutput = z.object({
   deviceId: z.string().uuid().nullable(),
   deviceName: z.string().nullable(),
   description: z.string().nullable(),
-  revision: z.number().int().describe("the revision in effect"),
+  revision: z.number().int().describe("the newest revision (its content is the layer's content)"),
+  releasedRevision: z.number().int().describe("the revision every device the layer applies to gets outside a rollout; behind `revision` while a rollout is live"),
+  rollout: rolloutOutput.nullable().describe("the layer's live rollout, if any"),
   variableCount: z.number().int(),
   fileCount: z.number().int(),
   secretNames: z.array(z.string()).describe("names only: a secret's value is never answered"),
@@ -160,7 +178,7 @@ export const revisionOutput = z.object({
 });
 export type RevisionDto = z.infer<typeof revisionOutput>;
 
-export const layerOutput = layerSummaryOutput.extend({ content: revisionOutput.describe("the revision in effect") });
+export const layerOutput = layerSummaryOutput.extend({ content: revisionOutput.describe("the newest revision") });
 export type LayerSummaryDto = z.infer<typeof layerSummaryOutput>;
 export type LayerDto = z.infer<typeof layerOutput>;
 
@@ -173,6 +191,7 @@ export const rollbackInput = z.object({
   id: z.string().uuid(),
   revision: z.number().int().min(1).describe("the earlier revision whose content becomes the layer's again (as a new revision)"),
   comment: z.string().trim().max(500).optional(),
+  rollout: rolloutInput.optional(),
 });
 
 const reportedOutput = z.object({

@@ -13,8 +13,9 @@ import {
   ConfigurationError, computeEffective, prepareLayers, revisionsOf,
   type DeviceContext, type FileSpec, type LayerKind, type LayerState,
 } from "./effective.js";
-import { LIMITS, type CreateLayerInput, type EffectiveDto, type FileInput, type LayerDto, type LayerSummaryDto, type RevisionDto, type UpdateLayerInput } from "./schemas.js";
-import { layerStateOf, loadLayers, openLayerSecrets, sealLayerSecrets } from "./store.js";
+import { LIMITS, type CreateLayerInput, type EffectiveDto, type FileInput, type LayerDto, type RolloutDto, type RolloutInput, type LayerSummaryDto, type RevisionDto, type UpdateLayerInput } from "./schemas.js";
+import { layerStateOf, loadLayerRevisions, loadLayers, openLayerSecrets, sealLayerSecrets } from "./store.js";
+import { cancelLiveRollout, liveRollouts, releaseOrRollOut, type Release } from "./rollout.js";
 import { variablesOf } from "./template.js";
 import { KNOWN_FACTS } from "../agent/schemas.js";
 
@@ -68,13 +69,15 @@ function revisionDto(row: RevisionRecord): RevisionDto {
   };
 }
 
-function summaryDto(row: NonNullable<LayerRecord>): LayerSummaryDto {
+function summaryDto(row: NonNullable<LayerRecord>, rollout: RolloutDto | null): LayerSummaryDto {
   const current = row.revisions[0];
   return {
     id: row.id, name: row.name, kind: row.kind as LayerKind,
     selector: row.kind === "selector" ? labelsOf(row.selector) : null,
     order: row.order, deviceId: row.deviceId, deviceName: row.device?.name ?? null, description: row.description,
     revision: row.currentRevision,
+    releasedRevision: row.releasedRevision,
+    rollout,
     variableCount: Object.keys(current.variables as object).length,
     fileCount: (current.files as unknown[]).length,
     secretNames: current.secretNames as string[],
@@ -82,8 +85,13 @@ function summaryDto(row: NonNullable<LayerRecord>): LayerSummaryDto {
   };
 }
 
-function layerDto(row: NonNullable<LayerRecord>): LayerDto {
-  return { ...summaryDto(row), content: revisionDto(row.revisions[0]) };
+function layerDto(row: NonNullable<LayerRecord>, rollout: RolloutDto | null): LayerDto {
+  return { ...summaryDto(row, rollout), content: revisionDto(row.revisions[0]) };
+}
+
+/** A layer as answered, with its live rollout. */
+async function answerLayer(db: DbTx, row: NonNullable<LayerRecord>): Promise<LayerDto> {
+  return layerDto(row, (await liveRollouts(db, [row.id])).get(row.id) ?? null);
 }
 
 /** Files as stored: the mode in four digits, no undefined fields. */
@@ -182,7 +190,7 @@ export async function createLayer(db: DbTx, secrets: SecretBox, principal: Princ
     },
     include: withCurrent,
   });
-  return layerDto(created);
+  return layerDto(created, null);
 }
 
 function revisionData(secrets: SecretBox, principal: Principal, organizationId: string, revision: number, content: Content, comment: string | null, restoredFrom: number | null) {
@@ -205,7 +213,11 @@ function contentOf(secrets: SecretBox, revision: RevisionRecord): Content {
 }
 
 /** Placement (name, selector, order, description) changes the layer; content a new revision. */
-export async function updateLayer(db: DbTx, secrets: SecretBox, principal: Principal, input: UpdateLayerInput): Promise<{ layer: LayerDto; newRevision: boolean }> {
+/**
+ * Placement (name, selector, order, description) changes the layer; content a new revision,
+ * released at once, or with `rollout` rolled out by a job (rollout.ts). `by` names the operator.
+ */
+export async function updateLayer(db: DbTx, secrets: SecretBox, principal: Principal, input: UpdateLayerInput, by = "an operator"): Promise<{ layer: LayerDto; newRevision: boolean; release: Release | null }> {
   const { organizationId } = principal;
   await lockLayers(db, organizationId);
   const row = await layerOrThrow(db, organizationId, input.id);
@@ -218,6 +230,7 @@ export async function updateLayer(db: DbTx, secrets: SecretBox, principal: Princ
   }
   const before = contentOf(secrets, row.revisions[0]);
   const changesContent = input.variables !== undefined || input.files !== undefined || input.secrets !== undefined || input.activation !== undefined;
+  if (input.rollout && !changesContent) throw invalidField("rollout", "rollout: only a change of content (variables, files, secrets, activation) writes a revision to roll out");
   const content: Content = {
     variables: input.variables ?? before.variables,
     files: input.files ? storedFiles(input.files) : before.files,
@@ -245,7 +258,8 @@ export async function updateLayer(db: DbTx, secrets: SecretBox, principal: Princ
       ...(changesContent ? { revisions: { create: revisionData(secrets, principal, organizationId, revision, content, input.comment ?? null, null) } } : {}),
     },
   });
-  return { layer: layerDto((await findLayer(db, organizationId, row.id))!), newRevision: changesContent };
+  const release = changesContent ? await releaseOrRollOut(db, principal, { ...base, id: row.id }, revision, input.rollout, by) : null;
+  return { layer: await answerLayer(db, (await findLayer(db, organizationId, row.id))!), newRevision: changesContent, release };
 }
 
 function mergeSecrets(before: Record<string, string>, given: Record<string, string | null> | undefined): Record<string, string> {
@@ -259,7 +273,7 @@ function mergeSecrets(before: Record<string, string>, given: Record<string, stri
 }
 
 /** A new revision with the content of `revision` (secrets included): the history only grows. */
-export async function rollbackLayer(db: DbTx, secrets: SecretBox, principal: Principal, input: { id: string; revision: number; comment?: string }): Promise<LayerDto> {
+export async function rollbackLayer(db: DbTx, secrets: SecretBox, principal: Principal, input: { id: string; revision: number; comment?: string; rollout?: RolloutInput }, by = "an operator"): Promise<{ layer: LayerDto; release: Release }> {
   const { organizationId } = principal;
   await lockLayers(db, organizationId);
   const row = await layerOrThrow(db, organizationId, input.id);
@@ -284,7 +298,8 @@ export async function rollbackLayer(db: DbTx, secrets: SecretBox, principal: Pri
       },
     },
   });
-  return layerDto((await findLayer(db, organizationId, row.id))!);
+  const release = await releaseOrRollOut(db, principal, row, revision, input.rollout, by);
+  return { layer: await answerLayer(db, (await findLayer(db, organizationId, row.id))!), release };
 }
 
 export async function deleteLayer(db: DbTx, secrets: SecretBox, organizationId: string, id: string): Promise<{ id: string; name: string; deleted: true }> {
@@ -298,12 +313,13 @@ export async function deleteLayer(db: DbTx, secrets: SecretBox, organizationId: 
     if (err instanceof TRPCError && err.code === "BAD_REQUEST") throw conflict(`Cannot delete layer "${row.name}": ${err.message}`);
     throw err;
   }
+  await cancelLiveRollout(db, organizationId, row);
   await db.configLayer.delete({ where: { id: row.id } });
   return { id: row.id, name: row.name, deleted: true };
 }
 
 export async function getLayer(db: DbTx, organizationId: string, id: string): Promise<LayerDto> {
-  return layerDto(await layerOrThrow(db, organizationId, id));
+  return answerLayer(db, await layerOrThrow(db, organizationId, id));
 }
 
 export async function listLayers(db: DbTx, organizationId: string, filter: { kind?: LayerKind[]; deviceId?: string; limit: number; offset: number }) {
@@ -316,7 +332,8 @@ export async function listLayers(db: DbTx, organizationId: string, filter: { kin
     db.configLayer.findMany({ where, include: withCurrent, orderBy: [{ kind: "asc" }, { order: "asc" }, { name: "asc" }], take: filter.limit, skip: filter.offset }),
     db.configLayer.count({ where }),
   ]);
-  return { rows: rows.map(summaryDto), total };
+  const rollouts = await liveRollouts(db, rows.map((r) => r.id));
+  return { rows: rows.map((r) => summaryDto(r, rollouts.get(r.id) ?? null)), total };
 }
 
 export async function listRevisions(db: DbTx, organizationId: string, id: string, page: { limit: number; offset: number }) {
@@ -347,6 +364,23 @@ interface DeviceRow {
   ipAddress: string | null;
 }
 
+/**
+ * The layers a device gets now: the released revisions, and the revision of a live rollout that
+ * handed it one (delivered or succeeded: heartbeat.ts gives it the same).
+ */
+async function devicesLayers(db: DbTx, secrets: SecretBox, organizationId: string, deviceId: string) {
+  const [released, rolledOut] = await Promise.all([
+    loadLayers(db, secrets, organizationId, [deviceId], "released"),
+    db.$queryRaw<Array<{ layerId: string; revision: number }>>`
+      SELECT da."configLayerId"::text AS "layerId", da."configRevision" AS "revision"
+        FROM "ActionJob" j JOIN "DeviceAction" da ON da."jobId" = j."id" AND da."deviceId" = ${deviceId}::uuid
+       WHERE j."organizationId" = ${organizationId}::uuid AND j."kind" = 'apply-configuration' AND j."state" IN ('in_progress', 'paused')
+         AND da."state" IN ('delivered', 'succeeded')`,
+  ]);
+  const replaced = new Map((await loadLayerRevisions(db, secrets, rolledOut)).map((l) => [l.id, l]));
+  return released.map((l) => replaced.get(l.id) ?? l);
+}
+
 /** What templates see of a device: its name, id, labels, and facts with the named ones (os, arch, ...) among them. */
 export function deviceContextOf(row: DeviceRow): DeviceContext {
   const facts: Record<string, unknown> = { ...((row.facts ?? {}) as Record<string, unknown>) };
@@ -359,7 +393,7 @@ const DEVICE_FIELDS = { id: true, name: true, labels: true, facts: true, os: tru
 export async function effectiveOf(db: DbTx, secrets: SecretBox, organizationId: string, deviceId: string): Promise<EffectiveDto> {
   const device = await db.device.findFirst({ where: { id: deviceId, organizationId }, select: { ...DEVICE_FIELDS, configState: true } });
   if (!device) throw notFound("Device");
-  const prepared = prepareLayers(await loadLayers(db, secrets, organizationId, [device.id]));
+  const prepared = prepareLayers(await devicesLayers(db, secrets, organizationId, device.id));
   let effective;
   try {
     effective = computeEffective(prepared, deviceContextOf(device));
@@ -422,7 +456,8 @@ export async function previewSelector(db: DbTx, secrets: SecretBox, organization
       SELECT count(*)::int AS "total" FROM "Device" d
        WHERE d."organizationId" = ${organizationId}::uuid AND d."labels" @> ${JSON.stringify(selector)}::jsonb`,
   ]);
-  const prepared = prepareLayers(await loadLayers(db, secrets, organizationId, devices.map((d) => d.id)));
+  // what devices get outside a rollout (a device a live rollout handed its revision gets that one: the effective view)
+  const prepared = prepareLayers(await loadLayers(db, secrets, organizationId, devices.map((d) => d.id), "released"));
   const results = revisionsOf(prepared, devices.map(deviceContextOf));
   const rows = devices.map((d, i) => {
     const result = results[i];

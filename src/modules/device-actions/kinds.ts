@@ -3,9 +3,19 @@
 
 export const ACTION_KINDS = [
   "reboot", "restart-app", "stop-app", "start-app", "restart-agent",
-  "check-health", "renew-certificate", "diagnostics",
+  "check-health", "renew-certificate", "diagnostics", "apply-configuration",
 ] as const;
 export type ActionKind = (typeof ACTION_KINDS)[number];
+
+/**
+ * A configuration layer's rollout (docs/configuration.md, "Rollout"): a job of this kind is
+ * created by PATCH/rollback of a layer with `rollout`, never by POST /jobs or /device-actions;
+ * its actions are never handed to the agent: the heartbeat gives an admitted device the
+ * layer's new revision instead, and the device's configuration report ends its action.
+ */
+export const CONFIGURATION_KIND = "apply-configuration" satisfies ActionKind;
+/** What an operator may create directly (POST /device-actions, POST /jobs). */
+export const OPERATOR_KINDS = ACTION_KINDS.filter((k) => k !== CONFIGURATION_KIND);
 
 /** Kinds that act on one application (a deployment's compose project): they name the deployment. */
 export const APP_KINDS: readonly ActionKind[] = ["restart-app", "stop-app", "start-app"];
@@ -17,6 +27,9 @@ export const APP_KINDS: readonly ActionKind[] = ["restart-app", "stop-app", "sta
 export const DISRUPTIVE_KINDS: readonly ActionKind[] = ["reboot", "restart-app", "stop-app", "start-app", "restart-agent"];
 
 /** Kinds a "not now" lease on the device defers (starting an application interrupts nothing). */
+/** Kinds a job's disruption budget paces: what disrupts, and a configuration (its activation may restart a service). */
+export const BUDGETED_KINDS: readonly ActionKind[] = [...DISRUPTIVE_KINDS, CONFIGURATION_KIND];
+
 export const DEFERRABLE_KINDS: readonly ActionKind[] = ["reboot", "restart-app", "stop-app", "restart-agent"];
 
 /** queued and skipped: a job's device whose batch is not dispatched yet, or that cannot run it (message says why). */

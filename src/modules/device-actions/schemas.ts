@@ -1,14 +1,20 @@
 // /api/v1/device-actions: inputs and answers; and the heartbeat's two small fields (the
 // actions a device is handed, and what it reports about them).
 import { z } from "zod";
-import { ACTION_KINDS, ACTION_STATES, DEFAULT_EXPIRY_SECONDS, MAX_EXPIRY_SECONDS, REPORTED_STATES } from "./kinds.js";
+import { ACTION_KINDS, ACTION_STATES, CONFIGURATION_KIND, DEFAULT_EXPIRY_SECONDS, MAX_EXPIRY_SECONDS, OPERATOR_KINDS, REPORTED_STATES } from "./kinds.js";
 
 export const actionKind = z.enum(ACTION_KINDS);
+/** The kinds an operator creates (and the agent is handed): a configuration's rollout is a layer's, not the operator's. */
+export const operatorKind = z.enum(OPERATOR_KINDS, {
+  error: (issue) => issue.input === CONFIGURATION_KIND
+    ? `${CONFIGURATION_KIND} is a configuration layer's rollout: PATCH /config-layers/{id} (or POST /config-layers/{id}/rollback) with rollout creates it`
+    : undefined,
+});
 export const actionState = z.enum(ACTION_STATES);
 
 export const createActionInput = z.object({
   deviceId: z.string().uuid(),
-  kind: actionKind,
+  kind: operatorKind,
   deploymentId: z.string().uuid().optional().describe("restart-app, stop-app, start-app: the deployment whose application (compose project) it acts on; the device must run it"),
   reason: z.string().trim().min(1).max(500).optional().describe("why: shown with the action and recorded in the audit trail"),
   expiresInSeconds: z.number().int().min(60).max(MAX_EXPIRY_SECONDS).default(DEFAULT_EXPIRY_SECONDS)
@@ -29,6 +35,8 @@ export const actionOutput = z.object({
   kind: actionKind,
   deploymentId: z.string().uuid().nullable(),
   applicationId: z.string().uuid().nullable(),
+  configLayerId: z.string().uuid().nullable().describe("apply-configuration: the configuration layer whose revision the device gets"),
+  configRevision: z.number().int().nullable().describe("apply-configuration: the layer's revision; result.revision is the configuration revision (sha256) the device was handed"),
   reason: z.string().nullable(),
   state: actionState,
   message: z.string().nullable().describe("the device's words: a failure's message, what a health check found, why it is deferred"),
@@ -53,7 +61,7 @@ export type ActionDto = z.infer<typeof actionOutput>;
 /** An action as the heartbeat hands it to the device. */
 export const deviceActionEntry = z.object({
   id: z.string().uuid(),
-  kind: actionKind,
+  kind: operatorKind,
   deploymentId: z.string().uuid().nullable(),
   applicationId: z.string().uuid().nullable(),
   expiresAt: z.string(),

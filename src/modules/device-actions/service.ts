@@ -45,6 +45,8 @@ export function toActionDto(row: ActionRow): ActionDto {
     kind: row.kind as ActionKind,
     deploymentId: row.deploymentId,
     applicationId: row.applicationId,
+    configLayerId: row.configLayerId,
+    configRevision: row.configRevision,
     reason: row.reason,
     state: row.state as ActionState,
     message: row.message,

@@ -10,6 +10,8 @@ import { batchLabel, judgeBatch, successTarget } from "../deployments/rollout-ma
 import type { PlannedBatch } from "../deployments/batch-plan.js";
 import { dispatchJobBatch } from "./targets.js";
 import { admitJobWithinBudget } from "./budget.js";
+import { closeOpenOnRelease, releaseConfiguration } from "./configuration.js";
+import { CONFIGURATION_KIND } from "../device-actions/kinds.js";
 import { JOB_DEVICE_STATES, type JobCounts, type JobState, type JobStrategy } from "./schemas.js";
 
 export type JobRow = NonNullable<Awaited<ReturnType<typeof findJobRow>>>;
@@ -66,6 +68,7 @@ const openIn = (c: JobCounts) => OPEN.reduce((sum, s) => sum + c[s as keyof JobC
 type Change = { state?: JobState; stateReason?: string | null; currentBatch?: number | null; failureAccepted?: boolean; completedAt?: Date | null };
 
 async function move(db: DbTx, job: JobRow, change: Change): Promise<JobRow> {
+  if (change.state === "completed") await releaseConfiguration(db, job);
   return db.actionJob.update({ where: { id: job.id }, data: change });
 }
 
@@ -124,8 +127,12 @@ export async function judgeJob(db: DbTx, job: JobRow, now = new Date()): Promise
     }
     if (!accepted) return job;
     if (index === plan.length - 1) {
-      if (openIn(total) > 0) return job;
-      return move(db, job, { state: "completed", completedAt: now, stateReason: "every device ran it or was skipped" });
+      if (openIn(total) === 0) return move(db, job, { state: "completed", completedAt: now, stateReason: "every device ran it or was skipped" });
+      // a configuration's rollout needs no device's word to end: released, the revision reaches
+      // the devices still open (offline ones too) with their next heartbeat
+      if (job.kind !== CONFIGURATION_KIND) return job;
+      const closed = await closeOpenOnRelease(db, job.id);
+      return move(db, job, { state: "completed", completedAt: now, stateReason: `${batchLabel(index)} reached its success target; revision ${job.configRevision} released (${closed} devices not done yet get it with their next heartbeat)` });
     }
     await dispatchJobBatch(db, job, index + 1);
     job = await move(db, job, { currentBatch: index + 1, failureAccepted: false, stateReason: `${batchLabel(index)} reached its success target; ${batchLabel(index + 1)} dispatched` });

@@ -5,11 +5,26 @@
 import { protectedProcedure, router } from "../../trpc/procedures.js";
 import { pageOf, pageOutput } from "../../lib/paging.js";
 import { requireDisruptive } from "../device-actions/disruptive.js";
+import { CONFIGURATION_KIND } from "../device-actions/kinds.js";
+import { denyAccess } from "../../trpc/procedures.js";
+import { can, type Principal } from "../../trpc/principal.js";
+import type { Context } from "../../trpc/context.js";
 import { operatorOf } from "../deployments/rollout-router.js";
 import { createJobInput, jobIdInput, jobMoveInput, jobOutput, listJobsInput, previewJobInput, previewOutput } from "./schemas.js";
 import { cancelJob, createJob, getJob, listJobs, pauseJob, previewJob, resumeJob } from "./service.js";
 
 const TAG = "Jobs";
+
+/**
+ * A configuration layer's rollout (kind apply-configuration) is moved with config:write as well,
+ * the permission that started it (config-layers' PATCH): refused and audited as requireDisruptive does.
+ */
+async function requireKindPermission(ctx: Pick<Context, "db" | "services" | "request"> & { principal: Principal }, id: string, path: string): Promise<void> {
+  const job = await ctx.db.actionJob.findFirst({ where: { id, organizationId: ctx.principal.organizationId }, select: { kind: true } });
+  if (job?.kind === CONFIGURATION_KIND && !can(ctx.principal, "config:write")) {
+    await denyAccess(ctx, ctx.principal, path, "Missing permission config:write (the job rolls out a configuration layer)");
+  }
+}
 const audit = { entity: "action_job" };
 
 export const jobsRouter = router({
@@ -77,7 +92,10 @@ export const jobsRouter = router({
     })
     .input(jobMoveInput)
     .output(jobOutput)
-    .mutation(async ({ ctx, input }) => pauseJob(ctx.db, ctx.principal.organizationId, input.id, input.reason ?? `paused by ${await operatorOf(ctx.db, ctx.principal)}`)),
+    .mutation(async ({ ctx, input, path }) => {
+      await requireKindPermission(ctx, input.id, path);
+      return pauseJob(ctx.db, ctx.principal.organizationId, input.id, input.reason ?? `paused by ${await operatorOf(ctx.db, ctx.principal)}`);
+    }),
 
   resume: protectedProcedure("actions:write")
     .meta({
@@ -89,7 +107,10 @@ export const jobsRouter = router({
     })
     .input(jobIdInput)
     .output(jobOutput)
-    .mutation(async ({ ctx, input }) => resumeJob(ctx.db, ctx.principal.organizationId, input.id, await operatorOf(ctx.db, ctx.principal))),
+    .mutation(async ({ ctx, input, path }) => {
+      await requireKindPermission(ctx, input.id, path);
+      return resumeJob(ctx.db, ctx.principal.organizationId, input.id, await operatorOf(ctx.db, ctx.principal));
+    }),
 
   cancel: protectedProcedure("actions:write")
     .meta({
@@ -101,5 +122,8 @@ export const jobsRouter = router({
     })
     .input(jobMoveInput)
     .output(jobOutput)
-    .mutation(async ({ ctx, input }) => cancelJob(ctx.db, ctx.principal.organizationId, input.id, input.reason ?? `cancelled by ${await operatorOf(ctx.db, ctx.principal)}`)),
+    .mutation(async ({ ctx, input, path }) => {
+      await requireKindPermission(ctx, input.id, path);
+      return cancelJob(ctx.db, ctx.principal.organizationId, input.id, input.reason ?? `cancelled by ${await operatorOf(ctx.db, ctx.principal)}`);
+    }),
 });

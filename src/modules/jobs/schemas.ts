@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { pagingInput } from "../../lib/paging.js";
 import { ACTION_KINDS, DEFAULT_EXPIRY_SECONDS, MAX_EXPIRY_SECONDS } from "../device-actions/kinds.js";
-import { actionKind } from "../device-actions/schemas.js";
+import { actionKind, operatorKind } from "../device-actions/schemas.js";
 import { batchThreshold, stagedStrategy } from "../deployments/strategy.js";
 import { exactlyOneTarget, targetShape } from "../rollout-engine/target.js";
 import { actionWindows, disruptionBudgetSchema } from "../rollout-engine/options.js";
@@ -32,10 +32,10 @@ export const jobTarget = z
   .superRefine(exactlyOneTarget);
 
 const jobBudget = disruptionBudgetSchema("handed the action and not yet done")
-  .describe("disruptive kinds only: paces the job per label value; devices held back wait (waiting_for_budget) until a device of their group is done");
+  .describe("disruptive kinds and a configuration's rollout only: paces the job per label value; devices held back wait (waiting_for_budget) until a device of their group is done");
 
 export const createJobInput = z.object({
-  kind: actionKind,
+  kind: operatorKind,
   target: jobTarget,
   deploymentId: z.uuid().optional().describe("restart-app, stop-app, start-app: the deployment whose application it acts on; devices not told to run it are skipped"),
   reason: z.string().trim().min(1).max(500).optional().describe("why: shown with the job and each of its actions, and audited"),
@@ -72,6 +72,8 @@ export const jobOutput = z.object({
   kind: actionKind,
   deploymentId: z.uuid().nullable(),
   applicationId: z.uuid().nullable(),
+  configLayerId: z.uuid().nullable().describe("apply-configuration: the configuration layer it rolls out (docs/configuration.md)"),
+  configRevision: z.number().int().nullable().describe("apply-configuration: the layer's revision, released to every device when the job completes"),
   reason: z.string().nullable(),
   target: z.object({ labelSelector: z.record(z.string(), z.string()).optional(), deviceIds: z.array(z.string()).optional() }),
   strategy: jobStrategy,

@@ -5,7 +5,7 @@ import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
 import type { Principal } from "../../trpc/principal.js";
 import { conflict, invalidField, notFound } from "../../trpc/errors.js";
-import { APP_KINDS, DISRUPTIVE_KINDS } from "../device-actions/kinds.js";
+import { APP_KINDS, BUDGETED_KINDS, CONFIGURATION_KIND, type ActionKind } from "../device-actions/kinds.js";
 import { successTarget } from "../deployments/rollout-machine.js";
 import type { PlannedBatch } from "../deployments/batch-plan.js";
 import { dispatchJobBatch, freezeJobTargets, planJobBatches, previewTargets } from "./targets.js";
@@ -25,6 +25,8 @@ function jobDto(row: JobRow, { total, perBatch }: Awaited<ReturnType<typeof jobC
     kind: row.kind as JobDto["kind"],
     deploymentId: row.deploymentId,
     applicationId: row.applicationId,
+    configLayerId: row.configLayerId,
+    configRevision: row.configRevision,
     reason: row.reason,
     target: row.target as JobDto["target"],
     strategy,
@@ -64,20 +66,24 @@ export async function previewJob(db: DbTx, organizationId: string, input: Pick<C
 }
 
 /** A budget paces what disrupts: a kind that disrupts nothing takes none (400 naming the field). */
-function checkBudget(input: Pick<CreateJobInput, "kind" | "disruptionBudget">) {
-  if (input.disruptionBudget && !DISRUPTIVE_KINDS.includes(input.kind)) {
-    throw invalidField("disruptionBudget", `disruptionBudget: ${input.kind} disrupts nothing; a budget paces the disruptive kinds (${DISRUPTIVE_KINDS.join(", ")})`);
+function checkBudget(input: { kind: ActionKind; disruptionBudget?: unknown }) {
+  if (input.disruptionBudget && !BUDGETED_KINDS.includes(input.kind)) {
+    throw invalidField("disruptionBudget", `disruptionBudget: ${input.kind} disrupts nothing; a budget paces the disruptive kinds and a configuration's rollout (${BUDGETED_KINDS.join(", ")})`);
   }
 }
 
+/** A job as created: an operator's (CreateJobInput), or a configuration layer's rollout (kind apply-configuration, with its layer and revision). */
+export type NewJob = Omit<CreateJobInput, "kind"> & ({ kind: CreateJobInput["kind"]; configuration?: undefined } | { kind: typeof CONFIGURATION_KIND; configuration: { layerId: string; revision: number } });
+
 /** Creates the job, freezes its devices, plans its batches and dispatches the canary: one transaction. */
-export async function createJob(db: DbTx, principal: Principal, input: CreateJobInput): Promise<JobDto> {
+export async function createJob(db: DbTx, principal: Principal, input: NewJob): Promise<JobDto> {
   const { organizationId } = principal;
   checkBudget(input);
-  const applicationId = await applicationOf(db, organizationId, input);
+  const applicationId = input.kind === CONFIGURATION_KIND ? null : await applicationOf(db, organizationId, input);
   const job = await db.actionJob.create({
     data: {
       organizationId, kind: input.kind, deploymentId: input.deploymentId ?? null, applicationId, reason: input.reason ?? null,
+      configLayerId: input.configuration?.layerId ?? null, configRevision: input.configuration?.revision ?? null,
       target: input.target, strategy: input.strategy, expiresAt: new Date(Date.now() + input.expiresInSeconds * 1000),
       maintenanceWindows: input.maintenanceWindows ?? Prisma.DbNull, disruptionBudget: input.disruptionBudget ?? Prisma.DbNull,
       createdById: principal.apiKeyId ?? principal.userId,
@@ -134,13 +140,18 @@ export async function resumeJob(db: DbTx, organizationId: string, id: string, by
   return toJobDto(db, await judgeJob(db, resumed));
 }
 
-/** cancel: devices that have not begun it (queued, pending, deferred by a lease) are cancelled; those running it finish. */
+/**
+ * cancel: devices that have not begun it (queued, pending, deferred by a lease) are cancelled;
+ * those running it finish. A configuration's rollout has nothing a device runs: its handed
+ * (delivered) devices are cancelled too, and get the released revision again.
+ */
 export async function cancelJob(db: DbTx, organizationId: string, id: string, reason: string): Promise<JobDto> {
   const job = await lockJob(db, organizationId, id);
   if (job.state !== "in_progress" && job.state !== "paused") refuse("cancel", job, ["in_progress", "paused"]);
+  const open = job.kind === CONFIGURATION_KIND ? ["queued", "pending", "deferred", "delivered"] : ["queued", "pending", "deferred"];
   await db.$executeRaw`
     UPDATE "DeviceAction" SET "state" = 'cancelled', "finishedAt" = (now() AT TIME ZONE 'UTC'), "updatedAt" = (now() AT TIME ZONE 'UTC'), "message" = 'the job was cancelled'
-     WHERE "jobId" = ${id}::uuid AND "state" IN ('queued', 'pending', 'deferred')`;
+     WHERE "jobId" = ${id}::uuid AND "state" IN (SELECT jsonb_array_elements_text(${JSON.stringify(open)}::jsonb))`;
   return toJobDto(db, await db.actionJob.update({ where: { id }, data: { state: "cancelled", stateReason: reason, completedAt: new Date() } }));
 }
 

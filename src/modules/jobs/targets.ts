@@ -49,6 +49,9 @@ interface FrozenJob extends Acting {
   expiresAt: Date;
   createdById: string | null;
   disruptionBudget?: unknown;
+  /** apply-configuration: the layer and revision each device's action carries */
+  configLayerId?: string | null;
+  configRevision?: number | null;
 }
 
 /** One DeviceAction per targeted device: queued, or skipped with why; under a disruption budget, with its group. */
@@ -59,11 +62,12 @@ export async function freezeJobTargets(db: DbTx, job: FrozenJob, target: BulkTar
   const rows = await db.$queryRaw<Array<{ state: string; n: number }>>`
     WITH inserted AS (
       INSERT INTO "DeviceAction" ("id", "organizationId", "deviceId", "kind", "deploymentId", "applicationId", "reason", "state", "message",
-                                  "expiresAt", "createdById", "jobId", "finishedAt", "updatedAt", "budgetGroup")
+                                  "expiresAt", "createdById", "jobId", "finishedAt", "updatedAt", "budgetGroup", "configLayerId", "configRevision")
       SELECT gen_random_uuid(), d."organizationId", d."id", ${job.kind}, ${job.deploymentId ?? null}::uuid, ${job.applicationId}::uuid, ${job.reason},
              CASE WHEN s."reason" IS NULL THEN 'queued' ELSE 'skipped' END, s."reason",
              ${job.expiresAt.toISOString()}::timestamptz AT TIME ZONE 'UTC', ${job.createdById}, ${job.id}::uuid,
-             CASE WHEN s."reason" IS NULL THEN NULL ELSE (now() AT TIME ZONE 'UTC') END, (now() AT TIME ZONE 'UTC'), ${group}
+             CASE WHEN s."reason" IS NULL THEN NULL ELSE (now() AT TIME ZONE 'UTC') END, (now() AT TIME ZONE 'UTC'), ${group},
+             ${job.configLayerId ?? null}::uuid, ${job.configRevision ?? null}::int
         FROM "Device" d CROSS JOIN LATERAL (SELECT ${skipReason(job)} AS "reason") s
        WHERE ${targetCondition(job.organizationId, target)}
       RETURNING "state"

@@ -24,6 +24,8 @@ export const ACTION_LABELS: Record<ActionKind, string> = {
   "restart-app": "Restart application",
   "stop-app": "Stop application",
   "start-app": "Start application",
+  // a configuration layer's rollout (never in the menu: a layer's PATCH with rollout starts it)
+  "apply-configuration": "Apply configuration",
 };
 
 const WHAT_HAPPENS: Partial<Record<ActionKind, string>> = {
