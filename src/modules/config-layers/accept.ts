@@ -56,7 +56,7 @@ const overrideName = (device: { id: string; name: string }) => {
 };
 
 export async function acceptDrift(
-  db: DbTx, secrets: SecretBox, principal: Principal, input: z.infer<typeof acceptInput>, by?: string,
+  db: DbTx, secrets: SecretBox, principal: Principal, input: z.infer<typeof acceptInput>,
 ): Promise<z.infer<typeof acceptOutput>> {
   const { organizationId } = principal;
   const device = await db.device.findFirst({ where: { id: input.deviceId, organizationId }, select: { id: true, name: true, configState: true } });
@@ -87,7 +87,7 @@ export async function acceptDrift(
     const files = filesOfLayer((await getLayer(db, organizationId, own.id)).content.files).filter((f) => !paths.includes(f.path));
     const parsed = updateLayerInput.safeParse({ id: own.id, files: [...files, ...accepted], comment });
     if (!parsed.success) throw conflict(`files: the override layer cannot take the files: ${parsed.error.issues[0]!.message}`);
-    layer = (await updateLayer(db, secrets, principal, parsed.data, by)).layer;
+    layer = (await updateLayer(db, secrets, principal, parsed.data)).layer;
   } else {
     let name = overrideName(device);
     if (await db.configLayer.findFirst({ where: { organizationId, name }, select: { id: true } })) name = `device-${device.id}`;

@@ -24,6 +24,7 @@ import { perService } from "../../lib/per-service.js";
 import { ConfigurationError, applicableLayers, computeEffective, configurationKey, prepareLayers, type PreparedLayer } from "./effective.js";
 import type { ConfigurationAnswer, ConfigurationReport } from "./schemas.js";
 import { deviceContextOf } from "./service.js";
+import { sealDriftContent } from "./accept.js";
 import { loadDeviceLayer, loadLayerRevisions, loadLayers } from "./store.js";
 import { judgeJobsNow } from "../device-actions/agent-exchange.js";
 
@@ -211,7 +212,7 @@ export async function configurationExchange(
   configuring?: ReadonlySet<string>,
 ): Promise<ConfigurationExchange> {
   const raw = services.database.opened.raw;
-  if (report) await recordConfigurationReport(raw, device, report);
+  if (report) await recordConfigurationReport(raw, device, sealDriftContent(services.secrets, report));
   if (!flags) return { variables: () => null };
   let rollout = flags.rollout ?? [];
   if (report && rollout.some((r) => r.state === "delivered" && r.handed === report.revision)) {

@@ -11,6 +11,8 @@ import {
 import {
   createLayer, deleteLayer, effectiveOf, getLayer, getRevision, listLayers, listRevisions, previewSelector, requestRestore, rollbackLayer, updateLayer,
 } from "./service.js";
+import { assertNotManaged } from "../config/guard.js";
+import { acceptDrift, acceptInput, acceptOutput } from "./accept.js";
 import { operatorOf } from "../deployments/rollout-router.js";
 import type { Release } from "./rollout.js";
 
@@ -92,7 +94,7 @@ export const configLayersRouter = router({
       openapi: {
         method: "POST", path: "/config-layers/restore", tags: [TAG],
         summary: "Restore the files a device reported changed by hand: its next heartbeat rewrites them from the revision in effect",
-        description: "409 when the device reported no drift. Accepting a device's own value instead is not built yet (docs/configuration.md).",
+        description: "409 when the device reported no drift. POST /config-layers/accept keeps the device's values instead.",
       },
       audit: { entity: "device", action: "config-layers.restore" },
     })
@@ -103,6 +105,27 @@ export const configLayersRouter = router({
       if (ctx.audit) {
         ctx.audit.entityId = input.deviceId;
         ctx.audit.message = `restore ${result.paths.join(", ")}`;
+      }
+      return result;
+    }),
+
+  accept: protectedProcedure("config:write")
+    .meta({
+      openapi: {
+        method: "POST", path: "/config-layers/accept", tags: [TAG],
+        summary: "Accept files a device reported changed by hand as its own values: they go into the device's override layer (created if needed) as a new revision",
+        description: "The device then applies that revision without rewriting the files. 409 naming the path: no drift reported, a file removed, " +
+          "one over 131,072 bytes (the device sends no content), one taking in a secret, or an override layer managed as code.",
+      },
+      audit: { entity: "device", action: "config-layers.accept" },
+    })
+    .input(acceptInput)
+    .output(acceptOutput)
+    .mutation(async ({ ctx, input }) => {
+      const result = await acceptDrift(ctx.db, ctx.services.secrets, ctx.principal, input);
+      if (ctx.audit) {
+        ctx.audit.entityId = input.deviceId;
+        ctx.audit.message = `accept ${result.paths.join(", ")} into layer ${result.layer} (revision ${result.revision})`;
       }
       return result;
     }),
@@ -128,6 +151,8 @@ export const configLayersRouter = router({
     .input(updateLayerInput)
     .output(layerOutput)
     .mutation(async ({ ctx, input }) => {
+      // secrets are never in a document: setting them stays open for a layer managed as code
+      await assertNotManaged(ctx.db, "ConfigLayer", ctx.principal.organizationId, input.id, { input: { ...input, comment: undefined }, secretFields: ["secrets"] });
       const { layer, newRevision, release } = await updateLayer(ctx.db, ctx.services.secrets, ctx.principal, input, await operatorOf(ctx.db, ctx.principal));
       if (ctx.audit) {
         const changed = Object.keys(input).filter((k) => k !== "id" && k !== "comment" && k !== "rollout");
@@ -146,7 +171,10 @@ export const configLayersRouter = router({
     })
     .input(idInput)
     .output(z.object({ id: z.string().uuid(), name: z.string(), deleted: z.literal(true) }))
-    .mutation(({ ctx, input }) => deleteLayer(ctx.db, ctx.services.secrets, ctx.principal.organizationId, input.id)),
+    .mutation(async ({ ctx, input }) => {
+      await assertNotManaged(ctx.db, "ConfigLayer", ctx.principal.organizationId, input.id);
+      return deleteLayer(ctx.db, ctx.services.secrets, ctx.principal.organizationId, input.id);
+    }),
 
   revisions: protectedProcedure("config:read")
     .meta({ openapi: { method: "GET", path: "/config-layers/{id}/revisions", tags: [TAG], summary: "A layer's revisions, newest first (secrets by name only)" } })
@@ -176,6 +204,7 @@ export const configLayersRouter = router({
     .input(rollbackInput)
     .output(layerOutput)
     .mutation(async ({ ctx, input }) => {
+      await assertNotManaged(ctx.db, "ConfigLayer", ctx.principal.organizationId, input.id);
       const { layer, release } = await rollbackLayer(ctx.db, ctx.services.secrets, ctx.principal, input, await operatorOf(ctx.db, ctx.principal));
       if (ctx.audit) ctx.audit.message = `layer ${layer.name} rolled back to revision ${input.revision} (as revision ${layer.revision})${releaseWords(release)}`;
       return layer;

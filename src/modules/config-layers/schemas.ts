@@ -4,6 +4,7 @@ import { z } from "zod";
 import { labelSelectorSchema } from "../devices/labels.js";
 import { VARIABLE_NAME_PATTERN } from "./template.js";
 import { createJobInput } from "../jobs/schemas.js";
+import { ownerMarkOutput } from "../../lib/owner-mark.js";
 
 export const LIMITS = {
   /** one file's decoded content */
@@ -162,6 +163,7 @@ export const layerSummaryOutput = z.object({
   secretNames: z.array(z.string()).describe("names only: a secret's value is never answered"),
   createdAt: z.string(),
   updatedAt: z.string(),
+  ...ownerMarkOutput,
 });
 
 export const revisionOutput = z.object({
@@ -253,6 +255,11 @@ export const configurationReport = z.object({
   state: z.enum(["applied", "failed"]),
   message: z.string().max(2000).optional(),
   appliedRevision: z.string().regex(/^[0-9a-f]{64}$/, "a sha256 hex").optional(),
-  drift: z.array(z.object({ path: z.string().max(1024), sha256: z.string().regex(/^[0-9a-f]{64}$/).optional() })).max(100).optional(),
+  drift: z.array(z.object({
+    path: z.string().max(1024),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+    // what is on disk, up to one layer file's limit: what "accept" writes into the device's override layer
+    contentBase64: z.string().max(Math.ceil(LIMITS.fileBytes / 3) * 4).regex(BASE64, "base64").optional(),
+  })).max(100).optional(),
 });
 export type ConfigurationReport = z.infer<typeof configurationReport>;

@@ -18,6 +18,7 @@ import { layerStateOf, loadLayerRevisions, loadLayers, openLayerSecrets, sealLay
 import { cancelLiveRollout, liveRollouts, releaseOrRollOut, type Release } from "./rollout.js";
 import { variablesOf } from "./template.js";
 import { KNOWN_FACTS } from "../agent/schemas.js";
+import { ownerMark } from "../../lib/owner-mark.js";
 
 const withCurrent = {
   device: { select: { name: true } },
@@ -82,6 +83,7 @@ function summaryDto(row: NonNullable<LayerRecord>, rollout: RolloutDto | null): 
     fileCount: (current.files as unknown[]).length,
     secretNames: current.secretNames as string[],
     createdAt: iso(row.createdAt), updatedAt: iso(row.updatedAt),
+    ...ownerMark(row),
   };
 }
 
