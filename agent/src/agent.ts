@@ -117,6 +117,7 @@ export class FleetAgent {
   private readonly metrics = new HostMetrics();
   private readonly telemetry: Outbox<TelemetrySnapshot>;
   private readonly logs: Outbox<LogEntry>;
+  private nextLogSeq = Date.now() * 1000;
   private readonly timers = new Set<NodeJS.Timeout>();
   private wakeHeartbeat: (() => void) | null = null;
   private stopped = false;
@@ -146,7 +147,16 @@ export class FleetAgent {
     this.recentLines.push(`${new Date().toISOString()} ${level}: ${message}`);
     if (this.recentLines.length > RECENT_LINES) this.recentLines.shift();
     if (level === "error") this.errorLines++;
-    this.logs.add([{ timestamp: new Date().toISOString(), level, source, message: message.slice(0, 8000) }]);
+    this.addLogLines([{ timestamp: new Date().toISOString(), level, source, message: message.slice(0, 8000) }]);
+  }
+
+  /**
+   * Numbers each line (the service stores a line sent again once: its device, timestamp and
+   * number) and keeps it for sending. The count starts at the microseconds since the epoch, so
+   * it keeps growing across restarts while the clock does.
+   */
+  private addLogLines(lines: LogEntry[]) {
+    this.logs.add(lines.map((line) => ({ ...line, seq: this.nextLogSeq++ })));
   }
 
   async start(): Promise<void> {
@@ -260,8 +270,23 @@ export class FleetAgent {
   /** The heartbeat's `system` (a device with RAUC: what booted, the last update's outcome), absent without RAUC. */
   private systemReport(): { system?: SystemReport } {
     const system = this.osUpdate.systemReport();
-    return system ? { system } : {};
+    this.systemPending = null;
+    if (!system) return {};
+    const text = JSON.stringify(system);
+    // sent when it changed and at least every 10th heartbeat (the service keeps it, and writes
+    // only what changed): most heartbeats cost the service nothing for it
+    if (this.systemSent?.text === text && this.systemSent.heartbeats < 10) {
+      this.systemSent.heartbeats++;
+      return {};
+    }
+    this.systemPending = text;
+    return { system };
   }
+
+  /** the system report the service took last, and the heartbeats since */
+  private systemSent: { text: string; heartbeats: number } | null = null;
+  /** the one the heartbeat under way carries */
+  private systemPending: string | null = null;
 
   /**
    * What a new system must pass on its trial boot before it is marked good: the agent reaches
@@ -342,6 +367,7 @@ export class FleetAgent {
         const { response } = await this.session.exchangeHeartbeat(this.deployments, { status: "online", facts: { ...this.facts, ...this.osUpdate.facts() }, ...this.systemReport() }, this.actions, this.configuration);
         const message = (response.body as { message?: string } | undefined)?.message ?? `HTTP ${response.status}`;
         if (response.status === 200) {
+          if (this.systemPending) this.systemSent = { text: this.systemPending, heartbeats: 1 };
           this.lastHeartbeatAt = new Date();
           this.reachedServiceAt ??= this.lastHeartbeatAt;
           if (this.outageSince !== null) {
@@ -487,7 +513,7 @@ export class FleetAgent {
       const last = fresh.length ? fresh[fresh.length - 1].timestamp : cursor;
       if (last) next[container.id] = last;
       if (seen) this.logFileSeen.set(container.id, seen);
-      this.logs.add(fresh.map((line) => ({
+      this.addLogLines(fresh.map((line) => ({
         timestamp: new Date(line.timestamp).toISOString(),
         level: line.stream === "stderr" ? "warn" : "info",
         source: `${container.service}`.slice(0, 100),

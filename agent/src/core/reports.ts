@@ -29,4 +29,6 @@ export interface LogLine {
   level: LogLevel;
   source: string;
   message: string;
+  /** the agent's number of the line: the service stores a line sent again once (LogLines.seq) */
+  seq?: number;
 }

@@ -17,6 +17,8 @@ export const logEntryInput = z.object({
   // NUL and unpaired surrogates, which PostgreSQL cannot store, were replaced by U+FFFD at the
   // request boundary (meta.lossyText of the ingest procedure).
   message: z.string().min(1).max(MAX_MESSAGE_LENGTH),
+  seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional()
+    .describe("the sender's number of the line, unique per device and timestamp: a line sent again (the answer to its batch lost) is stored once; without it a resent line is stored again"),
 });
 export type LogEntryInput = z.infer<typeof logEntryInput>;
 

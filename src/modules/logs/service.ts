@@ -14,15 +14,18 @@ import type { Services } from "../../services.js";
 import { resolveRange } from "../telemetry/query.js";
 import { toLogLineDto, type LogEntryInput, type LogFilter, type LogRow } from "./schemas.js";
 
-// $1 device and $2 organization of each line, $3.. timestamps, levels, sources, messages.
+// $1 device and $2 organization of each line, $3.. timestamps, levels, sources, messages, seqs.
+// A line whose (device, timestamp, seq) is stored already was sent again: skipped, and not
+// counted into the source summary.
 // The source summary is upserted once per (device, source) of the statement, in that order:
 // two statements meeting on the same rows lock them in the same order.
 const INSERT_SQL = `
   WITH inserted AS (
-    INSERT INTO "DeviceLog" ("deviceId", "timestamp", "level", "source", "message")
-    SELECT t."deviceId", t."timestamp", t."level", t."source", t."message"
-      FROM unnest($1::uuid[], $3::timestamptz[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS t("deviceId", "timestamp", "level", "source", "message", "ord")
+    INSERT INTO "DeviceLog" ("deviceId", "timestamp", "level", "source", "message", "seq")
+    SELECT t."deviceId", t."timestamp", t."level", t."source", t."message", t."seq"
+      FROM unnest($1::uuid[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::int8[]) WITH ORDINALITY AS t("deviceId", "timestamp", "level", "source", "message", "seq", "ord")
      ORDER BY t."ord"
+    ON CONFLICT ("deviceId", "timestamp", "seq") DO NOTHING
     RETURNING "deviceId", "source", "timestamp"
   ), owners AS (
     SELECT DISTINCT "deviceId", "organizationId" FROM unnest($1::uuid[], $2::uuid[]) AS o("deviceId", "organizationId")
@@ -56,6 +59,7 @@ export async function insertLogBatches(db: RawDatabase, batches: LogBatch[], opt
     await db.query(INSERT_SQL, [
       all.map(({ device }) => device.id), all.map(({ device }) => device.organizationId),
       all.map(({ e }) => e.timestamp), all.map(({ e }) => e.level), all.map(({ e }) => e.source), all.map(({ e }) => e.message),
+      all.map(({ e }) => (e.seq === undefined ? null : String(e.seq))),
     ], { prepared: "fleet_log_insert" });
   }
   return batches.map((b) => b.entries.length);

@@ -266,6 +266,9 @@ it("an outage of a minute (its port closed, then 503s and a proxy's 502 pages) l
   expect(arrived.logs.length).toBeGreaterThanOrEqual(heldByOutage.logs);
   expect(arrived.telemetry).toEqual(produced.telemetry.slice(0, arrived.telemetry.length));
   expect(arrived.logs).toEqual(produced.logs.slice(0, arrived.logs.length));
+  // each line numbered, the numbers growing: what lets the service store a line sent again once
+  const numbers = arrived.logs.map((l) => l.seq!);
+  expect(numbers.every((n, k) => Number.isSafeInteger(n) && (k === 0 || n > numbers[k - 1]))).toBe(true);
   // and stored once each
   const db = await stored(device.deviceId);
   expect(db.telemetry).toEqual(arrived.telemetry.map((s) => s.timestamp).sort());

@@ -8,6 +8,7 @@ import { expectSecured } from "../../support/security.js";
 import { CHANNELS, pubSubOf } from "../../../src/modules/realtime/pubsub.js";
 import { pruneOnce } from "../../../src/modules/telemetry/retention.js";
 import { logWriterOf } from "../../../src/modules/logs/service.js";
+import { createEnrollmentToken, enroll } from "../agent/fleet-support.js";
 import { enrolledDevices, issuePaths, sendLogs, type EnrolledDevice } from "../telemetry/support.js";
 import { onPostgres, startSecondProcess } from "../realtime/second-process.js";
 import { openSse } from "./sse-client.js";
@@ -88,6 +89,38 @@ describe("ingest: POST /api/v1/agent/logs", () => {
     }
     // another tenant's device stays a 404
     expect((await h.api("GET", `/api/v1/devices/${theirs.deviceId}/logs`, { key: acme.key })).status).toBe(404);
+  });
+
+  it("stores a numbered line sent again (its batch's answer lost) once; lines without a number as often as sent", async () => {
+    const extra = await enroll(h, (await createEnrollmentToken(h, acme.key)).token, { name: "resending" });
+    const t = new Date(Date.now() - 60_000).toISOString();
+    // two lines of the same millisecond, told apart by their numbers
+    const batch = [
+      { timestamp: t, source: "app-web", message: "same line", seq: 1_700_000_000_000_001 },
+      { timestamp: t, source: "app-web", message: "same line", seq: 1_700_000_000_000_002 },
+    ];
+    expect((await sendLogs(h, extra, batch)).status).toBe(200);
+    const again = await sendLogs(h, extra, [...batch, { timestamp: t, source: "app-web", message: "a new one", seq: 1_700_000_000_000_003 }]);
+    expect(again.status, again.text).toBe(200);
+    const stored = await h.services.prisma.deviceLog.findMany({ where: { deviceId: extra.deviceId }, orderBy: { seq: "asc" }, select: { message: true, seq: true } });
+    expect(stored).toEqual([
+      { message: "same line", seq: 1_700_000_000_000_001n },
+      { message: "same line", seq: 1_700_000_000_000_002n },
+      { message: "a new one", seq: 1_700_000_000_000_003n },
+    ]);
+    // the list shows each line once
+    const listed = await h.api("GET", `/api/v1/devices/${extra.deviceId}/logs`, { key: acme.key });
+    expect(listed.status).toBe(200);
+    expect(listed.body.total).toBe(3);
+    // a sender without numbers: each send stored (no identity to tell a resend by)
+    const plain = [{ timestamp: t, source: "legacy", message: "unnumbered" }];
+    await sendLogs(h, extra, plain);
+    await sendLogs(h, extra, plain);
+    expect(await h.services.prisma.deviceLog.count({ where: { deviceId: extra.deviceId, source: "legacy" } })).toBe(2);
+    // a number out of range is refused, naming it
+    const bad = await sendLogs(h, extra, [{ timestamp: t, message: "x", seq: -1 }]);
+    expect(bad.status).toBe(400);
+    expect(issuePaths(bad.body)).toEqual(["entries.0.seq"]);
   });
 
   it("refuses the batch when one entry is invalid, naming its index", async () => {
