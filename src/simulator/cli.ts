@@ -8,7 +8,8 @@ export const USAGE = `usage: npm run simulate -- --url <service url> --token <en
          [--heartbeat 30s] [--telemetry 60s|0] [--logs 30s|0] [--failure-rate 0.02] [--prefix sim-xyz]
          [--concurrency 8] [--key ES256|EdDSA|RS256] [--seed <n>] [--failing-device <name> ...]
          deployments: [--deployment-failure-rate 0] [--fail-install <app>@<version> ...] [--download 2s-8s]
-         [--install 1s-4s] [--remove 500ms-2s] [--time-scale 1 | --fast] [--busy-heartbeat 1s]`;
+         [--install 1s-4s] [--remove 500ms-2s] [--time-scale 1 | --fast] [--busy-heartbeat 1s]
+         OS updates: [--system-updates commit|rollback] (devices with RAUC; a system image is committed or rolled back)`;
 
 /** "500ms", "30s", "2m", "1h" or plain seconds. */
 export function parseDuration(text: string, name: string): number {
@@ -56,6 +57,7 @@ export function parseSimulatorArgs(argv: string[]): SimulatorOptions {
       seed: { type: "string" },
       "fail-install": { type: "string", multiple: true },
       "failing-device": { type: "string", multiple: true },
+      "system-updates": { type: "string" },
     },
     strict: true,
   });
@@ -84,6 +86,8 @@ export function parseSimulatorArgs(argv: string[]): SimulatorOptions {
   for (const planned of values["fail-install"] ?? []) {
     if (!/^[^@\s]+@[^@\s]+$/.test(planned)) throw new Error(`--fail-install: "${planned}" is not <application>@<version> (e.g. mqtt-broker@5.0.2)`);
   }
+  const systemUpdates = values["system-updates"];
+  if (systemUpdates !== undefined && systemUpdates !== "commit" && systemUpdates !== "rollback") throw new Error("--system-updates: commit or rollback");
   new URL(values.url); // throws a readable error for a bad URL
   return {
     url: values.url,
@@ -108,6 +112,7 @@ export function parseSimulatorArgs(argv: string[]): SimulatorOptions {
     ...(seed !== undefined ? { seed } : {}),
     ...(values["fail-install"]?.length ? { failInstalls: values["fail-install"] } : {}),
     ...(values["failing-device"]?.length ? { failingDevices: values["failing-device"] } : {}),
+    ...(systemUpdates ? { systemUpdates } : {}),
   };
 }
 

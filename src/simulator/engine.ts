@@ -10,6 +10,7 @@ import { JsonClient } from "../../agent/src/core/json-client.js";
 import type { DeviceKeyAlgorithm } from "../../agent/src/core/identity.js";
 import { closedLoop, LatencyRecorder } from "./latency.js";
 import { VirtualDevice } from "./virtual-device.js";
+import { VirtualSystem, type SystemUpdateBehaviour } from "./virtual-system.js";
 import { retryAfterMs } from "../../agent/src/core/outbox.js";
 import { succeeded } from "../../agent/src/core/session.js";
 import { seededRandom } from "./random.js";
@@ -44,6 +45,11 @@ export interface SimulatorOptions {
   failInstalls?: string[];
   /** a deliberate failure plan: these devices (reported ids, e.g. demo-000013) report `error` all along */
   failingDevices?: string[];
+  /**
+   * devices with RAUC (docs/os-updates.md): each reports its operating system, and a deployment's
+   * system image is committed, or rolled back with the agent's reason (`--system-updates`)
+   */
+  systemUpdates?: SystemUpdateBehaviour;
   /** how long downloading, installing and removing take: [min, max] ms each (default 2-8 s, 1-4 s, 0.5-2 s) */
   deploymentTimings?: Partial<DeploymentTimings>;
   /** multiplies the deployment delays: 1 real time (default), 0.01 a hundred times faster, 0 immediate */
@@ -136,7 +142,10 @@ export class FleetSimulator extends EventEmitter {
     for (let n = 1; n <= options.devices; n++) {
       const name = `${prefix}-${String(n).padStart(6, "0")}`;
       this.devices.push(new VirtualDevice(name, this.client, options.keyAlgorithm,
-        { ...deploymentOptions, ...(seed === undefined ? {} : { random: seededRandom(seed, name, "deployments") }) },
+        {
+          ...deploymentOptions, ...(seed === undefined ? {} : { random: seededRandom(seed, name, "deployments") }),
+          ...(options.systemUpdates ? { system: new VirtualSystem(options.systemUpdates) } : {}),
+        },
         { alwaysFailing: failing.has(name), ...(seed === undefined ? {} : { random: seededRandom(seed, name, "health") }) }));
     }
   }

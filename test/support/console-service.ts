@@ -88,7 +88,7 @@ export interface ConsoleService {
   enrollFleet(opts: {
     prefix: string; devices: number; labels?: Record<string, string>; as?: CallOptions; heartbeat?: boolean;
     /** how the devices carry out deployments (e.g. `{ timeScale: 0, deploymentFailureRate: 0.3 }`: immediate steps, 30 % of installs fail) */
-    deployments?: Pick<SimulatorOptions, "timeScale" | "deploymentFailureRate" | "deploymentTimings">;
+    deployments?: Pick<SimulatorOptions, "timeScale" | "deploymentFailureRate" | "deploymentTimings" | "systemUpdates">;
   }): Promise<SimulatedFleet>;
   /** the requests the service answered so far, from its request log */
   requestLog(): { method: string; path: string; status: number }[];

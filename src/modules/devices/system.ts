@@ -77,7 +77,7 @@ export const systemUpdateOutput = z.object({
 
 /**
  * Stores a device's system report: its DeviceSystem row (only when something in it changed) and
- * its last update in the history (once: the agent repeats it with every heartbeat). One statement.
+ * its last update in the history (once: the agent repeats it, at least every 10th heartbeat). One statement.
  */
 export async function recordSystemReport(db: Pick<DbTx, "$executeRaw">, device: { id: string; organizationId: string }, report: SystemReport): Promise<void> {
   const last = report.lastUpdate ?? null;

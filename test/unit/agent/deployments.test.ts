@@ -290,6 +290,13 @@ describe("options", () => {
       .toMatchObject({ seed: 42, failInstalls: ["mqtt-broker@5.0.2"], failingDevices: ["sim-000003"] });
     expect(() => parseSimulatorArgs([...base, "--seed", "x"])).toThrow(/--seed/);
     expect(() => parseSimulatorArgs([...base, "--fail-install", "mqtt-broker"])).toThrow(/--fail-install.*<application>@<version>/);
+    // devices with RAUC whose system updates roll back (docs/os-updates.md): each device gets its own system
+    expect(defaults.systemUpdates).toBeUndefined();
+    expect(parseSimulatorArgs([...base, "--system-updates", "rollback"])).toMatchObject({ systemUpdates: "rollback" });
+    expect(() => parseSimulatorArgs([...base, "--system-updates", "maybe"])).toThrow("--system-updates: commit or rollback");
+    const withRauc = new FleetSimulator({ ...defaults, systemUpdates: "commit" });
+    expect(withRauc.devices.map((d) => [d.facts().rauc, d.system?.report().bootedSlot])).toEqual(Array(5).fill([true, "A"]));
+    expect(new FleetSimulator(defaults).devices[0].system).toBeUndefined();
     // one token: no round robin; several (one per time zone): devices enroll with each in turn
     expect(defaults.enrollmentTokens).toBeUndefined();
     const zoned = parseSimulatorArgs([...base, "--token", "fme_y", "--token", "fme_z"]);
