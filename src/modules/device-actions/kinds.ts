@@ -14,8 +14,9 @@ export type ActionKind = (typeof ACTION_KINDS)[number];
  * layer's new revision instead, and the device's configuration report ends its action.
  */
 export const CONFIGURATION_KIND = "apply-configuration" satisfies ActionKind;
-/** What an operator may create directly (POST /device-actions, POST /jobs). */
-export const OPERATOR_KINDS = ACTION_KINDS.filter((k) => k !== CONFIGURATION_KIND);
+/** What an operator may create directly (POST /device-actions, POST /jobs), and the agent is handed. */
+export type OperatorKind = Exclude<ActionKind, typeof CONFIGURATION_KIND>;
+export const OPERATOR_KINDS = ACTION_KINDS.filter((k): k is OperatorKind => k !== CONFIGURATION_KIND) as [OperatorKind, ...OperatorKind[]];
 
 /** Kinds that act on one application (a deployment's compose project): they name the deployment. */
 export const APP_KINDS: readonly ActionKind[] = ["restart-app", "stop-app", "start-app"];

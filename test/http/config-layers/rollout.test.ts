@@ -226,4 +226,23 @@ describe("a layer revision rolled out like software", () => {
     const h5 = (await effective(online[0])).revision;
     expect(simulator.devices.map((d) => d.configuration.applied)).toEqual(simulator.devices.map(() => h5));
   });
+
+  it("moving a rollout's job takes config:write besides actions:write (403, audited); PATCH with rollout takes config:write", async () => {
+    const rolling = await h.api("PATCH", `/api/v1/config-layers/${layerId}`, { key: acme.key, body: { variables: { LEVEL: "info" }, rollout: {} } });
+    expect(rolling.status, rolling.text).toBe(200);
+    const jobId = rolling.body.rollout.jobId as string;
+    const actionsOnly = await h.createKey(acme.org.id, ["actions:read", "actions:write", "config:read"]);
+    const denied = await h.api("POST", `/api/v1/jobs/${jobId}/cancel`, { key: actionsOnly });
+    expect(denied.status).toBe(403);
+    expect(denied.body.message).toContain("config:write");
+    expect(await h.services.prisma.auditEntry.count({ where: { action: "permission.denied", message: { contains: "config:write" } } })).toBe(1);
+    const noRollout = await h.api("PATCH", `/api/v1/config-layers/${layerId}`, { key: actionsOnly, body: { variables: { LEVEL: "debug" }, rollout: {} } });
+    expect(noRollout.status).toBe(403);
+    // the job and the layer are as they were
+    expect(await getJob(jobId)).toMatchObject({ state: "in_progress" });
+    expect((await h.services.prisma.configLayer.findUniqueOrThrow({ where: { id: layerId } })).currentRevision).toBe(6);
+    const cancelled = await h.api("POST", `/api/v1/jobs/${jobId}/cancel`, { key: acme.key });
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect(cancelled.body).toMatchObject({ state: "cancelled", kind: "apply-configuration", configRevision: 6 });
+  });
 });

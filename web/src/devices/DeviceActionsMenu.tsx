@@ -11,7 +11,7 @@ import { useCan } from "../app/session";
 import { Button } from "../ui/Button";
 import { ConfirmDialog } from "../ui/Dialog";
 import { useAction } from "../ui/useAction";
-import { APP_KINDS, DISRUPTIVE_KINDS, type ActionKind } from "../../../src/modules/device-actions/kinds";
+import { APP_KINDS, DISRUPTIVE_KINDS, type ActionKind, type OperatorKind } from "../../../src/modules/device-actions/kinds";
 import type { Device } from "./types";
 
 /** How the menu and its confirmations name each kind. */
@@ -43,19 +43,19 @@ function phrase(kind: ActionKind, device: string): string {
   return `${ACTION_LABELS[kind]} on ${device}`;
 }
 
-const MENU: ActionKind[] = ["check-health", "diagnostics", "renew-certificate", "reboot", "restart-agent", "restart-app", "stop-app", "start-app"];
+const MENU: OperatorKind[] = ["check-health", "diagnostics", "renew-certificate", "reboot", "restart-agent", "restart-app", "stop-app", "start-app"];
 
 export function DeviceActionsMenu({ device: d }: { device: Device }) {
   const canWrite = useCan("actions:write");
   const canDisrupt = useCan("actions:disruptive");
   const [open, setOpen] = useState(false);
-  const [confirming, setConfirming] = useState<ActionKind | null>(null);
+  const [confirming, setConfirming] = useState<OperatorKind | null>(null);
   const [deploymentId, setDeploymentId] = useState("");
   const needsApp = confirming !== null && APP_KINDS.includes(confirming);
   const entries = useQuery({ ...q.deployments.ofDevice.options({ id: d.id, limit: 100, offset: 0 }), enabled: needsApp });
   const running = entries.data?.items.filter((e) => e.desiredAction === "install") ?? [];
   const sent = (kind: ActionKind) => `${ACTION_LABELS[kind]}: sent to ${d.name}; the device runs it with its next heartbeat`;
-  const now = useAction({ mutationFn: (kind: ActionKind) => q.deviceActions.create.call({ deviceId: d.id, kind }) }, {
+  const now = useAction({ mutationFn: (kind: OperatorKind) => q.deviceActions.create.call({ deviceId: d.id, kind }) }, {
     invalidates: [q.deviceActions.key()], success: (_out, kind) => sent(kind), failure: (kind) => `${ACTION_LABELS[kind]} failed`,
   });
   const confirmed = useAction({
@@ -63,7 +63,7 @@ export function DeviceActionsMenu({ device: d }: { device: Device }) {
   }, { invalidates: [q.deviceActions.key()], success: () => sent(confirming!) });
   if (!canWrite) return null;
 
-  const choose = (kind: ActionKind) => {
+  const choose = (kind: OperatorKind) => {
     setOpen(false);
     if (DISRUPTIVE_KINDS.includes(kind)) {
       setDeploymentId("");

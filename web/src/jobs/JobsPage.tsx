@@ -25,7 +25,7 @@ import { useLocalPage } from "../ui/useLocalPage";
 import { SelectorInput, selectorProblem } from "../devices/SelectorInput";
 import { ACTION_LABELS } from "../devices/DeviceActionsMenu";
 import { parseSelector } from "../../../src/modules/devices/selector";
-import { APP_KINDS, DISRUPTIVE_KINDS, type ActionKind } from "../../../src/modules/device-actions/kinds";
+import { APP_KINDS, DISRUPTIVE_KINDS, type OperatorKind } from "../../../src/modules/device-actions/kinds";
 import { counted } from "../../../src/lib/plural";
 import type { ActionWindows } from "../../../src/modules/rollout-engine/options";
 import { MaintenanceWindowsEditor, windowProblems } from "../deployments/MaintenanceWindowsEditor";
@@ -117,11 +117,11 @@ function JobList() {
   );
 }
 
-const KINDS: ActionKind[] = ["check-health", "diagnostics", "renew-certificate", "reboot", "restart-agent", "restart-app", "stop-app", "start-app"];
+const KINDS: OperatorKind[] = ["check-health", "diagnostics", "renew-certificate", "reboot", "restart-agent", "restart-app", "stop-app", "start-app"];
 
 function NewJobDialog({ onClose }: { onClose: () => void }) {
   const canDisrupt = useCan("actions:disruptive");
-  const [kind, setKind] = useState<ActionKind>("check-health");
+  const [kind, setKind] = useState<OperatorKind>("check-health");
   const [selector, setSelector] = useState("");
   const [deploymentId, setDeploymentId] = useState("");
   const [strategy, setStrategy] = useState<StrategyDraft>(DEFAULT_STRATEGY);
@@ -163,7 +163,7 @@ function NewJobDialog({ onClose }: { onClose: () => void }) {
       <form className="stack" onSubmit={create.submit(() => input!, { valid: input !== null && Object.keys(windowErrors).length === 0 })} noValidate>
         <div className="field">
           <label htmlFor="job-kind">Action</label>
-          <select id="job-kind" className="select" value={kind} onChange={(e) => setKind(e.target.value as ActionKind)}>
+          <select id="job-kind" className="select" value={kind} onChange={(e) => setKind(e.target.value as OperatorKind)}>
             {KINDS.filter((k) => canDisrupt || !DISRUPTIVE_KINDS.includes(k)).map((k) => <option key={k} value={k}>{ACTION_LABELS[k]}</option>)}
           </select>
         </div>
