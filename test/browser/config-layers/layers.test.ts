@@ -6,6 +6,7 @@
 // from and what it overrode (the selector layer's MQTT_URL over the default's), the secret
 // named and never shown, in sync once the device applied it, drift with Restore; and the
 // preview of a device from the layers page. Every stored effect is checked through the API.
+import { createHash } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { peerAvailable } from "../../support/peers.js";
 import { ADMIN, type ConsoleService, type SimulatedFleet } from "../../support/console-service.js";
@@ -176,6 +177,23 @@ describe.skipIf(!peerAvailable("chromium"))("console: device configuration layer
     });
     expect(answer).toMatchObject({ revision: effective.revision, full: true, restore: true });
 
+    // Changed by hand again, and this time kept: the device's content goes into its override layer.
+    const own = "site=berlin\nbroker=mqtt://bench-broker.local:1883\n";
+    const kept = { ...drift, drift: [{ path: "/etc/fleet/site.conf", sha256: createHash("sha256").update(own).digest("hex"), contentBase64: Buffer.from(own).toString("base64") }] };
+    expect((await device.exchangeHeartbeat(device.deployments, { status: "online" }, undefined, { pendingReport: () => kept, acknowledge: () => undefined, apply: () => undefined })).response.status).toBe(200);
+    await ui.page.reload();
+    await ui.page.getByRole("button", { name: "Keep the device's files as its override" }).click();
+    await ui.page.getByText(/^Kept the device's 1 file in layer /).waitFor({ timeout: UI_TIMEOUT_MS });
+    const overrides = await service.call<{ items: { id: string; kind: string }[] }>("GET", `/api/v1/config-layers?kind=device&deviceId=${device.deviceId}`);
+    expect(overrides.items).toHaveLength(1);
+    const override = await service.call<Layer>("GET", `/api/v1/config-layers/${overrides.items[0].id}`);
+    expect(override.content.files).toMatchObject([{ path: "/etc/fleet/site.conf" }]);
+    const keptFile = override.content.files[0] as { content: string | null; contentBase64?: string | null };
+    expect(keptFile.content ?? Buffer.from(keptFile.contentBase64 ?? "", "base64").toString("utf8")).toBe(own);
+    // the override wins: the device's file now comes from it
+    await waitForText(ui.page.getByRole("table", { name: "Effective files" }).getByRole("row").filter({ hasText: "/etc/fleet/site.conf" }), new RegExp(`${override.name}@${override.revision}`));
+    await ui.screenshot("device-configuration-kept");
+
     // The preview from the layers page: the other device, before it ever applied anything.
     await ui.goto("/config-layers");
     await ui.page.getByRole("button", { name: "Preview a device" }).click();
@@ -201,4 +219,34 @@ describe.skipIf(!peerAvailable("chromium"))("console: device configuration layer
       await ui.page.getByRole("heading", { name: `Content (revision ${revision})` }).waitFor({ timeout: UI_TIMEOUT_MS });
     }
   }, 300_000);
+
+  it("saves a revision rolled out in stages: an apply-configuration job, linked from the layer", async () => {
+    const layer = await service.call<{ id: string }>("POST", "/api/v1/config-layers", {
+      body: { name: "staged-berlin", kind: "selector", selector: { site: "berlin" }, order: 20, variables: { FEATURE_X: "off" } },
+    });
+    const ui = await suite.open({ user: ADMIN });
+    await ui.goto(`/config-layers/${layer.id}`);
+    await ui.page.locator("#var-0-value").fill("on");
+    await ui.page.getByRole("button", { name: "Save as a new revision" }).click();
+    const dialog = ui.page.getByRole("dialog", { name: "Save staged-berlin as revision 2" });
+    await dialog.getByLabel(/^Comment/).fill("feature X for Berlin, canary first");
+    await dialog.getByLabel("Roll out in stages").check();
+    await dialog.getByLabel("Canary devices").fill("1");
+    await ui.screenshot("config-layer-rollout-dialog");
+    await ui.audit();
+    await dialog.getByRole("button", { name: "Save revision 2 and roll it out" }).click();
+    const banner = ui.page.getByRole("status", { name: "Rollout" });
+    await waitForText(banner, /revision 2/);
+    const stored = await service.call<{ revision: number; releasedRevision: number; rollout: { jobId: string; revision: number } | null }>("GET", `/api/v1/config-layers/${layer.id}`);
+    expect(stored).toMatchObject({ revision: 2, releasedRevision: 1, rollout: { revision: 2 } });
+    const job = await service.call<{ kind: string; strategy: { canary: { count: number } } }>("GET", `/api/v1/jobs/${stored.rollout!.jobId}`);
+    expect(job).toMatchObject({ kind: "apply-configuration", strategy: { canary: { count: 1 } } });
+    await ui.screenshot("config-layer-rolling-out");
+    await ui.audit();
+    await banner.getByRole("link", { name: "Open the rollout job" }).click();
+    await waitForPath(ui.page, (url) => url.pathname === `/jobs/${stored.rollout!.jobId}`, "the rollout's job page");
+    await ui.settled();
+    await ui.page.getByRole("heading", { level: 1 }).first().waitFor({ timeout: UI_TIMEOUT_MS });
+    await ui.audit();
+  }, 180_000);
 });

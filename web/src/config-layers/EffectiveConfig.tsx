@@ -1,10 +1,11 @@
 // A device's effective configuration (GET /config-layers/effective): each variable and file with
 // the layer@revision it came from and the layers below it overrode, secrets named and never
 // shown (the API answers no value for them), the activations, and whether the device applied
-// it: in sync, failed with its reason, or drifted files with Restore (POST /config-layers/restore).
+// it: in sync, failed with its reason, or drifted files with Restore (POST /config-layers/restore)
+// or Keep (POST /config-layers/accept: the device's content into its override layer).
 import { Link } from "@tanstack/react-router";
 import { useQuery } from "@tanstack/react-query";
-import { RotateCcw } from "lucide-react";
+import { Check, RotateCcw } from "lucide-react";
 import type { RouterOutputs } from "../api/client";
 import { q } from "../api/query";
 import { useCan } from "../app/session";
@@ -65,6 +66,12 @@ function AppliedState({ effective, deviceId }: { effective: Effective; deviceId:
     success: (r) => `The device rewrites ${counted(r.paths.length, "file")} with its next heartbeat`,
     failure: "Could not restore the files",
   });
+  // the device's own content kept instead: written into its override layer as a new revision
+  const accept = useAction(q.configLayers.accept.mutation(), {
+    invalidates: [q.configLayers.key()],
+    success: (a) => `Kept the device's ${counted(a.paths.length, "file")} in layer ${a.layer} (revision ${a.revision}${a.created ? ", created" : ""})`,
+    failure: "Could not accept the device's files",
+  });
   const r = effective.reported;
   const drift = r?.drift ?? [];
   return (
@@ -82,7 +89,12 @@ function AppliedState({ effective, deviceId }: { effective: Effective; deviceId:
           <div className="stack stack--tight">
             <p><strong>Drifted:</strong> {counted(drift.length, "file")} changed on the device by hand{effective.inSync ? " (it applied this configuration otherwise)" : ""}.</p>
             <ul aria-label="Drifted files">{drift.map((d) => <li key={d.path} className="mono">{d.path}{d.sha256 === null && " (removed)"}</li>)}</ul>
-            {canWrite && <div><Button icon={<RotateCcw />} busy={restore.isPending} onClick={() => void restore.run({ deviceId })}>Restore the drifted files</Button></div>}
+            {canWrite && (
+              <div className="row">
+                <Button icon={<RotateCcw />} busy={restore.isPending} disabled={accept.isPending} onClick={() => void restore.run({ deviceId })}>Restore the drifted files</Button>
+                <Button icon={<Check />} busy={accept.isPending} disabled={restore.isPending} onClick={() => void accept.run({ deviceId })}>Keep the device's files as its override</Button>
+              </div>
+            )}
           </div>
         </div>
       )}

@@ -23,6 +23,7 @@ import { useLocalPage } from "../ui/useLocalPage";
 import { appliesTo, PreviewDialog } from "./LayersPage";
 import { draftChanged, draftOf, draftProblems, patchOf, type FileRow, type LayerDraft } from "./draft";
 import { contentFieldOf, KIND_LABELS } from "./layer-words";
+import { NO_ROLLOUT, rolloutFieldOf, RolloutFields, rolloutOf, rolloutProblems, type RolloutDraft } from "./RolloutFields";
 import "../devices/devices.css";
 import "./config-layers.css";
 
@@ -74,6 +75,14 @@ function LayerView({ layer }: { layer: Layer }) {
       />
       <div className="stack">
         {layer.description && <p className="faint">{layer.description}</p>}
+        {layer.rollout && (
+          <p className="alert-box alert-box--info" role="status" aria-label="Rollout">
+            <span>
+              <strong>Rolling out in stages:</strong> revision {layer.rollout.revision} ({layer.rollout.state === "paused" ? "paused" : "in progress"}); devices not reached yet get revision {layer.releasedRevision}.{" "}
+              <Link to="/jobs/$jobId" params={{ jobId: layer.rollout.jobId }}>Open the rollout job</Link>
+            </span>
+          </p>
+        )}
         <ContentEditor layer={layer} canWrite={canWrite} />
         <RevisionHistory layer={layer} canWrite={canWrite} />
       </div>
@@ -223,40 +232,46 @@ function FileEditor({ index: i, file: f, onChange, onRemove, err, aria }: {
 
 function SaveDialog({ layer, draft, onClose, onFieldErrors }: { layer: Layer; draft: LayerDraft; onClose: () => void; onFieldErrors: (errors: Record<string, string>) => void }) {
   const [comment, setComment] = useState("");
+  const [rollout, setRollout] = useState<RolloutDraft>(NO_ROLLOUT);
   // the editor rows that are sent (blank ones are not), to name a refused row by the API's index
   const sent = {
     files: draft.files.flatMap((f, i) => (f.path.trim() ? [i] : [])),
     variables: draft.variables.flatMap((v, i) => (v.name.trim() ? [i] : [])),
   };
-  const fieldOf = contentFieldOf(sent);
+  const contentField = contentFieldOf(sent);
+  const fieldOf = (message: string, path?: readonly (string | number)[]) => rolloutFieldOf(message, path) ?? contentField(message, path);
+  const isEditorField = (key: string) => /^(files|variables|secrets)\.|^activation$/.test(key);
   // a refusal about a row (a file's path, say) is shown at that row in the editor too
   const save = useAction({
     mutationFn: (input: Parameters<typeof q.configLayers.update.call>[0]) => q.configLayers.update.call(input).catch((err: unknown) => {
-      onFieldErrors(splitRefusal(err, fieldOf).fields);
+      const { fields } = splitRefusal(err, fieldOf);
+      onFieldErrors(Object.fromEntries(Object.entries(fields).filter(([key]) => isEditorField(key))));
       throw err;
     }),
   }, {
     invalidates: [q.configLayers.key()],
-    success: (l) => `Layer ${l.name}: revision ${l.revision} saved`,
+    success: (l) => (l.rollout ? `Layer ${l.name}: revision ${l.revision} saved, rolling out in stages` : `Layer ${l.name}: revision ${l.revision} saved`),
     onSuccess: onClose,
     fieldOf,
   });
   const fieldErrors = save.fieldErrors;
-  const outside = Object.keys(fieldErrors).filter((k) => k !== "comment");
+  const outside = Object.keys(fieldErrors).filter(isEditorField);
+  const rolloutErrors = { ...Object.fromEntries(Object.entries(fieldErrors).filter(([k]) => !isEditorField(k))), ...rolloutProblems(rollout) };
   return (
-    <Dialog open onClose={onClose} title={`Save ${layer.name} as revision ${layer.revision + 1}`}>
+    <Dialog open onClose={onClose} title={`Save ${layer.name} as revision ${layer.revision + 1}`} wide>
       <form className="stack" noValidate onSubmit={save.submit(() => {
         onFieldErrors({});
-        return { id: layer.id, ...patchOf(draft, layer.content), ...(comment.trim() ? { comment: comment.trim() } : {}) };
-      })}>
+        const staged = rolloutOf(rollout, comment.trim() || undefined);
+        return { id: layer.id, ...patchOf(draft, layer.content), ...(comment.trim() ? { comment: comment.trim() } : {}), ...(staged ? { rollout: staged } : {}) };
+      }, { valid: Object.keys(rolloutProblems(rollout)).length === 0 })}>
         <div className="field">
           <label htmlFor="save-comment">Comment (why; kept with the revision)</label>
           <input id="save-comment" className="input" maxLength={500} value={comment} onChange={(e) => setComment(e.target.value)} placeholder="new broker for Berlin" />
         </div>
-        <p className="faint">The devices this layer applies to get the new revision with their next heartbeat.</p>
+        <RolloutFields value={rollout} onChange={(next) => { save.reset(); setRollout(next); }} errors={rolloutErrors} />
+        {!rollout.staged && <p className="faint">The devices this layer applies to get the new revision with their next heartbeat.</p>}
         {outside.length > 0 && <p className="alert-box alert-box--error" role="alert">Refused (marked at the field): {outside.map((k) => fieldErrors[k]).join("; ")}</p>}
-        {fieldErrors.comment && <span className="field__error">{fieldErrors.comment}</span>}
-        <FormFooter action={save} onCancel={onClose} submitLabel={`Save revision ${layer.revision + 1}`} />
+        <FormFooter action={save} onCancel={onClose} submitLabel={rollout.staged ? `Save revision ${layer.revision + 1} and roll it out` : `Save revision ${layer.revision + 1}`} />
       </form>
     </Dialog>
   );
@@ -276,7 +291,11 @@ function RevisionHistory({ layer, canWrite }: { layer: Layer; canWrite: boolean 
       id: "revision", header: "Revision",
       cell: (r) => (
         <div className="cell-stack">
-          <span className="row"><strong>{r.revision}</strong>{r.revision === layer.revision && <span className="badge badge--success">in effect</span>}</span>
+          <span className="row">
+            <strong>{r.revision}</strong>
+            {r.revision === layer.releasedRevision && <span className="badge badge--success">in effect</span>}
+            {r.revision === layer.rollout?.revision && <span className="badge badge--accent">rolling out</span>}
+          </span>
           {r.restoredFrom !== null && <span className="faint">rollback to {r.restoredFrom}</span>}
         </div>
       ),
