@@ -68,6 +68,11 @@ describe("the heartbeat statement's plan", () => {
     const configScans = nodesOf(plan).filter((n) => ["ConfigLayer", "DeviceConfigState"].includes(n["Relation Name"] ?? ""));
     expect(configScans.length).toBeGreaterThan(0);
     expect(configScans.filter((n) => n["Node Type"] === "Seq Scan")).toEqual([]);
+    // a layer's rollout (docs/configuration.md, "Rollout"): the organization's live rollouts by
+    // ActionJob(organizationId, kind, state), the device's action by DeviceAction(jobId, deviceId)
+    const rolloutScans = nodesOf(plan).filter((n) => n["Relation Name"] === "ActionJob");
+    expect(rolloutScans.length).toBeGreaterThan(0);
+    expect(rolloutScans.map((n) => `${n["Node Type"]} ${n["Index Name"] ?? ""}`.trim())).toEqual(rolloutScans.map(() => "Index Scan ActionJob_organizationId_kind_state_idx"));
     // and the statement still writes: every row of the batch answered
     const written = await h.services.database.opened.raw.query<{ i: number }>(HEARTBEAT_STATEMENT, [JSON.stringify(rows)]);
     expect(written.map((r) => r.i).sort((a, b) => a - b)).toEqual(rows.map((r) => r.i));
