@@ -21,6 +21,7 @@ const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 interface Effective {
   revision: string;
   inSync: boolean;
+  files: Array<{ path: string; layer: string; sha256: string | null }>;
   reported: { revision: string | null; state: string | null; message: string | null; appliedRevision: string | null; drift: Array<{ path: string; sha256: string | null }> } | null;
 }
 
@@ -110,6 +111,23 @@ describe("configuration with the real agent", { timeout: 240_000 }, () => {
     expect(runs()).toEqual(["reloaded $BROKER", "reloaded $BROKER", "reloaded $BROKER"]);
   });
 
+  it("accept: a file changed by hand becomes the device's override; the agent then applies it without rewriting the file", async () => {
+    const byHand = "url=mqtts://kept-by-hand\nqos=2\n";
+    fs.writeFileSync(`${root}/mqtt.conf`, byHand);
+    const inode = fs.statSync(`${root}/mqtt.conf`).ino;
+    const drifted = await reportedAs("applied", (x) => (x.reported?.drift.length ?? 0) > 0);
+    expect(drifted.reported!.drift).toEqual([{ path: `${root}/mqtt.conf`, sha256: sha(byHand) }]);
+    const accepted = await service.call<{ layer: string; created: boolean }>("POST", "/api/v1/config-layers/accept", { body: { deviceId: agent.deviceId } });
+    expect(accepted).toMatchObject({ layer: "config-gw-override", created: true, paths: [`${root}/mqtt.conf`] });
+    const e = await reportedAs("applied", (x) => x.revision !== drifted.revision && x.reported?.drift.length === 0);
+    expect(e.inSync).toBe(true);
+    expect(e.files.find((f) => f.path === `${root}/mqtt.conf`)).toMatchObject({ layer: "config-gw-override", sha256: sha(byHand) });
+    // the same file, never rewritten (the agent writes by renaming a new file over it), and no activation ran
+    expect(fs.readFileSync(`${root}/mqtt.conf`, "utf8")).toBe(byHand);
+    expect(fs.statSync(`${root}/mqtt.conf`).ino).toBe(inode);
+    expect(runs()).toHaveLength(3);
+  });
+
   it("a file outside the agent's roots fails the revision, named, and the previous one stays in place", async () => {
     const applied = (await effective()).revision;
     const outside = path.join(dir, "elsewhere.conf");
@@ -121,7 +139,7 @@ describe("configuration with the real agent", { timeout: 240_000 }, () => {
     expect(e.reported!.appliedRevision).toBe(applied);
     expect(e.reported!.message).toContain(`${outside} is outside the allowed roots`);
     expect(fs.existsSync(outside)).toBe(false);
-    expect(fs.readFileSync(`${root}/mqtt.conf`, "utf8")).toBe("url=mqtts://config-gw.broker.example\nqos=1\n");
+    expect(fs.readFileSync(`${root}/mqtt.conf`, "utf8")).toBe("url=mqtts://kept-by-hand\nqos=2\n"); // the accepted override
     expect(runs()).toHaveLength(3);
   });
 });
