@@ -90,30 +90,28 @@ export function draftChanged(draft: LayerDraft, before: RevisionContent): boolea
   return JSON.stringify({ ...patch }) !== same;
 }
 
+/** `<list>.<row>.<field>` for each row whose key is a repeat of an earlier row's (blank keys are no rows yet). */
+function repeats(rows: readonly { key: string }[], list: string, field: string): Record<string, string> {
+  const seen = new Set<string>();
+  const problems: Record<string, string> = {};
+  rows.forEach(({ key }, i) => {
+    const k = key.trim();
+    if (!k) return;
+    if (seen.has(k)) problems[`${list}.${i}.${field}`] = `${k} is given twice`;
+    seen.add(k);
+  });
+  return problems;
+}
+
 /** Problems the editor shows at their row before the API is asked (the API checks everything again). */
 export function draftProblems(draft: LayerDraft): Record<string, string> {
-  const problems: Record<string, string> = {};
-  const seen = new Set<string>();
-  draft.variables.forEach((v, i) => {
-    const name = v.name.trim();
-    if (!name) return;
-    if (seen.has(name)) problems[`variables.${i}.name`] = `${name} is given twice`;
-    seen.add(name);
-  });
-  const paths = new Set<string>();
-  draft.files.forEach((f, i) => {
-    const path = f.path.trim();
-    if (!path) return;
-    if (paths.has(path)) problems[`files.${i}.path`] = `${path} is given twice`;
-    paths.add(path);
-  });
-  const secretNames = new Set<string>();
+  const problems: Record<string, string> = {
+    ...repeats(draft.variables.map((v) => ({ key: v.name })), "variables", "name"),
+    ...repeats(draft.files.map((f) => ({ key: f.path })), "files", "path"),
+    ...repeats(draft.secrets.map((s) => ({ key: s.name })), "secrets", "name"),
+  };
   draft.secrets.forEach((s, i) => {
-    const name = s.name.trim();
-    if (!name) return;
-    if (secretNames.has(name)) problems[`secrets.${i}.name`] = `${name} is given twice`;
-    if (!s.stored && !s.removed && s.value === "") problems[`secrets.${i}.value`] = "a new secret needs a value";
-    secretNames.add(name);
+    if (s.name.trim() && !s.stored && !s.removed && s.value === "") problems[`secrets.${i}.value`] = "a new secret needs a value";
   });
   return problems;
 }
