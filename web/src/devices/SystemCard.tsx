@@ -65,16 +65,19 @@ export function SystemCard({ device }: { device: Device }) {
   if (!system) return null;
   return (
     <Card title="System" flush>
-      <dl className="facts" aria-label="Operating system">
-        <Row label="Running"><Slot slot={system.booted} /></Row>
-        <Row label="Other slot"><Slot slot={system.other} /></Row>
-        <Row label="Last update">
-          {system.lastUpdate ? (
-            <>{system.lastUpdate.version ?? "?"} <Outcome outcome={system.lastUpdate.outcome} />{system.lastUpdate.reason && <> · {system.lastUpdate.reason}</>}</>
-          ) : <span className="faint">none reported</span>}
-        </Row>
-        <Row label="Reported"><RelativeTime value={system.reportedAt} /></Row>
-      </dl>
+      {/* the card is flush for the table: the list gets a card body's padding of its own */}
+      <div className="card__body">
+        <dl className="facts" aria-label="Operating system">
+          <Row label="Running"><Slot slot={system.booted} /></Row>
+          <Row label="Other slot"><Slot slot={system.other} /></Row>
+          <Row label="Last update">
+            {system.lastUpdate ? (
+              <>{system.lastUpdate.version ?? "?"} <Outcome outcome={system.lastUpdate.outcome} />{system.lastUpdate.reason && <> · {system.lastUpdate.reason}</>}</>
+            ) : <span className="faint">none reported</span>}
+          </Row>
+          <Row label="Reported"><RelativeTime value={system.reportedAt} /></Row>
+        </dl>
+      </div>
       <QueryTable query={updates} what="the system updates" caption="System updates" columns={columns} rowKey={(u) => u.id} page={page}
         empty={<Empty title="No system update yet" />} loadingRows={3} />
     </Card>
