@@ -109,6 +109,22 @@ describe.skipIf(!peerAvailable("chromium"))("console: device configuration layer
     await ui.screenshot("config-layer-page");
     await ui.audit();
 
+    // A file path the API refuses (not absolute): its 400 is shown at that row's Path, nothing stored.
+    await ui.page.getByRole("button", { name: "Add file" }).click();
+    await ui.page.getByRole("group", { name: "File file 2" }).getByLabel("Path").fill("etc/fleet/relative.conf");
+    await ui.page.getByRole("button", { name: "Save as a new revision" }).click();
+    const refused = ui.page.getByRole("dialog", { name: "Save site-berlin as revision 3" });
+    ui.expectStatus(400, "configLayers.update");
+    await refused.getByRole("button", { name: "Save revision 3" }).click();
+    await waitForText(refused.getByRole("alert"), /etc\/fleet\/relative\.conf" must be absolute/);
+    await refused.getByRole("button", { name: "Cancel" }).click();
+    const badPath = ui.page.getByRole("group", { name: "File etc/fleet/relative.conf" }).getByLabel("Path");
+    expect(await badPath.getAttribute("aria-invalid")).toBe("true");
+    expect(await ui.page.locator(`#${await badPath.getAttribute("aria-describedby")}`).innerText()).toMatch(/must be absolute/);
+    await ui.screenshot("config-layer-refused-path");
+    expect((await layerNamed("site-berlin")).revision).toBe(2);
+    await ui.page.getByRole("button", { name: "Remove file etc/fleet/relative.conf" }).click();
+
     // The list in order of precedence: the default first, then the selector layer.
     await ui.page.getByRole("link", { name: "Configuration layers" }).first().click();
     const table = ui.page.getByRole("table", { name: "Layers by precedence" });

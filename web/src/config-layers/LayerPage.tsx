@@ -98,14 +98,21 @@ function ContentEditor({ layer, canWrite }: { layer: Layer; canWrite: boolean })
   const before = layer.content;
   const [draft, setDraft] = useState<LayerDraft>(() => draftOf(before));
   const [saving, setSaving] = useState(false);
+  const [serverErrors, setServerErrors] = useState<Record<string, string>>({});
   const problems = draftProblems(draft);
   const changed = draftChanged(draft, before);
   const edit = (change: (d: LayerDraft) => LayerDraft) => setDraft((d) => change(d));
-  const setRow = <K extends "variables" | "files" | "secrets">(list: K, i: number, row: Partial<LayerDraft[K][number]>) =>
+  const setRow = <K extends "variables" | "files" | "secrets">(list: K, i: number, row: Partial<LayerDraft[K][number]>) => {
     edit((d) => ({ ...d, [list]: d[list].map((r, j) => (j === i ? { ...r, ...row } : r)) }));
-  const removeRow = (list: "variables" | "files" | "secrets", i: number) => edit((d) => ({ ...d, [list]: d[list].filter((_, j) => j !== i) }));
+    // the API's refusal of this row is answered by changing it
+    setServerErrors((errors) => Object.fromEntries(Object.entries(errors).filter(([key]) => !key.startsWith(`${list}.${i}.`))));
+  };
+  const removeRow = (list: "variables" | "files" | "secrets", i: number) => {
+    edit((d) => ({ ...d, [list]: d[list].filter((_, j) => j !== i) }));
+    // the rows after it move up: a refusal's row number no longer names them
+    setServerErrors({});
+  };
   const readOnly = !canWrite;
-  const [serverErrors, setServerErrors] = useState<Record<string, string>>({});
   const errors = { ...problems, ...serverErrors };
   const err = (key: string) => errors[key] && <span className="field__error" id={`cfg-${key.replaceAll(".", "-")}-error`}>{errors[key]}</span>;
   const aria = (key: string) => errors[key] ? { "aria-invalid": true, "aria-describedby": `cfg-${key.replaceAll(".", "-")}-error` } as const : {};

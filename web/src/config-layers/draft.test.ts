@@ -62,6 +62,7 @@ describe("layer words", () => {
     expect(createFieldOf('name: a layer named "x" exists')).toBe("name");
     expect(createFieldOf("something else")).toBeNull();
     // the API's third file is the editor's fourth row when the second row was blank
-    expect(contentFieldOf({ files: [0, 2, 3], variables: [] })("x", ["files", 2, "path"])).toBe("files.3.path");
+    // (the API answers path segments as strings)
+    expect(contentFieldOf({ files: [0, 2, 3], variables: [] })("x", ["files", "2", "path"])).toBe("files.3.path");
   });
 });

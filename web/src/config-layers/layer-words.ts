@@ -30,14 +30,16 @@ export function createFieldOf(message: string, path?: readonly (string | number)
 }
 
 /**
- * The editor's field a refusal of a save names, from the issue path: `["files", 2, "path"]` is
+ * The editor's field a refusal of a save names, from the issue path: `["files", "2", "path"]` is
  * the third file given, which is the editor's row `sent[2]` (blank rows are not sent).
  */
 export function contentFieldOf(sent: { files: number[]; variables: number[] }) {
   return (_message: string, path?: readonly (string | number)[]): string | null => {
     if (!path?.length) return null;
-    const [list, index, field] = path;
-    if (list === "files" && typeof index === "number") return `files.${sent.files[index] ?? index}.${field ?? "path"}`;
+    const [list, at, field] = path;
+    // the API answers every path segment as a string ("files", "2", "path")
+    const index = Number(at);
+    if (list === "files" && Number.isInteger(index)) return `files.${sent.files[index] ?? index}.${field ?? "path"}`;
     if (list === "comment") return "comment";
     if (list === "activation") return "activation";
     return null;
