@@ -265,4 +265,26 @@ describe.skipIf(!peerAvailable("chromium"))("console: device configuration layer
     await ui.page.getByRole("heading", { level: 1 }).first().waitFor({ timeout: UI_TIMEOUT_MS });
     await ui.audit();
   }, 180_000);
+
+  it("marks a layer managed as code in the list and on its page, and offers no edit, save or delete for it", async () => {
+    const doc = "apiVersion: fleet.app/v1\nkind: ConfigLayer\nmetadata: { name: gitops-defaults }\nspec:\n  kind: selector\n  selector: { site: hamburg }\n  order: 30\n  variables: { NTP_SERVER: ntp.example.test }\n";
+    await service.call("POST", `/api/v1/organizations/${service.defaultOrg.id}/config/apply`, { body: { files: [{ path: "fleet/layers.yaml", content: doc }], commit: "3f2a9c1d" } });
+    const stored = await layerNamed("gitops-defaults");
+    expect(stored).toMatchObject({ managedBy: expect.stringMatching(/^apply:/), managedCommit: "3f2a9c1d" });
+    const ui = await suite.open({ user: ADMIN });
+    await ui.goto("/config-layers");
+    const row = ui.page.getByRole("row").filter({ hasText: "gitops-defaults" });
+    await waitForText(row.getByTestId("managed-mark"), (t) => t.includes("3f2a9c1"));
+    await row.getByRole("link", { name: "gitops-defaults" }).click();
+    await waitForPath(ui.page, (url) => url.pathname === `/config-layers/${stored.id}`, "the managed layer's page");
+    await ui.settled();
+    await waitForText(ui.page.locator("main"), (t) => t.includes("Change it in its documents"));
+    // nothing to change here: the documents own it
+    for (const name of ["Delete layer", "Save as a new revision", /^Roll back to revision/]) {
+      expect(await ui.page.getByRole("button", { name }).count()).toBe(0);
+    }
+    expect(await ui.page.locator("#var-0-value").isDisabled()).toBe(true);
+    await ui.screenshot("config-layer-managed");
+    await ui.audit();
+  }, 120_000);
 });

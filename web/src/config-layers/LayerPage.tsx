@@ -20,6 +20,7 @@ import { ErrorState, Forbidden, Loading } from "../ui/states";
 import { formatDateTime, RelativeTime } from "../ui/time";
 import { useAction } from "../ui/useAction";
 import { useLocalPage } from "../ui/useLocalPage";
+import { isManaged, ManagedGate, ManagedMark } from "../ui/ManagedMark";
 import { appliesTo, PreviewDialog } from "./LayersPage";
 import { draftChanged, draftOf, draftProblems, patchOf, type FileRow, type LayerDraft } from "./draft";
 import { contentFieldOf, KIND_LABELS } from "./layer-words";
@@ -51,7 +52,8 @@ export function LayerPage() {
 }
 
 function LayerView({ layer }: { layer: Layer }) {
-  const canWrite = useCan("config:write");
+  // a layer managed as code is changed in its documents: the API refuses the console's edits (409)
+  const canWrite = useCan("config:write") && !isManaged(layer);
   const navigate = useNavigate();
   const [deleting, setDeleting] = useState(false);
   const [previewing, setPreviewing] = useState(false);
@@ -65,11 +67,13 @@ function LayerView({ layer }: { layer: Layer }) {
       <PageHeader
         breadcrumb={<Link to="/config-layers">Configuration layers</Link>}
         title={layer.name}
-        description={<>{KIND_LABELS[layer.kind]}{layer.order !== null && <> at order {layer.order}</>} · applies to {appliesTo(layer)} · revision {layer.revision}, changed <RelativeTime value={layer.updatedAt} /></>}
+        description={<><ManagedMark resource={layer} /> {KIND_LABELS[layer.kind]}{layer.order !== null && <> at order {layer.order}</>} · applies to {appliesTo(layer)} · revision {layer.revision}, changed <RelativeTime value={layer.updatedAt} /></>}
         actions={
           <>
             <Button icon={<Eye />} onClick={() => setPreviewing(true)}>Preview a device</Button>
-            {canWrite && <Button variant="danger" icon={<Trash2 />} onClick={() => setDeleting(true)}>Delete layer</Button>}
+            <ManagedGate resource={layer}>
+              {canWrite && <Button variant="danger" icon={<Trash2 />} onClick={() => setDeleting(true)}>Delete layer</Button>}
+            </ManagedGate>
           </>
         }
       />

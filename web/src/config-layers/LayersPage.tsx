@@ -28,6 +28,7 @@ import { EffectiveConfig } from "./EffectiveConfig";
 import { createFieldOf, KIND_LABELS, precedenceOrder } from "./layer-words";
 import "../devices/devices.css";
 import "./config-layers.css";
+import { ManagedMark } from "../ui/ManagedMark";
 
 export type LayerSummary = RouterOutputs["configLayers"]["list"]["items"][number];
 type CreateLayer = RouterInputs["configLayers"]["create"];
@@ -68,7 +69,10 @@ function LayerList() {
       id: "name", header: "Layer",
       cell: (l) => (
         <div className="cell-stack">
-          <Link to="/config-layers/$layerId" params={{ layerId: l.id }}><strong>{l.name}</strong></Link>
+          <span className="row">
+            <Link to="/config-layers/$layerId" params={{ layerId: l.id }}><strong>{l.name}</strong></Link>
+            <ManagedMark resource={l} />
+          </span>
           {l.description && <span className="faint">{l.description}</span>}
         </div>
       ),
