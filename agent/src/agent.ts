@@ -364,7 +364,7 @@ export class FleetAgent {
         }
         // "not now": a lease an application holds defers installs too, as it does disruptive actions
         this.deployments.holdInstalls(await leaseHold(this.actionSettings));
-        const { response } = await this.session.exchangeHeartbeat(this.deployments, { status: "online", facts: { ...this.facts, ...this.osUpdate.facts() }, ...this.systemReport() }, this.actions, this.configuration);
+        const { response } = await this.session.exchangeHeartbeat(this.deployments, { status: "online", facts: { ...this.facts, ...this.osUpdate.facts(), ...this.configuration.facts() }, ...this.systemReport() }, this.actions, this.configuration);
         const message = (response.body as { message?: string } | undefined)?.message ?? `HTTP ${response.status}`;
         if (response.status === 200) {
           if (this.systemPending) this.systemSent = { text: this.systemPending, heartbeats: 1 };

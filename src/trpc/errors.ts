@@ -15,8 +15,9 @@ export const unavailable = (message: string) => new TRPCError({ code: "SERVICE_U
  * A 400 shaped like every other invalid input (`issues` names the field). ZodRealError, not
  * ZodError: in zod 4 only the former is an Error, which is what the REST adapter looks for.
  */
-export function invalidField(field: string, message: string) {
-  return new TRPCError({ code: "BAD_REQUEST", message, cause: new z.ZodRealError([{ code: "custom", path: [field], message, input: undefined }]) });
+export function invalidField(field: string | string[], message: string) {
+  const path = Array.isArray(field) ? field : [field];
+  return new TRPCError({ code: "BAD_REQUEST", message, cause: new z.ZodRealError([{ code: "custom", path, message, input: undefined }]) });
 }
 
 /**

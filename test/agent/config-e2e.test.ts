@@ -4,7 +4,8 @@
 // written with its mode, its activation runs (a command that records its run into a file), the
 // device reports the revision applied and the service shows it in sync; a file changed by hand
 // is reported as drift and restored by the operator; a new revision without the file removes it from the device; a file
-// outside the agent's roots fails the revision, named, with the previous one kept in place.
+// outside the roots the agent reported is refused when written, naming the device (its own
+// refusal of such a file: test/unit/agent/config-files.test.ts).
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -128,16 +129,19 @@ describe("configuration with the real agent", { timeout: 240_000 }, () => {
     expect(runs()).toHaveLength(3);
   });
 
-  it("a file outside the agent's roots fails the revision, named, and the previous one stays in place", async () => {
-    const applied = (await effective()).revision;
+  it("a file outside the roots the agent reported is refused when written (400 naming the file and the device); nothing reaches the device", async () => {
+    const before = await reportedAs("applied");
     const outside = path.join(dir, "elsewhere.conf");
-    await service.call("PATCH", `/api/v1/config-layers/${layerId}`, {
+    const refused = await service.api("PATCH", `/api/v1/config-layers/${layerId}`, {
       body: { files: [{ path: `${root}/mqtt.conf`, content: "url=changed\n", mode: "0640" }, { path: outside, content: "x\n", mode: "0644" }] },
     });
-    const e = await reportedAs("failed");
-    expect(e.inSync).toBe(false);
-    expect(e.reported!.appliedRevision).toBe(applied);
-    expect(e.reported!.message).toContain(`${outside} is outside the allowed roots`);
+    // the agent's heartbeat facts carry its FLEET_AGENT_CONFIG_ROOTS: the service knows them
+    expect(refused.status, refused.text).toBe(400);
+    expect(refused.body.issues).toEqual([expect.objectContaining({ path: ["files", "1", "path"], message: `${outside} is outside the allowed roots of device config-gw: ${root}/ (the agent's FLEET_AGENT_CONFIG_ROOTS)` })]);
+    // nothing stored, nothing sent: the device stays in sync on the revision it had, the file never written
+    const after = await effective();
+    expect(after.revision).toBe(before.revision);
+    expect(after.inSync).toBe(true);
     expect(fs.existsSync(outside)).toBe(false);
     expect(fs.readFileSync(`${root}/mqtt.conf`, "utf8")).toBe("url=mqtts://kept-by-hand\nqos=2\n"); // the accepted override
     expect(runs()).toHaveLength(3);

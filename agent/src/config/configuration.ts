@@ -195,6 +195,15 @@ export class ConfigurationAgent {
     return this.inFlight > 0 || this.rev > this.reportedRev;
   }
 
+  /**
+   * Facts for the heartbeat: where configuration files may be written (colon-separated), so
+   * that the service refuses a layer's file outside them when it is written instead of the
+   * device failing it (src/modules/config-layers/roots.ts).
+   */
+  facts(): { configRoots: string } {
+    return { configRoots: this.options.settings.roots.join(":") };
+  }
+
   /** For fleet-agent status. */
   status() {
     const applied = this.files.applied();

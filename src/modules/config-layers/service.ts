@@ -17,6 +17,7 @@ import { LIMITS, type CreateLayerInput, type EffectiveDto, type FileInput, type 
 import { layerStateOf, loadLayerRevisions, loadLayers, openLayerSecrets, sealLayerSecrets } from "./store.js";
 import { cancelLiveRollout, liveRollouts, releaseOrRollOut, type Release } from "./rollout.js";
 import { variablesOf } from "./template.js";
+import { rootsRefusal, type LayerPlacement } from "./roots.js";
 import { KNOWN_FACTS } from "../agent/schemas.js";
 import { ownerMark } from "../../lib/owner-mark.js";
 
@@ -142,6 +143,12 @@ function checkLayerSet(layers: LayerState[], changed: LayerState | null) {
   }
 }
 
+/** 400 naming the field when a file lies outside the allowed roots a device the layer applies to reported (roots.ts). */
+async function checkRoots(db: DbTx, organizationId: string, layer: LayerPlacement, files: FileSpec[], fieldOf: (index: number) => string[]) {
+  const refusal = await rootsRefusal(db, organizationId, layer, files.map((f, i) => ({ path: f.path, field: fieldOf(i) })));
+  if (refusal) throw invalidField(refusal.field, refusal.message);
+}
+
 interface Content {
   variables: Record<string, string>;
   files: FileSpec[];
@@ -183,6 +190,7 @@ export async function createLayer(db: DbTx, secrets: SecretBox, principal: Princ
   const others = await loadLayers(db, secrets, organizationId);
   const proposed = stateOf(secrets, base, 1, content);
   checkLayerSet([...others, proposed], proposed);
+  await checkRoots(db, organizationId, base, content.files, (i) => ["files", String(i), "path"]);
 
   const created = await db.configLayer.create({
     data: {
@@ -248,6 +256,8 @@ export async function updateLayer(db: DbTx, secrets: SecretBox, principal: Princ
   const others = (await loadLayers(db, secrets, organizationId)).filter((l) => l.id !== row.id);
   const proposed = stateOf(secrets, base, revision, content);
   checkLayerSet([...others, proposed], proposed);
+  // new files, or the files kept on the devices a new selector reaches
+  if (input.files || input.selector) await checkRoots(db, organizationId, base, content.files, (i) => (input.files ? ["files", String(i), "path"] : ["selector"]));
 
   await db.configLayer.update({
     where: { id: row.id },
@@ -287,6 +297,7 @@ export async function rollbackLayer(db: DbTx, secrets: SecretBox, principal: Pri
   const others = (await loadLayers(db, secrets, organizationId)).filter((l) => l.id !== row.id);
   // an earlier revision may name variables another layer no longer defines
   checkLayerSet([...others, stateOf(secrets, row, revision, content)], null);
+  await checkRoots(db, organizationId, row, content.files, () => ["revision"]);
   await db.configLayer.update({
     where: { id: row.id },
     data: {

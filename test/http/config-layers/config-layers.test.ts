@@ -280,6 +280,37 @@ describe("bad input: a 4xx naming the field, nothing stored", () => {
     expect(await layerCount()).toBe(count);
   });
 
+  it("a file outside the allowed roots a device the layer applies to reported: 400 naming the file and the device, nothing stored", async () => {
+    // munich's agent reports where it lets configuration be written (its FLEET_AGENT_CONFIG_ROOTS)
+    await beat(devices[2], { facts: { configRoots: "/etc/fleet/:/var/lib/fleet-agent/files/" } });
+    const count = await layerCount();
+    const outside = await api("POST", "/api/v1/config-layers", {
+      name: "munich-app", kind: "selector", selector: { site: "munich" }, order: 40,
+      files: [{ path: "/etc/fleet/ok.conf", content: "x" }, { path: "/opt/app/app.conf", content: "y" }],
+    });
+    expect(outside.status, outside.text).toBe(400);
+    expect(outside.body.issues).toEqual([expect.objectContaining({
+      path: ["files", "1", "path"],
+      message: "/opt/app/app.conf is outside the allowed roots of device dev-2: /etc/fleet/, /var/lib/fleet-agent/files/ (the agent's FLEET_AGENT_CONFIG_ROOTS)",
+    })]);
+    expect(await layerCount()).toBe(count);
+    // devices that reported no roots are not judged here (their agent refuses such a file itself)
+    const elsewhere = await api("POST", "/api/v1/config-layers", {
+      name: "berlin-app", kind: "selector", selector: { site: "berlin", tier: "none" }, order: 41, files: [{ path: "/opt/app/app.conf", content: "y" }],
+    });
+    expect(elsewhere.status, elsewhere.text).toBe(201);
+    // a new selector that would reach munich with that file: 400 naming the selector, nothing changed
+    const reach = await api("PATCH", `/api/v1/config-layers/${elsewhere.body.id}`, { selector: { site: "munich" } });
+    expect(reach.status, reach.text).toBe(400);
+    expect(reach.body.issues).toEqual([expect.objectContaining({ path: ["selector"] })]);
+    expect((await api("GET", `/api/v1/config-layers/${elsewhere.body.id}`)).body).toMatchObject({ selector: { site: "berlin", tier: "none" }, revision: 1 });
+    expect((await api("DELETE", `/api/v1/config-layers/${elsewhere.body.id}`)).status).toBe(200);
+    // inside the roots: taken
+    const inside = await api("POST", "/api/v1/config-layers", { name: "munich-app", kind: "selector", selector: { site: "munich" }, order: 40, files: [{ path: "/etc/fleet/app.conf", content: "y" }] });
+    expect(inside.status, inside.text).toBe(201);
+    expect((await api("DELETE", `/api/v1/config-layers/${inside.body.id}`)).status).toBe(200);
+  });
+
   it("kinds: a second default, a second override, a selector without order, an order on the default", async () => {
     const second = await api("POST", "/api/v1/config-layers", { name: "defaults-2", kind: "organization" });
     expect(second.status).toBe(409);
