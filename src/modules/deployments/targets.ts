@@ -7,7 +7,7 @@
 // whatever the fleet size.
 import { Prisma } from "../../generated/prisma/client.js";
 import type { DbTx } from "../../db/client.js";
-import { architectureEligible, UTC_NOW } from "../devices/sql.js";
+import { architectureEligible, raucEligible, UTC_NOW } from "../devices/sql.js";
 import { batchIndexOfRank, rolloutOrder } from "../rollout-engine/ranking.js";
 import { targetCondition } from "../groups/service.js";
 import type { DeploymentProfile } from "../applications/manifest/index.js";
@@ -37,7 +37,7 @@ export async function freezeTargets(db: DbTx, deployment: TargetedDeployment, pr
   const needs = architectures?.join(", ") ?? "";
   const systemImage = profile.components.find((c) => c.properties.type === "system-image");
   // a system image is installed by RAUC: a device whose agent does not report it (fact rauc) cannot take it
-  const raucReported = systemImage ? Prisma.sql`coalesce(d."facts"->'rauc' = 'true'::jsonb, FALSE)` : Prisma.sql`TRUE`;
+  const raucReported = raucEligible(Boolean(systemImage));
   const noRauc = systemImage
     ? `the profile installs a system image (component ${systemImage.name}, a RAUC bundle) and the device does not report RAUC (fact rauc); see docs/os-updates.md`
     : "";

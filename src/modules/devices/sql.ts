@@ -56,6 +56,15 @@ export function architectureEligible(architectures: readonly string[] | null | u
 }
 
 /**
+ * Whether a device can take a system image: its agent reports RAUC (fact `rauc`,
+ * docs/os-updates.md). Deployments of a profile with a system-image component skip the others;
+ * `POST /groups/eligibility` counts them by the same rule.
+ */
+export function raucEligible(systemImage: boolean): Prisma.Sql {
+  return systemImage ? Prisma.sql`coalesce(d."facts"->'rauc' = 'true'::jsonb, FALSE)` : Prisma.sql`TRUE`;
+}
+
+/**
  * A device that is offline now: seen once, then no heartbeat for three heartbeat intervals
  * (offline detection, ./offline.ts, marks it so; the device list shows the same status). Staged
  * rollouts draw their canary from the other devices and count these apart; the deployment

@@ -97,7 +97,7 @@ export const groupsRouter = router({
     .input(eligibilityInput)
     .output(eligibilityOutput)
     // A read, although a POST: no audit entry, no transaction.
-    .query(({ ctx, input }) => eligibility(ctx.db, ctx.principal.organizationId, input, input.architectures)),
+    .query(({ ctx, input }) => eligibility(ctx.db, ctx.principal.organizationId, input, input.architectures, input.systemImage ?? false)),
 
   byLabel: protectedProcedure("devices:read")
     .meta({

@@ -37,6 +37,8 @@ export const eligibilityInput = z
       .max(MANIFEST_ARCHITECTURES.length)
       .optional()
       .describe("the profile's requiredResources.cpu.architectures; absent: it runs on every architecture"),
+    systemImage: z.boolean().pipe(z.boolean()).optional()
+      .describe("true: the profile installs a system image (a RAUC bundle), which devices whose agent does not report RAUC (fact rauc) cannot take"),
   })
   .superRefine((v, ctx) => {
     if ((v.labelSelector === undefined) === (v.deviceIds === undefined)) ctx.addIssue({ code: "custom", message: "give exactly one of labelSelector or deviceIds", path: ["labelSelector"] });
@@ -49,6 +51,7 @@ export const eligibilityOutput = z.object({
   offline: z.number().int().describe("of the eligible devices, those offline now (no heartbeat for three intervals): a staged rollout draws its canary from the others"),
   byArchitecture: z.record(z.string(), z.number().int()).describe("matched devices by architecture as manifests name it (armv7 counts as arm, as in op 12); `unknown`: not reported yet"),
   skippedByArchitecture: z.record(z.string(), z.number().int()).describe("skipped devices by architecture, named as in byArchitecture"),
+  skippedWithoutRauc: z.number().int().describe("with systemImage: skipped devices of a fitting architecture whose agent does not report RAUC (the rest of `skipped` is by architecture)"),
 });
 
 export const groupsByLabelOutput = z.object({

@@ -11,7 +11,7 @@ import { Prisma } from "../../generated/prisma/client.js";
 import { byStatusOf, emptyByStatus, type ByStatus } from "../devices/schemas.js";
 import type { Actor } from "../devices/activity.js";
 import { MAX_LABELS_PER_DEVICE, type Labels } from "../devices/labels.js";
-import { and, architectureEligible, deviceOffline, NORMALIZED_ARCH, organizationCondition, selectorCondition, UTC_NOW } from "../devices/sql.js";
+import { and, architectureEligible, deviceOffline, raucEligible, NORMALIZED_ARCH, organizationCondition, selectorCondition, UTC_NOW } from "../devices/sql.js";
 import { revokeCertificatesOfDevices } from "../devices/certificate-bridge.js";
 
 type StatusCount = { status: string; count: number };
@@ -40,28 +40,30 @@ export async function statsBySelector(db: DbTx, organizationId: string, selector
  * many of those are offline now (deviceOffline, the rule a staged rollout draws its canary by). One
  * statement, grouped by architecture.
  */
-export async function eligibility(db: DbTx, organizationId: string, target: BulkTarget, architectures: readonly string[] | undefined) {
-  const rows = await db.$queryRaw<{ arch: string | null; eligible: boolean; count: number; offline: number }[]>`
-    SELECT ${NORMALIZED_ARCH} AS "arch", ${architectureEligible(architectures)} AS "eligible", count(*)::int AS "count",
+export async function eligibility(db: DbTx, organizationId: string, target: BulkTarget, architectures: readonly string[] | undefined, systemImage = false) {
+  const rows = await db.$queryRaw<{ arch: string | null; eligible: boolean; rauc: boolean; count: number; offline: number }[]>`
+    SELECT ${NORMALIZED_ARCH} AS "arch", ${architectureEligible(architectures)} AS "eligible", ${raucEligible(systemImage)} AS "rauc", count(*)::int AS "count",
            count(*) FILTER (WHERE ${deviceOffline()})::int AS "offline"
       FROM "Device" d
      WHERE ${targetCondition(organizationId, target)}
-     GROUP BY 1, 2`;
+     GROUP BY 1, 2, 3`;
   const byArchitecture: Record<string, number> = {};
   const skippedByArchitecture: Record<string, number> = {};
   let eligible = 0;
   let offline = 0;
+  let skippedWithoutRauc = 0;
   for (const row of rows) {
     const arch = row.arch ?? UNKNOWN_ARCHITECTURE;
     const n = Number(row.count);
     byArchitecture[arch] = (byArchitecture[arch] ?? 0) + n;
-    if (row.eligible) {
+    if (row.eligible && row.rauc) {
       eligible += n;
       offline += Number(row.offline);
-    } else skippedByArchitecture[arch] = (skippedByArchitecture[arch] ?? 0) + n;
+    } else if (row.eligible) skippedWithoutRauc += n;
+    else skippedByArchitecture[arch] = (skippedByArchitecture[arch] ?? 0) + n;
   }
   const matched = Object.values(byArchitecture).reduce((sum, n) => sum + n, 0);
-  return { matched, eligible, skipped: matched - eligible, offline, byArchitecture, skippedByArchitecture };
+  return { matched, eligible, skipped: matched - eligible, offline, byArchitecture, skippedByArchitecture, skippedWithoutRauc };
 }
 
 /**

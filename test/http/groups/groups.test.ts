@@ -165,7 +165,7 @@ describe("POST /groups/eligibility: the devices a deployment profile would run o
     const skipped = Object.values(skippedByArchitecture).reduce((a, b) => a + b, 0);
     // of the eligible devices, those offline now (a staged rollout draws its canary from the others)
     const offline = picked.filter((d) => d.status === "offline" && !skippedByArchitecture[d.arch ? MANIFEST_ARCH[d.arch] : "unknown"]).length;
-    return { matched: picked.length, eligible: picked.length - skipped, skipped, offline, byArchitecture, skippedByArchitecture };
+    return { matched: picked.length, eligible: picked.length - skipped, skipped, offline, byArchitecture, skippedByArchitecture, skippedWithoutRauc: 0 };
   }
 
   it("counts matched, eligible and skipped devices by selector, armv7 and armv7l counting as arm", async () => {
@@ -190,7 +190,31 @@ describe("POST /groups/eligibility: the devices a deployment profile would run o
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual(expectedFit(picked.map((i) => fleet[i]), ["arm64"]));
     const foreign = await h.api("POST", "/api/v1/groups/eligibility", { key: globex.key, body: { deviceIds: picked.map((i) => fleetIds[i]) } });
-    expect(foreign.body).toEqual({ matched: 0, eligible: 0, skipped: 0, offline: 0, byArchitecture: {}, skippedByArchitecture: {} });
+    expect(foreign.body).toEqual({ matched: 0, eligible: 0, skipped: 0, offline: 0, byArchitecture: {}, skippedByArchitecture: {}, skippedWithoutRauc: 0 });
+  });
+
+  it("with a system image, counts the devices without RAUC apart, by the rule a deployment skips them", async () => {
+    // two arm64 devices report RAUC; the others do not
+    const arm64 = fleet.map((d, i) => ({ d, id: fleetIds[i] })).filter(({ d }) => d.arch === "aarch64" || d.arch === "arm64");
+    expect(arm64.length).toBeGreaterThan(2);
+    const withRauc = arm64.slice(0, 2).map(({ id }) => id);
+    await h.services.prisma.device.updateMany({ where: { id: { in: withRauc } }, data: { facts: { rauc: true } } });
+    try {
+      const res = await h.api("POST", "/api/v1/groups/eligibility", { key: acme.key, body: { labelSelector: {}, architectures: ["arm64"], systemImage: true } });
+      expect(res.status, res.text).toBe(200);
+      const plain = expectedFit(fleet, ["arm64"]);
+      expect(res.body).toEqual({ ...plain, eligible: 2, skipped: fleet.length - 2, skippedWithoutRauc: arm64.length - 2,
+        offline: fleet.filter((d, i) => withRauc.includes(fleetIds[i]) && d.status === "offline").length });
+      // without the flag, RAUC does not matter
+      const without = await h.api("POST", "/api/v1/groups/eligibility", { key: acme.key, body: { labelSelector: {}, architectures: ["arm64"] } });
+      expect(without.body).toEqual(plain);
+      // a string is not a boolean (the REST facade does not coerce it)
+      const bad = await h.api("POST", "/api/v1/groups/eligibility", { key: acme.key, body: { labelSelector: {}, systemImage: "yes" } });
+      expect(bad.status).toBe(400);
+      expect(bad.body.issues).toEqual([expect.objectContaining({ path: ["systemImage"] })]);
+    } finally {
+      await h.services.prisma.device.updateMany({ where: { id: { in: withRauc } }, data: { facts: {} } });
+    }
   });
 
   it("refuses a request without exactly one target or with an architecture manifests do not name, naming the field", async () => {

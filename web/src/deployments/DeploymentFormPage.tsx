@@ -297,11 +297,13 @@ function useTargetCount(draft: DeploymentDraft, profile: Profile | undefined): T
   const stats = useQuery({ ...q.groups.query.options({ labelSelector: selector }), enabled: bySelector });
   // The catalog admitted only the architectures manifests name (its output types them as strings).
   const architectures = profile?.requiredResources?.cpu?.architectures as ManifestArchitecture[] | undefined;
+  // a system image (RAUC bundle) skips the devices whose agent does not report RAUC, as the deployment will
+  const systemImage = profile?.components.some((c) => c.properties.type === "system-image") ?? false;
   const fit = useQuery({
-    ...q.groups.eligibility.options({ ...(bySelector ? { labelSelector: selector } : { deviceIds: draft.deviceIds }), architectures }),
+    ...q.groups.eligibility.options({ ...(bySelector ? { labelSelector: selector } : { deviceIds: draft.deviceIds }), architectures, ...(systemImage ? { systemImage } : {}) }),
     enabled: !!profile && (bySelector || byDevices),
   });
-  if (draft.targetKind === "devices") return { count: draft.deviceIds.length, fit: byDevices ? fit.data : { matched: 0, eligible: 0, skipped: 0, offline: 0, byArchitecture: {}, skippedByArchitecture: {} }, loading: fit.isLoading, error: fit.error };
+  if (draft.targetKind === "devices") return { count: draft.deviceIds.length, fit: byDevices ? fit.data : { matched: 0, eligible: 0, skipped: 0, offline: 0, byArchitecture: {}, skippedByArchitecture: {}, skippedWithoutRauc: 0 }, loading: fit.isLoading, error: fit.error };
   if (!bySelector) return { count: undefined, loading: false, error: null };
   return { count: stats.data?.total, fit: fit.data, byStatus: stats.data?.byStatus, loading: stats.isPending, error: stats.error ?? fit.error };
 }
@@ -316,6 +318,7 @@ export function fitSentence(fit: Fit): string {
   if (!fit.skipped) return head;
   const groups = Object.entries(fit.skippedByArchitecture).sort(([, a], [, b]) => b - a).map(([arch, n]) =>
     arch === UNKNOWN_ARCHITECTURE ? `${counted(n, "device")} that reported no architecture` : `${n.toLocaleString("en")} ${architectureLabel(arch)} ${plural(n, "device")}`);
+  if (fit.skippedWithoutRauc) groups.push(`${counted(fit.skippedWithoutRauc, "device")} without RAUC (the profile installs a system image)`);
   const list = groups.length > 1 ? `${groups.slice(0, -1).join(", ")} and ${groups.at(-1)}` : groups[0];
   return `${head}; ${list} cannot and ${fit.skipped === 1 ? "is" : "are"} skipped`;
 }
