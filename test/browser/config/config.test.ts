@@ -67,7 +67,7 @@ describe.skipIf(!peerAvailable("chromium"))("console Configuration", () => {
   it("adds a source, shows the plan before a sync applies it, marks what it applied in every list and keeps its history", async () => {
     const ui = await suite.open({ user: ADMIN });
     await ui.goto("/config");
-    await ui.page.getByRole("navigation").getByRole("link", { name: "Configuration" }).waitFor();
+    await ui.page.getByRole("navigation").getByRole("link", { name: "Configuration", exact: true }).waitFor();
     await ui.page.getByText("No config sources yet").waitFor();
 
     await ui.page.getByRole("button", { name: "Add config source" }).first().click();
