@@ -96,7 +96,9 @@ export async function judgeJob(db: DbTx, job: JobRow, now = new Date()): Promise
   const strategy = job.strategy as JobStrategy;
   let { total, perBatch } = await jobCounts(db, job.id);
   if (job.expiresAt <= now) {
-    if (openIn(total) === 0 && job.currentBatch === plan.length - 1) return move(db, job, { state: "completed", completedAt: now, stateReason: "every device ran it or was skipped" });
+    // done only when no device is left and none expired: a device's action may have been expired
+    // (its own expiry) before this tick, and a job whose devices never ran it did not complete
+    if (openIn(total) === 0 && total.expired === 0 && job.currentBatch === plan.length - 1) return move(db, job, { state: "completed", completedAt: now, stateReason: "every device ran it or was skipped" });
     await expireOpenActions(db, job.id);
     return move(db, job, { state: "expired", completedAt: now, stateReason: "the job expired: devices that had not run it by then never will" });
   }
