@@ -38,6 +38,7 @@ import { defaultRemoteAccess, type RemoteAccessConfig } from "./remote/config.js
 import { RemoteAccess } from "./remote/remote-access.js";
 import { OsUpdater, type HealthCheck } from "./os-update/updater.js";
 import { systemImageInstaller } from "./os-update/deployment-hand-over.js";
+import { healthDirFromEnv, runHealthDir } from "./os-update/health-dir.js";
 import type { SystemReport } from "./core/session.js";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
@@ -62,6 +63,8 @@ export interface AgentOptions {
   remoteAccess?: RemoteAccessConfig;
   /** device actions: reboot command, boot id, leases; default from the environment (agent/src/actions/settings.ts) */
   actions?: ActionSettings;
+  /** the device's health checks of a new system (executables); default FLEET_AGENT_HEALTH_DIR or /etc/fleet-agent/health.d */
+  healthDir?: string;
   /** how often the OS update takes its next step; default 2 s */
   osUpdateTickMs?: number;
   /** configuration files: allowed roots, drift interval, activation timeout; default from the environment (agent/src/config/configuration.ts) */
@@ -184,7 +187,9 @@ export class FleetAgent {
       },
       log: (level, message) => this.log(level, message),
       // a deployment's system image goes to the OS updater (created below, before any step runs)
-      systemImages: systemImageInstaller({ updater: () => (this.osUpdate as OsUpdater | undefined), log: (level, message) => this.log(level, message) }),
+      systemImages: systemImageInstaller({
+        updater: () => (this.osUpdate as OsUpdater | undefined), serviceUrl: this.identity.serviceUrl, log: (level, message) => this.log(level, message),
+      }),
     });
     this.deployments = new DeploymentAgent({ runtime: this.runtime });
     // before any step begins again: nothing of the previous run may still be working
@@ -224,6 +229,7 @@ export class FleetAgent {
       bootId: async () => (await fsp.readFile(settings.bootIdFile, "utf8")).trim(),
       log: (level, message) => this.log(level, message),
       changed: () => this.wake(),
+      serviceHeaders: async () => ({ authorization: await this.session.authorization() }),
     });
     // before the first heartbeat: its facts say which slot booted and how an update across a reboot went
     await this.osUpdate.start();
@@ -291,7 +297,8 @@ export class FleetAgent {
   /**
    * What a new system must pass on its trial boot before it is marked good: the agent reaches
    * the service (a heartbeat answered since this start), and the deployed applications run
-   * (every container of every installed release running, none exited or unhealthy).
+   * (every container of every installed release running, none exited or unhealthy), and every
+   * check of the device's health directory passes (os-update/health-dir.ts).
    */
   private healthChecks(): Record<string, HealthCheck> {
     return {
@@ -304,6 +311,8 @@ export class FleetAgent {
         if (!containers.length) return `no container of ${projects.join(", ")} exists`;
         return down.length ? down.join(", ") : null;
       },
+      // the device's own checks: scripts the new image brings or the configuration wrote
+      device: () => runHealthDir(this.options.healthDir ?? healthDirFromEnv()),
     };
   }
 

@@ -203,10 +203,12 @@ export class ComposeRuntime implements DeploymentRuntime {
   }
 
   private async download(entry: LocalDeployment): Promise<void> {
-    // a system image is the OS updater's, in the install step (it downloads the bundle itself, resumable)
+    // a system image is the OS updater's: its bundle is downloaded here (resumable), installed in the install step
     const image = this.components(entry).find((c) => c.properties?.type === "system-image");
     if (image && !entry.desired?.systemImage) throw new Error(`component ${image.name} is a system image (a RAUC bundle), and the service handed it without its bundle (systemImage): the service is older than this agent (docs/os-updates.md)`);
     if (image && !this.options.systemImages) throw new Error(`component ${image.name} is a system image (a RAUC bundle), and this agent runs without an OS updater`);
+    // the bundle ahead of the install (a window's download-only phase): the install step finds it there
+    if (image) await this.options.systemImages!.download(entry.desired!.systemImage!);
     const components = this.composeComponents(entry);
     const parameters = (entry.desired?.parameters ?? {}) as Record<string, Record<string, unknown>>;
     // component by component, its images pulled right after its package came: a pull grant is
@@ -277,7 +279,11 @@ export class ComposeRuntime implements DeploymentRuntime {
     const image = entry.desired?.systemImage;
     if (image) {
       if (!this.options.systemImages) throw new Error(`component ${image.component} is a system image, and this agent runs without an OS updater`);
-      await this.options.systemImages.install(image, { deploymentId: entry.deploymentId, attempt: entry.attempt });
+      // the component's timeout is the time the new system has to pass its health checks
+      const timeoutMs = parseGoDuration(this.components(entry).find((c) => c.name === image.component)?.properties?.timeout);
+      await this.options.systemImages.install(image, {
+        deploymentId: entry.deploymentId, attempt: entry.attempt, ...(timeoutMs ? { healthSeconds: Math.ceil(timeoutMs / 1000) } : {}),
+      });
     }
     const installed = this.installed();
     const previous = installed[entry.applicationId];

@@ -24,6 +24,7 @@ import { mcpOpenApiPaths, mcpRoutes } from "../modules/mcp/mcp-route.js";
 import { fleetMetricsOpenApiPaths, fleetMetricsRoutes } from "../modules/fleet/metrics-route.js";
 import { configWebhookOpenApiPaths, configWebhookRoutes } from "../modules/config/webhook-route.js";
 import { actionBundleOpenApiPaths, actionBundleRoutes } from "../modules/agent/action-bundle-route.js";
+import { systemBundleOpenApiPaths, systemBundleRoutes } from "../modules/agent/system-bundle-route.js";
 import { deviceActionBundleOpenApiPaths, deviceActionBundleRoutes } from "../modules/device-actions/bundle-route.js";
 import { remoteRecordingOpenApiPaths, remoteRecordingRoutes } from "../modules/remote-sessions/recording-route.js";
 
@@ -47,6 +48,7 @@ const PLAIN_ROUTES: PlainRoutes[] = [
   { routes: fleetMetricsRoutes, openApiPaths: fleetMetricsOpenApiPaths }, // Prometheus text format
   { routes: configWebhookRoutes, openApiPaths: configWebhookOpenApiPaths }, // a Git host's signed push: the raw body's HMAC
   { routes: actionBundleRoutes, openApiPaths: actionBundleOpenApiPaths }, // a device's diagnostics bundle upload: binary body
+  { routes: systemBundleRoutes, openApiPaths: systemBundleOpenApiPaths }, // an oci:// RAUC bundle relayed to a device: binary, Range
   { routes: deviceActionBundleRoutes, openApiPaths: deviceActionBundleOpenApiPaths }, // the bundle's tar.gz download
   { routes: remoteRecordingRoutes, openApiPaths: remoteRecordingOpenApiPaths }, // a shell session's asciicast
 ];

@@ -46,8 +46,10 @@ export interface DesiredDeploymentEntry {
 /** The system image of a desired deployment, as the service hands it (docs/agent.md). */
 export interface SystemImageEntry {
   component: string;
-  /** the bundle's http(s) URL; null: an oci:// bundle, not delivered to devices yet */
+  /** the bundle's http(s) URL; null: an oci:// bundle, fetched from the service's relay (bundlePath) */
   url: string | null;
+  /** an oci:// bundle: the service's path relaying it (device token, Range requests) */
+  bundlePath?: string;
   repository: string;
   /** sha256:<hex> of the bundle */
   digest: string;

@@ -40,6 +40,8 @@ function get(url: string, headers: Record<string, string>, timeoutMs: number): P
 export interface DownloadOptions {
   /** the idle time after which a connection counts as broken; default 60 s */
   timeoutMs?: number;
+  /** headers of every request (asked anew for each, e.g. a token that expires) */
+  headers?: () => Promise<Record<string, string>>;
   /** told the bytes written so far (progress, for the log) */
   onResume?: (offset: number) => void;
 }
@@ -62,7 +64,9 @@ export async function downloadResumable(url: string, file: string, sha256: strin
   let response: http.IncomingMessage;
   for (let hops = 0; ; hops++) {
     try {
-      response = await get(target, offset ? { range: `bytes=${offset}-` } : {}, options.timeoutMs ?? 60_000);
+      // the service's headers (its token) go to the service only, not to where it redirects
+      const extra = options.headers && new URL(target).origin === new URL(url).origin ? await options.headers() : {};
+      response = await get(target, { ...extra, ...(offset ? { range: `bytes=${offset}-` } : {}) }, options.timeoutMs ?? 60_000);
     } catch (error) {
       throw new DownloadError(`the bundle could not be fetched from ${new URL(target).host}: ${(error as Error).message}`, true);
     }
@@ -83,7 +87,9 @@ export async function downloadResumable(url: string, file: string, sha256: strin
     fresh = true; // the whole file: the server ignored the range, or there was none
   } else if (response.statusCode !== 206) {
     response.resume();
-    const retryable = response.statusCode === undefined || response.statusCode >= 500 || response.statusCode === 429 || response.statusCode === 408;
+    // a refused token of the service's is renewed for the next request
+    const retryable = response.statusCode === undefined || response.statusCode >= 500 || response.statusCode === 429 || response.statusCode === 408 ||
+      (response.statusCode === 401 && options.headers !== undefined);
     throw new DownloadError(`the bundle's server answered ${response.statusCode} for ${target}`, retryable);
   }
 

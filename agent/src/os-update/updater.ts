@@ -40,6 +40,8 @@ export interface OsUpdateTarget {
   version?: string;
   /** how long the new system has to pass its health checks after its first boot; default 300 s */
   healthSeconds?: number;
+  /** the URL is the service's (an oci:// bundle relayed by it): the download carries the device's token */
+  serviceAuth?: boolean;
   /** given by a deployment (docs/os-updates.md): which one and its attempt, so that a retry begins the update again */
   deploymentId?: string;
   attempt?: number;
@@ -76,6 +78,8 @@ export interface OsUpdaterOptions {
   /** this boot's id (FLEET_AGENT_BOOT_ID_FILE, else the kernel's) */
   bootId: () => Promise<string>;
   log: (level: "info" | "warn" | "error", message: string) => void;
+  /** the headers of a download from the service (its device token), asked for each request */
+  serviceHeaders?: () => Promise<Record<string, string>>;
   /** told when the phase changed (a heartbeat carries the new facts at once) */
   changed?: () => void;
 }
@@ -233,21 +237,54 @@ export class OsUpdater {
     return answer;
   }
 
-  private bundleFile(): string {
-    return this.options.state.path(BUNDLE_DIR, `${this.current!.target.sha256}.raucb`);
+  private bundleFile(sha256 = this.current!.target.sha256): string {
+    return this.options.state.path(BUNDLE_DIR, `${sha256}.raucb`);
+  }
+
+  /** bundles being downloaded now (by sha256): one download per file at a time */
+  private readonly fetching = new Set<string>();
+
+  /** Downloads a bundle into os-update/, keeping only its own files there (a device has room for one). */
+  private async fetchBundle(target: OsUpdateTarget): Promise<void> {
+    fs.mkdirSync(this.options.state.path(BUNDLE_DIR), { recursive: true, mode: 0o700 });
+    for (const name of fs.readdirSync(this.options.state.path(BUNDLE_DIR))) {
+      if (!name.startsWith(target.sha256)) fs.rmSync(path.join(this.options.state.path(BUNDLE_DIR), name), { force: true });
+    }
+    this.fetching.add(target.sha256);
+    try {
+      await downloadResumable(target.url, this.bundleFile(target.sha256), target.sha256, {
+        headers: target.serviceAuth ? this.options.serviceHeaders : undefined,
+        onResume: (offset) => this.options.log("info", `OS update: the download goes on from ${offset} bytes`),
+      });
+    } finally {
+      this.fetching.delete(target.sha256);
+    }
+  }
+
+  /**
+   * Downloads a bundle ahead of its update (a maintenance window's download-only phase): the
+   * update that begins later finds it there. Not while another update runs (its bundle stays).
+   * A broken connection is no failure (the update's own download goes on from the part).
+   */
+  async prefetch(target: OsUpdateTarget): Promise<void> {
+    if (this.inProgress() || this.fetching.has(target.sha256)) return;
+    try {
+      await this.fetchBundle(target);
+      this.options.log("info", `OS update${target.version ? ` to ${target.version}` : ""}: the bundle is downloaded ahead of the install (sha256:${target.sha256})`);
+    } catch (error) {
+      if (error instanceof DownloadError && error.retryable) {
+        this.options.log("warn", `OS update: ${error.message}`);
+        return;
+      }
+      throw error;
+    }
   }
 
   private async download(): Promise<void> {
     const { target } = this.current!;
-    fs.mkdirSync(this.options.state.path(BUNDLE_DIR), { recursive: true, mode: 0o700 });
-    // bundles of earlier updates go: a device has room for one
-    for (const name of fs.readdirSync(this.options.state.path(BUNDLE_DIR))) {
-      if (!name.startsWith(target.sha256)) fs.rmSync(path.join(this.options.state.path(BUNDLE_DIR), name), { force: true });
-    }
+    if (this.fetching.has(target.sha256)) return; // a download ahead of the install is on it: the next tick looks again
     try {
-      await downloadResumable(target.url, this.bundleFile(), target.sha256, {
-        onResume: (offset) => this.options.log("info", `OS update: the download goes on from ${offset} bytes`),
-      });
+      await this.fetchBundle(target);
     } catch (error) {
       if (error instanceof DownloadError && error.retryable) {
         this.options.log("warn", `OS update: ${error.message}`);

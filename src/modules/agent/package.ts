@@ -35,7 +35,7 @@ const FETCH_TIMEOUT_MS = 60_000;
 
 interface Component {
   name: string;
-  properties?: { repository?: string; revision?: string; digest?: string };
+  properties?: { type?: string; repository?: string; revision?: string; digest?: string };
 }
 
 export interface ComponentPackage {
@@ -67,7 +67,11 @@ export function parseOciReference(repository: string): { host: string; path: str
   return match ? { host: match[1].toLowerCase(), path: match[2].replace(/\/+$/, "") } : null;
 }
 
-export async function componentPackage(services: Services, device: DevicePrincipal, deploymentId: string, componentName: string): Promise<ComponentPackage> {
+/**
+ * A component of a deployment that targets this (admitted) device for an install, with the
+ * deployment's parameters; 404 for anything else (another device's, another tenant's).
+ */
+export async function targetedComponent(services: Services, device: DevicePrincipal, deploymentId: string, componentName: string) {
   const [row] = await services.prisma.$queryRaw<Array<{
     profileId: string; profiles: Array<{ id: string; components: Component[] }>;
     parameters: Record<string, unknown>; secretParameters: string | null; declared: Parameters<typeof renderParameters>[0] | null;
@@ -82,6 +86,24 @@ export async function componentPackage(services: Services, device: DevicePrincip
   const profile = row.profiles.find((p) => p.id === row.profileId);
   const component = profile?.components.find((c) => c.name === componentName);
   if (!component) throw notFound(`Component "${componentName}" of the deployment's profile`);
+  return { row, component };
+}
+
+/** The organization's registries (enabled or not: a disabled registry only stops syncing). */
+export function organizationRegistries(services: Services, organizationId: string): Promise<RegistryRow[]> {
+  return services.prisma.ociRegistry.findMany({
+    where: { organizationId }, select: { id: true, url: true, authType: true, credentialSealed: true, verifyTls: true },
+  });
+}
+
+/** The registry for an oci:// host (it holds the credential), else the host read anonymously over HTTPS. */
+export function registryFor(registries: RegistryRow[], host: string): Omit<RegistryRow, "id"> {
+  return registries.find((r) => new URL(r.url).host.toLowerCase() === host)
+    ?? { url: `https://${host}`, authType: "NONE", credentialSealed: null, verifyTls: true };
+}
+
+export async function componentPackage(services: Services, device: DevicePrincipal, deploymentId: string, componentName: string): Promise<ComponentPackage> {
+  const { row, component } = await targetedComponent(services, device, deploymentId, componentName);
   const repository = component.properties?.repository ?? "";
   const revision = component.properties?.revision ?? "";
   const what = `${repository}:${revision}`;
@@ -92,10 +114,7 @@ export async function componentPackage(services: Services, device: DevicePrincip
 
   // The organization's registry for that host holds the credential (enabled or not: a disabled
   // registry only stops syncing).
-  const registries = await services.prisma.ociRegistry.findMany({
-    where: { organizationId: device.organizationId },
-    select: { id: true, url: true, authType: true, credentialSealed: true, verifyTls: true },
-  });
+  const registries = await organizationRegistries(services, device.organizationId);
   const signal = AbortSignal.timeout(FETCH_TIMEOUT_MS);
   let read: { manifestDigest: string; digest: string; mediaType: string; content: string };
   try {
@@ -126,9 +145,7 @@ type RegistryRow = { id: string; url: string; authType: string; credentialSealed
 async function readOciPackage(
   services: Services, registries: RegistryRow[], reference: { host: string; path: string }, revision: string, what: string, signal: AbortSignal,
 ) {
-  const registry = registries.find((r) => new URL(r.url).host.toLowerCase() === reference.host) ?? {
-    url: `https://${reference.host}`, authType: "NONE", credentialSealed: null, verifyTls: true,
-  };
+  const registry = registryFor(registries, reference.host);
   const client = registryClient(services, registry, signal);
   const scope = `repository:${reference.path}:pull`;
   const res = await client.request(`/v2/${reference.path}/manifests/${encodeURIComponent(revision)}`, { accept: MANIFEST_ACCEPT, scope });

@@ -32,7 +32,7 @@ const REQUEST_TIMEOUT_MS = 30 * 60_000;
 /** the largest answer relayed (one layer) */
 const MAX_BYTES = 16 * 1024 * 1024 * 1024;
 const CHALLENGE = 'Basic realm="fleet-manager pull grants"';
-const RELAYED_HEADERS = ["content-type", "content-length", "docker-content-digest", "etag"];
+const RELAYED_HEADERS = ["content-type", "content-length", "content-range", "accept-ranges", "docker-content-digest", "etag"];
 // <registryId>/<repository path>/(manifests|blobs)/<reference>, the OCI distribution spec's grammar
 const TARGET = /^\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/([a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*)\/(manifests|blobs)\/([A-Za-z0-9_][A-Za-z0-9._-]{0,127}|[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]+)$/;
 
@@ -92,7 +92,9 @@ export function pullProxyRoutes(services: Services): Router {
         select: { url: true, authType: true, credentialSealed: true, verifyTls: true },
       });
       if (!registry) return ociError(res, 404, "NAME_UNKNOWN", "the registry is no longer configured");
-      await relay(services, registry, req, res, `/v2/${repository}/${kind}/${reference}`, `repository:${repository}:pull`, kind === "manifests");
+      await relayRegistry(services, registry, req, res, `/v2/${repository}/${kind}/${reference}`, {
+        scope: `repository:${repository}:pull`, manifest: kind === "manifests", fail: (status, message) => ociError(res, status, status === 502 ? "UNAVAILABLE" : "UNKNOWN", message),
+      });
     } catch (err) {
       if (res.headersSent) return void res.destroy();
       services.logger.error({ err: { message: (err as Error).message } }, "registry proxy request failed");
@@ -102,11 +104,28 @@ export function pullProxyRoutes(services: Services): Router {
   return router;
 }
 
-async function relay(
+export interface RelayOptions {
+  /** the token scope the registry is asked for */
+  scope: string;
+  /** a manifest (the engine's Accept, or ours) rather than a blob */
+  manifest: boolean;
+  /** answers a failure in the caller's error shape: 502 (the registry cannot be read or refused us), 404 (with `notFound`) */
+  fail: (status: number, message: string) => void;
+  /** the registry's 404 is answered through `fail` with this message (else relayed as the registry said it) */
+  notFound?: string;
+}
+
+/**
+ * Streams one answer of the organization's registry to the caller (the pull proxy, the system
+ * bundle relay): the request's Range goes along (a download resumed), and status, length, range
+ * and digest headers come back. Read with the stored credential, through the outbound policy.
+ */
+export async function relayRegistry(
   services: Services,
   registry: { url: string; authType: string; credentialSealed: string | null; verifyTls: boolean },
-  req: Request, res: Response, path: string, scope: string, manifest: boolean,
+  req: Request, res: Response, path: string, options: RelayOptions,
 ) {
+  const { scope, manifest, fail } = options;
   const aborter = new AbortController();
   const timer = setTimeout(() => aborter.abort(), REQUEST_TIMEOUT_MS);
   res.once("close", () => aborter.abort());
@@ -115,7 +134,7 @@ async function relay(
     try {
       credential = registry.credentialSealed ? services.secrets.decrypt(registry.credentialSealed) : undefined;
     } catch {
-      return ociError(res, 502, "UNAVAILABLE", "the registry's stored credential cannot be read; an administrator sets it again");
+      return fail(502, "the registry's stored credential cannot be read; an administrator sets it again");
     }
     const client = createDistributionClient({
       url: registry.url.replace(/\/+$/, ""), authType: registry.authType, credential, verifyTls: registry.verifyTls,
@@ -124,17 +143,22 @@ async function relay(
     const accept = typeof req.headers.accept === "string" && req.headers.accept ? req.headers.accept : manifest ? MANIFEST_ACCEPT : undefined;
     let upstream;
     try {
-      upstream = await client.request(path, { method: req.method, accept, scope });
+      const range = typeof req.headers.range === "string" ? req.headers.range : undefined;
+      upstream = await client.request(path, { method: req.method, accept, scope, range });
     } catch (err) {
       const message = describeRegistryFailure(err);
       services.logger.warn({ registry: registry.url, message }, "registry proxy: the registry cannot be read");
-      return ociError(res, 502, "UNAVAILABLE", `the registry cannot be read now: ${message}`);
+      return fail(502, `the registry cannot be read now: ${message}`);
     }
     if (upstream.status === 401 || upstream.status === 403 || upstream.status >= 500) {
       await client.drain(upstream);
       const why = upstream.status >= 500 ? `answered ${upstream.status}` : "refused the organization's credential";
       services.logger.warn({ registry: registry.url, status: upstream.status }, "registry proxy: the registry refused the request");
-      return ociError(res, 502, "UNAVAILABLE", `the registry ${why}`);
+      return fail(502, `the registry ${why}`);
+    }
+    if (upstream.status === 404 && options.notFound) {
+      await client.drain(upstream);
+      return fail(404, options.notFound);
     }
     res.status(upstream.status);
     for (const name of RELAYED_HEADERS) if (upstream.headers[name]) res.setHeader(name, upstream.headers[name]);

@@ -88,7 +88,8 @@ export const desiredDeployment = z.object({
   parametersHash: z.string().optional().describe("sha256 of the rendered parameters when they take the device's variables ({{ vars.NAME }}): a new hash means re-create in place"),
   systemImage: z.object({
     component: z.string().describe("the profile's system-image component"),
-    url: z.string().nullable().describe("where the agent downloads the RAUC bundle (the component's https:// repository); null: an oci:// bundle, which is not delivered to devices yet"),
+    url: z.string().nullable().describe("where the agent downloads the RAUC bundle (the component's https:// repository); null: an oci:// bundle, fetched from the service (bundlePath)"),
+    bundlePath: z.string().optional().describe("an oci:// bundle: the service's path that relays it to this device (GET with the device token; Range requests resume a download)"),
     repository: z.string().describe("the component's repository as the manifest says it"),
     digest: z.string().describe("sha256:<hex> of the bundle: checked after the download, and the digest the device must report booted"),
     version: z.string().describe("the component's revision"),

@@ -23,6 +23,7 @@ import { timeZoneFor, windowPhase } from "../rollout-engine/windows.js";
 import { nextRetryAt } from "./retry.js";
 import { ROLLED_BACK_TO } from "./upgrade.js";
 import { withDeviceVariables } from "../config-layers/parameters.js";
+import { systemBundlePath } from "../agent/system-bundle-path.js";
 
 interface DesiredRow {
   deploymentId: string;
@@ -66,23 +67,26 @@ export async function desiredDeploymentsOf(
       profile: { id: profile.id, type: profile.type, components: profile.components },
       // `{{ vars.NAME }}` takes the device's configuration variables (config-layers/parameters.ts)
       ...(row.action === "install" ? withDeviceVariables(renderParameters(row.declared, values, profile.components.map((c) => c.name)), variables) : { parameters: {} }),
-      ...(row.action === "install" ? systemImageOf(profile) : {}),
+      ...(row.action === "install" ? systemImageOf(profile, row.deploymentId) : {}),
     };
   });
 }
 
 /**
- * The OS update a profile's system-image component asks (docs/os-updates.md): the bundle's URL
- * (an https:// repository; an oci:// one is not delivered to devices yet: url null, and the
- * agent fails saying so), its digest and version.
+ * The OS update a profile's system-image component asks (docs/os-updates.md): where the device
+ * fetches the bundle (an https:// repository directly; an oci:// one from the service's relay,
+ * agent/bundle-route.ts, which reads the organization's registry with its credential), its
+ * digest and version.
  */
-function systemImageOf(profile: DeploymentProfile): { systemImage?: NonNullable<DesiredDeployment["systemImage"]> } {
+function systemImageOf(profile: DeploymentProfile, deploymentId: string): { systemImage?: NonNullable<DesiredDeployment["systemImage"]> } {
   const image = profile.components.find((c) => c.properties.type === "system-image");
   if (!image) return {};
   const repository = image.properties.repository ?? "";
+  const direct = /^https?:\/\//.test(repository);
   return {
     systemImage: {
-      component: image.name, repository, url: /^https?:\/\//.test(repository) ? repository : null,
+      component: image.name, repository, url: direct ? repository : null,
+      ...(direct ? {} : { bundlePath: systemBundlePath(deploymentId, image.name) }),
       digest: image.properties.digest ?? "", version: image.properties.revision ?? "",
     },
   };

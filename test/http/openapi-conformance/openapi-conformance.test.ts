@@ -450,7 +450,7 @@ describe("every operation, walked from the document", () => {
     // A string parameter is not found either way: those are checked with real values below.
     expect(byString.sort()).toEqual([
       "delete /devices/{id}/labels/{key}", "get /agent/deployments/{deploymentId}/components/{component}",
-      "get /audit/entity/{entityType}/{entityId}", "get /config-layers/{id}/revisions/{revision}", "get /groups/by-label/{key}",
+      "get /agent/deployments/{deploymentId}/components/{component}/bundle", "get /audit/entity/{entityType}/{entityId}", "get /config-layers/{id}/revisions/{revision}", "get /groups/by-label/{key}",
       "get /groups/label-keys/{key}/values", "get /organizations/by-slug/{slug}", "get /public/invitations/{token}",
       "post /public/invitations/{token}/accept",
     ]);

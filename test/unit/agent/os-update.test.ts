@@ -9,7 +9,10 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DownloadError, downloadResumable } from "../../../agent/src/os-update/download.js";
 import { parseRaucStatus, raucMessage } from "../../../agent/src/os-update/rauc.js";
-import { targetProblem } from "../../../agent/src/os-update/updater.js";
+import { OsUpdater, targetProblem } from "../../../agent/src/os-update/updater.js";
+import type { Rauc, RaucStatus } from "../../../agent/src/os-update/rauc.js";
+import { runHealthDir } from "../../../agent/src/os-update/health-dir.js";
+import { StateDir } from "../../../agent/src/state-dir.js";
 
 describe("RAUC's words", () => {
   it("parses `rauc status --detailed --output-format=json` (1.8): booted slot, primary, each slot's version and image digest", () => {
@@ -56,11 +59,18 @@ describe("the bundle's resumable download", () => {
   const asked: Array<string | undefined> = [];
   let cutAt: number | null = null;
   let ignoreRange = false;
+  const authorizations: Array<string | undefined> = [];
+  /** the same server by another name (another origin): where a redirect of the service's may lead */
+  let otherBase = "";
 
   beforeAll(async () => {
     server = http.createServer((req, res) => {
       asked.push(req.headers.range);
+      authorizations.push(req.headers.authorization);
       if (req.url === "/moved") return void res.writeHead(302, { location: "/bundle.raucb" }).end();
+      // the service's relay: a device token, which expires
+      if (req.url === "/service/bundle" && req.headers.authorization !== "Bearer fresh") return void res.writeHead(401).end();
+      if (req.url === "/service/elsewhere") return void res.writeHead(302, { location: `${otherBase}/bundle.raucb` }).end();
       const range = ignoreRange ? null : /^bytes=(\d+)-$/.exec(req.headers.range ?? "");
       const start = range ? Number(range[1]) : 0;
       res.writeHead(range ? 206 : 200, { "content-length": String(body.length - start) });
@@ -74,6 +84,7 @@ describe("the bundle's resumable download", () => {
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    otherBase = base.replace("127.0.0.1", "localhost");
   });
   afterAll(async () => {
     server.closeAllConnections();
@@ -104,6 +115,48 @@ describe("the bundle's resumable download", () => {
     expect(fs.readFileSync(file).equals(body)).toBe(true);
   });
 
+  it("from the service: its headers are asked for each request, a refused token is worth asking again, and they never follow a redirect elsewhere", async () => {
+    const file = path.join(dir, "d.raucb");
+    let token = "stale";
+    const headers = async () => ({ authorization: `Bearer ${token}` });
+    const refused = await downloadResumable(`${base}/service/bundle`, file, digest, { headers }).catch((e) => e);
+    expect(refused).toBeInstanceOf(DownloadError);
+    expect(refused.retryable).toBe(true);
+    token = "fresh";
+    await downloadResumable(`${base}/service/bundle`, file, digest, { headers });
+    expect(fs.readFileSync(file).equals(body)).toBe(true);
+    // without headers, a 401 is final (no token to renew)
+    const plain = await downloadResumable(`${base}/service/bundle`, path.join(dir, "e.raucb"), digest).catch((e) => e);
+    expect(plain.retryable).toBe(false);
+    authorizations.length = 0;
+    await downloadResumable(`${base}/service/elsewhere`, path.join(dir, "f.raucb"), digest, { headers });
+    expect(authorizations).toEqual(["Bearer fresh", undefined]);
+  });
+
+  it("a bundle fetched ahead of its update (download-only window) is not fetched again when the update begins; the update goes straight to RAUC", async () => {
+    const state = new StateDir(fs.mkdtempSync(path.join(os.tmpdir(), "os-update-prefetch-")));
+    state.ensure();
+    const system: RaucStatus = { compatible: "lab", booted: "A", bootPrimary: "rootfs.0", slots: [
+      { name: "rootfs.0", bootname: "A", device: "/dev/a", state: "booted", bootStatus: "good", version: null, imageSha256: null, installedAt: null },
+      { name: "rootfs.1", bootname: "B", device: "/dev/b", state: "inactive", bootStatus: "good", version: null, imageSha256: null, installedAt: null },
+    ] };
+    const installed: string[] = [];
+    const rauc = { status: async () => system, install: async (bundle: string) => void installed.push(bundle), mark: async () => undefined } as unknown as Rauc;
+    const updater = new OsUpdater({ state, rauc, reboot: async () => undefined, bootId: async () => "boot-1", log: () => undefined });
+    await updater.start();
+    const target = { url: `${base}/bundle.raucb`, sha256: digest, version: "2.0.0" };
+    asked.length = 0;
+    await updater.prefetch(target);
+    expect(asked).toHaveLength(1);
+    expect(updater.update).toBeNull(); // nothing begun: the window is not open
+    expect(fs.readFileSync(state.path("os-update", `${digest}.raucb`)).equals(body)).toBe(true);
+    updater.begin(target);
+    await updater.tick({});
+    expect(updater.update?.phase).toBe("installing");
+    expect(asked).toHaveLength(1);
+    fs.rmSync(state.dir, { recursive: true, force: true });
+  });
+
   it("bytes that do not match the digest are refused for good, naming both digests, and nothing is kept", async () => {
     const file = path.join(dir, "c.raucb");
     const wrong = "0".repeat(64);
@@ -112,5 +165,21 @@ describe("the bundle's resumable download", () => {
     expect(error.retryable).toBe(false);
     expect(error.message).toBe(`the bundle does not match its digest: expected sha256:${wrong}, ${base}/bundle.raucb served sha256:${digest}`);
     expect(fs.existsSync(file) || fs.existsSync(`${file}.part`)).toBe(false);
+  });
+});
+
+describe("the device's own health checks (health.d)", () => {
+  it("every executable must exit 0: failures are named with their exit and last line; other files are not run; a hanging check fails at its timeout", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "health-d-"));
+    const script = (name: string, body: string, mode = 0o755) => fs.writeFileSync(path.join(dir, name), `#!/bin/sh\n${body}\n`, { mode });
+    expect(await runHealthDir(path.join(dir, "missing"))).toBeNull();
+    script("10-network", "exit 0");
+    expect(await runHealthDir(dir)).toBeNull();
+    script("20-disk", "echo checking /data\necho '/data is not mounted' >&2\nexit 3");
+    script("30-notes.txt", "exit 1", 0o644); // not executable: not a check
+    script("40-old.disabled", "exit 1");
+    script("50-hangs", "sleep 30");
+    expect(await runHealthDir(dir, 500)).toBe("20-disk exited 3: /data is not mounted, 50-hangs did not finish within 1 s");
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -105,7 +105,7 @@ function setup(packages: Record<string, { status: number; content?: string; dige
   const log = (level: string, message: string) => logs.push(`${level}: ${message}`);
   const runtime = new ComposeRuntime({
     engine, session: fakeSession(packages), state, pollMs: 5, serviceUrl: "https://fleet.test:8443", onSettled: () => settled++, log,
-    ...(updater ? { systemImages: systemImageInstaller({ updater: () => updater, log, pollMs: 5 }) } : {}),
+    ...(updater ? { systemImages: systemImageInstaller({ updater: () => updater, serviceUrl: "https://fleet.test:8443", log, pollMs: 5 }) } : {}),
   });
   if (updater) updater.engine = engine;
   const agent = new DeploymentAgent({ runtime });
@@ -160,6 +160,11 @@ class FakeUpdater implements SystemUpdater {
   }
   inProgress() {
     return this.update !== null && !["updated", "rolled-back", "failed"].includes(this.update.phase);
+  }
+  /** bundles fetched ahead of their install (the download step) */
+  prefetched: OsUpdateTarget[] = [];
+  async prefetch(target: OsUpdateTarget) {
+    this.prefetched.push(target);
   }
   begin(target: OsUpdateTarget) {
     this.begun.push(target);
@@ -244,6 +249,8 @@ describe("compose deployments on the engine", () => {
     const { agent, settle } = setup({ d1: { status: 200, content: compose("1") } }, updater);
     agent.apply([withSystemImage(desired("d1", "1.0.0"))]);
     await settle();
+    // the bundle was fetched in the download step, then the update begun in the install step
+    expect(updater.prefetched).toEqual([{ url: BUNDLE, sha256: "9d".repeat(32), version: "2.0.0" }]);
     expect(updater.begun).toEqual([{ url: BUNDLE, sha256: "9d".repeat(32), version: "2.0.0", deploymentId: "d1", attempt: 1 }]);
     expect(agent.get("d1")).toMatchObject({ state: "running" });
     // the project came up after the update was committed, never before
@@ -261,22 +268,55 @@ describe("compose deployments on the engine", () => {
     expect(engine.running.size).toBe(0);
   });
 
-  it("a system image the device runs already is not installed again; one without an https URL fails naming why", async () => {
+  it("a system image the device runs already is neither fetched nor installed again", async () => {
     const updater = new FakeUpdater("updated", "");
     updater.booted = DIGEST;
-    const { agent, settle } = setup({ d1: { status: 200, content: compose("1") }, d2: { status: 200, content: compose("2") } }, updater);
+    const { agent, settle } = setup({ d1: { status: 200, content: compose("1") } }, updater);
     agent.apply([withSystemImage(desired("d1", "1.0.0"))]);
     await settle();
+    expect(updater.prefetched).toEqual([]);
     expect(updater.begun).toEqual([]);
     expect(agent.get("d1")).toMatchObject({ state: "running" });
-    const oci = withSystemImage(desired("d2", "2.0.0", { applicationId: "other" }));
-    oci.systemImage = { ...oci.systemImage!, url: null, repository: "oci://registry.example/os/gateway" };
+  });
+
+  it("an oci:// system image is fetched from the service's relay with the device's token; one handed with no way to fetch it fails naming why", async () => {
+    const updater = new FakeUpdater("updated", "slot B runs 2.0.0");
+    const { agent, settle } = setup({ d1: { status: 200, content: compose("1") }, d2: { status: 200, content: compose("2") } }, updater);
+    const oci = withSystemImage(desired("d1", "1.0.0"));
+    oci.systemImage = { ...oci.systemImage!, url: null, repository: "oci://registry.example/os/gateway", bundlePath: "/api/v1/agent/deployments/d1/components/os/bundle" };
     agent.apply([oci]);
+    await settle();
+    const relayed = { url: "https://fleet.test:8443/api/v1/agent/deployments/d1/components/os/bundle", sha256: "9d".repeat(32), version: "2.0.0", serviceAuth: true };
+    expect(updater.prefetched).toEqual([relayed]);
+    expect(updater.begun).toEqual([{ ...relayed, deploymentId: "d1", attempt: 1 }]);
+    expect(agent.get("d1")).toMatchObject({ state: "running" });
+
+    const unreachable = withSystemImage(desired("d2", "2.0.0", { applicationId: "other" }));
+    unreachable.systemImage = { ...unreachable.systemImage!, url: null, repository: "oci://registry.example/os/gateway" };
+    agent.apply([unreachable]);
     await settle();
     expect(agent.get("d2")).toMatchObject({
       state: "failed",
-      message: "install failed: component os: the bundle oci://registry.example/os/gateway is not an http(s) URL; system images are delivered over HTTPS only so far (docs/os-updates.md)",
+      message: "download failed: component os: the service handed no way to fetch the bundle oci://registry.example/os/gateway (neither an https:// URL nor its relay of an oci:// bundle): the service is older than this agent",
     });
+  });
+
+  it("a window's download-only phase fetches the bundle and begins no update; the component's timeout is the new system's time for its health checks", async () => {
+    const updater = new FakeUpdater("updated", "slot B runs 2.0.0");
+    const { agent, settle } = setup({ d1: { status: 200, content: compose("1") } }, updater);
+    const entry = withSystemImage(desired("d1", "1.0.0", { window: "download-only" }));
+    (entry.profile!.components as Array<{ name: string; properties: Record<string, unknown> }>).find((c) => c.name === "os")!.properties.timeout = "2m30s";
+    agent.apply([entry]);
+    await settle();
+    expect(updater.prefetched).toHaveLength(1);
+    expect(updater.begun).toEqual([]);
+    expect(agent.get("d1")?.state).toBe("downloading");
+    expect(engine.running.size).toBe(0);
+    agent.apply([{ ...entry, window: "open" }]);
+    await settle();
+    expect(updater.prefetched).toHaveLength(1);
+    expect(updater.begun).toEqual([expect.objectContaining({ deploymentId: "d1", healthSeconds: 150 })]);
+    expect(agent.get("d1")?.state).toBe("running");
   });
 
   it("a system image handed without its bundle (an older service) fails the download and starts nothing", async () => {

@@ -92,9 +92,10 @@ export function createDistributionClient(options: DistributionOptions) {
   }
 
   /** GET (or HEAD) a path below the registry URL, or an absolute URL (paging links). */
-  async function request(pathOrUrl: string, init: { method?: string; accept?: string; scope?: string } = {}): Promise<OutboundResponse> {
+  async function request(pathOrUrl: string, init: { method?: string; accept?: string; scope?: string; range?: string } = {}): Promise<OutboundResponse> {
     const url = /^https?:\/\//.test(pathOrUrl) ? pathOrUrl : options.url + pathOrUrl;
     const headers: Record<string, string> = init.accept ? { accept: init.accept } : {};
+    if (init.range) headers.range = init.range;
     const cacheKey = init.scope ?? "";
     const cached = tokens.get(cacheKey);
     const auth = cached ? `Bearer ${cached}` : directAuthorization();

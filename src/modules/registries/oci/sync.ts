@@ -60,11 +60,13 @@ export interface ReadResult {
 export const emptyReadResult = (): ReadResult => ({ items: [], perRepository: [], skipped: [], errors: [], failedTags: [] });
 
 /** The /v2/ client of a stored registry (tenant or global), its credential unsealed for this run only. */
-export function registryClient(services: Services, registry: Pick<OciRegistry, "url" | "authType" | "credentialSealed" | "verifyTls">, signal: AbortSignal) {
+export function registryClient(
+  services: Services, registry: Pick<OciRegistry, "url" | "authType" | "credentialSealed" | "verifyTls">, signal: AbortSignal, maxBytes = SYNC_MAX_BYTES,
+) {
   const credential = registry.credentialSealed ? services.secrets.decrypt(registry.credentialSealed) : undefined;
   return createDistributionClient({
     url: registry.url, authType: registry.authType, credential, verifyTls: registry.verifyTls,
-    policy: outboundPolicyOf(services.config), signal, maxBytes: SYNC_MAX_BYTES,
+    policy: outboundPolicyOf(services.config), signal, maxBytes,
   });
 }
 
