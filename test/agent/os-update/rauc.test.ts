@@ -27,12 +27,14 @@ import { eventually } from "../../support/server-process.js";
 import { startTcpProxy, type TcpProxy } from "../../support/tcp-proxy.js";
 import { buildRaucBundles, endProcess, LAB_COMPATIBLE, serveBundles, startRaucLab, type BundleServer, type RaucBundle, type RaucBundles, type RaucLab } from "../../support/rauc-lab.js";
 import { createEnrollmentToken, ensureCa } from "../../http/agent/fleet-support.js";
+import { importVersion } from "../../http/deployments/support.js";
+import { startOciRegistry, type OciRegistryServer } from "../../support/oci-registry.js";
 
 const runFile = promisify(execFile);
 const WORK = "/dev/shm/fleet-tests";
 const ZERO_SLOT = "bb9f8df61474d25e71fa00722318cd387396ca1736605e1248821cc0de3d3af8"; // sha256 of 4 MiB of zeros: slot B as it came
 
-describe.skipIf(!peersAvailable("rauc", "podman"))("OS updates with real RAUC on loop devices", { timeout: 240_000 }, () => {
+describe.skipIf(!peersAvailable("rauc", "podman", "docker-registry", "htpasswd"))("OS updates with real RAUC on loop devices", { timeout: 240_000 }, () => {
   let h: Harness;
   let acme: Tenant;
   let proxy: TcpProxy;
@@ -44,6 +46,7 @@ describe.skipIf(!peersAvailable("rauc", "podman"))("OS updates with real RAUC on
   let agent: ChildProcess | null = null;
   const output: string[] = [];
   let rebootFile = "";
+  let registry: OciRegistryServer | null = null;
 
   const updateState = () => JSON.parse(fs.readFileSync(path.join(stateDir, "os-update.json"), "utf8"));
   const phase = (wanted: string, ms = 60_000) => eventually(async () => {
@@ -71,7 +74,10 @@ describe.skipIf(!peersAvailable("rauc", "podman"))("OS updates with real RAUC on
 
   function startAgent() {
     const child = spawn(process.execPath, [AGENT_BIN, "run", "--state-dir", stateDir, "--engine", "podman"], {
-      env: { ...process.env, ...lab.agentEnv, FLEET_AGENT_REBOOT_COMMAND: `echo reboot >> '${rebootFile}'`, FLEET_AGENT_TELEMETRY_SECONDS: "600", FLEET_AGENT_LOG_SECONDS: "600" },
+      env: {
+        ...process.env, ...lab.agentEnv, FLEET_AGENT_REBOOT_COMMAND: `echo reboot >> '${rebootFile}'`, FLEET_AGENT_TELEMETRY_SECONDS: "600", FLEET_AGENT_LOG_SECONDS: "600",
+        FLEET_AGENT_HEALTH_DIR: path.join(lab.dir, "health.d"),
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     for (const stream of [child.stdout!, child.stderr!]) stream.on("data", (chunk: Buffer) => output.push(...chunk.toString().split("\n").filter(Boolean)));
@@ -121,6 +127,7 @@ describe.skipIf(!peersAvailable("rauc", "podman"))("OS updates with real RAUC on
 
   afterAll(async () => {
     await killAgent();
+    await registry?.close();
     await server?.close();
     await lab?.close();
     bundles?.close();
@@ -252,5 +259,69 @@ describe.skipIf(!peersAvailable("rauc", "podman"))("OS updates with real RAUC on
     expect(rolledBack.reason).toBe("the new system in slot B did not come up: the bootloader booted slot A again");
     await eventually(async () => ((await facts())["osUpdate.phase"] === "rolled-back" && (await facts())["osUpdate.version"] === "3.0.0" ? true : undefined), 30_000, "rolled back at the service");
     expect(await facts()).toMatchObject({ "rauc.bootedSlot": "A", "rauc.booted.version": "4.0.0" });
+  });
+  it("a deployment of 2.0.0 kept in an OCI registry, in a maintenance window not open yet: the bundle comes through the service while the window is download-only, RAUC installs it only once the window opens, the trial runs the device's health.d check, and the deployment runs", async () => {
+    const bundle = bundles.good("2.0.0");
+    const rebootsBefore = rebootsAsked();
+    // the bundle as `oras push` leaves it, in a registry with Basic auth that the organization configured
+    registry = await startOciRegistry({ basic: { username: "os-builder", password: "os-builder-secret" } });
+    const layer = await registry.pushBlob("os/gateway", fs.readFileSync(bundle.file), "application/vnd.rauc.bundle");
+    const config = await registry.pushBlob("os/gateway", "{}", "application/vnd.oci.empty.v1+json");
+    await registry.pushManifest("os/gateway", "2.0.0", { schemaVersion: 2, mediaType: "application/vnd.oci.image.manifest.v1+json", artifactType: "application/vnd.rauc.bundle", config, layers: [layer] });
+    const created = await h.api("POST", "/api/v1/registries/oci", { key: acme.key, body: { name: "OS images", url: registry.url, authType: "BASIC", credential: "os-builder:os-builder-secret" } });
+    expect(created.status, created.text).toBe(201);
+    const appId = await importVersion(h, acme.org.id, {
+      version: "2.0.0", appKey: "gateway-os", systemImageOnly: true, parametersYaml: "  {}\n",
+      systemImage: { repository: `oci://${new URL(registry.url).host}/os/gateway`, digest: `sha256:${bundle.sha256}` },
+    });
+    // the device's own check: it records that it ran, and passes
+    const healthDir = path.join(lab.dir, "health.d");
+    fs.mkdirSync(healthDir, { recursive: true });
+    fs.writeFileSync(path.join(healthDir, "10-data"), `#!/bin/sh\necho "$(date +%s)" >> '${path.join(lab.dir, "health-ran")}'\n`, { mode: 0o755 });
+
+    // a window that opens in five minutes on the UTC clock (downloads any time before it), and is
+    // open now for a device whose time zone label says two hours ahead
+    const now = Date.now();
+    const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
+    const end = hhmm(now + 3 * 3600_000);
+    const windows = [{ days: ["mon", "tue", "wed", "thu", "fri", "sat", "sun"], start: hhmm(now + 5 * 60_000), end: end === "00:00" ? "24:00" : end }];
+    expect((await h.api("PATCH", `/api/v1/devices/${deviceId}`, { key: acme.key, body: { labels: { os: "gateway", tz: "UTC" } } })).status).toBe(200);
+    const deployment = await h.api("POST", "/api/v1/deployments", {
+      key: acme.key,
+      body: {
+        name: "gateway OS 2.0.0", applicationId: appId, version: "2.0.0", profileId: "compose-main", parameters: {},
+        target: { labelSelector: { os: "gateway" } }, maintenanceWindows: { timeZone: "UTC", timeZoneLabel: "tz", windows },
+      },
+    });
+    expect(deployment.status, deployment.text).toBe(201);
+    const id = deployment.body.id as string;
+    expect((await h.api("POST", `/api/v1/deployments/${id}/start`, { key: acme.key })).status).toBe(200);
+    const entry = async () => (await h.api("GET", `/api/v1/deployments/${id}/devices`, { key: acme.key })).body.items[0] as { state: string; message: string | null };
+
+    // download-only: the bundle comes through the service's relay; nothing is installed
+    const kept = path.join(stateDir, "os-update", `${bundle.sha256}.raucb`);
+    await eventually(async () => (fs.existsSync(kept) ? true : undefined), 60_000, "the bundle fetched ahead of the window");
+    expect(output.some((line) => line.includes("the bundle is downloaded ahead of the install"))).toBe(true);
+    await eventually(async () => ((await entry()).state === "downloading" ? true : undefined), 30_000, "the device downloading at the service");
+    expect(updateState().target.version).toBe("3.0.0"); // the last update stays the last: none begun
+    expect(lab.slotSha256("B")).toBe(bundles.good("3.0.0").imageSha256);
+    expect(rebootsAsked()).toBe(rebootsBefore);
+
+    // the window opens for the device (its time zone): RAUC installs the bundle already here, into slot B
+    const seen = output.length;
+    expect((await h.api("PATCH", `/api/v1/devices/${deviceId}`, { key: acme.key, body: { labels: { os: "gateway", tz: "Etc/GMT-2" } } })).status).toBe(200);
+    const rebooting = await phase("rebooting", 120_000);
+    expect(rebooting.target).toMatchObject({ sha256: bundle.sha256, deploymentId: id, attempt: 1, serviceAuth: true });
+    // the update found the bundle there: no download again, neither whole nor resumed
+    expect(output.slice(seen).filter((line) => /downloaded ahead|the download goes on|could not be fetched/.test(line))).toEqual([]);
+    expect(lab.slotSha256("B")).toBe(bundle.imageSha256);
+    expect(fs.existsSync(path.join(lab.dir, "health-ran"))).toBe(false);
+
+    expect(await reboot()).toBe("B");
+    expect((await phase("updated")).reason).toBe("slot B runs 2.0.0 and passed its health checks; marked good");
+    expect(fs.readFileSync(path.join(lab.dir, "health-ran"), "utf8").trim().split("\n").length).toBeGreaterThanOrEqual(1);
+    // the deployment's install step goes on after the committed boot: running, judged by what booted
+    await eventually(async () => ((await entry()).state === "running" ? true : undefined), 60_000, "the deployment running at the service");
+    expect(await system()).toMatchObject({ booted: { slot: "B", version: "2.0.0", digest: `sha256:${bundle.sha256}` }, lastUpdate: { outcome: "committed" } });
   });
 });

@@ -18,6 +18,8 @@ export interface AppVersionSpec {
   parametersYaml?: string;
   /** a second component `os`: a system image (a RAUC bundle) at this repository with this digest */
   systemImage?: { repository: string; digest: string };
+  /** the system image is the profile's only component (no compose package) */
+  systemImageOnly?: boolean;
 }
 
 export const DEFAULT_PARAMETERS_YAML = `  pollSeconds:
@@ -47,11 +49,11 @@ metadata:
 deploymentProfiles:
   - id: compose-main
     type: compose
-    components:
+    components:${spec.systemImageOnly ? "" : `
       - name: gateway
         properties:
           repository: oci://registry.example/apps/gateway
-          revision: ${spec.version}${spec.systemImage ? `
+          revision: ${spec.version}`}${spec.systemImage ? `
       - name: os
         properties:
           type: system-image
