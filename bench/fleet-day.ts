@@ -45,6 +45,8 @@ const DEVICES = Number(process.env.FLEET_DAY_DEVICES ?? 100_000);
 const MINUTES = Number(process.env.FLEET_DAY_MINUTES ?? 60);
 const OFFLINE_MINUTES = Number(process.env.FLEET_DAY_OFFLINE_MINUTES ?? 4);
 const ENROLL_CONCURRENCY = Number(process.env.FLEET_DAY_ENROLL_CONCURRENCY ?? 16);
+/** seed the devices in bulk (their own keys, certificates signed in bulk: bench/support/seed-identities.ts) instead of enrolling each over the protocol */
+const SEED = process.env.FLEET_DAY_SEED === "1";
 /** a batch of one to three log lines (two on average) every this many seconds per device */
 const LOG_SECONDS = Number(process.env.FLEET_DAY_LOG_SECONDS ?? 30);
 const EXPIRED_ROWS = Number(process.env.FLEET_DAY_EXPIRED_ROWS ?? 100_000);
@@ -229,20 +231,32 @@ async function run(label: string, databaseUrl?: string) {
     const pgBeforeEnroll = pgCpu();
     // BENCH_PROFILE=<dir>: the service's CPU profile of the enrollment (bench/support/serve.ts; profile-summary.ts reads it)
     if (process.env.BENCH_PROFILE) service.process.kill("SIGUSR2");
-    load = await startChild("fleet-load.ts", {
+    // FLEET_DAY_SEED=1: the devices' own keys, their certificates issued in bulk (bench/support/seed-identities.ts)
+    const seedDir = SEED ? fs.mkdtempSync(path.join(os.tmpdir(), "fleet-day-seed-")) : undefined;
+    const starting = startChild("fleet-load.ts", {
       FLEET_LOAD: JSON.stringify({
         url, tokens: setup.tokens, devices: DEVICES, enrollConcurrency: ENROLL_CONCURRENCY,
         heartbeatMs: 60_000, telemetryMs: 60_000, logsMs: LOG_SECONDS * 1000, busyHeartbeatMs: 10_000,
         offlinePercent: 1, offlineMinutes: OFFLINE_MINUTES, apiKey: setup.key, returnLabel: { key: "returned", value: "yes" },
         idPrefix: "day", seed: 52,
+        ...(seedDir ? { seedDir, seedLabels: Array.from({ length: SITES }, (_, site) => ({ fleet: "day", site: `site-${site}` })) } : {}),
       }),
     }, 48 * 3600_000);
+    if (seedDir) {
+      // the load generator writes its devices' public keys, the service signs and inserts them
+      while (!fs.existsSync(path.join(seedDir, "requests.ready"))) await sleep(500);
+      const seeded = await service.command(`seed-identities ${setup.org.id} ${path.join(seedDir, "requests.jsonl")} ${path.join(seedDir, "answers.jsonl")}`);
+      fs.writeFileSync(path.join(seedDir, "answers.jsonl.ready"), "");
+      console.log(`seeded ${n(seeded.seeded)} devices (their own keys, certificates signed by the organization's CA, inserted in bulk) in ${seeded.seconds.toFixed(1)} s`);
+    }
+    load = await starting;
+    if (seedDir) fs.rmSync(seedDir, { recursive: true, force: true });
     const enroll = load.info;
     if (process.env.BENCH_PROFILE) service.process.kill("SIGUSR2");
     const serviceAfterEnroll = await service.command("stats");
     const enrollServiceCpu = (serviceAfterEnroll.cpu.user + serviceAfterEnroll.cpu.system - serviceBeforeEnroll.cpu.user - serviceBeforeEnroll.cpu.system) / 1e6;
     const pgAfterEnroll = pgCpu();
-    console.log(`enrolled ${n(enroll.enrolled)} devices in ${enroll.enrollSeconds.toFixed(1)} s (${(enroll.enrolled / enroll.enrollSeconds).toFixed(1)}/s, ${ENROLL_CONCURRENCY} at a time; ` +
+    console.log(`${SEED ? "seeded (keys made, certificates adopted)" : "enrolled"} ${n(enroll.enrolled)} devices in ${enroll.enrollSeconds.toFixed(1)} s (${(enroll.enrolled / enroll.enrollSeconds).toFixed(1)}/s, ${ENROLL_CONCURRENCY} at a time; ` +
       `${enroll.enrollFailed} failed${enroll.enrollFailed ? `: ${enroll.lastError}` : ""}); CPU: service ${enrollServiceCpu.toFixed(1)} s, load generator ${(enroll.enrollCpuMicros / 1e6).toFixed(1)} s` +
       (pgBeforeEnroll !== null && pgAfterEnroll !== null ? `, PostgreSQL ${((pgAfterEnroll - pgBeforeEnroll) / 1e6).toFixed(1)} s` : "") +
       `; at this rate ${n(100_000)} devices would take ${(100_000 / (enroll.enrolled / enroll.enrollSeconds) / 60).toFixed(0)} min`);

@@ -9,12 +9,16 @@
 //
 // FLEET_LOAD (JSON): url, tokens (enrollment tokens, round robin), devices, enrollConcurrency,
 // heartbeatMs, telemetryMs, logsMs, busyHeartbeatMs, offlinePercent, offlineMinutes, apiKey,
-// returnLabel { key, value }, idPrefix, seed
+// returnLabel { key, value }, idPrefix, seed; seedDir and seedLabels to seed the devices in bulk
+// instead of enrolling them (bench/support/seed-identities.ts)
 import { FleetSimulator } from "../../src/simulator/engine.js";
 import type { VirtualDevice } from "../../src/simulator/virtual-device.js";
 import { JsonClient } from "../../agent/src/core/json-client.js";
 import { RequestStats, timedRequest } from "./request-stats.js";
 import { answerCommands } from "./commands.js";
+import fs from "node:fs";
+import path from "node:path";
+import { readJsonLines, writeJsonLines, type SeedAnswer } from "./seed-identities.js";
 
 interface LoadConfig {
   url: string;
@@ -31,6 +35,10 @@ interface LoadConfig {
   returnLabel: { key: string; value: string };
   idPrefix: string;
   seed: number;
+  /** seeding in bulk instead of enrolling: the folder the key requests and the issued certificates pass through */
+  seedDir?: string;
+  /** with seedDir: each device's labels, round robin (as the enrollment tokens would give them) */
+  seedLabels?: Array<Record<string, string>>;
 }
 
 const config = JSON.parse(process.env.FLEET_LOAD!) as LoadConfig;
@@ -62,7 +70,21 @@ const progress = setInterval(() => {
   process.stderr.write(`enrolling: ${s.enrolled.toLocaleString("en")} of ${config.devices.toLocaleString("en")} in ${seconds.toFixed(0)} s (${(s.enrolled / seconds).toFixed(1)}/s), ${s.enrollFailed} failed\n`);
 }, 10_000);
 const enrollCpu = process.cpuUsage();
-await simulator.enrollAll();
+if (config.seedDir) {
+  // seeded in bulk (bench/support/seed-identities.ts): the keys made here, the certificates
+  // issued by the service through the benchmark, which watches for requests.jsonl
+  await simulator.adoptSeededIdentities(async (requests) => {
+    writeJsonLines(path.join(config.seedDir!, "requests.jsonl"), requests.map((r) => ({
+      reportedDeviceId: r.reportedDeviceId, publicKeyPem: r.publicKeyPem, labels: config.seedLabels![r.index % config.seedLabels!.length],
+    })));
+    fs.writeFileSync(path.join(config.seedDir!, "requests.ready"), "");
+    const answers = path.join(config.seedDir!, "answers.jsonl");
+    while (!fs.existsSync(`${answers}.ready`)) await new Promise((resolve) => setTimeout(resolve, 500));
+    return new Map(readJsonLines<SeedAnswer>(answers).map((a) => [a.reportedDeviceId, a]));
+  });
+} else {
+  await simulator.enrollAll();
+}
 clearInterval(progress);
 const enrollSeconds = (performance.now() - enrollStarted) / 1000;
 const enrollCpuUsed = process.cpuUsage(enrollCpu);

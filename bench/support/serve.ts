@@ -11,6 +11,7 @@ import { benchServiceEnv } from "./service-env.js";
 import { heartbeatWriterOf } from "../../src/modules/agent/heartbeat.js";
 import { seedExpiredDay, storedCounts } from "./stored-counts.js";
 import { answerCommands } from "./commands.js";
+import { readJsonLines, seedIdentities, writeJsonLines, type SeedRequest } from "./seed-identities.js";
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-bench-"));
 const config = loadConfig(benchServiceEnv({ dataDir, adminKey: process.env.BENCH_ADMIN_KEY!, databaseUrl: process.env.BENCH_DATABASE }));
@@ -89,6 +90,15 @@ const stack = app.router.stack;
 const leanIndex = stack.findIndex((layer) => layer.route?.path === "/api/v1/agent/heartbeat");
 const leanLayer = stack[leanIndex];
 answerCommands(async (line) => {
+  // `seed-identities <organization id> <requests file> <answers file>`: devices with real keys and
+  // certificates inserted in bulk (bench/support/seed-identities.ts), the answers for the load generator
+  if (line.startsWith("seed-identities ")) {
+    const [organizationId, requests, answers] = line.split(" ").slice(1);
+    const started = performance.now();
+    const seeded = await seedIdentities(service.services, organizationId, readJsonLines<SeedRequest>(requests), config.DEVICE_CERT_VALIDITY_DAYS);
+    writeJsonLines(answers, seeded);
+    return { seeded: seeded.length, seconds: (performance.now() - started) / 1000, cpu: process.cpuUsage(), memory: process.memoryUsage() };
+  }
   // `counts <ISO instant>`: what the database holds since then (bench/support/stored-counts.ts), and its size
   if (line.startsWith("counts ")) {
     const counts = await storedCounts(raw, line.slice(7), { dataDir, postgres: Boolean(config.DATABASE_URL), oldDay });

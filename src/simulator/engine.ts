@@ -7,7 +7,7 @@ import { EventEmitter } from "node:events";
 import type { AgentDeploymentState } from "../../agent/src/core/deployments.js";
 import type { DeploymentTimings } from "./virtual-runtime.js";
 import { JsonClient } from "../../agent/src/core/json-client.js";
-import type { DeviceKeyAlgorithm } from "../../agent/src/core/identity.js";
+import { generateDeviceKeys, publicKeyPemOf, type DeviceKeyAlgorithm } from "../../agent/src/core/identity.js";
 import { closedLoop, LatencyRecorder } from "./latency.js";
 import { VirtualDevice } from "./virtual-device.js";
 import { VirtualSystem, type SystemUpdateBehaviour } from "./virtual-system.js";
@@ -154,6 +154,31 @@ export class FleetSimulator extends EventEmitter {
   enrollmentTokenOf(index: number): string {
     const tokens = this.options.enrollmentTokens;
     return tokens?.length ? tokens[index % tokens.length] : this.options.enrollmentToken;
+  }
+
+  /**
+   * Instead of enrolling: each device makes its own key (as an agent does) and the benchmark has
+   * its certificate issued in bulk (bench/support/seed-identities.ts). `keysMade` is told each
+   * device's public key; `issued` answers, by reported device id, the device id and certificate.
+   */
+  async adoptSeededIdentities(
+    publicKeys: (requests: Array<{ index: number; reportedDeviceId: string; publicKeyPem: string }>) => Promise<Map<string, { deviceId: string; certificatePem: string; notAfter: string }>>,
+  ): Promise<void> {
+    const requests = [];
+    for (const [index, device] of this.devices.entries()) {
+      device.keys = await generateDeviceKeys(this.options.keyAlgorithm ?? "ES256");
+      requests.push({ index, reportedDeviceId: device.reportedDeviceId, publicKeyPem: await publicKeyPemOf(device.keys) });
+    }
+    const issued = await publicKeys(requests);
+    for (const device of this.devices) {
+      const identity = issued.get(device.reportedDeviceId);
+      if (!identity) {
+        this.fail("enroll", 0, `no certificate was seeded for ${device.reportedDeviceId}`);
+        continue;
+      }
+      device.adoptCertificate(identity.deviceId, identity.certificatePem, identity.notAfter);
+      this.counters.enrolled++;
+    }
   }
 
   /** Enrolls every device, `enrollConcurrency` at a time; resolves when all have been tried. */

@@ -26,6 +26,12 @@ export async function generateDeviceKeys(algorithm: DeviceKeyAlgorithm = "ES256"
   return { algorithm, keys };
 }
 
+/** The device's public key as a PEM "PUBLIC KEY" (SPKI). */
+export async function publicKeyPemOf(device: DeviceKeys): Promise<string> {
+  const spki = Buffer.from(await subtle.exportKey("spki", device.keys.publicKey)).toString("base64");
+  return `-----BEGIN PUBLIC KEY-----\n${spki.replace(/(.{64})/g, "$1\n").replace(/\n$/, "")}\n-----END PUBLIC KEY-----\n`;
+}
+
 /** A PKCS#10 request signed with the device key (the server replaces the subject anyway). */
 export async function createCsr(device: DeviceKeys, commonName: string): Promise<string> {
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({

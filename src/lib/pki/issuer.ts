@@ -2,6 +2,7 @@
  * Checks and helpers for "a CA certificate plus its private key", shared by
  * CA upload/renewal, device issuance and CRL signing.
  */
+import { createHash } from "node:crypto";
 import { PkiInputError } from "./errors.js";
 import { parseSingleCertificate, type ParsedCertificate } from "./inspect.js";
 import { loadSigningKey, sameKey, type SigningKey } from "./keys.js";
@@ -53,10 +54,31 @@ export interface Issuer {
 }
 
 /** Loads a CA certificate and its private key for signing, with all sanity checks. */
-export async function loadIssuer(caCertificatePem: string, caPrivateKeyPem: string): Promise<Issuer> {
+async function openIssuer(caCertificatePem: string, caPrivateKeyPem: string): Promise<Issuer> {
   const ca = parseSingleCertificate(caCertificatePem, "CA certificate");
   assertIsCa(ca, "CA certificate");
   const key = await loadSigningKey(caPrivateKeyPem, "CA private key");
   assertKeyMatches(ca, key, "CA private key does not match the CA certificate");
   return { ca, key, keyId: await keyIdentifierOf(ca) };
+}
+
+/**
+ * The issuers opened lately, by a digest of their certificate and key: parsing the CA, importing
+ * its key and checking that they belong together took about 19 ms of CPU, more than a third of
+ * issuing one device certificate (bench/support/seed-identities.ts, docs/benchmarks.md), and
+ * every enrollment and renewal signs with the same few CAs. A failure is not kept.
+ */
+const opened = new Map<string, Promise<Issuer>>();
+const OPENED_MAX = 16;
+
+export function loadIssuer(caCertificatePem: string, caPrivateKeyPem: string): Promise<Issuer> {
+  const id = createHash("sha256").update(caCertificatePem).update("\0").update(caPrivateKeyPem).digest("hex");
+  let issuer = opened.get(id);
+  if (!issuer) {
+    issuer = openIssuer(caCertificatePem, caPrivateKeyPem);
+    issuer.catch(() => opened.delete(id));
+    if (opened.size >= OPENED_MAX) opened.delete(opened.keys().next().value!);
+    opened.set(id, issuer);
+  }
+  return issuer;
 }
