@@ -7,9 +7,9 @@
 // revision applied (answered { revision, full: false }: the steady state). Prints figures.
 //   BENCH_DEVICES=200 BENCH_SECONDS=10 BENCH_CONCURRENCY=32 BENCH_CONFIG_SELECTORS=10 BENCH_DATABASE_URL=<postgresql://...>
 import { FleetSimulator } from "../src/simulator/engine.js";
-import { JsonClient } from "../agent/src/core/json-client.js";
 import { LatencyRecorder } from "../src/simulator/latency.js";
-import { cpuMicrosUsed, startChild } from "./support/child.js";
+import { cpuMicrosUsed } from "./support/child.js";
+import { startServiceWithOrganization } from "./support/bench-organization.js";
 import { fmtMs, machineLine } from "./support/machine.js";
 
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 200);
@@ -18,21 +18,10 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const SELECTORS = Number(process.env.BENCH_CONFIG_SELECTORS ?? 10);
 const ADMIN_KEY = "fm_bench" + "C".repeat(36);
 
-const service = await startChild("serve.ts", { BENCH_ADMIN_KEY: ADMIN_KEY, ...(process.env.BENCH_DATABASE_URL ? { BENCH_DATABASE: process.env.BENCH_DATABASE_URL } : {}) });
-const url = service.info.url as string;
-const client = new JsonClient(url, 8);
-async function call(key: string, method: string, p: string, body?: unknown) {
-  const res = await client.request<any>(method, p, body, { "x-api-key": key });
-  if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body;
-}
+console.log(machineLine());
+const { service, url, client, key, enrollmentToken, call } = await startServiceWithOrganization({ adminKey: ADMIN_KEY, name: "Bench Config", tokenLabels: { site: "bench", tier: "pilot" } });
 try {
-  console.log(machineLine());
-  const org = await call(ADMIN_KEY, "POST", "/api/v1/organizations", { name: "Bench Config" });
-  const { key } = await call(ADMIN_KEY, "POST", `/api/v1/organizations/${org.id}/api-keys`, { name: "bench", permissions: ["*"] });
-  await call(key, "POST", "/api/v1/ca-certificates/generate", { name: "bench-ca", commonName: "Bench CA" });
-  const token = await call(key, "POST", "/api/v1/enrollment-tokens", { name: "bench", labels: { site: "bench", tier: "pilot" } });
-  const simulator = new FleetSimulator({ url, enrollmentToken: token.token, devices: DEVICES, heartbeatMs: 30_000, telemetryMs: 0, failureRate: 0, enrollConcurrency: 16, maxSockets: CONCURRENCY });
+  const simulator = new FleetSimulator({ url, enrollmentToken, devices: DEVICES, heartbeatMs: 30_000, telemetryMs: 0, failureRate: 0, enrollConcurrency: 16, maxSockets: CONCURRENCY });
   await simulator.enrollAll();
   console.log(`enrolled ${simulator.stats().enrolled} devices; ${SECONDS} s of heartbeats at concurrency ${CONCURRENCY} per phase (after a warm-up)`);
 
