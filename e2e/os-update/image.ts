@@ -72,7 +72,7 @@ function write(file: string, text: string, mode = 0o644): void {
 }
 
 /** Extracts the tarball into `tree` and makes it a device (every slot image is made from it). */
-export function guestTree(tar: string, tree: string, agentBundle: string, keyringPem: string): void {
+export function guestTree(tar: string, tree: string, agentBundle: string, keyringPem: string, bundleServerCertPem: string): void {
   fs.mkdirSync(tree, { recursive: true });
   sh("tar", ["-xf", tar, "-C", tree]);
   for (const dir of fs.readdirSync(path.join(tree, "usr/lib/modules"))) {
@@ -123,6 +123,8 @@ export function guestTree(tar: string, tree: string, agentBundle: string, keyrin
     "",
   ].join("\n"));
   write(path.join(tree, "etc/rauc/keyring.pem"), keyringPem);
+  // the bundle server's self-signed certificate (https://10.0.2.2:<port>), trusted by the agent's Node
+  write(path.join(tree, "etc/fleet-agent/bundle-server.pem"), bundleServerCertPem);
 
   // the agent's unit: agent/systemd/fleet-agent.service with the state on the data disk (the root
   // slot is replaced by an update) and enrollment on the first start with the run's token
@@ -137,6 +139,7 @@ export function guestTree(tar: string, tree: string, agentBundle: string, keyrin
     "Type=exec",
     "EnvironmentFile=/data/fleet-enroll.env",
     "Environment=FLEET_AGENT_HEALTH_DIR=/etc/fleet-agent/health.d",
+    "Environment=NODE_EXTRA_CA_CERTS=/etc/fleet-agent/bundle-server.pem",
     `ExecStartPre=/bin/sh -c 'test -e /data/fleet-agent/identity.json || /usr/local/bin/fleet-agent enroll --url "$FLEET_URL" --token "$FLEET_TOKEN" --device-id "$FLEET_DEVICE_ID" --state-dir /data/fleet-agent'`,
     "ExecStart=/usr/local/bin/fleet-agent run --state-dir /data/fleet-agent --engine podman",
     "Restart=always",
@@ -261,7 +264,8 @@ export function makeBundle(work: string, signer: Signer, image: string, version:
     `[update]\ncompatible=${COMPATIBLE}\nversion=${version}\n\n[bundle]\nformat=plain\n\n[image.rootfs]\nfilename=rootfs.ext4\n`);
   const file = path.join(work, `fleet-vm-${version}.raucb`);
   fs.rmSync(file, { force: true });
-  sh("rauc", ["bundle", `--cert=${signer.cert}`, `--key=${signer.key}`, content, file]);
+  // zstd: quicker to build than mksquashfs's default, and to unpack in an emulated guest
+  sh("rauc", ["bundle", `--cert=${signer.cert}`, `--key=${signer.key}`, "--mksquashfs-args=-comp zstd -Xcompression-level 3", content, file]);
   fs.rmSync(content, { recursive: true, force: true });
   return { file, sha256: sha256Of(file), version };
 }

@@ -7,7 +7,7 @@
 // (OVMF), GRUB with RAUC's boot selection (grub.cfg), the guest's kernel and systemd, and the
 // reboots: the agent runs `systemctl reboot`, qemu resets the machine, GRUB picks the slot.
 // The operator's side is the REST API: a deployment of an application version whose profile's
-// one component is the system image (an http:// bundle on the host's loopback with its digest).
+// one component is the system image (an https:// bundle on the host's loopback with its digest).
 // The one shortcut: the versions are put in the catalog by the import code a registry sync runs
 // (as the deployment tests do), not fetched from a git registry.
 //
@@ -19,7 +19,7 @@
 import { execFileSync } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
-import http from "node:http";
+import https from "node:https";
 import path from "node:path";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/lib/logger.js";
@@ -29,12 +29,15 @@ import { ingestManifests } from "../../src/modules/applications/ingest.js";
 import { CACHE, dataImage, debianRootfs, espImage, ext4Image, guestTree, makeBundle, makeSigner, markVersion, readGrubenv, slotBytes, type Bundle } from "./image.js";
 import { startVm, type Vm } from "./vm.js";
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../..");
+const HERE = path.dirname(new URL(import.meta.url).pathname);
+const ROOT = path.resolve(HERE, "../..");
 const APT_PACKAGES: Record<string, string> = {
   "qemu-system-x86_64": "qemu-system-x86", "/usr/share/OVMF/OVMF_CODE.fd": "ovmf", "grub-mkstandalone": "grub-common",
   "/usr/lib/grub/x86_64-efi/linux.mod": "grub-efi-amd64-bin", mformat: "mtools", sgdisk: "gdisk", mmdebstrap: "mmdebstrap",
   rauc: "rauc", mksquashfs: "squashfs-tools", "mkfs.ext4": "e2fsprogs", openssl: "openssl",
 };
+/** the broken 2.1.0's health time: long enough for a slow emulated boot's agent to start and try */
+const HEALTH_TIMEOUT = "2m30s";
 const started = Date.now();
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0).padStart(5)} s`;
 const say = (line: string) => process.stdout.write(`${elapsed()}  ${line}\n`);
@@ -73,7 +76,8 @@ async function waitFor<T>(what: string, ms: number, probe: () => Promise<T | und
   }
 }
 
-function manifest(version: string, bundleUrl: string, digest: string): string {
+/** healthTimeout: the component's `timeout`, the time the new system has to pass its health checks (agent default 300 s) */
+function manifest(version: string, bundleUrl: string, digest: string, healthTimeout?: string): string {
   return `apiVersion: fleet.app/v1alpha1
 kind: ApplicationManifest
 metadata:
@@ -90,14 +94,14 @@ deploymentProfiles:
           type: system-image
           repository: ${bundleUrl}
           revision: ${version}
-          digest: ${digest}
+          digest: ${digest}${healthTimeout ? `\n          timeout: ${healthTimeout}` : ""}
 parameters: {}
 `;
 }
 
-/** Serves the bundles on the host's loopback (the guest fetches them at 10.0.2.2), with Range. */
-function serveBundles(dir: string): Promise<http.Server> {
-  const server = http.createServer((req, res) => {
+/** Serves the bundles over HTTPS on the host's loopback (the guest fetches them at 10.0.2.2), with Range. */
+function serveBundles(dir: string, tls: { cert: string; key: string }): Promise<https.Server> {
+  const server = https.createServer({ cert: fs.readFileSync(tls.cert), key: fs.readFileSync(tls.key) }, (req, res) => {
     const file = path.join(dir, path.basename(decodeURIComponent(new URL(req.url!, "http://x").pathname)));
     if (!file.endsWith(".raucb") || !fs.existsSync(file)) return void res.writeHead(404).end();
     const size = fs.statSync(file).size;
@@ -107,6 +111,48 @@ function serveBundles(dir: string): Promise<http.Server> {
     fs.createReadStream(file, { start: from }).pipe(res);
   });
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+/**
+ * The test CAs, slot A's image (1.0.0) and the bundles (2.0.0, 2.1.0), built once per guest
+ * root file system, agent bundle and image code (about 10 minutes on a busy 2-core machine),
+ * then reused: a re-run only makes the per-run disks (ESP, data disk with the run's token).
+ */
+function guestArtifacts(tar: string, agentBundle: string) {
+  const key = crypto.createHash("sha256").update(path.basename(tar)).update(fs.readFileSync(agentBundle))
+    .update(fs.readFileSync(path.join(HERE, "image.ts"))).digest("hex").slice(0, 12);
+  const dir = path.join(CACHE, `artifacts-${key}`);
+  const index = path.join(dir, "bundles.json");
+  const tls = { cert: path.join(dir, "bundle-server.pem"), key: path.join(dir, "bundle-server.key") };
+  const slotA = path.join(dir, "slotA-1.0.0.img");
+  if (fs.existsSync(index)) {
+    say(`reusing the guest's images and bundles in ${dir}`);
+    return { dir, tls, slotA, bundles: JSON.parse(fs.readFileSync(index, "utf8")) as Record<string, Bundle> };
+  }
+  for (const old of fs.readdirSync(CACHE).filter((name) => name.startsWith("artifacts-"))) fs.rmSync(path.join(CACHE, old), { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  say(`making the guest's slot image and bundles in ${dir} (mkfs.ext4 -d, rauc bundle)`);
+  const signer = makeSigner(dir);
+  // system images are admitted from https:// (or oci://) only: the bundle server has a
+  // self-signed certificate for 10.0.2.2, which the guest's agent trusts (NODE_EXTRA_CA_CERTS)
+  execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", tls.key, "-out", tls.cert,
+    "-days", "3650", "-subj", "/CN=10.0.2.2", "-addext", "subjectAltName=IP:10.0.2.2"], { stdio: "ignore" });
+  const tree = path.join(dir, "tree");
+  guestTree(tar, tree, agentBundle, fs.readFileSync(signer.caCert, "utf8"), fs.readFileSync(tls.cert, "utf8"));
+  const bytes = slotBytes(tree);
+  markVersion(tree, "1.0.0");
+  ext4Image(tree, slotA, bytes);
+  const made: Record<string, Bundle> = {};
+  for (const [version, failing] of [["2.0.0", false], ["2.1.0", true]] as const) {
+    markVersion(tree, version, { failingHealthCheck: failing });
+    const image = path.join(dir, `rootfs-${version}.ext4`);
+    ext4Image(tree, image, bytes);
+    made[version] = makeBundle(dir, signer, image, version);
+    say(`bundle ${version}${failing ? " (its health check fails)" : ""}: ${(fs.statSync(made[version].file).size / 1e6).toFixed(0)} MB, sha256 ${made[version].sha256.slice(0, 12)}...`);
+  }
+  fs.rmSync(tree, { recursive: true, force: true });
+  fs.writeFileSync(index, JSON.stringify(made));
+  return { dir, tls, slotA, bundles: made };
 }
 
 interface CaseResult { name: string; ok: boolean; seconds: number; detail: string }
@@ -120,7 +166,7 @@ async function main(): Promise<number> {
   const work = fs.mkdtempSync(path.join(CACHE, "run-"));
   say(`work directory ${work}`);
   let service: RunningService | null = null;
-  let bundles: http.Server | null = null;
+  let bundles: https.Server | null = null;
   let vm: Vm | null = null;
   const results: CaseResult[] = [];
   try {
@@ -138,9 +184,14 @@ async function main(): Promise<number> {
     const port = Number(new URL(service.url).port);
     say(`service on ${service.url} (the guest: http://10.0.2.2:${port}); log ${path.join(work, "service.log")}`);
     const api = async (method: string, url: string, body?: unknown): Promise<any> => {
-      const res = await fetch(`${service!.url}/api/v1${url}`, {
+      const call = () => fetch(`${service!.url}/api/v1${url}`, {
         method, headers: { "x-api-key": apiKey, ...(body === undefined ? {} : { "content-type": "application/json" }) },
         body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      // a kept-alive connection the service closed meanwhile: a GET is asked again once
+      const res = await call().catch((error: Error) => {
+        if (method !== "GET") throw new Error(`${method} ${url}: ${error.message} (${(error.cause as Error | undefined)?.message ?? "no cause"})`);
+        return call().catch((again: Error) => { throw new Error(`${method} ${url}: ${again.message} (${(again.cause as Error | undefined)?.message ?? "no cause"})`); });
       });
       const text = await res.text();
       if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${text}`);
@@ -150,33 +201,22 @@ async function main(): Promise<number> {
     const token = await api("POST", "/enrollment-tokens", { name: "e2e vm", labels: { e2e: "os-update" }, maxUses: 2 });
 
     const tar = debianRootfs(say);
-    say("making the guest's disks and the bundles (slot images by mkfs.ext4 -d, bundles by rauc bundle)");
-    const signer = makeSigner(work);
-    const tree = path.join(work, "tree");
-    guestTree(tar, tree, agentBundle, fs.readFileSync(signer.caCert, "utf8"));
-    const bytes = slotBytes(tree);
+    const artifacts = guestArtifacts(tar, agentBundle);
+    const { tls } = artifacts;
+    const made = artifacts.bundles;
     const disks = { esp: path.join(work, "esp.img"), slotA: path.join(work, "slotA.img"), slotB: path.join(work, "slotB.img"), data: path.join(work, "data.img") };
-    markVersion(tree, "1.0.0");
-    ext4Image(tree, disks.slotA, bytes);
+    execFileSync("cp", ["--sparse=always", artifacts.slotA, disks.slotA]);
     fs.writeFileSync(disks.slotB, Buffer.alloc(0));
-    fs.truncateSync(disks.slotB, bytes);
-    const made: Record<string, Bundle> = {};
-    for (const [version, failing] of [["2.0.0", false], ["2.1.0", true]] as const) {
-      markVersion(tree, version, { failingHealthCheck: failing });
-      const image = path.join(work, `rootfs-${version}.ext4`);
-      ext4Image(tree, image, bytes);
-      made[version] = makeBundle(work, signer, image, version);
-      say(`bundle ${version}${failing ? " (its health check fails)" : ""}: ${(fs.statSync(made[version].file).size / 1e6).toFixed(0)} MB, sha256 ${made[version].sha256.slice(0, 12)}...`);
-    }
-    fs.rmSync(tree, { recursive: true, force: true });
+    fs.truncateSync(disks.slotB, fs.statSync(disks.slotA).size);
     espImage(disks.esp, work);
     dataImage(disks.data, work, { serviceUrl: `http://10.0.2.2:${port}`, enrollmentToken: token.token, keyringPem: "", deviceId: "fleet-vm" });
 
-    bundles = await serveBundles(work);
+    bundles = await serveBundles(artifacts.dir, tls);
     const bundlePort = (bundles.address() as { port: number }).port;
     const organization = await service.services.prisma.organization.findFirstOrThrow({ where: { slug: "default" } });
     for (const version of ["2.0.0", "2.1.0"]) {
-      const text = manifest(version, `http://10.0.2.2:${bundlePort}/${path.basename(made[version].file)}`, `sha256:${made[version].sha256}`);
+      // the broken version's trial is cut short (its check never passes); 2.0.0 keeps the agent's 300 s
+      const text = manifest(version, `https://10.0.2.2:${bundlePort}/${path.basename(made[version].file)}`, `sha256:${made[version].sha256}`, version === "2.1.0" ? HEALTH_TIMEOUT : undefined);
       const parsed = parseManifest(text, `apps/fleet-vm-os/${version}/app.yaml`);
       if (parsed.kind !== "admitted") throw new Error(`manifest ${version} not admitted: ${JSON.stringify(parsed)}`);
       await service.services.prisma.$transaction((tx) => ingestManifests(tx, organization.id, { type: "git", registryId: crypto.randomUUID(), revision: "e2e" }, [
@@ -236,7 +276,7 @@ async function main(): Promise<number> {
     if (results[0].ok) {
       const t0 = Date.now();
       const bootsBefore = vm.boots().length;
-      say("case 2: deploying 2.1.0 (slot A; its health check fails; the agent's stated time is 300 s)");
+      say(`case 2: deploying 2.1.0 (slot A; its health check fails; its stated time is ${HEALTH_TIMEOUT})`);
       const id = await deploy("2.1.0");
       const entry = await settled(id, 40);
       const shown = await api("GET", `/devices/${device.id}`);

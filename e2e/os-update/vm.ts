@@ -48,7 +48,12 @@ export function startVm(work: string, disks: VmDisks, opts: { memoryMiB?: number
   return {
     serialLog,
     serial,
-    boots: () => [...serial().matchAll(/fleet-e2e grub: ORDER=.*-> slot (\w*)/g)].map((m) => ({ slot: m[1], line: m[0] })),
+    // GRUB's line comes twice (its serial terminal and the firmware's console, which OVMF also
+    // writes to the serial port), on one line: one boot per line
+    boots: () => serial().split("\n").flatMap((line) => {
+      const m = /fleet-e2e grub: (ORDER=.*?-> slot (\w*))/.exec(line);
+      return m ? [{ slot: m[2], line: m[1] }] : [];
+    }),
     exited: () => child.exitCode !== null || child.signalCode !== null,
     stop: () => new Promise<void>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve();
