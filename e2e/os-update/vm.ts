@@ -51,7 +51,7 @@ export function startVm(work: string, disks: VmDisks, opts: { memoryMiB?: number
     // GRUB's line comes twice (its serial terminal and the firmware's console, which OVMF also
     // writes to the serial port), on one line: one boot per line
     boots: () => serial().split("\n").flatMap((line) => {
-      const m = /fleet-e2e grub: (ORDER=.*?-> slot (\w*))/.exec(line);
+      const m = /fleet-e2e grub: (ORDER=.*?-> slot ([AB]?))/.exec(line);
       return m ? [{ slot: m[2], line: m[1] }] : [];
     }),
     exited: () => child.exitCode !== null || child.signalCode !== null,
