@@ -198,7 +198,7 @@ export class OsUpdater {
     this.busy = true;
     try {
       this.takeRequest();
-      if (!this.current || FINAL.has(this.current.phase)) return;
+      if (!this.current || FINAL.has(this.current.phase)) return await this.markBootGood(health);
       if (!this.system) {
         const answer = await this.readSystem();
         if (answer === "busy") {
@@ -243,6 +243,12 @@ export class OsUpdater {
 
   /** bundles being downloaded now (by sha256): one download per file at a time */
   private readonly fetching = new Set<string>();
+  /**
+   * bundles whose bytes this run checked against their digest: the install after a download
+   * ahead of it does not hash the file again (44 s for 251 MB in an emulated guest). After a
+   * restart a bundle is hashed once more: the file may have changed meanwhile.
+   */
+  private readonly verified = new Set<string>();
 
   /** Downloads a bundle into os-update/, keeping only its own files there (a device has room for one). */
   private async fetchBundle(target: OsUpdateTarget): Promise<void> {
@@ -250,12 +256,14 @@ export class OsUpdater {
     for (const name of fs.readdirSync(this.options.state.path(BUNDLE_DIR))) {
       if (!name.startsWith(target.sha256)) fs.rmSync(path.join(this.options.state.path(BUNDLE_DIR), name), { force: true });
     }
+    if (this.verified.has(target.sha256) && fs.existsSync(this.bundleFile(target.sha256))) return;
     this.fetching.add(target.sha256);
     try {
       await downloadResumable(target.url, this.bundleFile(target.sha256), target.sha256, {
         headers: target.serviceAuth ? this.options.serviceHeaders : undefined,
         onResume: (offset) => this.options.log("info", `OS update: the download goes on from ${offset} bytes`),
       });
+      this.verified.add(target.sha256);
     } finally {
       this.fetching.delete(target.sha256);
     }
@@ -345,6 +353,33 @@ export class OsUpdater {
     }
   }
 
+  /** the booted slot was marked good in this run of the agent (after a routine boot's checks, or an update's trial) */
+  private bootMarked = false;
+
+  /**
+   * Once per boot, with no update under way: the booted slot is marked good once the device's
+   * own checks pass (`device`: health.d), as RAUC's rauc-mark-good.service or greenboot do. A
+   * bootloader that counts attempts (RAUC's GRUB scheme sets the slot's TRY flag at every boot)
+   * otherwise takes the second ordinary reboot for a failed boot and starts the other slot. The
+   * service and the applications are not asked here: a device off the network, or an application
+   * that is down, must not send the next reboot to an older system. Not for a slot a finished
+   * update marked bad and the bootloader booted anyway (that is the operator's to judge).
+   */
+  private async markBootGood(health: Record<string, HealthCheck>): Promise<void> {
+    if (this.bootMarked || !this.system || !this.system.booted) return;
+    const update = this.current;
+    if (update && update.phase !== "updated" && update.toSlot === this.system.booted) return;
+    const problem = health.device ? await health.device().catch((error: Error) => error.message) : null;
+    if (problem) return; // asked again at the next step
+    try {
+      await this.rauc.mark("good");
+      this.bootMarked = true;
+      this.options.log("info", `OS update: slot ${this.system.booted} booted and passed the device's checks; marked good`);
+    } catch (error) {
+      this.options.log("warn", `OS update: slot ${this.system.booted} could not be marked good (${(error as Error).message}); asking again`);
+    }
+  }
+
   private async judge(health: Record<string, HealthCheck>): Promise<void> {
     const update = this.current!;
     const failing: string[] = [];
@@ -354,6 +389,7 @@ export class OsUpdater {
     }
     if (!failing.length) {
       await this.rauc.mark("good");
+      this.bootMarked = true;
       await this.readSystem();
       const slot = this.system?.slots.find((s) => s.bootname === update.toSlot);
       this.enter("updated", { reason: `slot ${update.toSlot} runs ${slot?.version ?? update.target.version ?? "the new system"} and passed its health checks; marked good` });

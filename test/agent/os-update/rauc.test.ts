@@ -143,6 +143,8 @@ describe.skipIf(!peersAvailable("rauc", "podman", "docker-registry", "htpasswd")
     }, 60_000, "the RAUC facts at the service");
     expect(reported).toMatchObject({ rauc: true, "rauc.compatible": LAB_COMPATIBLE, "rauc.bootedSlot": "A", "rauc.booted.version": null, "rauc.other.version": null });
     expect(reported["rauc.slots"]).toBe("rootfs.0=A:booted:good rootfs.1=B:inactive:bad");
+    // a routine boot: the booted slot marked good once its own checks passed (RAUC's mark-good at every boot)
+    await eventually(async () => (output.some((line) => line.includes("slot A booted and passed the device's checks; marked good")) ? true : undefined), 30_000, "the routine mark-good");
   });
 
   it("a bundle signed by another CA, one for another compatible, and one that does not match its digest are refused and reported; slot B is untouched, nothing reboots", async () => {

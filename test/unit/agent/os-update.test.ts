@@ -168,6 +168,55 @@ describe("the bundle's resumable download", () => {
   });
 });
 
+describe("a routine boot (no update under way)", () => {
+  const system: RaucStatus = { compatible: "lab", booted: "B", bootPrimary: "rootfs.1", slots: [
+    { name: "rootfs.0", bootname: "A", device: "/dev/a", state: "inactive", bootStatus: "good", version: "1.0.0", imageSha256: null, installedAt: null },
+    { name: "rootfs.1", bootname: "B", device: "/dev/b", state: "booted", bootStatus: "good", version: "2.0.0", imageSha256: null, installedAt: null },
+  ] };
+  const updaterWith = async (state: StateDir, marks: string[]) => {
+    const rauc = { status: async () => system, install: async () => undefined, mark: async (verdict: string) => void marks.push(verdict) } as unknown as Rauc;
+    const updater = new OsUpdater({ state, rauc, reboot: async () => undefined, bootId: async () => "boot-7", log: () => undefined });
+    await updater.start();
+    return updater;
+  };
+
+  it("marks the booted slot good once per run, after the device's own checks pass; the service and the applications are not asked", async () => {
+    const state = new StateDir(fs.mkdtempSync(path.join(os.tmpdir(), "os-update-boot-")));
+    state.ensure();
+    const marks: string[] = [];
+    const updater = await updaterWith(state, marks);
+    let deviceProblem: string | null = "20-data exited 3: /data is not mounted";
+    const asked: string[] = [];
+    const health = {
+      service: async () => (asked.push("service"), "no heartbeat was answered since the boot"),
+      applications: async () => (asked.push("applications"), "web exited"),
+      device: async () => (asked.push("device"), deviceProblem),
+    };
+    await updater.tick(health);
+    expect(marks).toEqual([]); // its own check fails: not good yet, asked again
+    deviceProblem = null;
+    await updater.tick(health);
+    await updater.tick(health);
+    expect(marks).toEqual(["good"]);
+    expect(asked).toEqual(["device", "device"]);
+    fs.rmSync(state.dir, { recursive: true, force: true });
+  });
+
+  it("not for the slot a finished update marked bad that the bootloader booted anyway", async () => {
+    const state = new StateDir(fs.mkdtempSync(path.join(os.tmpdir(), "os-update-boot-")));
+    state.ensure();
+    state.writeJson("os-update.json", {
+      target: { url: "https://files.example/b.raucb", sha256: "ab".repeat(32) }, phase: "failed", since: new Date().toISOString(),
+      fromSlot: "A", toSlot: "B", reason: "slot B was marked bad, but the bootloader booted slot B",
+    });
+    const marks: string[] = [];
+    const updater = await updaterWith(state, marks);
+    await updater.tick({ device: async () => null });
+    expect(marks).toEqual([]);
+    fs.rmSync(state.dir, { recursive: true, force: true });
+  });
+});
+
 describe("the device's own health checks (health.d)", () => {
   it("every executable must exit 0: failures are named with their exit and last line; other files are not run; a hanging check fails at its timeout", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "health-d-"));
