@@ -13,6 +13,8 @@
 //
 // Case 1: 2.0.0 installed into slot B, booted, health checks pass, marked good: the deployment's
 // device runs, the device's system shows B booted with 2.0.0, its history says committed.
+// Routine reboots: two reboot actions of the committed system; GRUB boots B both times (the
+// agent marks the booted slot good at every boot).
 // Case 2: 2.1.0, whose image carries a health check that fails (/etc/fleet-agent/health.d):
 // installed into slot A, booted on trial, not healthy within the stated time, marked bad, the
 // reboot lands in slot B again: the deployment's device failed with the reason, history rolled-back.
@@ -272,8 +274,35 @@ async function main(): Promise<number> {
       results.push({ name: "2.0.0 installed, rebooted into B, healthy, committed", ok: !problems.length, seconds: (Date.now() - t0) / 1000, detail: problems.join("; ") });
     }
 
-    // Case 2: an update whose health check fails, rolled back by the bootloader
+    // Routine reboots of the committed system: the agent marks the booted slot good at every
+    // boot (after the device's own checks), so GRUB's TRY flag never sends a later reboot to A
     if (results[0].ok) {
+      const t0 = Date.now();
+      const bootsBefore = vm.boots().length;
+      say("routine reboots: two reboot actions of the committed 2.0.0");
+      const problems: string[] = [];
+      for (let n = 1; n <= 2; n++) {
+        const action = await api("POST", "/device-actions", { deviceId: device.id, kind: "reboot", reason: `e2e routine reboot ${n}` });
+        const done = await waitFor(`reboot action ${n}`, 15 * 60_000, async () => {
+          const shown = await api("GET", `/device-actions/${action.id}`);
+          return ["succeeded", "failed", "expired", "cancelled"].includes(shown.state) ? shown : undefined;
+        }, vm);
+        if (done.state !== "succeeded") problems.push(`reboot ${n} ${done.state}: ${done.message}`);
+        // the routine mark-good of this boot, seen in the bootloader's environment
+        await waitFor(`slot B marked good after reboot ${n}`, 5 * 60_000, async () => (readGrubenv(disks.esp, work).B_TRY === "0" ? true : undefined), vm)
+          .catch((error: Error) => problems.push(error.message));
+      }
+      const boots = vm.boots().slice(bootsBefore).map((b) => b.slot);
+      const env = readGrubenv(disks.esp, work);
+      const shown = await api("GET", `/devices/${device.id}`);
+      if (boots.join(",") !== "B,B") problems.push(`GRUB booted ${boots.join(",") || "nothing"} (expected B twice)`);
+      if (shown.system?.booted?.slot !== "B" || shown.system?.booted?.version !== "2.0.0") problems.push(`system booted ${JSON.stringify(shown.system?.booted)}`);
+      say(`routine reboots: GRUB boots ${boots.join(" ")}; grubenv ORDER=${env.ORDER} B_OK=${env.B_OK} B_TRY=${env.B_TRY}; system booted ${shown.system?.booted?.slot} ${shown.system?.booted?.version}`);
+      results.push({ name: "two ordinary reboots of the committed system stay in B (marked good at every boot)", ok: !problems.length, seconds: (Date.now() - t0) / 1000, detail: problems.join("; ") });
+    }
+
+    // Case 2: an update whose health check fails, rolled back by the bootloader
+    if (results.every((r) => r.ok)) {
       const t0 = Date.now();
       const bootsBefore = vm.boots().length;
       say(`case 2: deploying 2.1.0 (slot A; its health check fails; its stated time is ${HEALTH_TIMEOUT})`);
