@@ -32,6 +32,17 @@ export class JsonClient {
 
   /** A request with a body of any type (a device action's tar.gz); the answer parsed when it is JSON. */
   upload<T = unknown>(method: string, path: string, payload: Buffer | undefined, contentType: string, headers: Record<string, string> = {}): Promise<JsonResponse<T>> {
+    return this.attempt<T>(method, path, payload, contentType, headers).catch((error: Error & { reusedSocket?: boolean; code?: string }) => {
+      // A kept-alive connection the server closed while it was idle, in the moment it was
+      // reused: the request never reached the server (Node's documented case for a retry,
+      // request.reusedSocket). Asked once more on a fresh connection; anything else is the
+      // caller's (an outage, a timeout).
+      if (error.reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE")) return this.attempt<T>(method, path, payload, contentType, headers);
+      throw error;
+    });
+  }
+
+  private attempt<T>(method: string, path: string, payload: Buffer | undefined, contentType: string, headers: Record<string, string>): Promise<JsonResponse<T>> {
     const url = new URL(path, this.base);
     return new Promise((resolve, reject) => {
       const req = this.transport.request(
@@ -63,7 +74,10 @@ export class JsonClient {
         },
       );
       req.on("timeout", () => req.destroy(new Error(`request timed out after ${this.timeoutMs} ms`)));
-      req.on("error", reject);
+      req.on("error", (error: Error & { reusedSocket?: boolean }) => {
+        error.reusedSocket = req.reusedSocket;
+        reject(error);
+      });
       req.end(payload);
     });
   }

@@ -109,3 +109,35 @@ describe("the device's tRPC client", () => {
     jsonClient.close();
   });
 });
+
+describe("a kept-alive connection the server closed at the moment of its reuse", () => {
+  it("is asked again once on a fresh connection (the request never reached the server); a fresh connection's reset is the caller's", async () => {
+    let requests = 0;
+    /** the request numbers whose connection the server drops instead of answering */
+    const drop = new Set<number>();
+    const server = http.createServer((req, res) => {
+      requests++;
+      req.resume();
+      if (drop.has(requests)) return void req.socket.destroy();
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ n: requests }));
+    });
+    server.keepAliveTimeout = 60_000;
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const client = new JsonClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 1);
+    try {
+      expect((await client.request("POST", "/a", {})).body).toEqual({ n: 1 });
+      drop.add(2); // the second request comes on the kept-alive connection, which the server drops
+      expect(await client.request("POST", "/b", {})).toMatchObject({ status: 200, body: { n: 3 } });
+      client.close();
+      // a request on a fresh connection that the server drops is not asked again
+      const fresh = new JsonClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, 1);
+      drop.add(4);
+      await expect(fresh.request("POST", "/c", {})).rejects.toThrow(/socket hang up/);
+      expect(requests).toBe(4);
+      fresh.close();
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
