@@ -37,7 +37,8 @@ export class JsonClient {
       // reused: the request never reached the server (Node's documented case for a retry,
       // request.reusedSocket). Asked once more on a fresh connection; anything else is the
       // caller's (an outage, a timeout).
-      if (error.reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE")) return this.attempt<T>(method, path, payload, contentType, headers);
+      // Not when this client was closed meanwhile: that reset is the caller's own (a held wait let go).
+      if (error.reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE") && !this.closed) return this.attempt<T>(method, path, payload, contentType, headers);
       throw error;
     });
   }
@@ -82,7 +83,10 @@ export class JsonClient {
     });
   }
 
+  private closed = false;
+
   close() {
+    this.closed = true;
     this.agent.destroy();
   }
 }
